@@ -1,0 +1,3 @@
+//! The reference interpreter: defines what every program means.
+//!
+//! (Placeholder until the interpreter lands.)

@@ -1,0 +1,15 @@
+//! stencilc: a compiler for stencil programs.
+//!
+//! The pipeline, as in naga: front-ends ([`front`]) produce one program IR
+//! ([`ir::Program`]); [`analysis`] derives facts from it; executors in [`exec`]
+//! run it (the reference interpreter defines its meaning); back-ends in [`back`]
+//! print code for a target. How a program runs on a GPU (its schedule) is kept
+//! apart from what it computes.
+#![deny(missing_docs)]
+
+pub mod analysis;
+pub mod diag;
+pub mod exec;
+pub mod front;
+pub mod ir;
+pub mod source;

@@ -1,0 +1,5 @@
+//! The `stencilc` command line.
+
+fn main() {
+    println!("stencilc");
+}
