@@ -4,6 +4,8 @@
 //! [`Program`] with the same [`Bindings`] on the same [`FieldState`] and returns a
 //! [`RunSummary`]; the interpreter defines what the right answer is.
 
+pub mod backend;
+pub mod env;
 pub mod interp;
 
 use std::time::Duration;

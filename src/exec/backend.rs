@@ -1,0 +1,80 @@
+//! Choosing and running a back-end: `--backend interp|c|opencl|cuda|auto`.
+//!
+//! `auto` tries the fastest back-end first (CUDA, then an OpenCL GPU, then native
+//! C, then the interpreter) and moves on with a one-line notice when one is
+//! unavailable here. Every back-end runs the same program on the same state.
+
+use std::fmt;
+
+use crate::exec::{ExecError, FieldState, RunSummary};
+use crate::ir::Program;
+
+/// A back-end the user can ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// The reference interpreter.
+    Interp,
+    /// Generated C with OpenMP, compiled and loaded at run time.
+    C,
+    /// Generated OpenCL C on any OpenCL platform.
+    OpenCl,
+    /// Generated CUDA C through NVRTC and the driver API.
+    Cuda,
+    /// The fastest available.
+    Auto,
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Interp => "interp",
+            Backend::C => "c",
+            Backend::OpenCl => "opencl",
+            Backend::Cuda => "cuda",
+            Backend::Auto => "auto",
+        })
+    }
+}
+
+/// How to run, as the user asked on the command line or in the region's pragma.
+/// Back-ends read what concerns them and ignore the rest.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// `--block x,y,z`: threads per block, innermost axis first.
+    pub block: Option<Vec<u32>>,
+    /// `--tile x,y,z`: points per thread, innermost axis first.
+    pub tile: Option<Vec<u32>>,
+    /// `--shm FIELD,...|none|auto`.
+    pub shm: Option<String>,
+    /// Extra or replacement C compiler flags for the native back-end.
+    pub cflags: Option<String>,
+    /// Allow `-ffast-math` in the native back-end.
+    pub fast_math: bool,
+    /// Print progress (compilation, cache hits) to stderr.
+    pub verbose: bool,
+}
+
+/// Runs `program` on `state` with the chosen back-end; returns the summary and the
+/// back-end that actually ran. `notice` receives one-line messages (e.g. why
+/// `auto` skipped a back-end).
+pub fn run(
+    backend: Backend,
+    program: &Program,
+    env: &crate::exec::env::RunEnv,
+    state: &mut FieldState,
+    options: &RunOptions,
+    notice: &mut dyn FnMut(&str),
+) -> Result<(RunSummary, Backend), ExecError> {
+    let _ = options;
+    match backend {
+        Backend::Interp | Backend::Auto => {
+            if backend == Backend::Auto {
+                notice("auto: only the interpreter is built in this version");
+            }
+            crate::exec::interp::run(program, env, state).map(|s| (s, Backend::Interp))
+        }
+        other => Err(ExecError::Unavailable(format!(
+            "the `{other}` back-end is not built yet; use --backend interp"
+        ))),
+    }
+}
