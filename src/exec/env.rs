@@ -1,9 +1,17 @@
-//! Parameter values made concrete: constants, grid sizes, trip counts.
+//! Parameter values made concrete: constants, grid sizes, trip counts, and the
+//! checks that must pass before anything runs.
 //!
-//! (Interface stub; the interpreter owner writes it.)
+//! [`RunEnv::new`] binds the parameters, evaluates the constants in order, the
+//! grid sizes, the iteration count and the check interval, and then checks every
+//! grid access of every stencil and reduction against the grids (see
+//! [`crate::analysis::bounds`]). A program that would write outside a grid, or
+//! read outside the grid of a `boundary none` field, is refused here with a
+//! located diagnostic, before any buffer is allocated or any point computed.
 
-use crate::exec::{Bindings, ExecError};
-use crate::ir::{Program, Value};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::exec::interp::elem::{binary_value, call_value, unary_value};
+use crate::exec::{Bindings, Buffer, ExecError, FieldState};
+use crate::ir::{Expr, ExprKind, FieldId, Program, Subset, Table, Value};
 
 /// A program's uniform values for one run, evaluated once from its [`Bindings`].
 #[derive(Clone, Debug)]
@@ -20,9 +28,346 @@ pub struct RunEnv {
     pub every: Option<u64>,
 }
 
+/// The most elements one field level may have (2^34: 128 GiB of doubles), so
+/// that a mistyped size is refused instead of exhausting memory.
+const MAX_FIELD_ELEMENTS: u128 = 1 << 34;
+
 impl RunEnv {
     /// Evaluates everything uniform and checks every access against the grids.
-    pub fn new(_program: &Program, _bindings: &Bindings) -> Result<RunEnv, ExecError> {
-        Err(ExecError::Failed("RunEnv is not built yet".into()))
+    ///
+    /// Errors: a wrong number of parameter values; a grid size below 1, a
+    /// negative iteration count or a check interval below 1 (located at the
+    /// expression); any access that leaves its grid (located at the reference).
+    pub fn new(program: &Program, bindings: &Bindings) -> Result<RunEnv, ExecError> {
+        if bindings.params.len() != program.params.len() {
+            return Err(ExecError::Failed(format!(
+                "program `{}` has {} parameter(s) but {} value(s) were given; give one value per parameter",
+                program.name,
+                program.params.len(),
+                bindings.params.len()
+            )));
+        }
+        let params: Vec<Value> = bindings
+            .params
+            .iter()
+            .zip(&program.params)
+            .map(|(v, p)| v.cast(p.ty))
+            .collect();
+        let mut env = RunEnv {
+            params,
+            constants: Vec::with_capacity(program.constants.len()),
+            grid_dims: Vec::new(),
+            max_iters: 0,
+            every: None,
+        };
+        for constant in &program.constants {
+            let value = env.eval_uniform(&constant.value).cast(constant.ty);
+            env.constants.push(value);
+        }
+
+        let mut errors = Vec::new();
+        for grid in &program.grids {
+            let mut dims = Vec::with_capacity(grid.rank());
+            let mut elements: u128 = 1;
+            for dim in &grid.dims {
+                let n = env.eval_int(dim);
+                if n < 1 {
+                    errors.push(
+                        Diagnostic::error(
+                            format!(
+                                "grid `{}` would have size {n} along an axis{}",
+                                grid.name,
+                                env.describe_params(program, &[dim])
+                            ),
+                            dim.span,
+                        )
+                        .with_label("this size is below 1")
+                        .with_help("give the parameters values that make every grid size at least 1"),
+                    );
+                    dims.push(1);
+                } else {
+                    elements = elements.saturating_mul(n as u128);
+                    dims.push(n as usize);
+                }
+            }
+            if elements > MAX_FIELD_ELEMENTS {
+                errors.push(
+                    Diagnostic::error(
+                        format!(
+                            "grid `{}` would have {elements} points, more than the {MAX_FIELD_ELEMENTS} one field may hold",
+                            grid.name
+                        ),
+                        grid.span,
+                    )
+                    .with_label("this grid")
+                    .with_help("use smaller grid-size parameters"),
+                );
+            }
+            env.grid_dims.push(dims);
+        }
+
+        if let Some(iterate) = &program.iterate {
+            let n = env.eval_int(&iterate.max_iters);
+            if n < 0 {
+                errors.push(
+                    Diagnostic::error(
+                        format!(
+                            "the iterate would run {n} times{}",
+                            env.describe_params(program, &[&iterate.max_iters])
+                        ),
+                        iterate.max_iters.span,
+                    )
+                    .with_label("this count is negative")
+                    .with_help("give the parameters values that make the iteration count 0 or more"),
+                );
+            }
+            env.max_iters = n.max(0) as u64;
+            if let Some(check) = &iterate.check {
+                let k = env.eval_int(&check.every);
+                if k < 1 {
+                    errors.push(
+                        Diagnostic::error(
+                            format!(
+                                "the check would run every {k} iterations{}",
+                                env.describe_params(program, &[&check.every])
+                            ),
+                            check.every.span,
+                        )
+                        .with_label("this interval is below 1")
+                        .with_help("give the parameters values that make the check interval at least 1"),
+                    );
+                }
+                env.every = Some(k.max(1) as u64);
+            }
+        }
+        if errors.is_empty() {
+            errors = crate::analysis::bounds::check_run_time(program, &env);
+        }
+        if errors.is_empty() {
+            Ok(env)
+        } else {
+            Err(ExecError::Located(Diagnostics::new(
+                program.source.clone(),
+                errors,
+            )))
+        }
+    }
+
+    /// The value of an expression of literals, parameters and constants.
+    ///
+    /// Grid sizes, subset bounds, trip counts and offsets outside loops are such
+    /// expressions (the front-end guarantees it); a load, local or reduction in
+    /// one evaluates to zero.
+    pub fn eval_uniform(&self, expr: &Expr) -> Value {
+        self.eval_with(expr, &[], &[], &[])
+    }
+
+    /// [`eval_uniform`](Self::eval_uniform) converted to `i64` (C truncation).
+    pub fn eval_int(&self, expr: &Expr) -> i64 {
+        self.eval_uniform(expr).as_i64()
+    }
+
+    /// The value of an expression that may also use loop variables or locals
+    /// (`locals`, by `LocalId`), coefficient tables, and reductions (by
+    /// `ReductionId`, for the check). Missing entries and loads read as zero; a
+    /// table index outside the table reads zero (the checks in
+    /// [`RunEnv::new`] rule that out before a run).
+    pub fn eval_with(
+        &self,
+        expr: &Expr,
+        tables: &[Table],
+        locals: &[Value],
+        reductions: &[Value],
+    ) -> Value {
+        let zero = || Value::Int(0).cast(expr.ty);
+        let eval = |e: &Expr| self.eval_with(e, tables, locals, reductions);
+        let value = match &expr.kind {
+            ExprKind::Literal(v) => *v,
+            ExprKind::Param(p) => self.params.get(p.0).copied().unwrap_or_else(zero),
+            ExprKind::Const(c) => self.constants.get(c.0).copied().unwrap_or_else(zero),
+            ExprKind::Local(l) => locals.get(l.0).copied().unwrap_or_else(zero),
+            ExprKind::Reduction(r) => reductions.get(r.0).copied().unwrap_or_else(zero),
+            ExprKind::Load(_) => zero(),
+            ExprKind::Table { table, index } => {
+                let idx: Vec<i64> = index.iter().map(|e| eval(e).as_i64()).collect();
+                tables
+                    .get(table.0)
+                    .and_then(|t| table_offset(t, &idx).map(|i| t.values[i]))
+                    .unwrap_or_else(zero)
+            }
+            ExprKind::Unary(op, a) => unary_value(*op, eval(a)),
+            ExprKind::Binary(op, a, b) => {
+                let a = eval(a);
+                // `&&` and `||` short-circuit, as in C.
+                match op {
+                    crate::ir::BinaryOp::And if !a.is_true() => Value::Int(0),
+                    crate::ir::BinaryOp::Or if a.is_true() => Value::Int(1),
+                    _ => binary_value(*op, a, eval(b)),
+                }
+            }
+            ExprKind::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                if eval(cond).is_true() {
+                    eval(then)
+                } else {
+                    eval(otherwise)
+                }
+            }
+            ExprKind::Call {
+                func,
+                float_form,
+                args,
+            } => {
+                let args: Vec<Value> = args.iter().map(eval).collect();
+                call_value(*func, *float_form, &args)
+            }
+            ExprKind::Cast(a) => eval(a),
+        };
+        value.cast(expr.ty)
+    }
+
+    /// The inclusive bounds `(lo, hi)` per axis of a subset, outermost first. An
+    /// axis with `hi < lo` makes the subset empty: nothing runs on it.
+    pub fn subset_box(&self, subset: &Subset) -> Vec<(i64, i64)> {
+        subset
+            .ranges
+            .iter()
+            .map(|(lo, hi)| (self.eval_int(lo), self.eval_int(hi)))
+            .collect()
+    }
+
+    /// The size per axis of a field's grid, outermost first.
+    pub fn field_dims(&self, program: &Program, field: FieldId) -> &[usize] {
+        &self.grid_dims[program.fields[field.0].grid.0]
+    }
+
+    /// The number of elements in one time level of a field.
+    pub fn field_len(&self, program: &Program, field: FieldId) -> usize {
+        self.field_dims(program, field).iter().product()
+    }
+
+    /// `" for n = 10, m = 3"`: the parameters the expressions use (directly or
+    /// through constants) with their values, or `""` when they use none.
+    pub fn describe_params(&self, program: &Program, exprs: &[&Expr]) -> String {
+        let mut used = Vec::new();
+        for e in exprs {
+            collect_params(program, e, &mut used);
+        }
+        used.sort_unstable();
+        used.dedup();
+        if used.is_empty() {
+            return String::new();
+        }
+        let parts: Vec<String> = used
+            .iter()
+            .map(|&p| format!("{} = {}", program.params[p].name, plain(self.params[p])))
+            .collect();
+        format!(" for {}", parts.join(", "))
     }
 }
+
+/// A value as a user would write it, without C's type suffixes.
+fn plain(v: Value) -> String {
+    match v {
+        Value::Int(x) => x.to_string(),
+        Value::Long(x) => x.to_string(),
+        Value::Float(x) => x.to_string(),
+        Value::Double(x) => x.to_string(),
+    }
+}
+
+/// The parameters an expression uses, following constants to their definitions.
+fn collect_params(program: &Program, expr: &Expr, out: &mut Vec<usize>) {
+    expr.visit(&mut |e| match &e.kind {
+        ExprKind::Param(p) => out.push(p.0),
+        ExprKind::Const(c) => {
+            if let Some(constant) = program.constants.get(c.0) {
+                collect_params(program, &constant.value, out);
+            }
+        }
+        _ => {}
+    });
+}
+
+/// The row-major position of `index` in a table, or `None` when outside it.
+pub(crate) fn table_offset(table: &Table, index: &[i64]) -> Option<usize> {
+    if index.len() != table.shape.len() {
+        return None;
+    }
+    let mut offset = 0usize;
+    for (&i, &n) in index.iter().zip(&table.shape) {
+        if i < 0 || i as u64 >= n as u64 {
+            return None;
+        }
+        offset = offset * n + i as usize;
+    }
+    (offset < table.values.len()).then_some(offset)
+}
+
+impl FieldState {
+    /// The state a run starts from: every time level of field `f` is a copy of
+    /// `inputs[f]`, or zeros when it is `None`.
+    ///
+    /// Errors when `inputs` does not have one entry per field, or when an input
+    /// has the wrong element type or length for its field.
+    pub fn initial(
+        program: &Program,
+        env: &RunEnv,
+        inputs: Vec<Option<Buffer>>,
+    ) -> Result<FieldState, ExecError> {
+        if inputs.len() != program.fields.len() {
+            return Err(ExecError::Failed(format!(
+                "program `{}` has {} field(s) but {} input slot(s) were given; pass one (possibly empty) input per field",
+                program.name,
+                program.fields.len(),
+                inputs.len()
+            )));
+        }
+        let mut fields = Vec::with_capacity(inputs.len());
+        for (f, (field, input)) in program.fields.iter().zip(inputs).enumerate() {
+            let len = env.field_len(program, FieldId(f));
+            let buffer = match input {
+                None => Buffer::zeros(field.ty, len),
+                Some(b) if b.ty() != field.ty => {
+                    return Err(ExecError::Failed(format!(
+                        "the input for field `{}` holds {} values but the field is declared {}; convert the data to {}",
+                        field.name,
+                        b.ty(),
+                        field.ty,
+                        field.ty
+                    )))
+                }
+                Some(b) if b.len() != len => {
+                    let dims: Vec<String> = env
+                        .field_dims(program, FieldId(f))
+                        .iter()
+                        .map(usize::to_string)
+                        .collect();
+                    return Err(ExecError::Failed(format!(
+                        "the input for field `{}` has {} elements but its grid is {} = {len}; give data of the grid's shape or change the size parameters",
+                        field.name,
+                        b.len(),
+                        dims.join(" x ")
+                    )));
+                }
+                Some(b) => b,
+            };
+            let mut levels = Vec::with_capacity(field.levels());
+            for _ in 1..field.levels() {
+                levels.push(buffer.clone());
+            }
+            levels.push(buffer);
+            fields.push(levels);
+        }
+        Ok(FieldState { fields })
+    }
+}
+
+/// Whether a box of points (from [`RunEnv::subset_box`]) holds no point.
+pub fn box_is_empty(bounds: &[(i64, i64)]) -> bool {
+    bounds.iter().any(|&(lo, hi)| hi < lo)
+}
+

@@ -1,16 +1,196 @@
 //! The reference interpreter: defines what every program means.
 //!
-//! (Interface stub; the interpreter owner writes it.)
+//! [`run`] follows the semantics in the README: stencils in order each
+//! iteration, parts and statements in order and in place; at the end of
+//! iteration `k`, when `k` is a multiple of the check interval (or always when
+//! there is no check), the reductions in order and then the check; then every
+//! multi-level field rotates its buffers, and the iterate stops after its
+//! maximum or once the check held.
+//!
+//! Each part is compiled once per run ([`compile`]): uniform values folded,
+//! loops unrolled, the rest a list of typed vector operations that [`vm`] applies
+//! to chunks of a row at a time; [`parallel`] spreads rows over threads. Arithmetic
+//! is C's without fused multiply-add (`float` in f32, `double` in f64), with the
+//! cases C leaves undefined defined in [`elem`].
+//!
+//! Reductions `+` and `*` combine per-row partials (rows of the outermost axis;
+//! in 1-D, runs of 256 points) in row order, parts in order, so the result
+//! does not depend on the number of threads. `max` and `min` keep the first of
+//! equal values and ignore NaN (`v > acc`, `v < acc`).
 
-use crate::exec::env::RunEnv;
+mod compile;
+pub(crate) mod elem;
+mod fields;
+mod parallel;
+mod vm;
+
+use std::time::Instant;
+
+use crate::exec::env::{box_is_empty, RunEnv};
 use crate::exec::{ExecError, FieldState, RunSummary};
-use crate::ir::Program;
+use crate::ir::{FieldId, Program, ReduceOp, Value};
+use compile::Kernel;
+use elem::with_elem;
+use fields::FieldViews;
+use vm::{value_of, RegElem};
+
+/// A compiled part and the box of points it runs on.
+struct Part {
+    kernel: Kernel,
+    bounds: Vec<(i64, i64)>,
+}
 
 /// Runs the whole iterate on `state`.
-pub fn run(
-    _program: &Program,
-    _env: &RunEnv,
-    _state: &mut FieldState,
-) -> Result<RunSummary, ExecError> {
-    Err(ExecError::Failed("the interpreter is not built yet".into()))
+///
+/// `env` must come from [`RunEnv::new`] for this program (which checked every
+/// access) and `state` must have, per field, one buffer per time level of the
+/// field's type and grid size (as [`FieldState::initial`] builds it).
+pub fn run(program: &Program, env: &RunEnv, state: &mut FieldState) -> Result<RunSummary, ExecError> {
+    check_state(program, env, state)?;
+    let start = Instant::now();
+    let mut summary = RunSummary::default();
+    let Some(iterate) = &program.iterate else {
+        return Ok(summary);
+    };
+    let non_empty = |subset| {
+        let bounds = env.subset_box(subset);
+        (!box_is_empty(&bounds)).then_some(bounds)
+    };
+    let mut stencils = Vec::with_capacity(iterate.stencils.len());
+    for (s, stencil) in iterate.stencils.iter().enumerate() {
+        let mut parts = Vec::new();
+        for (p, part) in stencil.parts.iter().enumerate() {
+            if let Some(bounds) = non_empty(&part.subset) {
+                let kernel = compile::stencil_part(program, env, s, p)?;
+                parts.push(Part { kernel, bounds });
+            }
+        }
+        stencils.push(parts);
+    }
+    let mut reductions = Vec::with_capacity(iterate.reductions.len());
+    for (r, reduction) in iterate.reductions.iter().enumerate() {
+        let mut parts = Vec::new();
+        for (p, part) in reduction.parts.iter().enumerate() {
+            if let Some(bounds) = non_empty(&part.subset) {
+                let kernel = compile::reduction_part(program, env, r, p)?;
+                parts.push(Part { kernel, bounds });
+            }
+        }
+        reductions.push(parts);
+    }
+
+    let mut last: Vec<Option<Value>> = vec![None; iterate.reductions.len()];
+    for k in 1..=env.max_iters {
+        let views = FieldViews::new(program, &env.grid_dims, state);
+        for parts in &stencils {
+            for part in parts {
+                parallel::run_stencil_part(&part.kernel, &part.bounds, &views);
+            }
+        }
+        let checked = env.every.is_none_or(|every| k % every == 0);
+        let mut stop = false;
+        if checked {
+            let values: Vec<Value> = iterate
+                .reductions
+                .iter()
+                .zip(&reductions)
+                .map(|(r, parts)| with_elem!(r.ty, T => reduce::<T>(r.op, parts, &views)))
+                .collect();
+            if let Some(check) = &iterate.check {
+                stop = env.eval_with(&check.cond, &program.tables, &[], &values).is_true();
+            }
+            for (slot, v) in last.iter_mut().zip(values) {
+                *slot = Some(v);
+            }
+        }
+        drop(views);
+        state.rotate();
+        summary.iterations = k;
+        if stop {
+            summary.stopped_by_check = true;
+            break;
+        }
+    }
+    summary.reductions = iterate
+        .reductions
+        .iter()
+        .zip(last)
+        .map(|(r, v)| (r.name.clone(), v))
+        .collect();
+    summary.times.compute = start.elapsed();
+    Ok(summary)
+}
+
+/// One reduction over all its parts: per-row partials combined in order.
+fn reduce<T: RegElem>(op: ReduceOp, parts: &[Part], views: &FieldViews) -> Value {
+    let combine = move |acc: T, v: T| match op {
+        ReduceOp::Sum => T::add(acc, v),
+        ReduceOp::Product => T::mul(acc, v),
+        ReduceOp::Max => {
+            if v > acc {
+                v
+            } else {
+                acc
+            }
+        }
+        ReduceOp::Min => {
+            if v < acc {
+                v
+            } else {
+                acc
+            }
+        }
+    };
+    let identity = T::from_value(op.identity(T::TY));
+    let mut total = identity;
+    for part in parts {
+        let partials = parallel::run_reduction_part::<T>(&part.kernel, &part.bounds, views, identity, combine);
+        for p in partials {
+            total = combine(total, p);
+        }
+    }
+    value_of(total)
+}
+
+/// Refuses a state that does not fit the program (the interpreter relies on
+/// it to index buffers without checks).
+fn check_state(program: &Program, env: &RunEnv, state: &FieldState) -> Result<(), ExecError> {
+    let fail = |what: String| {
+        Err(ExecError::Failed(format!(
+            "{what}; build the state with `FieldState::initial` for this program and these parameter values"
+        )))
+    };
+    if state.fields.len() != program.fields.len() || env.grid_dims.len() != program.grids.len() {
+        return fail(format!(
+            "the state holds {} field(s) but program `{}` declares {}",
+            state.fields.len(),
+            program.name,
+            program.fields.len()
+        ));
+    }
+    for (f, (field, levels)) in program.fields.iter().zip(&state.fields).enumerate() {
+        let rank = env.grid_dims[field.grid.0].len();
+        if !(1..=3).contains(&rank) {
+            return fail(format!("field `{}` lives on a grid of {rank} dimensions (1 to 3 supported)", field.name));
+        }
+        let len = env.field_len(program, FieldId(f));
+        if levels.len() != field.levels() {
+            return fail(format!(
+                "field `{}` has {} time level buffer(s) instead of {}",
+                field.name,
+                levels.len(),
+                field.levels()
+            ));
+        }
+        if let Some(b) = levels.iter().find(|b| b.ty() != field.ty || b.len() != len) {
+            return fail(format!(
+                "a buffer of field `{}` holds {} {} values instead of {len} {}",
+                field.name,
+                b.len(),
+                b.ty(),
+                field.ty
+            ));
+        }
+    }
+    Ok(())
 }
