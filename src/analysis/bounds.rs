@@ -456,7 +456,11 @@ fn check_grid_access(
         } else {
             continue;
         };
-        let params = env.describe_params(program, &[bound, offset_expr, dim_expr]);
+        let mut used = vec![bound, offset_expr];
+        if value > n - 1 {
+            used.push(dim_expr);
+        }
+        let params = env.describe_params(program, &used);
         return Err(Diagnostic::error(
             format!(
                 "`{reference}` {} {axis_n} {}+{off} = {value}{}, {side}{params}",
