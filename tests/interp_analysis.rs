@@ -21,7 +21,13 @@ fn example(name: &str) -> Program {
 }
 
 fn field(program: &Program, name: &str) -> FieldId {
-    FieldId(program.fields.iter().position(|f| f.name == name).expect("field exists"))
+    FieldId(
+        program
+            .fields
+            .iter()
+            .position(|f| f.name == name)
+            .expect("field exists"),
+    )
 }
 
 #[test]
@@ -29,12 +35,18 @@ fn jacobi_reads_a_one_point_halo_and_writes_the_next_level() {
     let p = example("jacobi2d.sdsl");
     let a = field(&p, "a");
     let fp = Footprint::of_stencil(&p, 0);
-    assert_eq!(fp.read_extent(a, 0).unwrap().axes, vec![Some((-1, 1)), Some((-1, 1))]);
+    assert_eq!(
+        fp.read_extent(a, 0).unwrap().axes,
+        vec![Some((-1, 1)), Some((-1, 1))]
+    );
     assert!(fp.read_extent(a, 1).is_none());
     assert_eq!(fp.written(), vec![(a, 1)]);
     assert_eq!(fp.read_only(), vec![(a, 0)]);
     let reduction = Footprint::of_reduction(&p, 0);
-    assert_eq!(reduction.read_extent(a, 1).unwrap().axes, vec![Some((0, 0)), Some((0, 0))]);
+    assert_eq!(
+        reduction.read_extent(a, 1).unwrap().axes,
+        vec![Some((0, 0)), Some((0, 0))]
+    );
     assert!(reduction.writes.is_empty());
 }
 
@@ -56,7 +68,10 @@ fn rician_stencils_read_g_and_f_only() {
 fn blur_halo_comes_from_the_loop_bounds() {
     let p = example("gaussian_blur.sdsl");
     let fp = Footprint::of_stencil(&p, 0);
-    assert_eq!(fp.halo(field(&p, "img")).unwrap(), vec![Some((-3, 3)), Some((-3, 3))]);
+    assert_eq!(
+        fp.halo(field(&p, "img")).unwrap(),
+        vec![Some((-3, 3)), Some((-3, 3))]
+    );
     let p = example("gaussian_blur_separable.sdsl");
     assert_eq!(
         Footprint::of_stencil(&p, 0).halo(field(&p, "img")).unwrap(),
@@ -87,9 +102,18 @@ fn offsets_with_parameters_are_known_only_with_values() {
         Footprint::of_stencil(&p, 0).read_extent(a, 0).unwrap().axes,
         vec![Some((0, 1)), None]
     );
-    let env = RunEnv::new(&p, &Bindings { params: vec![Value::Int(8)] }).unwrap();
+    let env = RunEnv::new(
+        &p,
+        &Bindings {
+            params: vec![Value::Int(8)],
+        },
+    )
+    .unwrap();
     assert_eq!(
-        Footprint::of_stencil_in(&p, &env, 0).read_extent(a, 0).unwrap().axes,
+        Footprint::of_stencil_in(&p, &env, 0)
+            .read_extent(a, 0)
+            .unwrap()
+            .axes,
         vec![Some((0, 1)), Some((0, 7))]
     );
 }
@@ -110,10 +134,32 @@ double griddata a on g at 0,1;
 iterate 1 { stencil s { [m:n-2] : [1]a[0] = [0]a[-1]; } }
 ";
     let err = stencilc::front::parse_program(SourceFile::new("always.sdsl", always)).unwrap_err();
-    assert!(err.to_string().contains("1 past the last element (n-1)"), "{err}");
+    assert!(
+        err.to_string().contains("1 past the last element (n-1)"),
+        "{err}"
+    );
     let p = parse("sometimes.sdsl", sometimes);
-    assert!(static_checks(&p).is_empty(), "m = 0 reads index -1, m = 1 does not");
-    let err = RunEnv::new(&p, &Bindings { params: vec![Value::Int(10), Value::Int(0)] }).unwrap_err();
-    assert!(err.to_string().contains("before the first element (0) for m = 0"), "{err}");
-    assert!(RunEnv::new(&p, &Bindings { params: vec![Value::Int(10), Value::Int(1)] }).is_ok());
+    assert!(
+        static_checks(&p).is_empty(),
+        "m = 0 reads index -1, m = 1 does not"
+    );
+    let err = RunEnv::new(
+        &p,
+        &Bindings {
+            params: vec![Value::Int(10), Value::Int(0)],
+        },
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("before the first element (0) for m = 0"),
+        "{err}"
+    );
+    assert!(RunEnv::new(
+        &p,
+        &Bindings {
+            params: vec![Value::Int(10), Value::Int(1)]
+        }
+    )
+    .is_ok());
 }

@@ -42,7 +42,11 @@ fn run(
     let env = RunEnv::new(program, &Bindings { params: values })?;
     let mut slots: Vec<Option<Buffer>> = vec![None; program.fields.len()];
     for (name, buffer) in inputs {
-        let f = program.fields.iter().position(|f| f.name == name).expect("field exists");
+        let f = program
+            .fields
+            .iter()
+            .position(|f| f.name == name)
+            .expect("field exists");
         slots[f] = Some(buffer);
     }
     let mut state = FieldState::initial(program, &env, slots)?;
@@ -51,7 +55,11 @@ fn run(
 }
 
 fn newest<'a>(program: &Program, state: &'a FieldState, name: &str) -> &'a Buffer {
-    let f = program.fields.iter().position(|f| f.name == name).expect("field exists");
+    let f = program
+        .fields
+        .iter()
+        .position(|f| f.name == name)
+        .expect("field exists");
     state.newest(program, f)
 }
 
@@ -81,7 +89,11 @@ fn rician_matches_the_guide_c_reference_bit_for_bit() {
     let Buffer::Double(got) = newest(&program, &state, "U") else {
         panic!("U is double")
     };
-    let same = got.iter().zip(&want).filter(|(a, b)| a.to_bits() == b.to_bits()).count();
+    let same = got
+        .iter()
+        .zip(&want)
+        .filter(|(a, b)| a.to_bits() == b.to_bits())
+        .count();
     assert_eq!(same, want.len(), "every element bit-identical");
 }
 
@@ -89,15 +101,24 @@ fn rician_matches_the_guide_c_reference_bit_for_bit() {
 fn jacobi_matches_hand_written_loops() {
     let program = parse("jacobi2d.sdsl", &example("jacobi2d.sdsl"));
     let (dim0, dim1) = (37usize, 23usize);
-    let input: Vec<f32> = reference::random_unit(3, dim0 * dim1).iter().map(|&v| v as f32).collect();
+    let input: Vec<f32> = reference::random_unit(3, dim0 * dim1)
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
     let (want, want_iters) = reference::jacobi2d(&input, dim0, dim1, 1000);
     let (state, summary) = run(
         &program,
-        &[("dim0", Value::Int(dim0 as i32)), ("dim1", Value::Int(dim1 as i32))],
+        &[
+            ("dim0", Value::Int(dim0 as i32)),
+            ("dim1", Value::Int(dim1 as i32)),
+        ],
         vec![("a", Buffer::Float(input))],
     )
     .unwrap();
-    assert!(want_iters < 1000 && want_iters % 4 == 0, "converges on a check");
+    assert!(
+        want_iters < 1000 && want_iters % 4 == 0,
+        "converges on a check"
+    );
     assert_eq!(summary.iterations as usize, want_iters);
     assert!(summary.stopped_by_check);
     assert_eq!(newest(&program, &state, "a"), &Buffer::Float(want));
@@ -138,7 +159,10 @@ fn wave_matches_hand_written_loops_on_a_non_square_grid() {
         .replace("[0:n-1][0:n-1]", "[0:m-1][0:n-1]");
     let program = parse("wave2d.sdsl", &text);
     let (m, n, steps, c2) = (17usize, 29usize, 40usize, 0.2f32);
-    let input: Vec<f32> = reference::random_unit(5, m * n).iter().map(|&v| v as f32 - 0.5).collect();
+    let input: Vec<f32> = reference::random_unit(5, m * n)
+        .iter()
+        .map(|&v| v as f32 - 0.5)
+        .collect();
     let (want, energy) = reference::wave2d(&input, m, n, steps, c2);
     let (state, summary) = run(
         &program,
@@ -153,7 +177,10 @@ fn wave_matches_hand_written_loops_on_a_non_square_grid() {
     .unwrap();
     assert_eq!(summary.iterations as usize, steps);
     assert_eq!(newest(&program, &state, "u"), &Buffer::Float(want));
-    assert_eq!(summary.reductions[0], ("energy".to_string(), Some(Value::Float(energy))));
+    assert_eq!(
+        summary.reductions[0],
+        ("energy".to_string(), Some(Value::Float(energy)))
+    );
 }
 
 fn blur(name: &str, mode: BoundaryMode, width: usize, height: usize, img: &[f32]) -> Vec<f64> {
@@ -161,7 +188,10 @@ fn blur(name: &str, mode: BoundaryMode, width: usize, height: usize, img: &[f32]
     let program = parse(name, &text);
     let (state, _) = run(
         &program,
-        &[("width", Value::Int(width as i32)), ("height", Value::Int(height as i32))],
+        &[
+            ("width", Value::Int(width as i32)),
+            ("height", Value::Int(height as i32)),
+        ],
         vec![("img", Buffer::Float(img.to_vec()))],
     )
     .unwrap();
@@ -171,7 +201,10 @@ fn blur(name: &str, mode: BoundaryMode, width: usize, height: usize, img: &[f32]
 #[test]
 fn gaussian_blur_both_forms_match_a_direct_convolution() {
     let (width, height) = (37usize, 23usize);
-    let img: Vec<f32> = reference::random_unit(13, width * height).iter().map(|&v| v as f32).collect();
+    let img: Vec<f32> = reference::random_unit(13, width * height)
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
     let w = reference::gaussian_weights(1.1, 3);
     for mode in [
         BoundaryMode::Clamp,
@@ -187,7 +220,11 @@ fn gaussian_blur_both_forms_match_a_direct_convolution() {
                 .zip(&want)
                 .map(|(a, b)| (a - b).abs())
                 .fold(0.0, f64::max);
-            assert!(worst < 1e-5, "{name} with boundary {}: off by {worst}", mode.name());
+            assert!(
+                worst < 1e-5,
+                "{name} with boundary {}: off by {worst}",
+                mode.name()
+            );
         }
     }
     // The borders differ between modes: the comparison above is not vacuous.
@@ -218,12 +255,20 @@ iterate 1 {
 fn reductions_sum_multiply_and_take_extremes() {
     let program = parse("reductions.sdsl", REDUCTIONS);
     let (m, n) = (9usize, 300usize);
-    let x: Vec<f64> = reference::random_unit(17, m * n).iter().map(|v| v - 0.5).collect();
-    let k: Vec<i32> = (0..m * n).map(|i| if i % 97 == 0 { -1 } else { 1 }).collect();
+    let x: Vec<f64> = reference::random_unit(17, m * n)
+        .iter()
+        .map(|v| v - 0.5)
+        .collect();
+    let k: Vec<i32> = (0..m * n)
+        .map(|i| if i % 97 == 0 { -1 } else { 1 })
+        .collect();
     let (_, summary) = run(
         &program,
         &[("n", Value::Int(n as i32)), ("m", Value::Int(m as i32))],
-        vec![("x", Buffer::Double(x.clone())), ("k", Buffer::Int(k.clone()))],
+        vec![
+            ("x", Buffer::Double(x.clone())),
+            ("k", Buffer::Int(k.clone())),
+        ],
     )
     .unwrap();
     // `+`: per-row partials, combined in row order.
@@ -233,8 +278,19 @@ fn reductions_sum_multiply_and_take_extremes() {
     }
     let product = 2 * k.iter().product::<i32>();
     let largest = x.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-    let smallest = x[n..].iter().chain(&x[..n].iter().map(|v| v + 1.0).collect::<Vec<_>>()).cloned().fold(f64::INFINITY, f64::min);
-    let get = |name: &str| summary.reductions.iter().find(|(r, _)| r == name).unwrap().1;
+    let smallest = x[n..]
+        .iter()
+        .chain(&x[..n].iter().map(|v| v + 1.0).collect::<Vec<_>>())
+        .cloned()
+        .fold(f64::INFINITY, f64::min);
+    let get = |name: &str| {
+        summary
+            .reductions
+            .iter()
+            .find(|(r, _)| r == name)
+            .unwrap()
+            .1
+    };
     assert_eq!(get("total"), Some(Value::Double(total)));
     assert_eq!(get("product"), Some(Value::Int(product)));
     assert_eq!(get("largest"), Some(Value::Double(largest)));

@@ -16,7 +16,11 @@ fn int(v: i32) -> Expr {
 }
 
 fn param(p: usize) -> Expr {
-    Expr::new(ExprKind::Param(ParamId(p)), ScalarType::Int, Span::default())
+    Expr::new(
+        ExprKind::Param(ParamId(p)),
+        ScalarType::Int,
+        Span::default(),
+    )
 }
 
 fn local(l: usize, ty: ScalarType) -> Expr {
@@ -24,8 +28,16 @@ fn local(l: usize, ty: ScalarType) -> Expr {
 }
 
 fn bin(op: BinaryOp, a: Expr, b: Expr) -> Expr {
-    let ty = if op.is_boolean() { ScalarType::Int } else { a.ty };
-    Expr::new(ExprKind::Binary(op, Box::new(a), Box::new(b)), ty, Span::default())
+    let ty = if op.is_boolean() {
+        ScalarType::Int
+    } else {
+        a.ty
+    };
+    Expr::new(
+        ExprKind::Binary(op, Box::new(a), Box::new(b)),
+        ty,
+        Span::default(),
+    )
 }
 
 fn grid_ref(field: usize, time: i32, offset: Vec<Expr>) -> GridRef {
@@ -37,7 +49,11 @@ fn grid_ref(field: usize, time: i32, offset: Vec<Expr>) -> GridRef {
 }
 
 fn load(field: usize, time: i32, offset: Vec<Expr>, ty: ScalarType) -> Expr {
-    Expr::new(ExprKind::Load(grid_ref(field, time, offset)), ty, Span::default())
+    Expr::new(
+        ExprKind::Load(grid_ref(field, time, offset)),
+        ty,
+        Span::default(),
+    )
 }
 
 fn store(field: usize, time: i32, offset: Vec<Expr>, value: Expr) -> Stmt {
@@ -117,8 +133,17 @@ fn part(s: Subset, locals: Vec<Local>, body: Vec<Stmt>) -> StencilPart {
     }
 }
 
-fn run(program: &Program, n: i32, inputs: Vec<Option<Buffer>>) -> Result<(FieldState, stencilc::exec::RunSummary), ExecError> {
-    let env = RunEnv::new(program, &Bindings { params: vec![Value::Int(n)] })?;
+fn run(
+    program: &Program,
+    n: i32,
+    inputs: Vec<Option<Buffer>>,
+) -> Result<(FieldState, stencilc::exec::RunSummary), ExecError> {
+    let env = RunEnv::new(
+        program,
+        &Bindings {
+            params: vec![Value::Int(n)],
+        },
+    )?;
     let mut state = FieldState::initial(program, &env, inputs)?;
     let summary = interp::run(program, &env, &mut state)?;
     Ok((state, summary))
@@ -130,10 +155,17 @@ fn shifted_sum(mode: BoundaryMode, n: i32) -> Vec<f64> {
     let value = bin(
         BinaryOp::Add,
         load(0, 0, vec![int(-2)], d),
-        bin(BinaryOp::Mul, lit(Value::Double(10.0)), load(0, 0, vec![int(3)], d)),
+        bin(
+            BinaryOp::Mul,
+            lit(Value::Double(10.0)),
+            load(0, 0, vec![int(3)], d),
+        ),
     );
     let program = program_1d(
-        vec![field("src", d, 0, 0, mode), field("out", d, 0, 0, BoundaryMode::None)],
+        vec![
+            field("src", d, 0, 0, mode),
+            field("out", d, 0, 0, BoundaryMode::None),
+        ],
         iterate(
             1,
             vec![stencil(vec![part(
@@ -191,7 +223,10 @@ fn reductions_combine_every_point() {
     let x = || load(0, 0, vec![int(0)], d);
     let k = || load(1, 0, vec![int(0)], i);
     let program = program_1d(
-        vec![field("x", d, 0, 0, BoundaryMode::None), field("k", i, 0, 0, BoundaryMode::None)],
+        vec![
+            field("x", d, 0, 0, BoundaryMode::None),
+            field("k", i, 0, 0, BoundaryMode::None),
+        ],
         iterate(
             1,
             vec![],
@@ -206,15 +241,37 @@ fn reductions_combine_every_point() {
         ),
     );
     let n = 1000;
-    let xs: Vec<f64> = (0..n).map(|j| ((j * 37 % 101) as f64 - 50.0) * 0.25).collect();
-    let ks: Vec<i32> = (0..n).map(|j| if j % 100 == 7 { 3 } else if j % 250 == 1 { -1 } else { 1 }).collect();
+    let xs: Vec<f64> = (0..n)
+        .map(|j| ((j * 37 % 101) as f64 - 50.0) * 0.25)
+        .collect();
+    let ks: Vec<i32> = (0..n)
+        .map(|j| {
+            if j % 100 == 7 {
+                3
+            } else if j % 250 == 1 {
+                -1
+            } else {
+                1
+            }
+        })
+        .collect();
     let (_, summary) = run(
         &program,
-        n as i32,
-        vec![Some(Buffer::Double(xs.clone())), Some(Buffer::Int(ks.clone()))],
+        n,
+        vec![
+            Some(Buffer::Double(xs.clone())),
+            Some(Buffer::Int(ks.clone())),
+        ],
     )
     .unwrap();
-    let get = |name: &str| summary.reductions.iter().find(|(r, _)| r == name).unwrap().1;
+    let get = |name: &str| {
+        summary
+            .reductions
+            .iter()
+            .find(|(r, _)| r == name)
+            .unwrap()
+            .1
+    };
     // Deterministic order for 1-D: runs of 256 points, each folded in order.
     let mut sum = 0.0;
     for run in xs.chunks(256) {
@@ -222,10 +279,20 @@ fn reductions_combine_every_point() {
     }
     assert_eq!(get("sum"), Some(Value::Double(sum)));
     assert_eq!(get("prod"), Some(Value::Int(ks.iter().product())));
-    assert_eq!(get("max"), Some(Value::Double(xs.iter().cloned().fold(f64::MIN, f64::max))));
-    assert_eq!(get("min"), Some(Value::Double(xs.iter().cloned().fold(f64::MAX, f64::min))));
-    assert_eq!(get("count"), Some(Value::Int(n as i32)));
-    assert_eq!(get("empty"), Some(Value::Int(i32::MIN)), "an empty subset gives the identity");
+    assert_eq!(
+        get("max"),
+        Some(Value::Double(xs.iter().cloned().fold(f64::MIN, f64::max)))
+    );
+    assert_eq!(
+        get("min"),
+        Some(Value::Double(xs.iter().cloned().fold(f64::MAX, f64::min)))
+    );
+    assert_eq!(get("count"), Some(Value::Int(n)));
+    assert_eq!(
+        get("empty"),
+        Some(Value::Int(i32::MIN)),
+        "an empty subset gives the identity"
+    );
     assert_eq!(summary.iterations, 1);
 }
 
@@ -260,7 +327,11 @@ fn locals_loops_tables_selects_and_integer_division() {
             hi: 1,
             body: vec![Stmt::Assign {
                 local: LocalId(1),
-                value: bin(BinaryOp::Add, acc(), bin(BinaryOp::Mul, k_at, load(0, 0, vec![j()], d))),
+                value: bin(
+                    BinaryOp::Add,
+                    acc(),
+                    bin(BinaryOp::Mul, k_at, load(0, 0, vec![j()], d)),
+                ),
                 span: Span::default(),
             }],
             span: Span::default(),
@@ -271,19 +342,40 @@ fn locals_loops_tables_selects_and_integer_division() {
             vec![int(0)],
             Expr::new(
                 ExprKind::Select {
-                    cond: Box::new(bin(BinaryOp::Gt, load(0, 0, vec![int(0)], d), lit(Value::Double(2.5)))),
+                    cond: Box::new(bin(
+                        BinaryOp::Gt,
+                        load(0, 0, vec![int(0)], d),
+                        lit(Value::Double(2.5)),
+                    )),
                     then: Box::new(acc()),
-                    otherwise: Box::new(Expr::new(ExprKind::Unary(UnaryOp::Neg, Box::new(acc())), d, Span::default())),
+                    otherwise: Box::new(Expr::new(
+                        ExprKind::Unary(UnaryOp::Neg, Box::new(acc())),
+                        d,
+                        Span::default(),
+                    )),
                 },
                 d,
                 Span::default(),
             ),
         ),
-        store(2, 0, vec![int(0)], bin(BinaryOp::Div, int(100), load(3, 0, vec![int(0)], i))),
+        store(
+            2,
+            0,
+            vec![int(0)],
+            bin(BinaryOp::Div, int(100), load(3, 0, vec![int(0)], i)),
+        ),
     ];
     let locals = vec![
-        Local { name: "j".into(), ty: i, span: Span::default() },
-        Local { name: "acc".into(), ty: d, span: Span::default() },
+        Local {
+            name: "j".into(),
+            ty: i,
+            span: Span::default(),
+        },
+        Local {
+            name: "acc".into(),
+            ty: d,
+            span: Span::default(),
+        },
     ];
     let mut program = program_1d(
         vec![
@@ -309,7 +401,12 @@ fn locals_loops_tables_selects_and_integer_division() {
     let (state, _) = run(
         &program,
         n,
-        vec![Some(Buffer::Double(xs.clone())), None, None, Some(Buffer::Int(ks.clone()))],
+        vec![
+            Some(Buffer::Double(xs.clone())),
+            None,
+            None,
+            Some(Buffer::Int(ks.clone())),
+        ],
     )
     .unwrap();
     let x = |v: i64| xs[v.clamp(0, n as i64 - 1) as usize];
@@ -325,7 +422,10 @@ fn locals_loops_tables_selects_and_integer_division() {
             }
         })
         .collect();
-    let want_z: Vec<i32> = ks.iter().map(|&k| if k == 0 { 0 } else { 100 / k }).collect();
+    let want_z: Vec<i32> = ks
+        .iter()
+        .map(|&k| if k == 0 { 0 } else { 100 / k })
+        .collect();
     assert_eq!(state.newest(&program, 1), &Buffer::Double(want_y));
     assert_eq!(state.newest(&program, 2), &Buffer::Int(want_z));
 }
@@ -334,7 +434,11 @@ fn locals_loops_tables_selects_and_integer_division() {
 fn three_levels_rotate_by_moving_buffers() {
     // u at -1,0,1: [1]u[0] = [0]u[0] + [-1]u[0] (Fibonacci per point).
     let l = ScalarType::Long;
-    let value = bin(BinaryOp::Add, load(0, 0, vec![int(0)], l), load(0, -1, vec![int(0)], l));
+    let value = bin(
+        BinaryOp::Add,
+        load(0, 0, vec![int(0)], l),
+        load(0, -1, vec![int(0)], l),
+    );
     let program = program_1d(
         vec![field("u", l, -1, 1, BoundaryMode::None)],
         iterate(
@@ -356,8 +460,14 @@ fn three_levels_rotate_by_moving_buffers() {
         seq.push(next);
     }
     let newest = seq[seq.len() - 1];
-    assert_eq!(state.newest(&program, 0), &Buffer::Long(vec![newest, 2 * newest, 3 * newest]));
-    assert_eq!(state.fields[0][0], Buffer::Long(vec![seq[10], 2 * seq[10], 3 * seq[10]]));
+    assert_eq!(
+        state.newest(&program, 0),
+        &Buffer::Long(vec![newest, 2 * newest, 3 * newest])
+    );
+    assert_eq!(
+        state.fields[0][0],
+        Buffer::Long(vec![seq[10], 2 * seq[10], 3 * seq[10]])
+    );
 }
 
 #[test]
@@ -376,26 +486,57 @@ fn checks_refuse_bad_sizes_inputs_and_accesses_before_running() {
             vec![],
         ),
     );
-    let err = RunEnv::new(&program, &Bindings { params: vec![Value::Int(10)] }).unwrap_err();
+    let err = RunEnv::new(
+        &program,
+        &Bindings {
+            params: vec![Value::Int(10)],
+        },
+    )
+    .unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("past the last element (n-1 = 9) for n = 10"), "{text}");
+    assert!(
+        text.contains("past the last element (n-1 = 9) for n = 10"),
+        "{text}"
+    );
     assert!(text.contains("boundary clamp"), "{text}");
     let static_errors = stencilc::analysis::static_checks(&program);
     assert_eq!(static_errors.len(), 1, "provable for every n");
-    assert!(static_errors[0].message.contains("1 past the last element"), "{}", static_errors[0].message);
+    assert!(
+        static_errors[0].message.contains("1 past the last element"),
+        "{}",
+        static_errors[0].message
+    );
 
-    let err = RunEnv::new(&program, &Bindings { params: vec![Value::Int(0)] }).unwrap_err();
+    let err = RunEnv::new(
+        &program,
+        &Bindings {
+            params: vec![Value::Int(0)],
+        },
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("size 0"), "{err}");
 
     let mut ok = program.clone();
     ok.fields[0].boundary = BoundaryMode::Clamp;
     assert!(stencilc::analysis::static_checks(&ok).is_empty());
-    let env = RunEnv::new(&ok, &Bindings { params: vec![Value::Int(4)] }).unwrap();
+    let env = RunEnv::new(
+        &ok,
+        &Bindings {
+            params: vec![Value::Int(4)],
+        },
+    )
+    .unwrap();
     let err = FieldState::initial(&ok, &env, vec![Some(Buffer::Float(vec![0.0; 4]))]).unwrap_err();
     assert!(err.to_string().contains("declared double"), "{err}");
     let err = FieldState::initial(&ok, &env, vec![Some(Buffer::Double(vec![0.0; 5]))]).unwrap_err();
-    assert!(err.to_string().contains("has 5 elements but its grid is 4"), "{err}");
+    assert!(
+        err.to_string().contains("has 5 elements but its grid is 4"),
+        "{err}"
+    );
     let mut state = FieldState::initial(&ok, &env, vec![None]).unwrap();
     state.fields[0].pop();
-    assert!(interp::run(&ok, &env, &mut state).is_err(), "a malformed state is refused");
+    assert!(
+        interp::run(&ok, &env, &mut state).is_err(),
+        "a malformed state is refused"
+    );
 }

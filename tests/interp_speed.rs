@@ -37,7 +37,9 @@ fn speed_of_jacobi_2048_and_rician_64() {
     let text = std::fs::read_to_string(common::examples_dir().join("jacobi2d.sdsl")).unwrap();
     let text = text.replace("iterate 1000", "iterate 100");
     let n = 2048usize;
-    let input: Vec<f32> = (0..n * n).map(|i| ((i * 7919) % 1000) as f32 / 1000.0).collect();
+    let input: Vec<f32> = (0..n * n)
+        .map(|i| ((i * 7919) % 1000) as f32 / 1000.0)
+        .collect();
     run(
         "jacobi2d.sdsl",
         &text,
@@ -48,7 +50,9 @@ fn speed_of_jacobi_2048_and_rician_64() {
     let text = std::fs::read_to_string(common::examples_dir().join("rician3d.sdsl")).unwrap();
     let text = text.replace("max_diff < TOL", "max_diff < 0.0");
     let n = 64usize;
-    let f: Vec<f64> = (0..n * n * n).map(|i| ((i * 7919) % 1000) as f64 / 1000.0).collect();
+    let f: Vec<f64> = (0..n * n * n)
+        .map(|i| ((i * 7919) % 1000) as f64 / 1000.0)
+        .collect();
     run(
         "rician3d.sdsl",
         &text,

@@ -159,7 +159,11 @@ mod tests {
     #[test]
     fn loop_extremes_follow_the_sign() {
         let i = Var::Loop(LocalId(0));
-        let form = Affine::var(i).scale(-2).unwrap().add(&Affine::constant(1)).unwrap();
+        let form = Affine::var(i)
+            .scale(-2)
+            .unwrap()
+            .add(&Affine::constant(1))
+            .unwrap();
         let r = LoopRange {
             var: LocalId(0),
             lo: -3,

@@ -143,8 +143,8 @@ fn static_grid_access(
     if grid.rank() != access.target.offset.len() || grid.rank() != ranges.len() {
         return None;
     }
-    for axis in 0..grid.rank() {
-        let Some((lo, hi)) = &ranges[axis] else {
+    for (axis, range) in ranges.iter().enumerate() {
+        let Some((lo, hi)) = range else {
             continue;
         };
         let offset_expr = &access.target.offset[axis];
@@ -200,7 +200,11 @@ fn static_grid_access(
                     ),
                     offset_span(access, axis),
                 )
-                .with_label(format!("{} outside the grid of `{}`", verb(access.kind), field.name))
+                .with_label(format!(
+                    "{} outside the grid of `{}`",
+                    verb(access.kind),
+                    field.name
+                ))
                 .with_secondary(bound_hi.span, format!("the subset ends at this {axis_n}"))
                 .with_help(help_for(program, access)),
             );
@@ -305,7 +309,12 @@ pub(crate) fn extremes(
             locals[r.var.0] = Value::Int(v as i32);
         }
         let value = env.eval_with(expr, &program.tables, &locals, &[]).as_i64();
-        let at = || used.iter().map(|r| r.var).zip(current.iter().copied()).collect();
+        let at = || {
+            used.iter()
+                .map(|r| r.var)
+                .zip(current.iter().copied())
+                .collect()
+        };
         match &mut best {
             None => {
                 best = Some(Extremes {
@@ -425,7 +434,9 @@ fn check_grid_access(
             access.span,
         )
         .with_label("wrong number of offsets")
-        .with_help("give one offset per dimension of the field's grid, and use subsets of the same rank"));
+        .with_help(
+            "give one offset per dimension of the field's grid, and use subsets of the same rank",
+        ));
     }
     let mut per_axis = Vec::with_capacity(dims.len());
     for expr in &access.target.offset {
@@ -449,10 +460,22 @@ fn check_grid_access(
         let low = lo + e.min;
         let high = hi + e.max;
         let (bound, bound_value, value, at, side) = if low < 0 {
-            (bound_lo, lo, low, &e.min_at, format!("before the first {axis_n} (0)"))
+            (
+                bound_lo,
+                lo,
+                low,
+                &e.min_at,
+                format!("before the first {axis_n} (0)"),
+            )
         } else if high > n - 1 {
             let last = last_text(program, dim_expr, Some(n));
-            (bound_hi, hi, high, &e.max_at, format!("past the last {axis_n} ({last})"))
+            (
+                bound_hi,
+                hi,
+                high,
+                &e.max_at,
+                format!("past the last {axis_n} ({last})"),
+            )
         } else {
             continue;
         };
@@ -470,8 +493,15 @@ fn check_grid_access(
             ),
             offset_span(access, axis),
         )
-        .with_label(format!("{} outside the grid of `{}`", verb(access.kind), field.name))
-        .with_secondary(bound.span, format!("the subset reaches {axis_n} {bound_value}"))
+        .with_label(format!(
+            "{} outside the grid of `{}`",
+            verb(access.kind),
+            field.name
+        ))
+        .with_secondary(
+            bound.span,
+            format!("the subset reaches {axis_n} {bound_value}"),
+        )
         .with_help(help_for(program, access)));
     }
     Ok(Some(per_axis))
@@ -498,7 +528,9 @@ fn check_collisions(
             continue;
         };
         let fixed = |o: &[Extremes]| -> Option<Vec<i64>> {
-            o.iter().map(|e| (e.min == e.max).then_some(e.min)).collect()
+            o.iter()
+                .map(|e| (e.min == e.max).then_some(e.min))
+                .collect()
         };
         let level = format!(
             "[{}]{}",

@@ -17,7 +17,10 @@ pub fn expr_text(program: &Program, locals: &[Local], expr: &Expr) -> String {
     }
     match &expr.kind {
         ExprKind::Literal(v) => format!("{v}"),
-        ExprKind::Param(p) => program.params.get(p.0).map_or("?".into(), |p| p.name.clone()),
+        ExprKind::Param(p) => program
+            .params
+            .get(p.0)
+            .map_or("?".into(), |p| p.name.clone()),
         ExprKind::Const(c) => program
             .constants
             .get(c.0)
@@ -45,7 +48,9 @@ pub fn expr_text(program: &Program, locals: &[Local], expr: &Expr) -> String {
 /// `expr_text`, parenthesised unless it is a name or a non-negative number.
 pub fn atom(program: &Program, locals: &[Local], expr: &Expr) -> String {
     let t = expr_text(program, locals, expr);
-    if t.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+    if t.chars()
+        .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+    {
         t
     } else {
         format!("({t})")

@@ -82,7 +82,9 @@ impl RunEnv {
                             dim.span,
                         )
                         .with_label("this size is below 1")
-                        .with_help("give the parameters values that make every grid size at least 1"),
+                        .with_help(
+                            "give the parameters values that make every grid size at least 1",
+                        ),
                     );
                     dims.push(1);
                 } else {
@@ -118,7 +120,9 @@ impl RunEnv {
                         iterate.max_iters.span,
                     )
                     .with_label("this count is negative")
-                    .with_help("give the parameters values that make the iteration count 0 or more"),
+                    .with_help(
+                        "give the parameters values that make the iteration count 0 or more",
+                    ),
                 );
             }
             env.max_iters = n.max(0) as u64;
@@ -134,7 +138,9 @@ impl RunEnv {
                             check.every.span,
                         )
                         .with_label("this interval is below 1")
-                        .with_help("give the parameters values that make the check interval at least 1"),
+                        .with_help(
+                            "give the parameters values that make the check interval at least 1",
+                        ),
                     );
                 }
                 env.every = Some(k.max(1) as u64);
@@ -370,4 +376,3 @@ impl FieldState {
 pub fn box_is_empty(bounds: &[(i64, i64)]) -> bool {
     bounds.iter().any(|&(lo, hi)| hi < lo)
 }
-

@@ -28,7 +28,11 @@ pub fn jacobi2d(input: &[f32], dim0: usize, dim1: usize, max_iters: usize) -> (V
             for j in 1..dim0 - 1 {
                 let one_fifth = 0.2f32;
                 a1[idx(i, j)] = one_fifth
-                    * (a0[idx(i - 1, j)] + a0[idx(i, j - 1)] + a0[idx(i, j)] + a0[idx(i, j + 1)] + a0[idx(i + 1, j)]);
+                    * (a0[idx(i - 1, j)]
+                        + a0[idx(i, j - 1)]
+                        + a0[idx(i, j)]
+                        + a0[idx(i, j + 1)]
+                        + a0[idx(i + 1, j)]);
             }
         }
         let mut stop = false;
@@ -53,7 +57,14 @@ pub fn jacobi2d(input: &[f32], dim0: usize, dim1: usize, max_iters: usize) -> (V
 }
 
 /// The 7-point heat step of `examples/heat3d.sdsl` on `u[nz][ny][nx]`, `steps` times.
-pub fn heat3d(input: &[f64], nx: usize, ny: usize, nz: usize, steps: usize, alpha: f64) -> Vec<f64> {
+pub fn heat3d(
+    input: &[f64],
+    nx: usize,
+    ny: usize,
+    nz: usize,
+    steps: usize,
+    alpha: f64,
+) -> Vec<f64> {
     let idx = |z: usize, y: usize, x: usize| (z * ny + y) * nx + x;
     let mut u0 = input.to_vec();
     let mut u1 = input.to_vec();
@@ -91,7 +102,10 @@ pub fn wave2d(input: &[f32], m: usize, n: usize, steps: usize, c2: f32) -> (Vec<
         for i in 1..m - 1 {
             for j in 1..n - 1 {
                 u1[idx(i, j)] = 2.0f32 * u0[idx(i, j)] - um[idx(i, j)]
-                    + c2 * (u0[idx(i - 1, j)] + u0[idx(i + 1, j)] + u0[idx(i, j - 1)] + u0[idx(i, j + 1)]
+                    + c2 * (u0[idx(i - 1, j)]
+                        + u0[idx(i + 1, j)]
+                        + u0[idx(i, j - 1)]
+                        + u0[idx(i, j + 1)]
                         - 4.0f32 * u0[idx(i, j)]);
             }
         }
@@ -113,14 +127,22 @@ pub fn wave2d(input: &[f32], m: usize, n: usize, steps: usize, c2: f32) -> (Vec<
 /// The weights of a Gaussian of standard deviation `sigma` over `-r..=r`,
 /// normalised to sum to 1.
 pub fn gaussian_weights(sigma: f64, r: i64) -> Vec<f64> {
-    let w: Vec<f64> = (-r..=r).map(|x| (-((x * x) as f64) / (2.0 * sigma * sigma)).exp()).collect();
+    let w: Vec<f64> = (-r..=r)
+        .map(|x| (-((x * x) as f64) / (2.0 * sigma * sigma)).exp())
+        .collect();
     let total: f64 = w.iter().sum();
     w.iter().map(|v| v / total).collect()
 }
 
 /// A direct 2-D convolution of `img[height][width]` with the outer product of
 /// `w` (radius `w.len() / 2`), reads outside the image defined by `mode`.
-pub fn convolve(img: &[f32], width: usize, height: usize, w: &[f64], mode: BoundaryMode) -> Vec<f64> {
+pub fn convolve(
+    img: &[f32],
+    width: usize,
+    height: usize,
+    w: &[f64],
+    mode: BoundaryMode,
+) -> Vec<f64> {
     let r = (w.len() / 2) as i64;
     let (wi, hi) = (width as i64, height as i64);
     let read = |y: i64, x: i64| match (mode.resolve(y, hi), mode.resolve(x, wi)) {
@@ -144,10 +166,14 @@ pub fn convolve(img: &[f32], width: usize, height: usize, w: &[f64], mode: Bound
 
 /// A deterministic pseudo-random sequence in `[0, 1)` (64-bit LCG), for inputs.
 pub fn random_unit(seed: u64, n: usize) -> Vec<f64> {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..n)
         .map(|_| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (state >> 11) as f64 / (1u64 << 53) as f64
         })
         .collect()

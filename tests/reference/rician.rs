@@ -5,7 +5,14 @@
 /// Runs the C reference `rician3d` on `f[dim2][dim1][dim0]`; returns `U` and
 /// the number of iterations run (the C breaks after the iteration in which
 /// every `|U - U0| <= TOL`).
-pub fn rician3d(f: &[f64], sigma: f64, lambda: f64, dim0: usize, dim1: usize, dim2: usize) -> (Vec<f64>, usize) {
+pub fn rician3d(
+    f: &[f64],
+    sigma: f64,
+    lambda: f64,
+    dim0: usize,
+    dim1: usize,
+    dim2: usize,
+) -> (Vec<f64>, usize) {
     let n = dim0 * dim1 * dim2;
     let mut u0 = vec![0.0f64; n];
     let mut g = vec![0.0f64; n];
@@ -34,7 +41,7 @@ pub fn rician3d(f: &[f64], sigma: f64, lambda: f64, dim0: usize, dim1: usize, di
                             + (c - u0[idx(i, j, k - 1)]) * (c - u0[idx(i, j, k - 1)])
                             + (c - u0[idx(i + 1, j, k)]) * (c - u0[idx(i + 1, j, k)])
                             + (c - u0[idx(i - 1, j, k)]) * (c - u0[idx(i - 1, j, k)]))
-                            .sqrt();
+                        .sqrt();
                 }
             }
         }
@@ -43,7 +50,8 @@ pub fn rician3d(f: &[f64], sigma: f64, lambda: f64, dim0: usize, dim1: usize, di
             for j in 1..dim1 - 1 {
                 for k in 1..dim0 - 1 {
                     let mut r = u0[idx(i, j, k)] * f[idx(i, j, k)] / sigma2;
-                    r = (r * (2.38944 + r * (0.950037 + r))) / (4.65314 + r * (2.57541 + r * (1.48937 + r)));
+                    r = (r * (2.38944 + r * (0.950037 + r)))
+                        / (4.65314 + r * (2.57541 + r * (1.48937 + r)));
                     u[idx(i, j, k)] = (u0[idx(i, j, k)]
                         + DT * (u0[idx(i, j + 1, k)] * g[idx(i, j + 1, k)]
                             + u0[idx(i, j - 1, k)] * g[idx(i, j - 1, k)]

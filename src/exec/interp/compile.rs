@@ -60,7 +60,11 @@ pub(crate) enum Op {
         access: Access,
     },
     /// `dst = -a`.
-    Neg { ty: ScalarType, dst: u32, a: Operand },
+    Neg {
+        ty: ScalarType,
+        dst: u32,
+        a: Operand,
+    },
     /// `dst (int) = (a != 0) ^ negate`.
     Truth {
         ty: ScalarType,
@@ -122,7 +126,11 @@ pub(crate) enum Op {
         b: Operand,
     },
     /// `dst = src`.
-    Copy { ty: ScalarType, dst: u32, src: Operand },
+    Copy {
+        ty: ScalarType,
+        dst: u32,
+        src: Operand,
+    },
 }
 
 /// A compiled part: its operations, the registers they need per type, and for
@@ -205,7 +213,11 @@ impl<'a> Compiler<'a> {
     }
 
     fn error(&self, span: Span, message: String, help: &str) -> ExecError {
-        let span = if span.start < span.end { span } else { self.span };
+        let span = if span.start < span.end {
+            span
+        } else {
+            self.span
+        };
         ExecError::Located(Diagnostics::new(
             self.program.source.clone(),
             vec![Diagnostic::error(message, span)
@@ -610,7 +622,10 @@ pub(crate) fn stencil_part(
     stencil: usize,
     part: usize,
 ) -> Result<Kernel, ExecError> {
-    let iterate = program.iterate.as_ref().expect("called for a program with an iterate");
+    let iterate = program
+        .iterate
+        .as_ref()
+        .expect("called for a program with an iterate");
     let part = &iterate.stencils[stencil].parts[part];
     let types: Vec<ScalarType> = part.locals.iter().map(|l| l.ty).collect();
     let mut c = Compiler::new(program, env, &types, part.span);
@@ -625,7 +640,10 @@ pub(crate) fn reduction_part(
     reduction: usize,
     part: usize,
 ) -> Result<Kernel, ExecError> {
-    let iterate = program.iterate.as_ref().expect("called for a program with an iterate");
+    let iterate = program
+        .iterate
+        .as_ref()
+        .expect("called for a program with an iterate");
     let reduction = &iterate.reductions[reduction];
     let part = &reduction.parts[part];
     let mut c = Compiler::new(program, env, &[], part.span);

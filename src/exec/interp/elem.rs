@@ -303,7 +303,11 @@ mod tests {
     fn float_math_uses_the_type_of_the_form() {
         let v = call_value(MathFn::Sqrt, true, &[Value::Float(2.0)]);
         assert_eq!(v, Value::Float(2.0f32.sqrt()));
-        let v = call_value(MathFn::Fmax, false, &[Value::Double(f64::NAN), Value::Double(1.0)]);
+        let v = call_value(
+            MathFn::Fmax,
+            false,
+            &[Value::Double(f64::NAN), Value::Double(1.0)],
+        );
         assert_eq!(v, Value::Double(1.0));
     }
 }

@@ -49,7 +49,11 @@ fn level_ptr(buffer: &mut Buffer) -> *mut u8 {
 impl FieldViews {
     /// Views of `state`, whose buffers have been checked against the program
     /// (types, lengths, number of levels) and `grid_dims`.
-    pub(crate) fn new(program: &Program, grid_dims: &[Vec<usize>], state: &mut FieldState) -> FieldViews {
+    pub(crate) fn new(
+        program: &Program,
+        grid_dims: &[Vec<usize>],
+        state: &mut FieldState,
+    ) -> FieldViews {
         let fields = program
             .fields
             .iter()
@@ -81,7 +85,10 @@ impl FieldViews {
         let rank = view.dims.len();
         let mut base = 0i64;
         for a in 0..rank - 1 {
-            match view.boundary.resolve(chunk.outer[a] + access.offset[a], view.dims[a]) {
+            match view
+                .boundary
+                .resolve(chunk.outer[a] + access.offset[a], view.dims[a])
+            {
                 Some(i) => base += i * view.strides[a],
                 None => {
                     dst.fill(T::default());
@@ -95,7 +102,11 @@ impl FieldViews {
             // SAFETY: `base + start .. + len` lies inside the level (all axes in
             // range), and no other thread writes these elements (module docs).
             unsafe {
-                std::ptr::copy_nonoverlapping(base_ptr.add((base + start) as usize), dst.as_mut_ptr(), dst.len());
+                std::ptr::copy_nonoverlapping(
+                    base_ptr.add((base + start) as usize),
+                    dst.as_mut_ptr(),
+                    dst.len(),
+                );
             }
         } else {
             for (i, d) in dst.iter_mut().enumerate() {
@@ -126,7 +137,11 @@ impl FieldViews {
         // SAFETY: the run-time checks proved every store inside the grid, and
         // only this point writes these elements (module docs).
         unsafe {
-            std::ptr::copy_nonoverlapping(values.as_ptr(), base_ptr.add((base + start) as usize), values.len());
+            std::ptr::copy_nonoverlapping(
+                values.as_ptr(),
+                base_ptr.add((base + start) as usize),
+                values.len(),
+            );
         }
     }
 }

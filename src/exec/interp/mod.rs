@@ -45,7 +45,11 @@ struct Part {
 /// `env` must come from [`RunEnv::new`] for this program (which checked every
 /// access) and `state` must have, per field, one buffer per time level of the
 /// field's type and grid size (as [`FieldState::initial`] builds it).
-pub fn run(program: &Program, env: &RunEnv, state: &mut FieldState) -> Result<RunSummary, ExecError> {
+pub fn run(
+    program: &Program,
+    env: &RunEnv,
+    state: &mut FieldState,
+) -> Result<RunSummary, ExecError> {
     check_state(program, env, state)?;
     let start = Instant::now();
     let mut summary = RunSummary::default();
@@ -97,7 +101,9 @@ pub fn run(program: &Program, env: &RunEnv, state: &mut FieldState) -> Result<Ru
                 .map(|(r, parts)| with_elem!(r.ty, T => reduce::<T>(r.op, parts, &views)))
                 .collect();
             if let Some(check) = &iterate.check {
-                stop = env.eval_with(&check.cond, &program.tables, &[], &values).is_true();
+                stop = env
+                    .eval_with(&check.cond, &program.tables, &[], &values)
+                    .is_true();
             }
             for (slot, v) in last.iter_mut().zip(values) {
                 *slot = Some(v);
@@ -144,7 +150,8 @@ fn reduce<T: RegElem>(op: ReduceOp, parts: &[Part], views: &FieldViews) -> Value
     let identity = T::from_value(op.identity(T::TY));
     let mut total = identity;
     for part in parts {
-        let partials = parallel::run_reduction_part::<T>(&part.kernel, &part.bounds, views, identity, combine);
+        let partials =
+            parallel::run_reduction_part::<T>(&part.kernel, &part.bounds, views, identity, combine);
         for p in partials {
             total = combine(total, p);
         }
@@ -171,7 +178,10 @@ fn check_state(program: &Program, env: &RunEnv, state: &FieldState) -> Result<()
     for (f, (field, levels)) in program.fields.iter().zip(&state.fields).enumerate() {
         let rank = env.grid_dims[field.grid.0].len();
         if !(1..=3).contains(&rank) {
-            return fail(format!("field `{}` lives on a grid of {rank} dimensions (1 to 3 supported)", field.name));
+            return fail(format!(
+                "field `{}` lives on a grid of {rank} dimensions (1 to 3 supported)",
+                field.name
+            ));
         }
         let len = env.field_len(program, FieldId(f));
         if levels.len() != field.levels() {

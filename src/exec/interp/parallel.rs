@@ -51,12 +51,10 @@ fn for_each_chunk(bounds: &[(i64, i64)], item: i64, mut f: impl FnMut(&Chunk)) {
 
 /// Runs a stencil part on every point of the non-empty box `bounds`.
 pub(crate) fn run_stencil_part(kernel: &Kernel, bounds: &[(i64, i64)], views: &FieldViews) {
-    (0..item_count(bounds))
-        .into_par_iter()
-        .for_each_init(
-            || Regs::for_kernel(kernel),
-            |regs, item| for_each_chunk(bounds, item, |chunk| run_chunk(kernel, regs, views, chunk)),
-        );
+    (0..item_count(bounds)).into_par_iter().for_each_init(
+        || Regs::for_kernel(kernel),
+        |regs, item| for_each_chunk(bounds, item, |chunk| run_chunk(kernel, regs, views, chunk)),
+    );
 }
 
 /// Runs a reduction part on every point of the non-empty box `bounds` and

@@ -148,13 +148,25 @@ fn at<T: Copy>(s: &Src<T>, i: usize) -> T {
 /// its file, so that the sources can be borrowed from the same files (the
 /// compiler never makes `dst` one of the operands).
 #[inline(always)]
-fn with_dst<D: RegElem>(regs: &mut Regs, dst: u32, len: usize, compute: impl FnOnce(&mut [D], &Regs)) {
+fn with_dst<D: RegElem>(
+    regs: &mut Regs,
+    dst: u32,
+    len: usize,
+    compute: impl FnOnce(&mut [D], &Regs),
+) {
     let mut d = std::mem::take(&mut D::file_mut(regs)[dst as usize]);
     compute(&mut d[..len], regs);
     D::file_mut(regs)[dst as usize] = d;
 }
 
-fn arith_op<T: RegElem>(regs: &mut Regs, op: BinaryOp, dst: u32, a: &Operand, b: &Operand, len: usize) {
+fn arith_op<T: RegElem>(
+    regs: &mut Regs,
+    op: BinaryOp,
+    dst: u32,
+    a: &Operand,
+    b: &Operand,
+    len: usize,
+) {
     with_dst::<T>(regs, dst, len, |d, regs| {
         let (a, b) = (src::<T>(regs, a, len), src::<T>(regs, b, len));
         match op {
@@ -167,7 +179,14 @@ fn arith_op<T: RegElem>(regs: &mut Regs, op: BinaryOp, dst: u32, a: &Operand, b:
     });
 }
 
-fn compare_op<T: RegElem>(regs: &mut Regs, op: BinaryOp, dst: u32, a: &Operand, b: &Operand, len: usize) {
+fn compare_op<T: RegElem>(
+    regs: &mut Regs,
+    op: BinaryOp,
+    dst: u32,
+    a: &Operand,
+    b: &Operand,
+    len: usize,
+) {
     with_dst::<i32>(regs, dst, len, |d, regs| {
         let (a, b) = (src::<T>(regs, a, len), src::<T>(regs, b, len));
         match op {
@@ -178,7 +197,14 @@ fn compare_op<T: RegElem>(regs: &mut Regs, op: BinaryOp, dst: u32, a: &Operand, 
     });
 }
 
-fn call_op<T: RegElem + FloatElem>(regs: &mut Regs, func: MathFn, dst: u32, a: &Operand, b: Option<&Operand>, len: usize) {
+fn call_op<T: RegElem + FloatElem>(
+    regs: &mut Regs,
+    func: MathFn,
+    dst: u32,
+    a: &Operand,
+    b: Option<&Operand>,
+    len: usize,
+) {
     with_dst::<T>(regs, dst, len, |d, regs| {
         let a = src::<T>(regs, a, len);
         match (func, b) {
@@ -210,8 +236,12 @@ pub(crate) fn run_chunk(kernel: &Kernel, regs: &mut Regs, views: &FieldViews, ch
                     map1(d, src::<T>(regs, a, len), |x| (x.is_true() ^ negate) as i32)
                 });
             }),
-            Op::Arith { ty, op, dst, a, b } => with_elem!(*ty, T => arith_op::<T>(regs, *op, *dst, a, b, len)),
-            Op::Compare { ty, op, dst, a, b } => with_elem!(*ty, T => compare_op::<T>(regs, *op, *dst, a, b, len)),
+            Op::Arith { ty, op, dst, a, b } => {
+                with_elem!(*ty, T => arith_op::<T>(regs, *op, *dst, a, b, len))
+            }
+            Op::Compare { ty, op, dst, a, b } => {
+                with_elem!(*ty, T => compare_op::<T>(regs, *op, *dst, a, b, len))
+            }
             Op::Logic { and, dst, a, b } => {
                 let and = *and;
                 with_dst::<i32>(regs, *dst, len, |d, regs| {
@@ -248,7 +278,13 @@ pub(crate) fn run_chunk(kernel: &Kernel, regs: &mut Regs, views: &FieldViews, ch
                 ScalarType::Float => call_op::<f32>(regs, *func, *dst, a, None, len),
                 _ => call_op::<f64>(regs, *func, *dst, a, None, len),
             },
-            Op::Call2 { ty, func, dst, a, b } => match ty {
+            Op::Call2 {
+                ty,
+                func,
+                dst,
+                a,
+                b,
+            } => match ty {
                 ScalarType::Float => call_op::<f32>(regs, *func, *dst, a, Some(b), len),
                 _ => call_op::<f64>(regs, *func, *dst, a, Some(b), len),
             },
