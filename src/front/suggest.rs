@@ -1,0 +1,47 @@
+//! "Did you mean …?" suggestions for misspelt names.
+
+/// The candidate closest to `name` by edit distance, if it is close enough to be
+/// a plausible typo (at most one edit per three characters, and at least one).
+pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (name.chars().count() / 3).max(1);
+    candidates
+        .into_iter()
+        .filter(|c| *c != name)
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)))
+        .map(|(_, c)| c)
+}
+
+/// Levenshtein distance, except that names differing only in case are one edit
+/// apart (so `dt` suggests `DT`).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    if a.eq_ignore_ascii_case(b) {
+        return 1;
+    }
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_close_names_only() {
+        assert_eq!(closest("sigam", ["sigma", "lambda"]), Some("sigma"));
+        assert_eq!(closest("dt", ["DT", "EPSILON"]), Some("DT"));
+        assert_eq!(closest("xyz", ["sigma", "lambda"]), None);
+    }
+}
