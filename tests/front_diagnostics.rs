@@ -11,7 +11,10 @@ fn errors(text: &str) -> String {
         Ok(p) => panic!("expected an error, but the program compiled:\n{p}"),
         Err(d) => {
             let rendered = d.to_string();
-            assert!(rendered.contains("test.sdsl:"), "no location in:\n{rendered}");
+            assert!(
+                rendered.contains("test.sdsl:"),
+                "no location in:\n{rendered}"
+            );
             assert!(rendered.contains("help:"), "no help in:\n{rendered}");
             rendered
         }
@@ -148,7 +151,9 @@ fn duplicate_names() {
 
 #[test]
 fn non_consecutive_time_offsets() {
-    insta::assert_snapshot!(errors("int n;\ngrid g[n];\nfloat griddata a on g at 0,2;\n"));
+    insta::assert_snapshot!(errors(
+        "int n;\ngrid g[n];\nfloat griddata a on g at 0,2;\n"
+    ));
 }
 
 #[test]
@@ -186,7 +191,9 @@ fn subset_rank_must_match_griddata() {
 
 #[test]
 fn unknown_boundary_mode() {
-    insta::assert_snapshot!(errors("int n;\ngrid g[n];\nfloat griddata a on g at 0 boundary clmap;\n"));
+    insta::assert_snapshot!(errors(
+        "int n;\ngrid g[n];\nfloat griddata a on g at 0 boundary clmap;\n"
+    ));
 }
 
 #[test]

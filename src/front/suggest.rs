@@ -13,25 +13,36 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .map(|(_, c)| c)
 }
 
-/// Levenshtein distance, except that names differing only in case are one edit
-/// apart (so `dt` suggests `DT`).
+/// Edit distance counting insertions, deletions, substitutions and swaps of
+/// adjacent characters (optimal string alignment); names differing only in
+/// case are one edit apart (so `dt` suggests `DT`).
 pub fn edit_distance(a: &str, b: &str) -> usize {
     if a.eq_ignore_ascii_case(b) {
         return 1;
     }
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
+    // d[i][j]: distance between the first i characters of a and the first j of b.
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
     for i in 1..=a.len() {
-        cur[0] = i;
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
         }
-        std::mem::swap(&mut prev, &mut cur);
     }
-    prev[b.len()]
+    d[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -42,6 +53,7 @@ mod tests {
     fn suggests_close_names_only() {
         assert_eq!(closest("sigam", ["sigma", "lambda"]), Some("sigma"));
         assert_eq!(closest("dt", ["DT", "EPSILON"]), Some("DT"));
+        assert_eq!(closest("alpah", ["alpha", "n"]), Some("alpha"));
         assert_eq!(closest("xyz", ["sigma", "lambda"]), None);
     }
 }

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use crate::diag::Diagnostic;
 use crate::front::ast::{self, Initializer};
 use crate::front::sema::expr::{convert, Cx};
-use crate::front::sema::fold::{self, FoldError};
+use crate::front::sema::fold;
 use crate::front::sema::{Sema, Symbol};
 use crate::ir::{
     BoundaryMode, ConstId, Constant, Expr, Field, FieldId, Grid, GridId, Param, ParamId,
@@ -81,33 +81,13 @@ impl Sema {
 
     /// Folds an integer expression that must be known at compile time.
     pub(super) fn compile_time_integer(&mut self, expr: &Expr, what: &str) -> Option<i64> {
-        if !fold::is_integer(expr.ty) {
-            self.errors.push(
-                Diagnostic::error(format!("{what} must be an integer"), expr.span)
-                    .with_label(format!("this has type `{}`", expr.ty))
-                    .with_help("write an integer expression, or convert with `(int)`"),
-            );
+        if !self.require_integer(expr, what) {
             return None;
         }
         match fold::fold(expr, &|i| self.const_value(i)) {
             Ok(v) => fold::as_integer(v),
-            Err(FoldError::NotConstant(at)) => {
-                self.errors.push(
-                    Diagnostic::error(format!("{what} must be a compile-time constant"), expr.span)
-                        .with_label("not known at compile time")
-                        .with_secondary(at, "this is only known when the program runs")
-                        .with_help(
-                            "use integer literals, or constants that do not depend on parameters",
-                        ),
-                );
-                None
-            }
-            Err(FoldError::DivisionByZero(at)) => {
-                self.errors.push(
-                    Diagnostic::error(format!("{what} divides by zero"), at)
-                        .with_label("division by zero")
-                        .with_help("change the divisor"),
-                );
+            Err(err) => {
+                self.fold_error(err, what, expr.span);
                 None
             }
         }

@@ -357,6 +357,21 @@ impl Sema {
                 );
                 None
             }
+            None if self.reduction_names.contains_key(&name.name) => {
+                self.errors.push(
+                    Diagnostic::error(
+                        format!(
+                            "reduction `{}` can only be used in the check condition",
+                            name.name
+                        ),
+                        span,
+                    )
+                    .with_label("a reduction's value exists only after the stencils ran")
+                    .with_secondary(self.reduction_names[&name.name], "the reduction")
+                    .with_help("use the reduction in `check (...)` after the iterate"),
+                );
+                None
+            }
             None => {
                 let mut candidates = self.names_where(|s| match s {
                     Symbol::Param(_) | Symbol::Const(_) => true,

@@ -41,10 +41,14 @@ impl Sema {
                 let other_level = if field.time_hi > read.reference.time {
                     format!("write to `[{}]{}` instead", field.time_hi, field.name)
                 } else {
+                    let levels: Vec<String> = (field.time_lo..=field.time_hi + 1)
+                        .map(|t| t.to_string())
+                        .collect();
                     format!(
-                        "declare another time level (`at {},{}`) and write that one",
-                        field.time_lo,
-                        field.time_hi + 1
+                        "declare another time level (`at {}`) and write `[{}]{}`",
+                        levels.join(","),
+                        field.time_hi + 1,
+                        field.name
                     )
                 };
                 self.errors.push(

@@ -100,6 +100,8 @@ struct Sema {
     scope: HashMap<String, Decl>,
     /// Every name declared anywhere in the module, for "declared later" advice.
     declared_anywhere: HashMap<String, Span>,
+    /// Reduction names, which only the check may use.
+    reduction_names: HashMap<String, Span>,
     point_functions: Vec<Rc<ast::PointFunction>>,
     /// Values of constants that do not depend on parameters.
     const_values: Vec<Option<Value>>,
@@ -124,6 +126,7 @@ impl Sema {
             },
             scope: HashMap::new(),
             declared_anywhere: HashMap::new(),
+            reduction_names: HashMap::new(),
             point_functions: Vec::new(),
             const_values: Vec::new(),
             reduction_types: Vec::new(),
@@ -159,7 +162,9 @@ impl Sema {
                 ast::Item::PointFunction(pf) => note(&pf.name),
                 ast::Item::Iterate(it) => {
                     for r in &it.reductions {
-                        note(&r.name);
+                        self.reduction_names
+                            .entry(r.name.name.clone())
+                            .or_insert(r.name.span);
                     }
                 }
             }

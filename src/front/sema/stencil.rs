@@ -532,6 +532,28 @@ impl Sema {
         let mut bindings = HashMap::new();
         let mut ok = true;
         for (param, arg) in pf.params.iter().zip(args) {
+            if let ast::ExprKind::Name(name) = &arg.kind {
+                let is_bound = frame.bindings.contains_key(&name.name);
+                let symbol = self.scope.get(&name.name).map(|d| d.symbol);
+                if let (false, Some(symbol)) = (is_bound, symbol) {
+                    if !matches!(symbol, Symbol::Field(_)) {
+                        self.errors.push(
+                            Diagnostic::error(
+                                format!("argument `{}` of `{}` must be griddata", param.name, func.name),
+                                arg.span,
+                            )
+                            .with_label(format!("`{}` is {}", name.name, symbol.describe()))
+                            .with_secondary(param.span, "griddata parameter")
+                            .with_help(format!(
+                                "pass griddata to point functions; use `{}` inside the function body directly, it is visible there",
+                                name.name
+                            )),
+                        );
+                        ok = false;
+                        continue;
+                    }
+                }
+            }
             let ast::ExprKind::Name(name) = &arg.kind else {
                 self.errors.push(
                     Diagnostic::error(
