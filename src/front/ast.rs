@@ -266,6 +266,31 @@ pub struct Expr {
     pub kind: ExprKind,
     /// Where.
     pub span: Span,
+    /// Nodes on the longest path to a leaf (1 for a leaf), so that the parser can
+    /// refuse trees too deep for the recursive passes that follow.
+    pub height: usize,
+}
+
+impl Expr {
+    /// A node, with its height computed from its children.
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        let child = |e: &Expr| e.height;
+        let max_of = |es: &[Expr]| es.iter().map(child).max().unwrap_or(0);
+        let below = match &kind {
+            ExprKind::Int(..) | ExprKind::Float(..) | ExprKind::Name(_) => 0,
+            ExprKind::Index { indices, .. } => max_of(indices),
+            ExprKind::Grid(g) => child(&g.time).max(max_of(&g.offsets)),
+            ExprKind::Call { args, .. } => max_of(args),
+            ExprKind::Cast(_, e) | ExprKind::Unary(_, e) => child(e),
+            ExprKind::Binary(_, a, b) => child(a).max(child(b)),
+            ExprKind::Select(a, b, c) => child(a).max(child(b)).max(child(c)),
+        };
+        Expr {
+            kind,
+            span,
+            height: below + 1,
+        }
+    }
 }
 
 /// The forms of expression.

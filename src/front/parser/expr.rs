@@ -13,7 +13,21 @@ impl Parser {
         self.enter()?;
         let result = self.conditional();
         self.leave();
-        result
+        let expr = result?;
+        self.check_height(&expr)?;
+        Ok(expr)
+    }
+
+    /// Refuses expression trees deeper than the later recursive passes accept.
+    fn check_height(&self, expr: &Expr) -> Result<(), Diagnostic> {
+        if expr.height <= MAX_EXPR_HEIGHT {
+            return Ok(());
+        }
+        Err(Diagnostic::error("the expression is too long", expr.span)
+            .with_label("too many nested operations")
+            .with_help(format!(
+                "split it into several statements with local variables; an expression may nest at most {MAX_EXPR_HEIGHT} operations deep"
+            )))
     }
 
     fn conditional(&mut self) -> Result<Expr, Diagnostic> {
@@ -28,10 +42,10 @@ impl Parser {
         )?;
         let otherwise = self.expr()?;
         let span = cond.span.to(otherwise.span);
-        Ok(Expr {
-            kind: ExprKind::Select(Box::new(cond), Box::new(then), Box::new(otherwise)),
+        Ok(Expr::new(
+            ExprKind::Select(Box::new(cond), Box::new(then), Box::new(otherwise)),
             span,
-        })
+        ))
     }
 
     fn binary_op(&self, level: usize) -> Option<BinaryOp> {
@@ -64,10 +78,8 @@ impl Parser {
             self.bump();
             let rhs = self.binary(level + 1)?;
             let span = lhs.span.to(rhs.span);
-            lhs = Expr {
-                kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
-                span,
-            };
+            lhs = Expr::new(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span);
+            self.check_height(&lhs)?;
         }
         Ok(lhs)
     }
@@ -86,10 +98,7 @@ impl Parser {
         let operand = operand?;
         let span = start.to(operand.span);
         Ok(match op {
-            Some(op) => Expr {
-                kind: ExprKind::Unary(op, Box::new(operand)),
-                span,
-            },
+            Some(op) => Expr::new(ExprKind::Unary(op, Box::new(operand)), span),
             None => operand,
         })
     }
@@ -99,17 +108,11 @@ impl Parser {
         match self.peek().clone() {
             TokenKind::Int(v, ty) => {
                 self.bump();
-                Ok(Expr {
-                    kind: ExprKind::Int(v, ty),
-                    span: start,
-                })
+                Ok(Expr::new(ExprKind::Int(v, ty), start))
             }
             TokenKind::Float(v, ty) => {
                 self.bump();
-                Ok(Expr {
-                    kind: ExprKind::Float(v, ty),
-                    span: start,
-                })
+                Ok(Expr::new(ExprKind::Float(v, ty), start))
             }
             TokenKind::LParen => {
                 self.bump();
@@ -122,10 +125,7 @@ impl Parser {
                         self.leave();
                         let operand = operand?;
                         let span = start.to(operand.span);
-                        return Ok(Expr {
-                            kind: ExprKind::Cast(ty, Box::new(operand)),
-                            span,
-                        });
+                        return Ok(Expr::new(ExprKind::Cast(ty, Box::new(operand)), span));
                     }
                 }
                 let mut inner = self.expr()?;
@@ -139,19 +139,13 @@ impl Parser {
             TokenKind::LBracket => {
                 let grid = self.grid_ref()?;
                 let span = grid.span;
-                Ok(Expr {
-                    kind: ExprKind::Grid(grid),
-                    span,
-                })
+                Ok(Expr::new(ExprKind::Grid(grid), span))
             }
             TokenKind::Ident(_) => {
                 let name = self.ident("a name", "")?;
                 if self.at(&TokenKind::LParen) {
                     let (args, end) = self.call_args()?;
-                    return Ok(Expr {
-                        kind: ExprKind::Call { func: name, args },
-                        span: start.to(end),
-                    });
+                    return Ok(Expr::new(ExprKind::Call { func: name, args }, start.to(end)));
                 }
                 if self.at(&TokenKind::LBracket) {
                     let mut indices = Vec::new();
@@ -163,18 +157,12 @@ impl Parser {
                             "an index is written `[expression]`",
                         )?;
                     }
-                    return Ok(Expr {
-                        kind: ExprKind::Index {
+                    return Ok(Expr::new(ExprKind::Index {
                             base: name,
                             indices,
-                        },
-                        span: start.to(end),
-                    });
+                        }, start.to(end)));
                 }
-                Ok(Expr {
-                    span: name.span,
-                    kind: ExprKind::Name(name),
-                })
+                Ok(Expr::new(ExprKind::Name(name.clone()), name.span))
             }
             _ => Err(self.expected(
                 "an expression",
@@ -273,6 +261,9 @@ impl Parser {
 }
 
 const MAX_LEVEL: usize = 5;
+
+/// The deepest expression tree accepted (a chain `a + b + ...` of N terms is N deep).
+const MAX_EXPR_HEIGHT: usize = 1000;
 
 fn precedence(op: BinaryOp) -> usize {
     match op {
