@@ -274,3 +274,8 @@ fn several_errors_are_reported_together() {
     ));
     assert!(text.contains("`foo`") && text.contains("`bar`"), "{text}");
 }
+
+#[test]
+fn constant_division_by_zero() {
+    insta::assert_snapshot!(errors("int c = 5 % (2 - 2);\n"));
+}

@@ -320,6 +320,19 @@ mod tests {
     }
 
     #[test]
+    fn trailing_point_and_exponent_forms() {
+        assert_eq!(
+            kinds("1. 1.e2 2e3f"),
+            vec![
+                TokenKind::Float(1.0, ScalarType::Double),
+                TokenKind::Float(100.0, ScalarType::Double),
+                TokenKind::Float(2000.0, ScalarType::Float),
+                TokenKind::Eof,
+            ]
+        );
+    }
+
+    #[test]
     fn ranges_and_comments() {
         assert_eq!(
             kinds("-2..2 /* x */ // y\n a<=b"),
@@ -351,5 +364,7 @@ mod tests {
         assert!(lex("a $ b", 0..5).is_err());
         assert!(lex("1e", 0..2).is_err());
         assert!(lex("99999999999999999999", 0..20).is_err());
+        assert!(lex("1e999", 0..5).is_err());
+        assert!(lex("0x1F", 0..4).is_err());
     }
 }

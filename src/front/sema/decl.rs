@@ -69,7 +69,14 @@ impl Sema {
             Some(v) => convert(v, ty),
             None => Expr::literal(Value::Int(0).cast(ty)),
         };
-        let folded = fold::fold(&value, &|i| self.const_value(i)).ok();
+        let folded = match fold::fold(&value, &|i| self.const_value(i)) {
+            Ok(v) => Some(v),
+            Err(err @ fold::FoldError::DivisionByZero(_)) => {
+                self.fold_error(err, "the constant's value", value.span);
+                None
+            }
+            Err(fold::FoldError::NotConstant(_)) => None,
+        };
         self.const_values.push(folded);
         self.program.constants.push(Constant {
             name: name.name.clone(),
