@@ -397,27 +397,46 @@ impl PendingOutput {
     /// Writes `data` (the field's values on a grid of size `dims`, outermost
     /// first) to the temporary file and renames it over the destination.
     pub fn commit(mut self, data: &Buffer, dims: &[usize]) -> Result<(), DataError> {
-        let path = self.path.clone();
+        self.write(data, dims)?;
+        self.persist()
+    }
+
+    /// Writes `data` to the temporary file only. With several outputs, write
+    /// them all before renaming any, so that a failure leaves none half-done.
+    pub fn write(&mut self, data: &Buffer, dims: &[usize]) -> Result<(), DataError> {
         let write_error = |source| DataError::Write {
-            path: path.clone(),
+            path: self.path.clone(),
             source,
         };
-        {
-            let mut writer = BufWriter::new(self.temp.as_file_mut());
-            match self.format {
-                Format::Npy => npy::write(&mut writer, data, dims).map_err(write_error)?,
-                Format::Png | Format::Pgm => {
-                    grayscale::write(&mut writer, self.format, data, dims).map_err(write_error)?
-                }
-                Format::Raw => writer.write_all(data.as_bytes()).map_err(write_error)?,
-            }
-            writer.flush().map_err(write_error)?;
+        if data.ty() != self.field.ty || data.len() != point_count(dims) {
+            return Err(write_error(std::io::Error::other(format!(
+                "the data ({} {} values) does not fit field `{}` on a grid of {} points",
+                data.len(),
+                data.ty(),
+                self.field.name,
+                point_count(dims)
+            ))));
         }
-        debug_assert_eq!(data.ty(), self.field.ty);
+        let mut writer = BufWriter::new(self.temp.as_file_mut());
+        match self.format {
+            Format::Npy => npy::write(&mut writer, data, dims),
+            Format::Png | Format::Pgm => grayscale::write(&mut writer, self.format, data, dims),
+            Format::Raw => writer.write_all(data.as_bytes()),
+        }
+        .and_then(|()| writer.flush())
+        .map_err(write_error)
+    }
+
+    /// Renames the written temporary file over the destination.
+    pub fn persist(self) -> Result<(), DataError> {
+        let path = self.path;
         self.temp
-            .persist(&self.path)
-            .map_err(|e| write_error(e.error))?;
-        Ok(())
+            .persist(&path)
+            .map(drop)
+            .map_err(|e| DataError::Write {
+                path,
+                source: e.error,
+            })
     }
 }
 
