@@ -158,8 +158,9 @@ pub fn infer_grid_sizes(
             };
             let Some(value) = value else { continue };
             match &found[param.0] {
-                Some(earlier) if earlier.value != value => return Err(CliError::new(
-                    format!(
+                Some(earlier) if earlier.value != value => {
+                    return Err(CliError::new(
+                        format!(
                         "the inputs disagree on grid size `{}`: `{}` gives {} but `{}` gives {}",
                         decl.name,
                         earlier.from.display(),
@@ -167,11 +168,12 @@ pub fn infer_grid_sizes(
                         path.display(),
                         value
                     ),
-                    format!(
-                        "give inputs of the same shape, or set the size with `--set {}=VALUE`",
-                        decl.name
-                    ),
-                )),
+                        format!(
+                            "give inputs of the same shape, or set the size with `--set {}=VALUE`",
+                            decl.name
+                        ),
+                    ))
+                }
                 Some(_) => {}
                 None => {
                     found[param.0] = Some(Inferred {
@@ -221,4 +223,224 @@ pub fn complete(program: &Program, values: Vec<Option<Value>>) -> Result<Binding
     Ok(Bindings {
         params: values.into_iter().flatten().collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use stencilc::ir::{BoundaryMode, Constant, Field, Grid, GridId, Param, ScheduleHints};
+    use stencilc::source::{SourceFile, Span};
+
+    fn param(name: &str, ty: ScalarType) -> Param {
+        Param {
+            name: name.into(),
+            ty,
+            span: Span::default(),
+        }
+    }
+
+    fn field(name: &str, grid: usize) -> Field {
+        Field {
+            name: name.into(),
+            ty: ScalarType::Float,
+            grid: GridId(grid),
+            time_lo: 0,
+            time_hi: 0,
+            boundary: BoundaryMode::None,
+            span: Span::default(),
+        }
+    }
+
+    fn param_expr(id: usize, ty: ScalarType) -> Expr {
+        Expr::new(ExprKind::Param(ParamId(id)), ty, Span::default())
+    }
+
+    /// `int width, height; long n; float sigma; grid g[height][width];
+    /// grid line[(int)n + 1]; griddata img, out on g, v on line; double k = 2;`
+    fn program() -> Program {
+        let n_plus_one = Expr::new(
+            ExprKind::Binary(
+                stencilc::ir::BinaryOp::Add,
+                Box::new(Expr::new(
+                    ExprKind::Cast(Box::new(param_expr(2, ScalarType::Long))),
+                    ScalarType::Int,
+                    Span::default(),
+                )),
+                Box::new(Expr::literal(Value::Int(1))),
+            ),
+            ScalarType::Int,
+            Span::default(),
+        );
+        Program {
+            source: SourceFile::new("t.sdsl", ""),
+            name: "t".into(),
+            params: vec![
+                param("width", ScalarType::Int),
+                param("height", ScalarType::Int),
+                param("n", ScalarType::Long),
+                param("sigma", ScalarType::Float),
+            ],
+            constants: vec![Constant {
+                name: "k".into(),
+                ty: ScalarType::Double,
+                value: Expr::literal(Value::Double(2.0)),
+                span: Span::default(),
+            }],
+            grids: vec![
+                Grid {
+                    name: "g".into(),
+                    dims: vec![
+                        param_expr(1, ScalarType::Int),
+                        param_expr(0, ScalarType::Int),
+                    ],
+                    span: Span::default(),
+                },
+                Grid {
+                    name: "line".into(),
+                    dims: vec![n_plus_one],
+                    span: Span::default(),
+                },
+            ],
+            fields: vec![field("img", 0), field("out", 0), field("v", 1)],
+            tables: vec![],
+            iterate: None,
+            hints: ScheduleHints::default(),
+        }
+    }
+
+    fn set(name: &str, value: &str) -> Assignment {
+        Assignment {
+            name: name.into(),
+            value: value.into(),
+        }
+    }
+
+    #[test]
+    fn values_parse_as_the_parameter_type() {
+        assert_eq!(parse_value("64", ScalarType::Int), Some(Value::Int(64)));
+        assert_eq!(parse_value("-3", ScalarType::Long), Some(Value::Long(-3)));
+        assert_eq!(parse_value("10L", ScalarType::Long), Some(Value::Long(10)));
+        assert_eq!(
+            parse_value("0.5f", ScalarType::Float),
+            Some(Value::Float(0.5))
+        );
+        assert_eq!(
+            parse_value("1e-3", ScalarType::Double),
+            Some(Value::Double(1e-3))
+        );
+        assert_eq!(parse_value("0.5", ScalarType::Int), None);
+        assert_eq!(parse_value("3000000000", ScalarType::Int), None);
+        assert_eq!(parse_value("0.5f", ScalarType::Double), None);
+    }
+
+    #[test]
+    fn sets_are_checked_against_the_parameters() {
+        let p = program();
+        let values = parse_sets(&p, &[set("sigma", "0.25"), set("width", "8")]).unwrap();
+        assert_eq!(
+            values,
+            vec![Some(Value::Int(8)), None, None, Some(Value::Float(0.25))]
+        );
+
+        let err = parse_sets(&p, &[set("widht", "8")])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "error: `widht` is not a parameter of the program (in `--set widht=8`)\n  = help: the parameters of `t` are: width (int), height (int), n (long), sigma (float)"
+        );
+        let err = parse_sets(&p, &[set("k", "1")]).unwrap_err().to_string();
+        assert!(err.contains("`k` is a constant of the program"), "{err}");
+        let err = parse_sets(&p, &[set("width", "wide")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`wide` is not a valid int for parameter `width`"),
+            "{err}"
+        );
+        let err = parse_sets(&p, &[set("n", "1"), set("n", "2")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("set more than once"), "{err}");
+    }
+
+    #[test]
+    fn missing_parameters_are_named_with_the_flag_to_give_them() {
+        let p = program();
+        let values = vec![Some(Value::Int(8)), None, Some(Value::Long(4)), None];
+        let err = complete(&p, values).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "error: parameters `height` and `sigma` of `t` are not given a value\n  = help: give them with `--set height=VALUE --set sigma=VALUE` (grid sizes can also come from the shape of an .npy or image --input)"
+        );
+        let all = vec![
+            Some(Value::Int(8)),
+            Some(Value::Int(2)),
+            Some(Value::Long(4)),
+            Some(Value::Float(1.0)),
+        ];
+        assert_eq!(complete(&p, all.clone()).unwrap().params.len(), 4);
+    }
+
+    fn save_image(dir: &Path, name: &str, width: u32, height: u32) -> PathBuf {
+        let path = dir.join(name);
+        image::GrayImage::new(width, height).save(&path).unwrap();
+        path
+    }
+
+    #[test]
+    fn grid_sizes_come_from_input_shapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = program();
+        let a = save_image(dir.path(), "a.png", 5, 3);
+        let mut values = vec![None; 4];
+        let inferred = infer_grid_sizes(&p, &mut values, &[(FieldId(0), a.as_path())]).unwrap();
+        assert_eq!(values[0], Some(Value::Int(5)));
+        assert_eq!(values[1], Some(Value::Int(3)));
+        assert_eq!(values[2], None, "`n + 1` is not a plain parameter");
+        assert_eq!(inferred.len(), 2);
+        assert_eq!(inferred[0].from, a);
+
+        // --set wins: width stays as set, height is still inferred.
+        let mut values = vec![Some(Value::Int(7)), None, None, None];
+        infer_grid_sizes(&p, &mut values, &[(FieldId(0), a.as_path())]).unwrap();
+        assert_eq!(values[..2], [Some(Value::Int(7)), Some(Value::Int(3))]);
+    }
+
+    #[test]
+    fn disagreeing_inputs_are_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = program();
+        let a = save_image(dir.path(), "a.png", 5, 3);
+        let b = save_image(dir.path(), "b.png", 5, 4);
+        let mut values = vec![None; 4];
+        let err = infer_grid_sizes(
+            &p,
+            &mut values,
+            &[(FieldId(0), a.as_path()), (FieldId(1), b.as_path())],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("the inputs disagree on grid size `height`")
+                && err.contains("gives 3 but")
+                && err.contains("gives 4"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn raw_inputs_and_wrong_ranks_infer_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = program();
+        let raw = dir.path().join("a.raw");
+        std::fs::write(&raw, [0u8; 60]).unwrap();
+        let mut values = vec![None; 4];
+        assert!(
+            infer_grid_sizes(&p, &mut values, &[(FieldId(0), raw.as_path())])
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(values, vec![None; 4]);
+    }
 }
