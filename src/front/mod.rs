@@ -1,12 +1,29 @@
 //! Front-ends: source text to [`ir::Program`](crate::ir::Program).
 //!
-//! (Interface stub; the SDSL front-end replaces the bodies.)
+//! The SDSL front-end runs in four steps, each in its own module: the
+//! [`lexer`] splits text into [`token`]s, the [`parser`] builds the syntax tree
+//! ([`ast`]), semantic analysis (`sema`) checks it and builds the typed program,
+//! with point functions inlined. C/C++ host files are first split into their
+//! `#pragma sdsl` [`region`]s. Every error is a [`Diagnostic`] that points into
+//! the source; nothing here panics on user input.
 
+pub mod ast;
+pub mod lexer;
+pub mod parser;
+pub mod region;
+mod sema;
+pub mod suggest;
+pub mod token;
+
+use std::ops::Range;
+use std::path::Path;
 use std::sync::Arc;
 
-use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::Program;
+use crate::diag::{Diagnostic, Diagnostics, Severity};
+use crate::ir::{Program, ScheduleHints};
 use crate::source::{SourceFile, Span};
+
+pub use sema::fold;
 
 /// One `#pragma sdsl begin ... #pragma sdsl end` region of a C/C++ file.
 #[derive(Clone, Debug)]
@@ -22,16 +39,151 @@ pub struct Region {
 
 /// Parses and checks a whole `.sdsl` program.
 pub fn parse_program(source: Arc<SourceFile>) -> Result<Program, Diagnostics> {
-    Err(Diagnostics::new(
-        source,
-        vec![Diagnostic::error(
-            "the SDSL front-end is not built yet",
-            Span::default(),
-        )],
-    ))
+    let name = program_name(&source.name, None);
+    let range = 0..source.text.len();
+    parse_range(&source, range, name, ScheduleHints::default())
+        .map_err(|items| Diagnostics::new(source.clone(), items))
 }
 
 /// Finds, parses and checks every SDSL region of a C/C++ file.
+///
+/// A file without regions is an error (it is most likely not what the user meant
+/// to compile). Programs are named after the file stem, with `_region<N>` added
+/// when the file holds more than one region.
 pub fn parse_regions(source: Arc<SourceFile>) -> Result<Vec<Region>, Diagnostics> {
-    parse_program(source).map(|_| Vec::new())
+    let fail = |items| Diagnostics::new(source.clone(), items);
+    let raw = region::find_regions(&source.text).map_err(fail)?;
+    if raw.is_empty() {
+        return Err(fail(vec![Diagnostic::error(
+            "no SDSL region in this file",
+            Span::new(0, 0),
+        )
+        .with_label("no `#pragma sdsl begin` line found")
+        .with_help(
+            "put the SDSL program between `#pragma sdsl begin` and `#pragma sdsl end` lines, or pass a `.sdsl` file",
+        )]));
+    }
+    let several = raw.len() > 1;
+    let mut regions = Vec::new();
+    let mut errors = Vec::new();
+    for (index, r) in raw.into_iter().enumerate() {
+        let name = program_name(&source.name, several.then_some(index));
+        match parse_range(&source, r.body.clone(), name, r.hints) {
+            Ok(program) => regions.push(Region {
+                index,
+                program,
+                span: r.span,
+            }),
+            Err(items) => errors.extend(items),
+        }
+    }
+    if errors.is_empty() {
+        Ok(regions)
+    } else {
+        Err(fail(errors))
+    }
+}
+
+/// Reads and parses a program file: a `.sdsl` file as one program, any other
+/// file (C/C++) as a host of regions, of which `region` (default 0) is taken.
+pub fn load(path: &Path, region: Option<usize>) -> Result<Program, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| LoadError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    let source = SourceFile::new(path.display().to_string(), text);
+    let is_sdsl = path.extension().is_some_and(|e| e == "sdsl");
+    if is_sdsl {
+        if let Some(index) = region {
+            if index > 0 {
+                return Err(LoadError::NoSuchRegion {
+                    path: source.name.clone(),
+                    index,
+                    count: 1,
+                });
+            }
+        }
+        return parse_program(source).map_err(LoadError::Program);
+    }
+    let mut regions = parse_regions(source.clone()).map_err(LoadError::Program)?;
+    let index = region.unwrap_or(0);
+    if index >= regions.len() {
+        return Err(LoadError::NoSuchRegion {
+            path: source.name.clone(),
+            index,
+            count: regions.len(),
+        });
+    }
+    Ok(regions.swap_remove(index).program)
+}
+
+/// Why [`load`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("cannot read `{path}`: {message}; check the path")]
+    Io {
+        /// The path as given.
+        path: String,
+        /// The system's reason.
+        message: String,
+    },
+    /// The program has errors.
+    #[error("{0}")]
+    Program(Diagnostics),
+    /// `--region N` names a region the file does not have.
+    #[error("`{path}` has {count} SDSL region(s), so there is no region {index}; pick a region from 0 to {}", count.saturating_sub(1))]
+    NoSuchRegion {
+        /// The file.
+        path: String,
+        /// The region asked for.
+        index: usize,
+        /// How many regions the file has.
+        count: usize,
+    },
+}
+
+/// Lexes, parses and checks `source.text[range]` as one program.
+fn parse_range(
+    source: &Arc<SourceFile>,
+    range: Range<usize>,
+    name: String,
+    hints: ScheduleHints,
+) -> Result<Program, Vec<Diagnostic>> {
+    let tokens = lexer::lex(&source.text, range).map_err(|d| vec![d])?;
+    let module = parser::parse(tokens).map_err(|d| vec![d])?;
+    let program = sema::analyze(&module, source.clone(), name, hints)?;
+    let errors: Vec<Diagnostic> = crate::analysis::static_checks(&program)
+        .into_iter()
+        .filter(|d| d.severity == Severity::Error)
+        .collect();
+    if errors.is_empty() {
+        Ok(program)
+    } else {
+        Err(errors)
+    }
+}
+
+/// A C identifier made from a file name's stem (`jacobi2d`, `my_prog_region1`).
+fn program_name(path: &str, region: Option<usize>) -> String {
+    let stem = Path::new(path)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // `foo.sdsl.c` has stem `foo.sdsl`: drop inner extensions too.
+    let stem = stem.split('.').next().unwrap_or_default();
+    let mut name: String = stem
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if name.is_empty() {
+        name = "program".to_string();
+    }
+    if name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert(0, '_');
+    }
+    if let Some(index) = region {
+        name.push_str(&format!("_region{index}"));
+    }
+    name
 }
