@@ -49,8 +49,8 @@ pub fn parse_value(text: &str, ty: ScalarType) -> Option<Value> {
 
 fn example_value(ty: ScalarType) -> &'static str {
     match ty {
-        ScalarType::Int | ScalarType::Long => "an integer such as 64",
-        ScalarType::Float | ScalarType::Double => "a number such as 0.25",
+        ScalarType::Int | ScalarType::Long => "64",
+        ScalarType::Float | ScalarType::Double => "0.25",
     }
 }
 
@@ -97,10 +97,16 @@ pub fn parse_sets(program: &Program, sets: &[Assignment]) -> Result<Vec<Option<V
                     set.value, param.ty, param.name
                 ),
                 format!(
-                    "give {}: `--set {}=VALUE` is parsed as the parameter's type, {}",
-                    example_value(param.ty),
+                    "`{}` is {} {}: give a value of that type, e.g. `--set {}={}`",
                     param.name,
-                    param.ty
+                    if param.ty == ScalarType::Int {
+                        "an"
+                    } else {
+                        "a"
+                    },
+                    param.ty,
+                    param.name,
+                    example_value(param.ty)
                 ),
             )
         })?;

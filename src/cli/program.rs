@@ -59,7 +59,11 @@ pub fn load(path: &Path, region: Option<usize>) -> Result<Program, CliError> {
                 path.display(),
                 if count == 1 { "" } else { "s" }
             ),
-            format!("give --region a number from 0 to {}", count - 1),
+            if count == 1 {
+                "leave out --region, or give --region 0".to_string()
+            } else {
+                format!("give --region a number from 0 to {}", count - 1)
+            },
         )),
         _ => Ok(regions.swap_remove(wanted).program),
     }

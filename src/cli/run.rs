@@ -75,6 +75,9 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let outputs = resolve_fields(&program, &args.outputs, "--output")?;
     reject_repeated_fields(&program, &inputs)?;
     reject_repeated_paths(&outputs)?;
+    for (field, path) in &inputs {
+        io::check_input(path, &field_spec(&program, *field))?;
+    }
     let options = run_options(&program, args)?;
     let mut pending: Vec<(FieldId, PendingOutput)> = outputs
         .iter()

@@ -308,6 +308,13 @@ pub fn probe_shape(path: &Path) -> Result<Option<Vec<usize>>, DataError> {
     }
 }
 
+/// Checks what can be checked of an input before the grid's size is known: a
+/// supported extension, a format suited to the field, and a readable file.
+pub fn check_input(path: &Path, field: &FieldSpec) -> Result<(), DataError> {
+    Format::from_path(path)?.check_compatible(path, field)?;
+    open(path).map(drop)
+}
+
 /// Reads a field's values from a file whose format its extension gives.
 ///
 /// `dims` is the grid's size per axis, outermost first. The file must match it
