@@ -11,5 +11,6 @@ pub mod analysis;
 pub mod diag;
 pub mod exec;
 pub mod front;
+pub mod io;
 pub mod ir;
 pub mod source;

@@ -1,5 +1,7 @@
 //! The `stencilc` command line.
 
-fn main() {
-    println!("stencilc");
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
 }

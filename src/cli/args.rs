@@ -1,0 +1,247 @@
+//! Command-line arguments shared by the subcommands, and their parsers.
+//!
+//! Value parsers here only check syntax (`NAME=VALUE`, `32,8`); whether a name is
+//! a parameter or a field of the program is checked once the program is parsed.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use stencilc::exec::backend::Backend;
+
+/// The program to work on.
+#[derive(Args, Clone, Debug)]
+pub struct ProgramArgs {
+    /// The program: a `.sdsl` file, or a C/C++ file holding `#pragma sdsl begin` ...
+    /// `#pragma sdsl end` regions.
+    #[arg(value_name = "PROGRAM")]
+    pub program: PathBuf,
+
+    /// Which region of a C/C++ file to use, counting from 0 [default: 0].
+    #[arg(long, value_name = "N")]
+    pub region: Option<usize>,
+}
+
+/// Parameter values.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ParamArgs {
+    /// Sets a parameter, parsed as the parameter's type (`--set dim0=64`,
+    /// `--set sigma=0.05`). Grid sizes may be left out when an input file's shape
+    /// gives them.
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = parse_assignment)]
+    pub sets: Vec<Assignment>,
+}
+
+/// How to run on a GPU: threads per block, points per thread, shared memory.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ScheduleArgs {
+    /// Threads per block, innermost axis first as CUDA's x,y,z (`--block 32,8`).
+    #[arg(long, value_name = "X,Y[,Z]", value_parser = parse_axes)]
+    pub block: Option<Axes>,
+
+    /// Points computed per thread along each axis, innermost first (`--tile 1,4`).
+    #[arg(long, value_name = "X,Y[,Z]", value_parser = parse_axes)]
+    pub tile: Option<Axes>,
+
+    /// Fields to stage in GPU shared memory: a comma-separated list of fields,
+    /// `none`, or `auto` (let stencilc decide).
+    #[arg(long, value_name = "LIST|none|auto", value_parser = parse_shm)]
+    pub shm: Option<ShmChoice>,
+}
+
+/// `NAME=VALUE` as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assignment {
+    /// Left of the first `=`.
+    pub name: String,
+    /// Right of the first `=`.
+    pub value: String,
+}
+
+/// `FIELD=FILE` for `--input` and `--output`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldFile {
+    /// The field's name.
+    pub field: String,
+    /// The file.
+    pub path: PathBuf,
+}
+
+/// One to three positive sizes, innermost axis first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Axes(pub Vec<u32>);
+
+/// The `--shm` choice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ShmChoice {
+    /// Stage nothing in shared memory.
+    None,
+    /// Let the schedule heuristic decide.
+    Auto,
+    /// Stage exactly these fields.
+    Fields(Vec<String>),
+}
+
+impl ShmChoice {
+    /// The spelling the back-ends receive in `RunOptions::shm`.
+    pub fn to_option_string(&self) -> String {
+        match self {
+            ShmChoice::None => "none".into(),
+            ShmChoice::Auto => "auto".into(),
+            ShmChoice::Fields(names) => names.join(","),
+        }
+    }
+}
+
+/// The back-ends `--backend` accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// The reference interpreter.
+    Interp,
+    /// Generated C with OpenMP, compiled with the system C compiler.
+    C,
+    /// Generated OpenCL C on any OpenCL platform.
+    Opencl,
+    /// Generated CUDA C through NVRTC.
+    Cuda,
+    /// The fastest back-end available here.
+    Auto,
+}
+
+impl From<BackendArg> for Backend {
+    fn from(arg: BackendArg) -> Backend {
+        match arg {
+            BackendArg::Interp => Backend::Interp,
+            BackendArg::C => Backend::C,
+            BackendArg::Opencl => Backend::OpenCl,
+            BackendArg::Cuda => Backend::Cuda,
+            BackendArg::Auto => Backend::Auto,
+        }
+    }
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Splits at the first `=`; the name must be an identifier, the value non-empty.
+fn split_assignment(text: &str, what: &str) -> Result<(String, String), String> {
+    let Some((name, value)) = text.split_once('=') else {
+        return Err(format!("expected {what}, with an `=`"));
+    };
+    let name = name.trim();
+    if !is_identifier(name) {
+        return Err(format!(
+            "`{name}` is not a name; expected {what} with a program identifier on the left"
+        ));
+    }
+    if value.is_empty() {
+        return Err(format!("nothing after `{name}=`; expected {what}"));
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
+/// Parses `NAME=VALUE`.
+pub fn parse_assignment(text: &str) -> Result<Assignment, String> {
+    let (name, value) = split_assignment(text, "NAME=VALUE")?;
+    Ok(Assignment {
+        name,
+        value: value.trim().to_string(),
+    })
+}
+
+/// Parses `FIELD=FILE`.
+pub fn parse_field_file(text: &str) -> Result<FieldFile, String> {
+    let (field, path) = split_assignment(text, "FIELD=FILE")?;
+    Ok(FieldFile {
+        field,
+        path: PathBuf::from(path),
+    })
+}
+
+/// Parses `x[,y[,z]]`: one to three positive integers.
+pub fn parse_axes(text: &str) -> Result<Axes, String> {
+    let sizes = text
+        .split(',')
+        .map(|part| match part.trim().parse::<u32>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!(
+                "`{}` is not a positive integer; expected sizes like `32,8` or `8,8,4`",
+                part.trim()
+            )),
+        })
+        .collect::<Result<Vec<u32>, String>>()?;
+    if sizes.len() > 3 {
+        return Err(format!(
+            "{} sizes given; expected one to three, innermost axis first",
+            sizes.len()
+        ));
+    }
+    Ok(Axes(sizes))
+}
+
+/// Parses `none`, `auto`, or a comma-separated list of field names.
+pub fn parse_shm(text: &str) -> Result<ShmChoice, String> {
+    match text.trim() {
+        "none" => Ok(ShmChoice::None),
+        "auto" => Ok(ShmChoice::Auto),
+        list => {
+            let names: Vec<String> = list.split(',').map(|n| n.trim().to_string()).collect();
+            match names.iter().find(|n| !is_identifier(n)) {
+                Some(bad) => Err(format!(
+                    "`{bad}` is not a field name; expected `none`, `auto` or fields like `img,tmp`"
+                )),
+                None => Ok(ShmChoice::Fields(names)),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assignments_split_at_the_first_equals_sign() {
+        assert_eq!(
+            parse_assignment("sigma = 0.5").unwrap(),
+            Assignment {
+                name: "sigma".into(),
+                value: "0.5".into()
+            }
+        );
+        let file = parse_field_file("img=dir/a=b.png").unwrap();
+        assert_eq!(file.field, "img");
+        assert_eq!(file.path, PathBuf::from("dir/a=b.png"));
+        assert!(parse_assignment("n").unwrap_err().contains("`=`"));
+        assert!(parse_assignment("=3").unwrap_err().contains("not a name"));
+        assert!(parse_assignment("2n=3").unwrap_err().contains("not a name"));
+        assert!(parse_assignment("n=")
+            .unwrap_err()
+            .contains("nothing after"));
+    }
+
+    #[test]
+    fn axes_take_one_to_three_positive_sizes() {
+        assert_eq!(parse_axes("32").unwrap(), Axes(vec![32]));
+        assert_eq!(parse_axes("32, 8").unwrap(), Axes(vec![32, 8]));
+        assert_eq!(parse_axes("8,8,4").unwrap(), Axes(vec![8, 8, 4]));
+        assert!(parse_axes("8,8,4,2").unwrap_err().contains("one to three"));
+        assert!(parse_axes("0,8").unwrap_err().contains("`0`"));
+        assert!(parse_axes("x").is_err());
+        assert!(parse_axes("").is_err());
+    }
+
+    #[test]
+    fn shm_is_none_auto_or_fields() {
+        assert_eq!(parse_shm("none").unwrap(), ShmChoice::None);
+        assert_eq!(parse_shm("auto").unwrap(), ShmChoice::Auto);
+        let fields = parse_shm("img, tmp").unwrap();
+        assert_eq!(fields, ShmChoice::Fields(vec!["img".into(), "tmp".into()]));
+        assert_eq!(fields.to_option_string(), "img,tmp");
+        assert!(parse_shm("img,,tmp").is_err());
+    }
+}

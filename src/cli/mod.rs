@@ -1,0 +1,85 @@
+//! The `stencilc` command line: argument parsing and the subcommands.
+//!
+//! Each subcommand is a variant of [`Command`] with its own module; arguments
+//! that several subcommands take (the program, `--set`, `--block`, ...) live in
+//! [`args`]. Errors are [`CliError`]s, printed as `error: ...` with advice on
+//! stderr and exit status 1; clap's usage errors exit with status 2.
+
+pub mod args;
+pub mod error;
+pub mod params;
+pub mod program;
+pub mod run;
+pub mod summary;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::cli::error::CliError;
+
+/// stencilc compiles SDSL stencil programs and runs them on your data.
+#[derive(Parser, Debug)]
+#[command(name = "stencilc", version, about, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a program on input files and write the fields asked for.
+    Run(run::RunArgs),
+}
+
+impl Command {
+    /// Runs the subcommand.
+    pub fn execute(&self) -> Result<(), CliError> {
+        match self {
+            Command::Run(args) => run::run(args),
+        }
+    }
+}
+
+/// Parses the command line, runs the command and reports any error.
+pub fn main() -> ExitCode {
+    install_panic_hook();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // Help and version go to stdout with status 0; usage errors to
+            // stderr with status 2.
+            let _ = error.print();
+            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+        }
+    };
+    match cli.command.execute() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A bug must not greet the user with a backtrace: say what happened, that it
+/// is stencilc's fault, and what to report.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".into());
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "error: internal error in stencilc: {what}{place}\n  = help: this is a bug in stencilc, not in your program; please report it with the command line and the program"
+        );
+    }));
+}

@@ -1,0 +1,275 @@
+//! `stencilc run`: runs a program on data files and writes the fields asked for.
+//!
+//! Everything that can be checked before computing is checked first: the program,
+//! the field names, every output path (a temporary file is created next to each),
+//! the parameters and every access against the grids, then the inputs. Outputs are
+//! renamed into place only after the whole run succeeded.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+use stencilc::exec::backend::{self, RunOptions};
+use stencilc::exec::env::RunEnv;
+use stencilc::exec::{Buffer, FieldState};
+use stencilc::io::{self, FieldSpec, PendingOutput};
+use stencilc::ir::{FieldId, Program};
+
+use crate::cli::args::{
+    parse_field_file, BackendArg, FieldFile, ParamArgs, ProgramArgs, ScheduleArgs, ShmChoice,
+};
+use crate::cli::error::{name_list, CliError};
+use crate::cli::summary::{Phases, Report};
+use crate::cli::{params, program};
+
+/// Arguments of `stencilc run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    program: ProgramArgs,
+
+    #[command(flatten)]
+    params: ParamArgs,
+
+    /// Initial values of a field, for every time level: `.npy`, `.png`/`.pgm`
+    /// (2-D float fields, pixels mapped to [0, 1]) or `.raw`. Fields without an
+    /// input start at zero.
+    #[arg(long = "input", value_name = "FIELD=FILE", value_parser = parse_field_file)]
+    inputs: Vec<FieldFile>,
+
+    /// Writes the field's newest time level after the run, in the format the
+    /// extension names. Nothing is written unless the run succeeds.
+    #[arg(long = "output", value_name = "FIELD=FILE", value_parser = parse_field_file)]
+    outputs: Vec<FieldFile>,
+
+    /// Which back-end runs the program.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    backend: BackendArg,
+
+    #[command(flatten)]
+    schedule: ScheduleArgs,
+
+    /// Prints a JSON summary on stdout: back-end, iterations, reductions, times.
+    #[arg(long)]
+    json: bool,
+
+    /// Reports each step on stderr.
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+/// Runs the command.
+pub fn run(args: &RunArgs) -> Result<(), CliError> {
+    let mut phases = Phases::default();
+    let started = Instant::now();
+    let program = program::load(&args.program.program, args.program.region)?;
+    phases.parse = started.elapsed();
+    let say = |text: String| {
+        if args.verbose {
+            eprintln!("{text}");
+        }
+    };
+    say(format!("parsed `{}` in {:.3?}", program.name, phases.parse));
+
+    let inputs = resolve_fields(&program, &args.inputs, "--input")?;
+    let outputs = resolve_fields(&program, &args.outputs, "--output")?;
+    reject_repeated_fields(&program, &inputs)?;
+    reject_repeated_paths(&outputs)?;
+    for (field, path) in &inputs {
+        io::check_input(path, &field_spec(&program, *field))?;
+    }
+    let options = run_options(&program, args)?;
+    let mut pending: Vec<(FieldId, PendingOutput)> = outputs
+        .iter()
+        .map(|(f, path)| Ok((*f, io::prepare_output(path, &field_spec(&program, *f))?)))
+        .collect::<Result<_, CliError>>()?;
+
+    let started = Instant::now();
+    let mut values = params::parse_sets(&program, &args.params.sets)?;
+    let input_paths: Vec<(FieldId, &Path)> =
+        inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
+    for inferred in params::infer_grid_sizes(&program, &mut values, &input_paths)? {
+        say(format!(
+            "{} = {} (from the shape of `{}`)",
+            program.params[inferred.param.0].name,
+            inferred.value,
+            inferred.from.display()
+        ));
+    }
+    let bindings = params::complete(&program, values)?;
+    let env = RunEnv::new(&program, &bindings)?;
+    phases.check = started.elapsed();
+
+    let started = Instant::now();
+    let mut state = initial_state(&program, &env, &inputs)?;
+    phases.read = started.elapsed();
+    say(format!(
+        "read {} input(s) in {:.3?}",
+        inputs.len(),
+        phases.read
+    ));
+
+    let mut notice = |text: &str| eprintln!("note: {text}");
+    let (summary, used) = backend::run(
+        args.backend.into(),
+        &program,
+        &env,
+        &mut state,
+        &options,
+        &mut notice,
+    )?;
+    say(format!(
+        "ran {} iteration(s) on `{used}` in {:.3?}",
+        summary.iterations, summary.times.compute
+    ));
+
+    let started = Instant::now();
+    for (field, output) in &mut pending {
+        let dims = &env.grid_dims[program.fields[field.0].grid.0];
+        output.write(state.newest(&program, field.0), dims)?;
+    }
+    for (field, output) in pending {
+        let path = output.path().to_path_buf();
+        output.persist()?;
+        say(format!(
+            "wrote `{}` to `{}`",
+            program.fields[field.0].name,
+            path.display()
+        ));
+    }
+    phases.write = started.elapsed();
+
+    let report = Report {
+        program: &program,
+        env: &env,
+        bindings: &bindings,
+        backend: used,
+        summary: &summary,
+        outputs: &outputs,
+        phases,
+    };
+    report.print(args.json);
+    Ok(())
+}
+
+/// `FIELD=FILE` pairs with the field looked up; an unknown name lists the fields.
+fn resolve_fields(
+    program: &Program,
+    pairs: &[FieldFile],
+    flag: &str,
+) -> Result<Vec<(FieldId, PathBuf)>, CliError> {
+    pairs
+        .iter()
+        .map(|pair| {
+            let field = find_field(program, &pair.field).ok_or_else(|| {
+                unknown_field(
+                    program,
+                    &pair.field,
+                    &format!("{flag} {}={}", pair.field, pair.path.display()),
+                )
+            })?;
+            Ok((field, pair.path.clone()))
+        })
+        .collect()
+}
+
+fn find_field(program: &Program, name: &str) -> Option<FieldId> {
+    program
+        .fields
+        .iter()
+        .position(|f| f.name == name)
+        .map(FieldId)
+}
+
+fn unknown_field(program: &Program, name: &str, context: &str) -> CliError {
+    let names: Vec<&str> = program.fields.iter().map(|f| f.name.as_str()).collect();
+    let help = if names.is_empty() {
+        format!("`{}` declares no griddata", program.name)
+    } else {
+        format!("the fields of `{}` are {}", program.name, name_list(&names))
+    };
+    CliError::new(
+        format!("`{name}` is not a field of the program (in `{context}`)"),
+        help,
+    )
+}
+
+fn reject_repeated_fields(
+    program: &Program,
+    inputs: &[(FieldId, PathBuf)],
+) -> Result<(), CliError> {
+    for (i, (field, _)) in inputs.iter().enumerate() {
+        if inputs[..i].iter().any(|(f, _)| f == field) {
+            let name = &program.fields[field.0].name;
+            return Err(CliError::new(
+                format!("field `{name}` is given more than one --input"),
+                format!("give `--input {name}=FILE` once"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn reject_repeated_paths(outputs: &[(FieldId, PathBuf)]) -> Result<(), CliError> {
+    for (i, (_, path)) in outputs.iter().enumerate() {
+        if outputs[..i].iter().any(|(_, p)| p == path) {
+            return Err(CliError::new(
+                format!("`{}` is the file of more than one --output", path.display()),
+                "give each output its own file",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn field_spec(program: &Program, field: FieldId) -> FieldSpec {
+    let decl = &program.fields[field.0];
+    FieldSpec {
+        name: decl.name.clone(),
+        ty: decl.ty,
+        rank: program.grids[decl.grid.0].rank(),
+    }
+}
+
+/// The back-end options, with `--shm` field names checked against the program.
+fn run_options(program: &Program, args: &RunArgs) -> Result<RunOptions, CliError> {
+    if let Some(ShmChoice::Fields(names)) = &args.schedule.shm {
+        if let Some(bad) = names.iter().find(|n| find_field(program, n).is_none()) {
+            return Err(unknown_field(
+                program,
+                bad,
+                &format!("--shm {}", names.join(",")),
+            ));
+        }
+    }
+    Ok(RunOptions {
+        block: args.schedule.block.as_ref().map(|a| a.0.clone()),
+        tile: args.schedule.tile.as_ref().map(|a| a.0.clone()),
+        shm: args.schedule.shm.as_ref().map(ShmChoice::to_option_string),
+        verbose: args.verbose,
+        ..RunOptions::default()
+    })
+}
+
+/// Every time level of every field: its input, or zeros.
+fn initial_state(
+    program: &Program,
+    env: &RunEnv,
+    inputs: &[(FieldId, PathBuf)],
+) -> Result<FieldState, CliError> {
+    let mut fields = Vec::with_capacity(program.fields.len());
+    for (index, field) in program.fields.iter().enumerate() {
+        let dims = &env.grid_dims[field.grid.0];
+        let points: usize = dims.iter().product();
+        let first = match inputs.iter().find(|(f, _)| f.0 == index) {
+            Some((f, path)) => io::read_field(path, &field_spec(program, *f), dims)?,
+            None => Buffer::zeros(field.ty, points),
+        };
+        let mut levels = vec![first; 1];
+        while levels.len() < field.levels() {
+            levels.push(levels[0].clone());
+        }
+        fields.push(levels);
+    }
+    Ok(FieldState { fields })
+}
