@@ -17,6 +17,9 @@
 //! in 1-D, runs of 256 points) in row order, parts in order, so the result
 //! does not depend on the number of threads. `max` and `min` keep the first of
 //! equal values and ignore NaN (`v > acc`, `v < acc`).
+//!
+//! `RunSummary::stopped_by_check` is true when the check held (which ends the
+//! iterate), even at the last allowed iteration.
 
 mod compile;
 pub(crate) mod elem;
