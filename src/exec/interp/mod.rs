@@ -59,15 +59,22 @@ pub fn run(
     let Some(iterate) = &program.iterate else {
         return Ok(summary);
     };
-    let non_empty = |subset| {
+    let non_empty = |subset: &crate::ir::Subset| {
         let bounds = env.subset_box(subset);
-        (!box_is_empty(&bounds)).then_some(bounds)
+        if !(1..=3).contains(&bounds.len()) {
+            return Err(ExecError::Failed(format!(
+                "a subset of program `{}` has {} dimensions; subsets have 1 to 3, like grids",
+                program.name,
+                bounds.len()
+            )));
+        }
+        Ok((!box_is_empty(&bounds)).then_some(bounds))
     };
     let mut stencils = Vec::with_capacity(iterate.stencils.len());
     for (s, stencil) in iterate.stencils.iter().enumerate() {
         let mut parts = Vec::new();
         for (p, part) in stencil.parts.iter().enumerate() {
-            if let Some(bounds) = non_empty(&part.subset) {
+            if let Some(bounds) = non_empty(&part.subset)? {
                 let kernel = compile::stencil_part(program, env, s, p)?;
                 parts.push(Part { kernel, bounds });
             }
@@ -78,7 +85,7 @@ pub fn run(
     for (r, reduction) in iterate.reductions.iter().enumerate() {
         let mut parts = Vec::new();
         for (p, part) in reduction.parts.iter().enumerate() {
-            if let Some(bounds) = non_empty(&part.subset) {
+            if let Some(bounds) = non_empty(&part.subset)? {
                 let kernel = compile::reduction_part(program, env, r, p)?;
                 parts.push(Part { kernel, bounds });
             }
