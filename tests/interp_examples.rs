@@ -334,3 +334,32 @@ fn reads_outside_a_none_field_are_refused_with_the_loop_value() {
         }
     }
 }
+
+#[test]
+fn results_do_not_depend_on_the_number_of_threads() {
+    let program = parse("reductions.sdsl", REDUCTIONS);
+    let (m, n) = (64usize, 300usize);
+    let x: Vec<f64> = reference::random_unit(23, m * n)
+        .iter()
+        .map(|v| (v - 0.5) * 1e3)
+        .collect();
+    let go = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let (state, summary) = run(
+                &program,
+                &[("n", Value::Int(n as i32)), ("m", Value::Int(m as i32))],
+                vec![("x", Buffer::Double(x.clone()))],
+            )
+            .unwrap();
+            (state, summary.reductions)
+        })
+    };
+    let (state1, reductions1) = go(1);
+    let (state4, reductions4) = go(4);
+    assert_eq!(state1, state4);
+    assert_eq!(reductions1, reductions4);
+}

@@ -541,26 +541,26 @@ impl<'a> Compiler<'a> {
                     let old = self.locals[local.0];
                     let new = match v.operand {
                         Operand::Imm(x) => LocalState::Known(x),
+                        // A temporary becomes the local's register: no copy.
                         Operand::Reg(r) if v.temp => LocalState::Reg(r),
+                        // `x = x`.
                         Operand::Reg(r) if matches!(old, LocalState::Reg(o) if o == r) => old,
+                        // Another local's register: copy, so that each local
+                        // owns its register.
                         Operand::Reg(_) => {
-                            let copy = self.op(ty, |dst| Op::Copy {
+                            let dst = self.alloc(ty);
+                            self.emit(Op::Copy {
                                 ty,
                                 dst,
                                 src: v.operand,
                             })?;
-                            match copy.operand {
-                                Operand::Reg(r) => LocalState::Reg(r),
-                                Operand::Imm(x) => LocalState::Known(x),
-                            }
+                            LocalState::Reg(dst)
                         }
                     };
-                    if let (LocalState::Reg(o), LocalState::Reg(n)) = (old, new) {
-                        if o != n {
+                    if let LocalState::Reg(o) = old {
+                        if !matches!(new, LocalState::Reg(n) if n == o) {
                             self.free[type_index(ty)].push(o);
                         }
-                    } else if let LocalState::Reg(o) = old {
-                        self.free[type_index(ty)].push(o);
                     }
                     self.locals[local.0] = new;
                 }

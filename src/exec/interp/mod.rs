@@ -17,6 +17,9 @@
 //! in 1-D, runs of 256 points) in row order, parts in order, so the result
 //! does not depend on the number of threads. `max` and `min` keep the first of
 //! equal values and ignore NaN (`v > acc`, `v < acc`).
+//!
+//! `RunSummary::stopped_by_check` is true when the check held (which ends the
+//! iterate), even at the last allowed iteration.
 
 mod compile;
 pub(crate) mod elem;
@@ -56,15 +59,22 @@ pub fn run(
     let Some(iterate) = &program.iterate else {
         return Ok(summary);
     };
-    let non_empty = |subset| {
+    let non_empty = |subset: &crate::ir::Subset| {
         let bounds = env.subset_box(subset);
-        (!box_is_empty(&bounds)).then_some(bounds)
+        if !(1..=3).contains(&bounds.len()) {
+            return Err(ExecError::Failed(format!(
+                "a subset of program `{}` has {} dimensions; subsets have 1 to 3, like grids",
+                program.name,
+                bounds.len()
+            )));
+        }
+        Ok((!box_is_empty(&bounds)).then_some(bounds))
     };
     let mut stencils = Vec::with_capacity(iterate.stencils.len());
     for (s, stencil) in iterate.stencils.iter().enumerate() {
         let mut parts = Vec::new();
         for (p, part) in stencil.parts.iter().enumerate() {
-            if let Some(bounds) = non_empty(&part.subset) {
+            if let Some(bounds) = non_empty(&part.subset)? {
                 let kernel = compile::stencil_part(program, env, s, p)?;
                 parts.push(Part { kernel, bounds });
             }
@@ -75,7 +85,7 @@ pub fn run(
     for (r, reduction) in iterate.reductions.iter().enumerate() {
         let mut parts = Vec::new();
         for (p, part) in reduction.parts.iter().enumerate() {
-            if let Some(bounds) = non_empty(&part.subset) {
+            if let Some(bounds) = non_empty(&part.subset)? {
                 let kernel = compile::reduction_part(program, env, r, p)?;
                 parts.push(Part { kernel, bounds });
             }
