@@ -493,3 +493,30 @@ fn same_output_file_twice() {
         ],
     );
 }
+
+#[test]
+fn access_outside_the_grid_for_the_given_parameters() {
+    // Only the parameter values show that row `m` lies outside an `n`-row grid:
+    // reported before computing, and no output appears.
+    let s = Scratch::new();
+    std::fs::write(
+        s.path("rows.sdsl"),
+        "int n;\nint m;\ngrid g[n][n];\nfloat griddata a on g at 0;\n\
+         iterate 1 {\n    stencil fill {\n        [0:m][0:n-1] : [0]a[0][0] = 1.0f;\n    }\n}\n",
+    )
+    .unwrap();
+    fails(
+        "outside_grid_at_run_time",
+        &s,
+        &[
+            "run",
+            "rows.sdsl",
+            "--set",
+            "n=4",
+            "--set",
+            "m=4",
+            "--output",
+            "a=out.npy",
+        ],
+    );
+}
