@@ -83,3 +83,45 @@ fn install_panic_hook() {
         );
     }));
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn run_takes_every_documented_flag() {
+        let cli = Cli::try_parse_from([
+            "stencilc",
+            "run",
+            "p.sdsl",
+            "--region",
+            "1",
+            "--set",
+            "n=4",
+            "--input",
+            "a=a.npy",
+            "--output",
+            "a=b.png",
+            "--backend",
+            "opencl",
+            "--block",
+            "32,8",
+            "--tile",
+            "1,4",
+            "--shm",
+            "none",
+            "--json",
+            "-v",
+        ]);
+        assert!(cli.is_ok(), "{cli:?}");
+        let bad = Cli::try_parse_from(["stencilc", "run", "p.sdsl", "--backend", "gpu"]);
+        assert!(bad.unwrap_err().to_string().contains("possible values"));
+    }
+}

@@ -53,6 +53,16 @@ fn value_json(value: Value) -> Json {
     }
 }
 
+/// A scalar for people: no C suffix (`0.5`, not `0.5f`), shortest round-trip digits.
+fn plain_number(value: Value) -> String {
+    match value {
+        Value::Int(v) => v.to_string(),
+        Value::Long(v) => v.to_string(),
+        Value::Float(v) => format!("{v:?}"),
+        Value::Double(v) => format!("{v:?}"),
+    }
+}
+
 impl Report<'_> {
     /// The JSON summary.
     pub fn to_json(&self) -> Json {
@@ -125,7 +135,7 @@ impl Report<'_> {
         text.push_str(&format!(" ({:.3?} computing)\n", s.times.compute));
         for (name, value) in &s.reductions {
             match value {
-                Some(v) => text.push_str(&format!("  {name} = {v}\n")),
+                Some(v) => text.push_str(&format!("  {name} = {}\n", plain_number(*v))),
                 None => text.push_str(&format!("  {name} was not evaluated\n")),
             }
         }
