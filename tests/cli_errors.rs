@@ -198,7 +198,7 @@ fn unknown_field_in_input() {
             "--set",
             "weight=1",
             "--input",
-            "b=b.npy",
+            "temp=b.npy",
         ],
     );
 }
@@ -468,7 +468,7 @@ fn unknown_field_in_shm() {
             "--set",
             "weight=1",
             "--shm",
-            "a,b",
+            "a,temp",
         ],
     );
 }

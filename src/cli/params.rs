@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use stencilc::exec::Bindings;
+use stencilc::front::suggest;
 use stencilc::io;
 use stencilc::ir::{Expr, ExprKind, FieldId, ParamId, Program, ScalarType, Value};
 
@@ -84,9 +85,14 @@ pub fn parse_sets(program: &Program, sets: &[Assignment]) -> Result<Vec<Option<V
             } else {
                 format!("`{}` is not a parameter of the program", set.name)
             };
+            let names = program.params.iter().map(|p| p.name.as_str());
+            let help = match suggest::closest(&set.name, names) {
+                Some(close) => format!("did you mean `{close}`? ({})", describe_params(program)),
+                None => describe_params(program),
+            };
             return Err(CliError::new(
                 format!("{message} (in `--set {}={}`)", set.name, set.value),
-                describe_params(program),
+                help,
             ));
         };
         let param = &program.params[index];
@@ -353,7 +359,7 @@ mod tests {
             .to_string();
         assert_eq!(
             err,
-            "error: `widht` is not a parameter of the program (in `--set widht=8`)\n  = help: the parameters of `t` are: width (int), height (int), n (long), sigma (float)"
+            "error: `widht` is not a parameter of the program (in `--set widht=8`)\n  = help: did you mean `width`? (the parameters of `t` are: width (int), height (int), n (long), sigma (float))"
         );
         let err = parse_sets(&p, &[set("k", "1")]).unwrap_err().to_string();
         assert!(err.contains("`k` is a constant of the program"), "{err}");

@@ -12,6 +12,7 @@ use clap::Args;
 use stencilc::exec::backend::{self, RunOptions};
 use stencilc::exec::env::RunEnv;
 use stencilc::exec::{Buffer, FieldState};
+use stencilc::front::suggest;
 use stencilc::io::{self, FieldSpec, PendingOutput};
 use stencilc::ir::{FieldId, Program};
 
@@ -183,10 +184,17 @@ fn find_field(program: &Program, name: &str) -> Option<FieldId> {
 
 fn unknown_field(program: &Program, name: &str, context: &str) -> CliError {
     let names: Vec<&str> = program.fields.iter().map(|f| f.name.as_str()).collect();
-    let help = if names.is_empty() {
-        format!("`{}` declares no griddata", program.name)
-    } else {
-        format!("the fields of `{}` are {}", program.name, name_list(&names))
+    let help = match (
+        names.is_empty(),
+        suggest::closest(name, names.iter().copied()),
+    ) {
+        (true, _) => format!("`{}` declares no griddata", program.name),
+        (false, Some(close)) => format!(
+            "did you mean `{close}`? (the fields of `{}` are {})",
+            program.name,
+            name_list(&names)
+        ),
+        (false, None) => format!("the fields of `{}` are {}", program.name, name_list(&names)),
     };
     CliError::new(
         format!("`{name}` is not a field of the program (in `{context}`)"),
@@ -265,10 +273,8 @@ fn initial_state(
             Some((f, path)) => io::read_field(path, &field_spec(program, *f), dims)?,
             None => Buffer::zeros(field.ty, points),
         };
-        let mut levels = vec![first; 1];
-        while levels.len() < field.levels() {
-            levels.push(levels[0].clone());
-        }
+        let mut levels: Vec<Buffer> = (1..field.levels()).map(|_| first.clone()).collect();
+        levels.push(first);
         fields.push(levels);
     }
     Ok(FieldState { fields })
