@@ -101,6 +101,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let env = RunEnv::new(&program, &bindings)?;
     phases.check = started.elapsed();
 
+    check_memory(&program, &env)?;
     let started = Instant::now();
     let mut state = initial_state(&program, &env, &inputs)?;
     phases.read = started.elapsed();
@@ -257,6 +258,32 @@ fn run_options(program: &Program, args: &RunArgs) -> Result<RunOptions, CliError
         verbose: args.verbose,
         ..RunOptions::default()
     })
+}
+
+/// Refuses, with a message instead of an abort, a run whose fields cannot be
+/// allocated: the bytes of every time level of every field are reserved once
+/// (and released) before anything is read.
+fn check_memory(program: &Program, env: &RunEnv) -> Result<(), CliError> {
+    let bytes = program.fields.iter().try_fold(0usize, |total, field| {
+        let points: usize = env.grid_dims[field.grid.0].iter().product();
+        points
+            .checked_mul(field.ty.size_bytes() * field.levels())
+            .and_then(|b| total.checked_add(b))
+    });
+    let fits = bytes.is_some_and(|b| Vec::<u8>::new().try_reserve_exact(b).is_ok());
+    if fits {
+        return Ok(());
+    }
+    let size = bytes.map_or("more than the address space".to_string(), |b| {
+        format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30))
+    });
+    Err(CliError::new(
+        format!(
+            "the fields of `{}` need {size} of memory, which cannot be allocated here",
+            program.name
+        ),
+        "use smaller grid-size parameters",
+    ))
 }
 
 /// Every time level of every field: its input, or zeros.
