@@ -1,0 +1,4 @@
+//! Back-ends: code printers for each target.
+
+pub mod cuda;
+pub mod opencl;
