@@ -6,7 +6,9 @@
 
 pub mod backend;
 pub mod env;
+pub mod cuda;
 pub mod interp;
+pub mod opencl;
 
 use std::time::Duration;
 
