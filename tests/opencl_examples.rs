@@ -11,21 +11,35 @@ use stencilc::ir::{Program, Value};
 use stencilc::schedule::{Schedule, ScheduleRequest};
 
 fn opencl_here() -> bool {
-    common::runtime_available("opencl", opencl::probe().map(|_| ()).map_err(|e| e.to_string()))
+    common::runtime_available(
+        "opencl",
+        opencl::probe().map(|_| ()).map_err(|e| e.to_string()),
+    )
 }
 
 fn close(a: Option<Value>, b: Option<Value>, what: &str) {
     match (a, b) {
         (Some(a), Some(b)) => {
             let (x, y) = (a.as_f64(), b.as_f64());
-            let tol = if matches!(a, Value::Float(_)) { 1e-5 } else { 1e-12 } * x.abs().max(1.0);
-            assert!((x - y).abs() <= tol, "{what}: reduction interpreter {x}, got {y}");
+            let tol = if matches!(a, Value::Float(_)) {
+                1e-5
+            } else {
+                1e-12
+            } * x.abs().max(1.0);
+            assert!(
+                (x - y).abs() <= tol,
+                "{what}: reduction interpreter {x}, got {y}"
+            );
         }
         (a, b) => assert_eq!(a.is_some(), b.is_some(), "{what}: reduction evaluated"),
     }
 }
 
-fn check_program(program: &Program, params: &[(&str, f64)], requests: &[(String, ScheduleRequest)]) {
+fn check_program(
+    program: &Program,
+    params: &[(&str, f64)],
+    requests: &[(String, ScheduleRequest)],
+) {
     let env = RunEnv::new(program, &bindings(program, params)).expect("valid parameters");
     let mut expected = initial_state(program, &env);
     let reference = interp::run(program, &env, &mut expected).expect("interpreter runs");
@@ -35,8 +49,14 @@ fn check_program(program: &Program, params: &[(&str, f64)], requests: &[(String,
         let mut actual = initial_state(program, &env);
         let summary = opencl::run_with_schedule(program, &env, &mut actual, &schedule)
             .unwrap_or_else(|e| panic!("{what}: {e}"));
-        assert_eq!(summary.iterations, reference.iterations, "{what}: iterations");
-        assert_eq!(summary.stopped_by_check, reference.stopped_by_check, "{what}: check");
+        assert_eq!(
+            summary.iterations, reference.iterations,
+            "{what}: iterations"
+        );
+        assert_eq!(
+            summary.stopped_by_check, reference.stopped_by_check,
+            "{what}: check"
+        );
         assert_close(program, &expected, &actual, &what);
         for ((name, a), (_, b)) in reference.reductions.iter().zip(&summary.reductions) {
             close(*a, *b, &format!("{what} {name}"));
@@ -96,7 +116,10 @@ fn opencl_every_boundary_mode_in_tiles_and_global_memory() {
             // thread, and a block with a z axis on a 2-D grid.
             let matrix: Vec<_> = schedule_matrix(&program, 2)
                 .into_iter()
-                .filter(|(l, _)| ["default", "b8x4-none", "b16x2-t2x3-shm", "b4x4x1-3d-block"].contains(&l.as_str()))
+                .filter(|(l, _)| {
+                    ["default", "b8x4-none", "b16x2-t2x3-shm", "b4x4x1-3d-block"]
+                        .contains(&l.as_str())
+                })
                 .collect();
             assert_eq!(matrix.len(), 4);
             check_program(&program, &[("w", 13.0), ("h", 7.0)], &matrix);
@@ -110,7 +133,11 @@ fn opencl_rejects_a_block_the_device_cannot_run() {
         return;
     }
     let program = example("jacobi2d");
-    let env = RunEnv::new(&program, &bindings(&program, &[("dim0", 37.0), ("dim1", 23.0)])).unwrap();
+    let env = RunEnv::new(
+        &program,
+        &bindings(&program, &[("dim0", 37.0), ("dim1", 23.0)]),
+    )
+    .unwrap();
     let request = ScheduleRequest {
         block: Some(vec![1024, 1024]),
         ..ScheduleRequest::default()

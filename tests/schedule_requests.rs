@@ -11,7 +11,10 @@ fn heuristic_tiles_the_blur_and_folds_its_table() {
     let s = Schedule::new(&program, &ScheduleRequest::default()).unwrap();
     let blur = s.stencil(0);
     assert_eq!(blur.block, [32, 8, 1]);
-    assert!(blur.fields.values().any(|p| *p == FieldPlacement::SharedTile));
+    assert!(blur
+        .fields
+        .values()
+        .any(|p| *p == FieldPlacement::SharedTile));
     assert!(blur.tables.values().all(|p| *p == TablePlacement::Literals));
 }
 
@@ -19,7 +22,11 @@ fn heuristic_tiles_the_blur_and_folds_its_table() {
 fn heuristic_leaves_a_five_point_stencil_in_global_memory() {
     let program = example("jacobi2d");
     let s = Schedule::new(&program, &ScheduleRequest::default()).unwrap();
-    assert!(s.stencil(0).fields.values().all(|p| *p != FieldPlacement::SharedTile));
+    assert!(s
+        .stencil(0)
+        .fields
+        .values()
+        .all(|p| *p != FieldPlacement::SharedTile));
 }
 
 #[test]
@@ -32,7 +39,10 @@ fn a_written_level_is_never_tiled_even_when_named() {
     let s = Schedule::new(&program, &request).unwrap();
     let fields = &s.stencil(0).fields;
     let u = program.fields.iter().position(|f| f.name == "u").unwrap();
-    assert_eq!(fields[&(stencilc::ir::FieldId(u), 0)], FieldPlacement::SharedTile);
+    assert_eq!(
+        fields[&(stencilc::ir::FieldId(u), 0)],
+        FieldPlacement::SharedTile
+    );
     assert!(!fields.contains_key(&(stencilc::ir::FieldId(u), 1)));
 }
 

@@ -5,8 +5,8 @@
 //! [`RunSummary`]; the interpreter defines what the right answer is.
 
 pub mod backend;
-pub mod env;
 pub mod cuda;
+pub mod env;
 pub mod interp;
 pub mod opencl;
 

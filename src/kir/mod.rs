@@ -244,10 +244,16 @@ impl KExpr {
             (Mul, KExpr::Lit(Value::Int(0)), _) | (Mul, _, KExpr::Lit(Value::Int(0))) => {
                 KExpr::int(0)
             }
-            // (x + c1) + c2 -> x + (c1 + c2): keeps halo offsets folded.
-            (Add, KExpr::Binary(Add, x, c1), KExpr::Lit(Value::Int(c2))) => {
+            // (x ± c1) ± c2 -> x ± c: keeps halo offsets folded.
+            (Add | Sub, KExpr::Binary(inner @ (Add | Sub), x, c1), KExpr::Lit(Value::Int(c2))) => {
                 if let KExpr::Lit(Value::Int(c1)) = **c1 {
-                    KExpr::bin(Add, (**x).clone(), KExpr::int((c1 + c2) as i64))
+                    let c1 = if *inner == Sub {
+                        -(c1 as i64)
+                    } else {
+                        c1 as i64
+                    };
+                    let c2 = if op == Sub { -(*c2 as i64) } else { *c2 as i64 };
+                    KExpr::bin(Add, (**x).clone(), KExpr::int(c1 + c2))
                 } else {
                     KExpr::Binary(op, Box::new(a), Box::new(b))
                 }
@@ -260,12 +266,12 @@ impl KExpr {
     }
 
     /// `a + b`.
-    pub fn add(a: KExpr, b: KExpr) -> KExpr {
+    pub fn plus(a: KExpr, b: KExpr) -> KExpr {
         KExpr::bin(BinaryOp::Add, a, b)
     }
 
     /// `a * b`.
-    pub fn mul(a: KExpr, b: KExpr) -> KExpr {
+    pub fn times(a: KExpr, b: KExpr) -> KExpr {
         KExpr::bin(BinaryOp::Mul, a, b)
     }
 

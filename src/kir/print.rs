@@ -341,7 +341,11 @@ pub fn expr(e: &KExpr, dialect: &dyn Dialect) -> String {
             args,
         } => {
             let args: Vec<String> = args.iter().map(|a| expr(a, dialect)).collect();
-            format!("{}({})", dialect.math_name(*func, *float_form), args.join(", "))
+            format!(
+                "{}({})",
+                dialect.math_name(*func, *float_form),
+                args.join(", ")
+            )
         }
         KExpr::Helper(h, args) => {
             let args: Vec<String> = args.iter().map(|a| expr(a, dialect)).collect();

@@ -81,7 +81,9 @@ pub fn run<D: GpuDevice>(
         for level in 0..field.levels() {
             let mut buf = device.alloc(field.ty, len)?;
             match state.fields.get(f).and_then(|l| l.get(level)) {
-                Some(src) if src.len() == len && src.ty() == field.ty => device.upload(&mut buf, src)?,
+                Some(src) if src.len() == len && src.ty() == field.ty => {
+                    device.upload(&mut buf, src)?
+                }
                 _ => {
                     return Err(ExecError::Failed(format!(
                         "field `{}` level {level} has no data of {len} {} elements; \
@@ -218,7 +220,9 @@ fn run_launch<D: GpuDevice>(
             }
             ArgSource::Param(p) => KernelArg::Value(env.params[p.0]),
             ArgSource::Const(c) => KernelArg::Value(env.constants[c.0]),
-            ArgSource::GridSize(g, a) => KernelArg::Value(Value::Int(env.grid_dims[g.0][*a] as i32)),
+            ArgSource::GridSize(g, a) => {
+                KernelArg::Value(Value::Int(env.grid_dims[g.0][*a] as i32))
+            }
             ArgSource::Lo(a) => KernelArg::Value(Value::Int(bounds[*a].0 as i32)),
             ArgSource::Hi(a) => KernelArg::Value(Value::Int(bounds[*a].1 as i32)),
             ArgSource::Partials(r) => KernelArg::Buffer(&bufs.partials[r.0]),
@@ -229,4 +233,3 @@ fn run_launch<D: GpuDevice>(
     }
     device.launch(launch.kernel, groups, launch.block, &args)
 }
-

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::ir::{BinaryOp, Expr, ExprKind, FieldId, LocalId, Stmt, StencilPart, UnaryOp, Value};
+use crate::ir::{BinaryOp, Expr, ExprKind, FieldId, LocalId, StencilPart, Stmt, UnaryOp, Value};
 
 /// A field time level: `(field, time offset)`.
 pub type Level = (FieldId, i32);
@@ -75,7 +75,7 @@ pub fn offset_value(e: &Expr, fixed: &BTreeMap<LocalId, i64>) -> Option<i64> {
 /// Computes a part's footprint.
 pub fn part_footprint(part: &StencilPart) -> PartFootprint {
     let mut fp = PartFootprint::default();
-    let mut offsets: BTreeMap<Level, Vec<Option<Vec<(i64, i64)>>>> = BTreeMap::new();
+    let mut offsets = OffsetLists::new();
     let mut loops = BTreeMap::new();
     walk(&part.body, &mut loops, &mut fp, &mut offsets);
     for (level, list) in offsets {

@@ -59,7 +59,8 @@ pub fn lower(program: &Program, schedule: &Schedule, target: Target) -> Lowered 
     let mut plan = HostPlan::default();
     if let Some(iterate) = &program.iterate {
         for (s, stencil) in iterate.stencils.iter().enumerate() {
-            let launches = stencil::lower_stencil(program, stencil, schedule.stencil(s), &mut module);
+            let launches =
+                stencil::lower_stencil(program, stencil, schedule.stencil(s), &mut module);
             plan.stencils.push(launches);
         }
         for (r, reduction) in iterate.reductions.iter().enumerate() {
@@ -78,15 +79,93 @@ pub fn lower(program: &Program, schedule: &Schedule, target: Target) -> Lowered 
 /// Names the generated code uses for itself; a user identifier equal to one of
 /// them (or to a C keyword) gets a trailing `_`.
 const RESERVED: &[&str] = &[
-    "tx", "ty", "tz", "px", "py", "pz", "qx", "qy", "qz", "ix", "iy", "iz", "lx", "ly", "lz",
-    "base_x", "base_y", "base_z", "lo_x", "lo_y", "lo_z", "hi_x", "hi_y", "hi_z", "tid", "s",
-    "acc", "partials", "partial_offset", "partial_count", "result", "int", "long", "float",
-    "double", "char", "short", "unsigned", "signed", "void", "const", "if", "else", "for",
-    "while", "do", "return", "break", "continue", "switch", "case", "default", "goto", "static",
-    "inline", "restrict", "volatile", "struct", "union", "enum", "typedef", "sizeof", "auto",
-    "register", "extern", "half", "bool", "global", "local", "constant", "private", "kernel",
-    "min", "max", "sqrt", "exp", "log", "pow", "sin", "cos", "tan", "fabs", "floor", "ceil",
-    "fmin", "fmax",
+    "tx",
+    "ty",
+    "tz",
+    "px",
+    "py",
+    "pz",
+    "qx",
+    "qy",
+    "qz",
+    "ix",
+    "iy",
+    "iz",
+    "lx",
+    "ly",
+    "lz",
+    "base_x",
+    "base_y",
+    "base_z",
+    "lo_x",
+    "lo_y",
+    "lo_z",
+    "hi_x",
+    "hi_y",
+    "hi_z",
+    "tid",
+    "s",
+    "acc",
+    "other",
+    "partials",
+    "partial_offset",
+    "partial_count",
+    "result",
+    "int",
+    "long",
+    "float",
+    "double",
+    "char",
+    "short",
+    "unsigned",
+    "signed",
+    "void",
+    "const",
+    "if",
+    "else",
+    "for",
+    "while",
+    "do",
+    "return",
+    "break",
+    "continue",
+    "switch",
+    "case",
+    "default",
+    "goto",
+    "static",
+    "inline",
+    "restrict",
+    "volatile",
+    "struct",
+    "union",
+    "enum",
+    "typedef",
+    "sizeof",
+    "auto",
+    "register",
+    "extern",
+    "half",
+    "bool",
+    "global",
+    "local",
+    "constant",
+    "private",
+    "kernel",
+    "min",
+    "max",
+    "sqrt",
+    "exp",
+    "log",
+    "pow",
+    "sin",
+    "cos",
+    "tan",
+    "fabs",
+    "floor",
+    "ceil",
+    "fmin",
+    "fmax",
 ];
 
 /// A user identifier made safe for generated code.
@@ -114,7 +193,13 @@ pub(crate) struct Params {
 impl Params {
     /// The name of a field time level's buffer, registering it (a later use as a
     /// written buffer upgrades a read-only one).
-    pub(crate) fn level(&mut self, program: &Program, field: FieldId, time: i32, writes: bool) -> String {
+    pub(crate) fn level(
+        &mut self,
+        program: &Program,
+        field: FieldId,
+        time: i32,
+        writes: bool,
+    ) -> String {
         let f = &program.fields[field.0];
         let name = level_name(program, field, time);
         let kind = if writes {
@@ -175,7 +260,11 @@ impl Params {
         let name = if program.grids.len() == 1 {
             format!("size_{}", letter(rank, axis))
         } else {
-            format!("size_{}_{}", ident(&program.grids[grid.0].name), letter(rank, axis))
+            format!(
+                "size_{}_{}",
+                ident(&program.grids[grid.0].name),
+                letter(rank, axis)
+            )
         };
         self.scalar(&name, ScalarType::Int, ArgSource::GridSize(grid, axis))
     }
@@ -201,7 +290,11 @@ pub fn level_name(program: &Program, field: FieldId, time: i32) -> String {
 }
 
 /// Adds table `t` to the module's constant memory once; returns its name.
-pub(crate) fn constant_table(program: &Program, t: crate::ir::TableId, module: &mut Module) -> String {
+pub(crate) fn constant_table(
+    program: &Program,
+    t: crate::ir::TableId,
+    module: &mut Module,
+) -> String {
     let table = &program.tables[t.0];
     let name = ident(&table.name);
     if !module.constants.iter().any(|c| c.name == name) {

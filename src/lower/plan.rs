@@ -117,9 +117,11 @@ pub fn eval_uniform(
         ExprKind::Literal(v) => *v,
         ExprKind::Param(p) => env.params[p.0],
         ExprKind::Const(c) => env.constants[c.0],
-        ExprKind::Reduction(r) => reductions.get(r.0).copied().flatten().ok_or_else(|| {
-            failed("the check reads a reduction before it was evaluated".into())
-        })?,
+        ExprKind::Reduction(r) => {
+            reductions.get(r.0).copied().flatten().ok_or_else(|| {
+                failed("the check reads a reduction before it was evaluated".into())
+            })?
+        }
         ExprKind::Cast(a) => eval_uniform(a, env, reductions)?.cast(e.ty),
         ExprKind::Unary(op, a) => {
             let v = eval_uniform(a, env, reductions)?;
@@ -248,7 +250,8 @@ fn binary(op: BinaryOp, x: Value, y: Value) -> Result<Value, ExecError> {
         };
         return Ok(Value::Int(r as i32));
     }
-    let div0 = || failed("division by zero in a uniform expression (check parameter values)".into());
+    let div0 =
+        || failed("division by zero in a uniform expression (check parameter values)".into());
     Ok(match (x, y) {
         (Value::Int(a), Value::Int(b)) => Value::Int(match op {
             Add => a.wrapping_add(b),

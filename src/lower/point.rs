@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::ir::{
-    BinaryOp, BoundaryMode, Expr, ExprKind, GridRef, LocalId, Program, ScalarType, Stmt,
-    TableId, Value,
+    BinaryOp, BoundaryMode, Expr, ExprKind, GridRef, LocalId, Program, ScalarType, Stmt, TableId,
+    Value,
 };
 use crate::kir::{Helper, KExpr, KStmt, Module, SharedArray, Space};
 use crate::lower::footprint::{offset_value, Level};
@@ -104,12 +104,14 @@ impl<'a> PointCtx<'a> {
                 }
                 Stmt::Store { target, value, .. } => {
                     let value = self.expr(value, module);
-                    let name = self.params.level(self.program, target.field, target.time, true);
+                    let name = self
+                        .params
+                        .level(self.program, target.field, target.time, true);
                     let coords: Vec<KExpr> = target
                         .offset
                         .iter()
                         .enumerate()
-                        .map(|(a, o)| KExpr::add(self.coords[a].clone(), self.expr(o, module)))
+                        .map(|(a, o)| KExpr::plus(self.coords[a].clone(), self.expr(o, module)))
                         .collect();
                     let index = self.linear(target.field, coords);
                     out.push(KStmt::Store {
@@ -158,7 +160,8 @@ impl<'a> PointCtx<'a> {
             ExprKind::Literal(v) => KExpr::Lit(*v),
             ExprKind::Param(p) => {
                 let param = &self.program.params[p.0];
-                self.params.scalar(&ident(&param.name), param.ty, ArgSource::Param(*p))
+                self.params
+                    .scalar(&ident(&param.name), param.ty, ArgSource::Param(*p))
             }
             ExprKind::Const(c) => {
                 let constant = &self.program.constants[c.0];
@@ -238,7 +241,7 @@ impl<'a> PointCtx<'a> {
                 None => c,
                 Some(prev) => {
                     let size = self.params.grid_size(self.program, grid, axis);
-                    KExpr::add(KExpr::mul(prev, size), c)
+                    KExpr::plus(KExpr::times(prev, size), c)
                 }
             });
         }
@@ -255,8 +258,8 @@ impl<'a> PointCtx<'a> {
                 .into_iter()
                 .enumerate()
                 .map(|(a, (o, _))| {
-                    KExpr::add(
-                        KExpr::add(self.in_block[a].clone(), o),
+                    KExpr::plus(
+                        KExpr::plus(self.in_block[a].clone(), o),
                         KExpr::int(-tile.origin[a]),
                     )
                 })
@@ -273,7 +276,7 @@ impl<'a> PointCtx<'a> {
         let mut coords = Vec::new();
         let mut inside: Option<KExpr> = None;
         for (a, (o, value)) in offsets.into_iter().enumerate() {
-            let c = KExpr::add(self.coords[a].clone(), o);
+            let c = KExpr::plus(self.coords[a].clone(), o);
             if value == Some(0) {
                 coords.push(c);
                 continue;
@@ -317,10 +320,8 @@ impl<'a> PointCtx<'a> {
             .get(&t)
             .copied()
             .unwrap_or(TablePlacement::Constant);
-        let statics: Option<Vec<i64>> = index
-            .iter()
-            .map(|i| offset_value(i, &self.fixed))
-            .collect();
+        let statics: Option<Vec<i64>> =
+            index.iter().map(|i| offset_value(i, &self.fixed)).collect();
         if placement == TablePlacement::Literals {
             if let Some(idx) = &statics {
                 if let Some(flat) = flat_index(&table.shape, idx) {
@@ -334,7 +335,7 @@ impl<'a> PointCtx<'a> {
             let (k, _) = self.offset(i, module);
             flat = Some(match flat {
                 None => k,
-                Some(prev) => KExpr::add(KExpr::mul(prev, KExpr::int(shape[d] as i64)), k),
+                Some(prev) => KExpr::plus(KExpr::times(prev, KExpr::int(shape[d] as i64)), k),
             });
         }
         let flat = flat.unwrap_or_else(|| KExpr::int(0));

@@ -16,12 +16,20 @@ fn combine(op: ReduceOp, a: KExpr, b: KExpr) -> KExpr {
         ReduceOp::Sum => KExpr::Binary(BinaryOp::Add, Box::new(a), Box::new(b)),
         ReduceOp::Product => KExpr::Binary(BinaryOp::Mul, Box::new(a), Box::new(b)),
         ReduceOp::Max => KExpr::Select(
-            Box::new(KExpr::Binary(BinaryOp::Gt, Box::new(b.clone()), Box::new(a.clone()))),
+            Box::new(KExpr::Binary(
+                BinaryOp::Gt,
+                Box::new(b.clone()),
+                Box::new(a.clone()),
+            )),
             Box::new(b),
             Box::new(a),
         ),
         ReduceOp::Min => KExpr::Select(
-            Box::new(KExpr::Binary(BinaryOp::Lt, Box::new(b.clone()), Box::new(a.clone()))),
+            Box::new(KExpr::Binary(
+                BinaryOp::Lt,
+                Box::new(b.clone()),
+                Box::new(a.clone()),
+            )),
             Box::new(b),
             Box::new(a),
         ),
@@ -57,7 +65,7 @@ fn block_tree(op: ReduceOp, ty: ScalarType, threads: u32, target: Target) -> Vec
                 space: Space::Shared,
                 array: sh.into(),
                 index: vec![tid()],
-                value: combine(op, at(tid()), at(KExpr::add(tid(), KExpr::int(s as i64)))),
+                value: combine(op, at(tid()), at(KExpr::plus(tid(), KExpr::int(s as i64)))),
             }],
             otherwise: vec![],
         });
@@ -68,17 +76,24 @@ fn block_tree(op: ReduceOp, ty: ScalarType, threads: u32, target: Target) -> Vec
         // The first warp finishes with shuffles: no barriers, no shared traffic.
         let mut warp = vec![KStmt::Assign {
             name: "acc".into(),
-            value: combine(op, at(tid()), at(KExpr::add(tid(), KExpr::int(32)))),
+            value: combine(op, at(tid()), at(KExpr::plus(tid(), KExpr::int(32)))),
         }];
         let mut delta = 16;
+        // Every lane shuffles unconditionally (a shuffle under a branch would be
+        // divergent); the combine then reads the received value.
+        warp.push(KStmt::Decl {
+            name: "other".into(),
+            ty,
+            init: KExpr::Lit(op.identity(ty)),
+        });
         while delta > 0 {
             warp.push(KStmt::Assign {
+                name: "other".into(),
+                value: KExpr::ShuffleDown(Box::new(KExpr::var("acc")), delta),
+            });
+            warp.push(KStmt::Assign {
                 name: "acc".into(),
-                value: combine(
-                    op,
-                    KExpr::var("acc"),
-                    KExpr::ShuffleDown(Box::new(KExpr::var("acc")), delta),
-                ),
+                value: combine(op, KExpr::var("acc"), KExpr::var("other")),
             });
             delta /= 2;
         }
@@ -93,7 +108,6 @@ fn block_tree(op: ReduceOp, ty: ScalarType, threads: u32, target: Target) -> Vec
             value: at(KExpr::int(0)),
         });
     }
-    let _ = ty;
     out
 }
 
@@ -131,10 +145,10 @@ pub(crate) fn lower_reduction(
             body.push(KStmt::Decl {
                 name: format!("i{l}"),
                 ty: ScalarType::Int,
-                init: KExpr::add(
+                init: KExpr::plus(
                     lo,
-                    KExpr::add(
-                        KExpr::mul(
+                    KExpr::plus(
+                        KExpr::times(
                             KExpr::Builtin(Builtin::BlockIdx(d as u8)),
                             KExpr::int(block[d] as i64),
                         ),
@@ -178,7 +192,7 @@ pub(crate) fn lower_reduction(
             then: vec![KStmt::Store {
                 space: Space::Global,
                 array: "partials".into(),
-                index: vec![KExpr::add(offset, block_id)],
+                index: vec![KExpr::plus(offset, block_id)],
                 value: KExpr::var("acc"),
             }],
             otherwise: vec![],
@@ -295,7 +309,7 @@ fn linear(rank: usize, block: [u32; 3], v: impl Fn(usize) -> KExpr) -> KExpr {
                 } else {
                     KExpr::int(block[d] as i64)
                 };
-                KExpr::add(v(d), KExpr::mul(size, outer))
+                KExpr::plus(v(d), KExpr::times(size, outer))
             }
         });
     }

@@ -86,12 +86,16 @@ fn lower_part(
     let mut lo_hi = Vec::new();
     for a in 0..rank {
         let l = letter(rank, a);
-        let lo = ctx
-            .params
-            .scalar(&format!("lo_{l}"), crate::ir::ScalarType::Int, ArgSource::Lo(a));
-        let hi = ctx
-            .params
-            .scalar(&format!("hi_{l}"), crate::ir::ScalarType::Int, ArgSource::Hi(a));
+        let lo = ctx.params.scalar(
+            &format!("lo_{l}"),
+            crate::ir::ScalarType::Int,
+            ArgSource::Lo(a),
+        );
+        let hi = ctx.params.scalar(
+            &format!("hi_{l}"),
+            crate::ir::ScalarType::Int,
+            ArgSource::Hi(a),
+        );
         lo_hi.push((lo, hi));
     }
     let mut prologue = vec![];
@@ -105,9 +109,9 @@ fn lower_part(
         prologue.push(KStmt::Decl {
             name: vars[d].base.clone(),
             ty: crate::ir::ScalarType::Int,
-            init: KExpr::add(
+            init: KExpr::plus(
                 lo_hi[a].0.clone(),
-                KExpr::mul(
+                KExpr::times(
                     KExpr::Builtin(Builtin::BlockIdx(d as u8)),
                     KExpr::int(per_block[d] as i64),
                 ),
@@ -153,7 +157,15 @@ fn lower_part(
             field.boundary.name()
         )));
         loads.push(tile_load(
-            &mut ctx, level.0, &buffer, &tile_name, &extents, &origin, &vars, block, field.boundary,
+            &mut ctx,
+            level.0,
+            &buffer,
+            &tile_name,
+            &extents,
+            &origin,
+            &vars,
+            block,
+            field.boundary,
         ));
     }
 
@@ -201,16 +213,16 @@ fn lower_part(
                 init: if tile[d] == 1 {
                     KExpr::var(v.thread.clone())
                 } else {
-                    KExpr::add(
+                    KExpr::plus(
                         KExpr::var(v.thread.clone()),
-                        KExpr::mul(KExpr::var(v.point.clone()), KExpr::int(block[d] as i64)),
+                        KExpr::times(KExpr::var(v.point.clone()), KExpr::int(block[d] as i64)),
                     )
                 },
             },
             KStmt::Decl {
                 name: v.grid.clone(),
                 ty: crate::ir::ScalarType::Int,
-                init: KExpr::add(KExpr::var(v.base.clone()), KExpr::var(v.in_block.clone())),
+                init: KExpr::plus(KExpr::var(v.base.clone()), KExpr::var(v.in_block.clone())),
             },
         ];
         inner.extend(body);
@@ -295,7 +307,7 @@ fn linear_thread(rank: usize, block: [u32; 3], vars: &[AxisVars]) -> KExpr {
         let t = KExpr::var(vars[d].thread.clone());
         e = Some(match e {
             None => t,
-            Some(outer) => KExpr::add(t, KExpr::mul(KExpr::int(block[d] as i64), outer)),
+            Some(outer) => KExpr::plus(t, KExpr::times(KExpr::int(block[d] as i64), outer)),
         });
     }
     e.unwrap_or_else(|| KExpr::int(0))
@@ -321,10 +333,10 @@ fn tile_load(
     let local = |d: usize| format!("l{}", ["x", "y", "z"][d]);
     let mut coords = Vec::new();
     let mut inside: Option<KExpr> = None;
-    for a in 0..rank {
+    for (a, first) in origin.iter().enumerate() {
         let d = rank - 1 - a;
-        let g = KExpr::add(
-            KExpr::add(KExpr::var(vars[d].base.clone()), KExpr::int(origin[a])),
+        let g = KExpr::plus(
+            KExpr::plus(KExpr::var(vars[d].base.clone()), KExpr::int(*first)),
             KExpr::var(local(d)),
         );
         let n = ctx.params.grid_size(ctx.program, grid, a);

@@ -211,7 +211,10 @@ fn axes3(list: &[u32], what: &str, rank: usize, stencil: &str) -> Result<[u32; 3
 }
 
 fn join(list: &[u32]) -> String {
-    list.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+    list.iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The rank of the grid a stencil runs on (that of the first field it writes).
@@ -235,7 +238,8 @@ impl Schedule {
                 let known = program.fields.iter().any(|f| &f.name == name)
                     || program.tables.iter().any(|t| &t.name == name);
                 if !known {
-                    let mut all: Vec<&str> = program.fields.iter().map(|f| f.name.as_str()).collect();
+                    let mut all: Vec<&str> =
+                        program.fields.iter().map(|f| f.name.as_str()).collect();
                     all.extend(program.tables.iter().map(|t| t.name.as_str()));
                     return Err(ScheduleError(format!(
                         "--shm names `{name}`, which is not a field or table of `{}`; \
@@ -246,7 +250,10 @@ impl Schedule {
                 }
             }
         }
-        let block_req = request.block.clone().or_else(|| program.hints.block.clone());
+        let block_req = request
+            .block
+            .clone()
+            .or_else(|| program.hints.block.clone());
         let tile_req = request.tile.clone().or_else(|| program.hints.tile.clone());
         let mut stencils = Vec::new();
         for stencil in &iterate.stencils {
@@ -270,7 +277,8 @@ impl Schedule {
                     }
                     let field = &program.fields[level.0 .0];
                     let read_only = !written.contains(level);
-                    let tileable = read_only && reads.range.is_some() && rank == field_rank(program, level.0);
+                    let tileable =
+                        read_only && reads.range.is_some() && rank == field_rank(program, level.0);
                     let bytes = tile_bytes(reads, block, tile, field.ty.size_bytes());
                     let wanted = match &request.shm {
                         ShmRequest::None => false,

@@ -14,15 +14,30 @@ use stencilc::source::SourceFile;
 /// The examples, with small parameter values (sizes not multiples of any block).
 pub const EXAMPLES: &[(&str, &[(&str, f64)])] = &[
     ("gaussian_blur", &[("width", 37.0), ("height", 23.0)]),
-    ("gaussian_blur_separable", &[("width", 37.0), ("height", 23.0)]),
+    (
+        "gaussian_blur_separable",
+        &[("width", 37.0), ("height", 23.0)],
+    ),
     (
         "heat3d",
-        &[("nx", 19.0), ("ny", 13.0), ("nz", 11.0), ("steps", 3.0), ("alpha", 0.1)],
+        &[
+            ("nx", 19.0),
+            ("ny", 13.0),
+            ("nz", 11.0),
+            ("steps", 3.0),
+            ("alpha", 0.1),
+        ],
     ),
     ("jacobi2d", &[("dim0", 37.0), ("dim1", 23.0)]),
     (
         "rician3d",
-        &[("dim0", 19.0), ("dim1", 13.0), ("dim2", 11.0), ("sigma", 0.05), ("lambda", 0.065)],
+        &[
+            ("dim0", 19.0),
+            ("dim1", 13.0),
+            ("dim2", 11.0),
+            ("sigma", 0.05),
+            ("lambda", 0.065),
+        ],
     ),
     ("wave2d", &[("n", 37.0), ("steps", 5.0), ("c2", 0.2)]),
 ];
@@ -142,13 +157,25 @@ pub fn schedule_matrix(program: &Program, rank: usize) -> Vec<(String, ScheduleR
     }
     match rank {
         1 => {
-            list.push(("b16".into(), req(&[16], &[1], ShmRequest::Names(all.clone()))));
-            list.push(("b8t3".into(), req(&[8], &[3], ShmRequest::Names(all.clone()))));
+            list.push((
+                "b16".into(),
+                req(&[16], &[1], ShmRequest::Names(all.clone())),
+            ));
+            list.push((
+                "b8t3".into(),
+                req(&[8], &[3], ShmRequest::Names(all.clone())),
+            ));
         }
         2 => {
             list.push(("b8x4-none".into(), req(&[8, 4], &[1, 1], ShmRequest::None)));
-            list.push(("b16x2-t2x3-shm".into(), req(&[16, 2], &[2, 3], ShmRequest::Names(all.clone()))));
-            list.push(("b32-1d-t1x2-shm".into(), req(&[32], &[1, 2], ShmRequest::Names(all.clone()))));
+            list.push((
+                "b16x2-t2x3-shm".into(),
+                req(&[16, 2], &[2, 3], ShmRequest::Names(all.clone())),
+            ));
+            list.push((
+                "b32-1d-t1x2-shm".into(),
+                req(&[32], &[1, 2], ShmRequest::Names(all.clone())),
+            ));
             list.push((
                 "b4x4x1-3d-block".into(),
                 ScheduleRequest {
@@ -158,9 +185,18 @@ pub fn schedule_matrix(program: &Program, rank: usize) -> Vec<(String, ScheduleR
             ));
         }
         _ => {
-            list.push(("b8x4x2-none".into(), req(&[8, 4, 2], &[1, 1, 1], ShmRequest::None)));
-            list.push(("b8x2x2-t2x1x3-shm".into(), req(&[8, 2, 2], &[2, 1, 3], ShmRequest::Names(all.clone()))));
-            list.push(("b16x4-2d-shm".into(), req(&[16, 4], &[1, 2, 2], ShmRequest::Names(all.clone()))));
+            list.push((
+                "b8x4x2-none".into(),
+                req(&[8, 4, 2], &[1, 1, 1], ShmRequest::None),
+            ));
+            list.push((
+                "b8x2x2-t2x1x3-shm".into(),
+                req(&[8, 2, 2], &[2, 1, 3], ShmRequest::Names(all.clone())),
+            ));
+            list.push((
+                "b16x4-2d-shm".into(),
+                req(&[16, 4], &[1, 2, 2], ShmRequest::Names(all.clone())),
+            ));
             list.push(("b32-1d".into(), req(&[32], &[1, 1, 2], ShmRequest::Auto)));
         }
     }

@@ -38,7 +38,11 @@ impl Dialect for OpenCl {
         match param.kind {
             ParamKind::Scalar => format!("const {} {}", param.ty.name(), param.name),
             ParamKind::ReadOnlyBuffer => {
-                format!("__global const {}* restrict {}", param.ty.name(), param.name)
+                format!(
+                    "__global const {}* restrict {}",
+                    param.ty.name(),
+                    param.name
+                )
             }
             ParamKind::Buffer => format!("__global {}* restrict {}", param.ty.name(), param.name),
         }

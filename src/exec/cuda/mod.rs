@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
 
 use crate::exec::backend::RunOptions;
 use crate::exec::env::RunEnv;
@@ -164,7 +166,11 @@ impl GpuDevice for Session<'_> {
             (DeviceBuffer::Long(d), Buffer::Long(h)) => s.memcpy_htod(h, d),
             (DeviceBuffer::Float(d), Buffer::Float(h)) => s.memcpy_htod(h, d),
             (DeviceBuffer::Double(d), Buffer::Double(h)) => s.memcpy_htod(h, d),
-            _ => return Err(ExecError::Failed("internal: upload of mismatched types".into())),
+            _ => {
+                return Err(ExecError::Failed(
+                    "internal: upload of mismatched types".into(),
+                ))
+            }
         };
         r.map_err(driver_error("upload"))
     }
@@ -176,7 +182,11 @@ impl GpuDevice for Session<'_> {
             (DeviceBuffer::Long(d), Buffer::Long(h)) => s.memcpy_dtoh(d, h.as_mut_slice()),
             (DeviceBuffer::Float(d), Buffer::Float(h)) => s.memcpy_dtoh(d, h.as_mut_slice()),
             (DeviceBuffer::Double(d), Buffer::Double(h)) => s.memcpy_dtoh(d, h.as_mut_slice()),
-            _ => return Err(ExecError::Failed("internal: download of mismatched types".into())),
+            _ => {
+                return Err(ExecError::Failed(
+                    "internal: download of mismatched types".into(),
+                ))
+            }
         };
         r.map_err(driver_error("download"))?;
         s.synchronize().map_err(driver_error("synchronize"))
@@ -195,7 +205,9 @@ impl GpuDevice for Session<'_> {
                 .ctx
                 .new_event(None)
                 .map_err(driver_error("creating an event"))?;
-            start.record(&self.rt.stream).map_err(driver_error("recording an event"))?;
+            start
+                .record(&self.rt.stream)
+                .map_err(driver_error("recording an event"))?;
             self.timer = Some((start, true));
         }
         let key = self
@@ -228,7 +240,10 @@ impl GpuDevice for Session<'_> {
 
     fn finish(&mut self) -> Result<Duration, ExecError> {
         let Some((start, _)) = self.timer.take() else {
-            self.rt.stream.synchronize().map_err(driver_error("synchronize"))?;
+            self.rt
+                .stream
+                .synchronize()
+                .map_err(driver_error("synchronize"))?;
             return Ok(Duration::ZERO);
         };
         let end = self
@@ -236,9 +251,12 @@ impl GpuDevice for Session<'_> {
             .ctx
             .new_event(None)
             .map_err(driver_error("creating an event"))?;
-        end.record(&self.rt.stream).map_err(driver_error("recording an event"))?;
+        end.record(&self.rt.stream)
+            .map_err(driver_error("recording an event"))?;
         end.synchronize().map_err(driver_error("synchronize"))?;
-        let ms = start.elapsed_ms(&end).map_err(driver_error("reading an event"))?;
+        let ms = start
+            .elapsed_ms(&end)
+            .map_err(driver_error("reading an event"))?;
         Ok(Duration::from_secs_f64(ms as f64 / 1000.0))
     }
 }

@@ -138,7 +138,9 @@ pub fn compile_with_log(source: &str, arch: &str) -> Result<Compiled, ExecError>
         .map(|raw| c_chars(&raw))
         .unwrap_or_default();
     let ptx = if outcome.is_ok() {
-        unsafe { result::get_ptx(prog) }.map(|raw| c_chars(&raw)).ok()
+        unsafe { result::get_ptx(prog) }
+            .map(|raw| c_chars(&raw))
+            .ok()
     } else {
         None
     };

@@ -53,20 +53,22 @@ fn cl_err(what: &str) -> impl Fn(opencl3::error_codes::ClError) -> ExecError + '
 }
 
 fn open() -> Result<Runtime, String> {
-    let platforms = opencl3::platform::get_platforms()
-        .map_err(|e| {
-            format!(
-                "no OpenCL platform ({e}); install an ICD loader and a platform, e.g. \
+    let platforms = opencl3::platform::get_platforms().map_err(|e| {
+        format!(
+            "no OpenCL platform ({e}); install an ICD loader and a platform, e.g. \
                  `apt-get install ocl-icd-libopencl1 pocl-opencl-icd`"
-            )
-        })?;
+        )
+    })?;
     let wanted = std::env::var("STENCILC_OPENCL_DEVICE").ok();
     let mut candidates = Vec::new();
     for platform in &platforms {
         for id in platform.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default() {
             let device = Device::new(id);
             let name = device.name().unwrap_or_default();
-            let is_gpu = device.dev_type().map(|t| t & CL_DEVICE_TYPE_GPU != 0).unwrap_or(false);
+            let is_gpu = device
+                .dev_type()
+                .map(|t| t & CL_DEVICE_TYPE_GPU != 0)
+                .unwrap_or(false);
             candidates.push((device, name, is_gpu));
         }
     }
@@ -82,11 +84,15 @@ fn open() -> Result<Runtime, String> {
             .ok_or_else(|| format!("STENCILC_OPENCL_DEVICE={w} matches no OpenCL device"))?,
         None => candidates.remove(0),
     };
-    let sizes = device.max_work_item_sizes().unwrap_or_else(|_| vec![256, 256, 64]);
+    let sizes = device
+        .max_work_item_sizes()
+        .unwrap_or_else(|_| vec![256, 256, 64]);
     let dim = |i: usize| sizes.get(i).copied().unwrap_or(1).min(u32::MAX as usize) as u32;
     let limits = DeviceLimits {
-        max_threads_per_block: device.max_work_group_size().unwrap_or(256).min(u32::MAX as usize)
-            as u32,
+        max_threads_per_block: device
+            .max_work_group_size()
+            .unwrap_or(256)
+            .min(u32::MAX as usize) as u32,
         max_block_dims: [dim(0), dim(1), dim(2)],
         shared_bytes_per_block: device.local_mem_size().unwrap_or(16384) as usize,
     };
@@ -95,8 +101,9 @@ fn open() -> Result<Runtime, String> {
         .map(|e| e.contains("cl_khr_fp64"))
         .unwrap_or(false);
     let context = Context::from_device(&device).map_err(|e| format!("OpenCL context: {e}"))?;
-    let queue = CommandQueue::create_default_with_properties(&context, CL_QUEUE_PROFILING_ENABLE, 0)
-        .map_err(|e| format!("OpenCL command queue: {e}"))?;
+    let queue =
+        CommandQueue::create_default_with_properties(&context, CL_QUEUE_PROFILING_ENABLE, 0)
+            .map_err(|e| format!("OpenCL command queue: {e}"))?;
     Ok(Runtime {
         device,
         name,
@@ -119,7 +126,9 @@ fn runtime() -> Result<&'static Mutex<Runtime>, ExecError> {
 /// The device OpenCL would run on, and whether it is a GPU; `Unavailable` when
 /// there is no OpenCL platform or device here.
 pub fn probe() -> Result<(String, bool), ExecError> {
-    let rt = runtime()?.lock().map_err(|_| unavailable("OpenCL runtime poisoned"))?;
+    let rt = runtime()?
+        .lock()
+        .map_err(|_| unavailable("OpenCL runtime poisoned"))?;
     Ok((rt.name.clone(), rt.is_gpu))
 }
 
@@ -157,14 +166,15 @@ impl GpuDevice for Session<'_> {
         hasher.update(self.rt.name.as_bytes());
         let key = hasher.finalize();
         if !self.rt.programs.contains_key(&key) {
-            let program = ClProgram::create_and_build_from_source(&self.rt.context, &source, options)
-                .map_err(|log| {
-                    ExecError::Failed(format!(
-                        "the OpenCL compiler rejected the generated kernels (a stencilc bug; \
+            let program =
+                ClProgram::create_and_build_from_source(&self.rt.context, &source, options)
+                    .map_err(|log| {
+                        ExecError::Failed(format!(
+                            "the OpenCL compiler rejected the generated kernels (a stencilc bug; \
                          please report it):\n{}",
-                        with_source_lines(&log, &source)
-                    ))
-                })?;
+                            with_source_lines(&log, &source)
+                        ))
+                    })?;
             let mut kernels = Vec::new();
             for k in &module.kernels {
                 let kernel = Kernel::create(&program, &k.name).map_err(cl_err("clCreateKernel"))?;
@@ -192,7 +202,12 @@ impl GpuDevice for Session<'_> {
         let bytes = (len * ty.size_bytes()).max(1);
         // SAFETY: no host pointer; the buffer is written before it is read.
         let buf = unsafe {
-            ClBuffer::<u8>::create(&self.rt.context, CL_MEM_READ_WRITE, bytes, std::ptr::null_mut())
+            ClBuffer::<u8>::create(
+                &self.rt.context,
+                CL_MEM_READ_WRITE,
+                bytes,
+                std::ptr::null_mut(),
+            )
         }
         .map_err(|e| {
             ExecError::Failed(format!(
