@@ -8,9 +8,13 @@
 #![deny(missing_docs)]
 
 pub mod analysis;
+pub mod back;
 pub mod diag;
 pub mod exec;
 pub mod front;
 pub mod io;
 pub mod ir;
+pub mod kir;
+pub mod lower;
+pub mod schedule;
 pub mod source;

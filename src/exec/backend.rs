@@ -65,12 +65,33 @@ pub fn run(
     options: &RunOptions,
     notice: &mut dyn FnMut(&str),
 ) -> Result<(RunSummary, Backend), ExecError> {
-    let _ = options;
     match backend {
-        Backend::Interp | Backend::Auto => {
-            if backend == Backend::Auto {
-                notice("auto: only the interpreter is built in this version");
+        Backend::Cuda => {
+            crate::exec::cuda::run(program, env, state, options).map(|s| (s, Backend::Cuda))
+        }
+        Backend::OpenCl => {
+            crate::exec::opencl::run(program, env, state, options).map(|s| (s, Backend::OpenCl))
+        }
+        Backend::Auto => {
+            match crate::exec::cuda::run(program, env, state, options) {
+                Err(ExecError::Unavailable(why)) => notice(&format!("auto: skipping cuda: {why}")),
+                other => return other.map(|s| (s, Backend::Cuda)),
             }
+            match crate::exec::opencl::probe() {
+                Ok((_, true)) => match crate::exec::opencl::run(program, env, state, options) {
+                    Err(ExecError::Unavailable(why)) => {
+                        notice(&format!("auto: skipping opencl: {why}"))
+                    }
+                    other => return other.map(|s| (s, Backend::OpenCl)),
+                },
+                Ok((name, false)) => {
+                    notice(&format!("auto: skipping opencl: `{name}` is not a GPU"))
+                }
+                Err(why) => notice(&format!("auto: skipping opencl: {why}")),
+            }
+            crate::exec::interp::run(program, env, state).map(|s| (s, Backend::Interp))
+        }
+        Backend::Interp => {
             crate::exec::interp::run(program, env, state).map(|s| (s, Backend::Interp))
         }
         other => Err(ExecError::Unavailable(format!(

@@ -5,8 +5,10 @@
 //! [`RunSummary`]; the interpreter defines what the right answer is.
 
 pub mod backend;
+pub mod cuda;
 pub mod env;
 pub mod interp;
+pub mod opencl;
 
 use std::time::Duration;
 

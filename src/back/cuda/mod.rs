@@ -1,0 +1,89 @@
+//! CUDA C back-end: prints the kernel IR as one self-contained translation unit of
+//! `extern "C"` kernels that NVRTC compiles as-is (no headers, no host code).
+
+use crate::ir::MathFn;
+use crate::kir::print::{self, Dialect};
+use crate::kir::{Builtin, KParam, Kernel, Module, ParamKind};
+
+/// The options stencilc passes to NVRTC besides the architecture: no FMA
+/// contraction (C semantics), IEEE division and square root.
+pub const NVRTC_OPTIONS: &[&str] = &["--fmad=false", "--prec-div=true", "--prec-sqrt=true"];
+
+/// CUDA spelling of the kernel IR.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cuda;
+
+/// Prints `module` as CUDA C.
+pub fn print(module: &Module) -> String {
+    print::print_module(module, &Cuda)
+}
+
+const AXES: [&str; 3] = ["x", "y", "z"];
+
+impl Dialect for Cuda {
+    fn prelude(&self, _module: &Module) -> String {
+        "// CUDA C for NVRTC: extern \"C\" kernels, no host code.\n".into()
+    }
+
+    fn kernel_head(&self, kernel: &Kernel) -> String {
+        format!(
+            "extern \"C\" __global__ void __launch_bounds__({}) {}",
+            kernel.threads(),
+            kernel.name
+        )
+    }
+
+    fn param(&self, param: &KParam) -> String {
+        match param.kind {
+            ParamKind::Scalar => format!("const {} {}", param.ty.name(), param.name),
+            ParamKind::ReadOnlyBuffer => {
+                format!("const {}* __restrict__ {}", param.ty.name(), param.name)
+            }
+            ParamKind::Buffer => format!("{}* __restrict__ {}", param.ty.name(), param.name),
+        }
+    }
+
+    fn shared_qualifier(&self) -> &'static str {
+        "__shared__"
+    }
+
+    fn constant_qualifier(&self) -> &'static str {
+        "__constant__ const"
+    }
+
+    fn helper_qualifier(&self) -> &'static str {
+        "static __device__ __forceinline__"
+    }
+
+    fn builtin(&self, b: Builtin) -> String {
+        match b {
+            Builtin::ThreadIdx(a) => format!("(int)threadIdx.{}", AXES[a as usize]),
+            Builtin::BlockIdx(a) => format!("(int)blockIdx.{}", AXES[a as usize]),
+            Builtin::NumGroups(a) => format!("(int)gridDim.{}", AXES[a as usize]),
+        }
+    }
+
+    fn barrier(&self) -> &'static str {
+        "__syncthreads();"
+    }
+
+    fn math_name(&self, func: MathFn, float_form: bool) -> String {
+        if float_form {
+            format!("{}f", func.name())
+        } else {
+            func.name().into()
+        }
+    }
+
+    fn has_warp_shuffle(&self) -> bool {
+        true
+    }
+
+    fn shuffle_down(&self, value: &str, delta: u32) -> String {
+        format!("__shfl_down_sync(0xffffffffu, {value}, {delta})")
+    }
+
+    fn unroll_pragma(&self) -> Option<&'static str> {
+        Some("#pragma unroll")
+    }
+}

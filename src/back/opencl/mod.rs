@@ -1,0 +1,92 @@
+//! OpenCL C back-end: prints the kernel IR as one OpenCL C program (1.2), with
+//! `reqd_work_group_size` so the block shape is checked by the runtime.
+
+use crate::ir::MathFn;
+use crate::kir::print::{self, Dialect};
+use crate::kir::{Builtin, KParam, Kernel, Module, ParamKind};
+
+/// Build options: IEEE single-precision division and square root, as C has them.
+pub const BUILD_OPTIONS: &str = "-cl-fp32-correctly-rounded-divide-sqrt";
+
+/// OpenCL C spelling of the kernel IR.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenCl;
+
+/// Prints `module` as OpenCL C.
+pub fn print(module: &Module) -> String {
+    print::print_module(module, &OpenCl)
+}
+
+impl Dialect for OpenCl {
+    fn prelude(&self, module: &Module) -> String {
+        let mut text = String::from("#pragma OPENCL FP_CONTRACT OFF\n");
+        if module.uses_double() {
+            text.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
+        }
+        text
+    }
+
+    fn kernel_head(&self, kernel: &Kernel) -> String {
+        let [x, y, z] = kernel.block;
+        format!(
+            "__kernel __attribute__((reqd_work_group_size({x}, {y}, {z}))) void {}",
+            kernel.name
+        )
+    }
+
+    fn param(&self, param: &KParam) -> String {
+        match param.kind {
+            ParamKind::Scalar => format!("const {} {}", param.ty.name(), param.name),
+            ParamKind::ReadOnlyBuffer => {
+                format!(
+                    "__global const {}* restrict {}",
+                    param.ty.name(),
+                    param.name
+                )
+            }
+            ParamKind::Buffer => format!("__global {}* restrict {}", param.ty.name(), param.name),
+        }
+    }
+
+    fn shared_qualifier(&self) -> &'static str {
+        "__local"
+    }
+
+    fn constant_qualifier(&self) -> &'static str {
+        "__constant"
+    }
+
+    fn helper_qualifier(&self) -> &'static str {
+        "static inline"
+    }
+
+    fn builtin(&self, b: Builtin) -> String {
+        match b {
+            Builtin::ThreadIdx(a) => format!("(int)get_local_id({a})"),
+            Builtin::BlockIdx(a) => format!("(int)get_group_id({a})"),
+            Builtin::NumGroups(a) => format!("(int)get_num_groups({a})"),
+        }
+    }
+
+    fn barrier(&self) -> &'static str {
+        "barrier(CLK_LOCAL_MEM_FENCE);"
+    }
+
+    fn math_name(&self, func: MathFn, _float_form: bool) -> String {
+        // OpenCL C overloads the unsuffixed names on float and double.
+        func.name().into()
+    }
+
+    fn has_warp_shuffle(&self) -> bool {
+        false
+    }
+
+    fn shuffle_down(&self, value: &str, _delta: u32) -> String {
+        // Lowering never emits shuffles for this dialect; keep the value.
+        value.into()
+    }
+
+    fn unroll_pragma(&self) -> Option<&'static str> {
+        None
+    }
+}

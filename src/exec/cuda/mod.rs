@@ -1,0 +1,293 @@
+//! Running programs through CUDA (`cudarc`, loaded dynamically): NVRTC compiles
+//! the generated CUDA C, the driver API allocates, copies and launches, events time
+//! the kernels. Builds and runs on machines without CUDA: every entry point
+//! returns [`ExecError::Unavailable`] there.
+
+pub mod nvrtc;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
+
+use crate::exec::backend::RunOptions;
+use crate::exec::env::RunEnv;
+use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
+use crate::ir::{Program, ScalarType, Value};
+use crate::kir::Module;
+use crate::lower::drive::{GpuDevice, KernelArg};
+use crate::lower::{lower, Target};
+use crate::schedule::{DeviceLimits, Schedule, ScheduleRequest};
+
+struct Runtime {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    name: String,
+    arch: String,
+    limits: DeviceLimits,
+    /// Loaded modules by hash of (source, options).
+    modules: HashMap<blake3::Hash, Vec<CudaFunction>>,
+}
+
+// SAFETY: cudarc's handles are Send + Sync; the mutex serialises all use.
+unsafe impl Send for Runtime {}
+
+static RUNTIME: OnceLock<Result<Mutex<Runtime>, String>> = OnceLock::new();
+
+fn driver_error(what: &str) -> impl Fn(cudarc::driver::DriverError) -> ExecError + '_ {
+    move |e| ExecError::Failed(format!("CUDA: {what} failed: {e}"))
+}
+
+fn open() -> Result<Runtime, String> {
+    // SAFETY: only probes whether the shared library can be opened.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err("no CUDA driver (libcuda.so) on this machine".into());
+    }
+    nvrtc::load()?;
+    let count = CudaContext::device_count().map_err(|e| format!("CUDA driver: {e}"))?;
+    if count < 1 {
+        return Err("the CUDA driver sees no GPU".into());
+    }
+    let ctx = CudaContext::new(0).map_err(|e| format!("CUDA context: {e}"))?;
+    let stream = ctx.default_stream();
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    let attr = |a| ctx.attribute(a).map(|v| v as u32).unwrap_or(0);
+    let limits = DeviceLimits {
+        max_threads_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+        max_block_dims: [
+            attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X),
+            attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y),
+            attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z),
+        ],
+        shared_bytes_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) as usize,
+    };
+    let major = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    let minor = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    let name = ctx.name().unwrap_or_else(|_| "CUDA device 0".into());
+    Ok(Runtime {
+        ctx,
+        stream,
+        name,
+        arch: format!("sm_{major}{minor}"),
+        limits,
+        modules: HashMap::new(),
+    })
+}
+
+fn runtime() -> Result<&'static Mutex<Runtime>, ExecError> {
+    RUNTIME
+        .get_or_init(|| open().map(Mutex::new))
+        .as_ref()
+        .map_err(|e| ExecError::Unavailable(format!("CUDA unavailable: {e}")))
+}
+
+/// The GPU CUDA would run on; `Unavailable` without a driver, a GPU or NVRTC.
+pub fn probe() -> Result<String, ExecError> {
+    let rt = runtime()?
+        .lock()
+        .map_err(|_| ExecError::Unavailable("CUDA runtime poisoned".into()))?;
+    Ok(format!("{} ({})", rt.name, rt.arch))
+}
+
+/// A device buffer of one element type.
+pub enum DeviceBuffer {
+    /// `int`
+    Int(CudaSlice<i32>),
+    /// `long`
+    Long(CudaSlice<i64>),
+    /// `float`
+    Float(CudaSlice<f32>),
+    /// `double`
+    Double(CudaSlice<f64>),
+}
+
+struct Session<'a> {
+    rt: &'a mut Runtime,
+    module: Option<blake3::Hash>,
+    timer: Option<(CudaEvent, bool)>,
+}
+
+impl GpuDevice for Session<'_> {
+    type Buf = DeviceBuffer;
+
+    fn limits(&self) -> DeviceLimits {
+        self.rt.limits
+    }
+
+    fn compile(&mut self, module: &Module) -> Result<(), ExecError> {
+        let source = crate::back::cuda::print(module);
+        let key = blake3::hash(format!("{}\n{source}", self.rt.arch).as_bytes());
+        if !self.rt.modules.contains_key(&key) {
+            let ptx = nvrtc::compile(&source, &self.rt.arch)?;
+            let loaded = self
+                .rt
+                .ctx
+                .load_module(ptx)
+                .map_err(driver_error("loading the compiled kernels"))?;
+            let mut functions = Vec::new();
+            for k in &module.kernels {
+                functions.push(
+                    loaded
+                        .load_function(&k.name)
+                        .map_err(driver_error("finding a kernel"))?,
+                );
+            }
+            self.rt.modules.insert(key, functions);
+        }
+        self.module = Some(key);
+        Ok(())
+    }
+
+    fn alloc(&mut self, ty: ScalarType, len: usize) -> Result<DeviceBuffer, ExecError> {
+        let len = len.max(1);
+        let oom = |e: cudarc::driver::DriverError| {
+            ExecError::Failed(format!(
+                "CUDA: could not allocate {} bytes on {} ({e}); use a smaller grid",
+                len * ty.size_bytes(),
+                self.rt.name
+            ))
+        };
+        let s = &self.rt.stream;
+        Ok(match ty {
+            ScalarType::Int => DeviceBuffer::Int(s.alloc_zeros(len).map_err(oom)?),
+            ScalarType::Long => DeviceBuffer::Long(s.alloc_zeros(len).map_err(oom)?),
+            ScalarType::Float => DeviceBuffer::Float(s.alloc_zeros(len).map_err(oom)?),
+            ScalarType::Double => DeviceBuffer::Double(s.alloc_zeros(len).map_err(oom)?),
+        })
+    }
+
+    fn upload(&mut self, dst: &mut DeviceBuffer, src: &Buffer) -> Result<(), ExecError> {
+        let s = &self.rt.stream;
+        let r = match (dst, src) {
+            (DeviceBuffer::Int(d), Buffer::Int(h)) => s.memcpy_htod(h, d),
+            (DeviceBuffer::Long(d), Buffer::Long(h)) => s.memcpy_htod(h, d),
+            (DeviceBuffer::Float(d), Buffer::Float(h)) => s.memcpy_htod(h, d),
+            (DeviceBuffer::Double(d), Buffer::Double(h)) => s.memcpy_htod(h, d),
+            _ => {
+                return Err(ExecError::Failed(
+                    "internal: upload of mismatched types".into(),
+                ))
+            }
+        };
+        r.map_err(driver_error("upload"))
+    }
+
+    fn download(&mut self, src: &DeviceBuffer, dst: &mut Buffer) -> Result<(), ExecError> {
+        let s = &self.rt.stream;
+        let r = match (src, dst) {
+            (DeviceBuffer::Int(d), Buffer::Int(h)) => s.memcpy_dtoh(d, h.as_mut_slice()),
+            (DeviceBuffer::Long(d), Buffer::Long(h)) => s.memcpy_dtoh(d, h.as_mut_slice()),
+            (DeviceBuffer::Float(d), Buffer::Float(h)) => s.memcpy_dtoh(d, h.as_mut_slice()),
+            (DeviceBuffer::Double(d), Buffer::Double(h)) => s.memcpy_dtoh(d, h.as_mut_slice()),
+            _ => {
+                return Err(ExecError::Failed(
+                    "internal: download of mismatched types".into(),
+                ))
+            }
+        };
+        r.map_err(driver_error("download"))?;
+        s.synchronize().map_err(driver_error("synchronize"))
+    }
+
+    fn launch(
+        &mut self,
+        kernel: usize,
+        groups: [u32; 3],
+        block: [u32; 3],
+        args: &[KernelArg<'_, DeviceBuffer>],
+    ) -> Result<(), ExecError> {
+        if self.timer.is_none() {
+            let start = self
+                .rt
+                .ctx
+                .new_event(None)
+                .map_err(driver_error("creating an event"))?;
+            start
+                .record(&self.rt.stream)
+                .map_err(driver_error("recording an event"))?;
+            self.timer = Some((start, true));
+        }
+        let key = self
+            .module
+            .ok_or_else(|| ExecError::Failed("internal: launch before compile".into()))?;
+        let function = &self.rt.modules[&key][kernel];
+        let mut builder = self.rt.stream.launch_builder(function);
+        for arg in args {
+            match arg {
+                KernelArg::Buffer(DeviceBuffer::Int(b)) => builder.arg(b),
+                KernelArg::Buffer(DeviceBuffer::Long(b)) => builder.arg(b),
+                KernelArg::Buffer(DeviceBuffer::Float(b)) => builder.arg(b),
+                KernelArg::Buffer(DeviceBuffer::Double(b)) => builder.arg(b),
+                KernelArg::Value(Value::Int(v)) => builder.arg(v),
+                KernelArg::Value(Value::Long(v)) => builder.arg(v),
+                KernelArg::Value(Value::Float(v)) => builder.arg(v),
+                KernelArg::Value(Value::Double(v)) => builder.arg(v),
+            };
+        }
+        let config = LaunchConfig {
+            grid_dim: (groups[0], groups[1], groups[2]),
+            block_dim: (block[0], block[1], block[2]),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: the arguments follow the kernel's parameter list, which the plan
+        // was generated with; buffers outlive the launch (freed after `finish`).
+        unsafe { builder.launch(config) }.map_err(driver_error("kernel launch"))?;
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<Duration, ExecError> {
+        let Some((start, _)) = self.timer.take() else {
+            self.rt
+                .stream
+                .synchronize()
+                .map_err(driver_error("synchronize"))?;
+            return Ok(Duration::ZERO);
+        };
+        let end = self
+            .rt
+            .ctx
+            .new_event(None)
+            .map_err(driver_error("creating an event"))?;
+        end.record(&self.rt.stream)
+            .map_err(driver_error("recording an event"))?;
+        end.synchronize().map_err(driver_error("synchronize"))?;
+        let ms = start
+            .elapsed_ms(&end)
+            .map_err(driver_error("reading an event"))?;
+        Ok(Duration::from_secs_f64(ms as f64 / 1000.0))
+    }
+}
+
+/// Runs `program` through CUDA under the schedule the options ask for.
+pub fn run(
+    program: &Program,
+    env: &RunEnv,
+    state: &mut FieldState,
+    options: &RunOptions,
+) -> Result<RunSummary, ExecError> {
+    let schedule = Schedule::new(program, &ScheduleRequest::from_options(options))
+        .map_err(|e| ExecError::Failed(e.to_string()))?;
+    run_with_schedule(program, env, state, &schedule)
+}
+
+/// Runs `program` through CUDA under `schedule`.
+pub fn run_with_schedule(
+    program: &Program,
+    env: &RunEnv,
+    state: &mut FieldState,
+    schedule: &Schedule,
+) -> Result<RunSummary, ExecError> {
+    let mut rt = runtime()?
+        .lock()
+        .map_err(|_| ExecError::Unavailable("CUDA runtime poisoned".into()))?;
+    let lowered = lower(program, schedule, Target::Cuda);
+    let mut session = Session {
+        rt: &mut rt,
+        module: None,
+        timer: None,
+    };
+    crate::lower::drive::run(&mut session, program, &lowered, env, state)
+}

@@ -1,0 +1,359 @@
+//! The kernel IR: a small, explicit, CUDA-like language that lowering produces and
+//! the GPU back-ends print.
+//!
+//! A [`Module`] is one translation unit: read-only coefficient tables in constant
+//! memory and kernels. A [`Kernel`] has a fixed block shape, typed parameters
+//! (device buffers and scalars), shared-memory arrays and a body of statements.
+//! Every memory access names its address space, so a printer only spells it; the
+//! CUDA and OpenCL printers differ in spelling alone (see [`print::Dialect`]).
+
+pub mod print;
+
+use crate::ir::{MathFn, ScalarType, Value};
+
+/// Where an array lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// Device memory, reached through a kernel parameter.
+    Global,
+    /// Per-block shared (OpenCL: local) memory.
+    Shared,
+    /// Module-scope read-only constant memory.
+    Constant,
+}
+
+/// One translation unit: constant tables and kernels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Module {
+    /// Name of the program the module was generated from (for the header comment).
+    pub name: String,
+    /// Arrays in constant memory, initialised at module scope.
+    pub constants: Vec<ConstArray>,
+    /// The kernels, in the order the host plan refers to them.
+    pub kernels: Vec<Kernel>,
+}
+
+impl Module {
+    /// Whether any kernel or table uses `double` (OpenCL needs `cl_khr_fp64` then).
+    pub fn uses_double(&self) -> bool {
+        let table = self.constants.iter().any(|c| c.ty == ScalarType::Double);
+        let param = self.kernels.iter().any(|k| {
+            k.params.iter().any(|p| p.ty == ScalarType::Double)
+                || k.shared.iter().any(|s| s.ty == ScalarType::Double)
+                || k.uses_double
+        });
+        table || param
+    }
+}
+
+/// A read-only table in constant memory: `__constant__ float K[49] = {...};`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConstArray {
+    /// Name in the generated code.
+    pub name: String,
+    /// Element type.
+    pub ty: ScalarType,
+    /// Elements, flattened row-major.
+    pub values: Vec<Value>,
+}
+
+/// What a kernel parameter is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamKind {
+    /// A device buffer the kernel only reads (`const T* __restrict__`: the
+    /// read-only data path).
+    ReadOnlyBuffer,
+    /// A device buffer the kernel writes (and may read).
+    Buffer,
+    /// A scalar passed by value.
+    Scalar,
+}
+
+/// A kernel parameter.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KParam {
+    /// Name in the generated code.
+    pub name: String,
+    /// Element type (buffers) or value type (scalars).
+    pub ty: ScalarType,
+    /// Buffer or scalar.
+    pub kind: ParamKind,
+}
+
+/// An array in shared memory, with its extents outermost first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SharedArray {
+    /// Name in the generated code.
+    pub name: String,
+    /// Element type.
+    pub ty: ScalarType,
+    /// Extent per dimension, outermost first.
+    pub dims: Vec<usize>,
+}
+
+impl SharedArray {
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.dims.iter().product::<usize>() * self.ty.size_bytes()
+    }
+}
+
+/// A kernel: runs on a grid of blocks of `block` threads (x innermost).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    /// Name in the generated code (after the program's stencil or reduction).
+    pub name: String,
+    /// Threads per block per axis (x, y, z); the kernel requires exactly this shape.
+    pub block: [u32; 3],
+    /// Parameters, in launch order.
+    pub params: Vec<KParam>,
+    /// Shared-memory arrays.
+    pub shared: Vec<SharedArray>,
+    /// The body.
+    pub body: Vec<KStmt>,
+    /// Whether the body computes in `double` somewhere.
+    pub uses_double: bool,
+}
+
+impl Kernel {
+    /// Threads per block.
+    pub fn threads(&self) -> u32 {
+        self.block.iter().product()
+    }
+
+    /// Static shared memory per block, in bytes.
+    pub fn shared_bytes(&self) -> usize {
+        self.shared.iter().map(SharedArray::bytes).sum()
+    }
+}
+
+/// Built-in per-thread values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    /// Thread index within the block along an axis (0 = x).
+    ThreadIdx(u8),
+    /// Block index within the grid along an axis.
+    BlockIdx(u8),
+    /// Number of blocks in the grid along an axis.
+    NumGroups(u8),
+}
+
+/// Integer helpers the printers define once per module: index remapping for the
+/// boundary modes. They are only used where an index may leave the grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Helper {
+    /// `sc_clamp(i, n)`: the nearest index in `0..n`.
+    Clamp,
+    /// `sc_mirror(i, n)`: reflected without repeating the edge.
+    Mirror,
+    /// `sc_wrap(i, n)`: periodic.
+    Wrap,
+}
+
+impl Helper {
+    /// The helper's name in generated code.
+    pub fn name(self) -> &'static str {
+        match self {
+            Helper::Clamp => "sc_clamp",
+            Helper::Mirror => "sc_mirror",
+            Helper::Wrap => "sc_wrap",
+        }
+    }
+}
+
+/// Binary operators (C semantics; comparisons yield `int`).
+pub use crate::ir::BinaryOp;
+/// Unary operators.
+pub use crate::ir::UnaryOp;
+
+/// A typed expression of the kernel IR.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KExpr {
+    /// A literal.
+    Lit(Value),
+    /// A variable: a parameter or a private local.
+    Var(String),
+    /// A built-in thread or block index (an `int`).
+    Builtin(Builtin),
+    /// A read of an array element: `array[i0][i1]...` (global and constant arrays
+    /// take one flat index; shared arrays one index per dimension).
+    Load {
+        /// Address space of the array.
+        space: Space,
+        /// The array (parameter, shared or constant array name).
+        array: String,
+        /// Indices, outermost first.
+        index: Vec<KExpr>,
+    },
+    /// A unary operation.
+    Unary(UnaryOp, Box<KExpr>),
+    /// A binary operation.
+    Binary(BinaryOp, Box<KExpr>, Box<KExpr>),
+    /// `cond ? a : b` (only the chosen side is evaluated, so a guarded load is safe).
+    Select(Box<KExpr>, Box<KExpr>, Box<KExpr>),
+    /// A math function; `float_form` selects the `f`-suffixed version where the
+    /// dialect spells it so.
+    Call {
+        /// The function.
+        func: MathFn,
+        /// Whether this is the `float` form.
+        float_form: bool,
+        /// Arguments.
+        args: Vec<KExpr>,
+    },
+    /// An integer index helper (boundary modes).
+    Helper(Helper, Vec<KExpr>),
+    /// `min(a, b)` on integers.
+    IMin(Box<KExpr>, Box<KExpr>),
+    /// A C conversion to the given type.
+    Cast(ScalarType, Box<KExpr>),
+    /// `__shfl_down_sync(full mask, value, delta)`: only lowered for dialects with
+    /// warp shuffles ([`print::Dialect::has_warp_shuffle`]).
+    ShuffleDown(Box<KExpr>, u32),
+}
+
+impl KExpr {
+    /// An `int` literal.
+    pub fn int(v: i64) -> KExpr {
+        KExpr::Lit(Value::Int(v as i32))
+    }
+
+    /// A variable.
+    pub fn var(name: impl Into<String>) -> KExpr {
+        KExpr::Var(name.into())
+    }
+
+    /// `a op b`, folding integer literals and the neutral `+ 0`/`* 1` so generated
+    /// index arithmetic stays short.
+    pub fn bin(op: BinaryOp, a: KExpr, b: KExpr) -> KExpr {
+        use BinaryOp::*;
+        match (op, &a, &b) {
+            (Add, KExpr::Lit(Value::Int(x)), KExpr::Lit(Value::Int(y))) => {
+                KExpr::Lit(Value::Int(x.wrapping_add(*y)))
+            }
+            (Sub, KExpr::Lit(Value::Int(x)), KExpr::Lit(Value::Int(y))) => {
+                KExpr::Lit(Value::Int(x.wrapping_sub(*y)))
+            }
+            (Mul, KExpr::Lit(Value::Int(x)), KExpr::Lit(Value::Int(y))) => {
+                KExpr::Lit(Value::Int(x.wrapping_mul(*y)))
+            }
+            (Add | Sub, _, KExpr::Lit(Value::Int(0))) => a,
+            (Add, KExpr::Lit(Value::Int(0)), _) => b,
+            (Mul, _, KExpr::Lit(Value::Int(1))) => a,
+            (Mul, KExpr::Lit(Value::Int(1)), _) => b,
+            (Mul, KExpr::Lit(Value::Int(0)), _) | (Mul, _, KExpr::Lit(Value::Int(0))) => {
+                KExpr::int(0)
+            }
+            // (x ± c1) ± c2 -> x ± c: keeps halo offsets folded.
+            (Add | Sub, KExpr::Binary(inner @ (Add | Sub), x, c1), KExpr::Lit(Value::Int(c2))) => {
+                if let KExpr::Lit(Value::Int(c1)) = **c1 {
+                    let c1 = if *inner == Sub {
+                        -(c1 as i64)
+                    } else {
+                        c1 as i64
+                    };
+                    let c2 = if op == Sub { -(*c2 as i64) } else { *c2 as i64 };
+                    KExpr::bin(Add, (**x).clone(), KExpr::int(c1 + c2))
+                } else {
+                    KExpr::Binary(op, Box::new(a), Box::new(b))
+                }
+            }
+            (Add, _, KExpr::Lit(Value::Int(c))) if *c < 0 => {
+                KExpr::Binary(Sub, Box::new(a), Box::new(KExpr::int(-(*c as i64))))
+            }
+            _ => KExpr::Binary(op, Box::new(a), Box::new(b)),
+        }
+    }
+
+    /// `a + b`.
+    pub fn plus(a: KExpr, b: KExpr) -> KExpr {
+        KExpr::bin(BinaryOp::Add, a, b)
+    }
+
+    /// `a * b`.
+    pub fn times(a: KExpr, b: KExpr) -> KExpr {
+        KExpr::bin(BinaryOp::Mul, a, b)
+    }
+
+    /// Calls `f` on this expression and every sub-expression, parents first.
+    pub fn visit(&self, f: &mut dyn FnMut(&KExpr)) {
+        f(self);
+        match self {
+            KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) => {}
+            KExpr::Load { index, .. } => index.iter().for_each(|e| e.visit(f)),
+            KExpr::Unary(_, a) | KExpr::Cast(_, a) | KExpr::ShuffleDown(a, _) => a.visit(f),
+            KExpr::Binary(_, a, b) | KExpr::IMin(a, b) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            KExpr::Select(a, b, c) => {
+                a.visit(f);
+                b.visit(f);
+                c.visit(f);
+            }
+            KExpr::Call { args, .. } | KExpr::Helper(_, args) => {
+                args.iter().for_each(|e| e.visit(f))
+            }
+        }
+    }
+}
+
+/// A statement of the kernel IR.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KStmt {
+    /// Declares a private variable: `T name = init;`.
+    Decl {
+        /// Name.
+        name: String,
+        /// Type.
+        ty: ScalarType,
+        /// Initial value.
+        init: KExpr,
+    },
+    /// `name = value;` for a private variable.
+    Assign {
+        /// Name.
+        name: String,
+        /// Value.
+        value: KExpr,
+    },
+    /// `array[index...] = value;` in global or shared memory.
+    Store {
+        /// Address space (global or shared).
+        space: Space,
+        /// The array.
+        array: String,
+        /// Indices, outermost first.
+        index: Vec<KExpr>,
+        /// The value.
+        value: KExpr,
+    },
+    /// `for (int var = start; var < end; var += step) body`.
+    For {
+        /// Loop variable (`int`).
+        var: String,
+        /// First value.
+        start: KExpr,
+        /// Exclusive end.
+        end: KExpr,
+        /// Increment (positive).
+        step: KExpr,
+        /// Whether to ask the compiler to unroll it (constant trip count).
+        unroll: bool,
+        /// The body.
+        body: Vec<KStmt>,
+    },
+    /// `if (cond) { then } else { otherwise }`.
+    If {
+        /// Condition (non-zero is true).
+        cond: KExpr,
+        /// When true.
+        then: Vec<KStmt>,
+        /// When false.
+        otherwise: Vec<KStmt>,
+    },
+    /// A block-wide barrier on shared memory.
+    Barrier,
+    /// A comment line, for readers of the generated code.
+    Comment(String),
+}

@@ -1,0 +1,235 @@
+//! Running a host plan on any GPU runtime: fields uploaded once, the whole
+//! iterate on the device, time levels rotated by swapping buffer handles,
+//! reductions on the device with only their scalar read back, one download at
+//! the end. A runtime implements [`GpuDevice`]; this module does the rest.
+
+use std::time::{Duration, Instant};
+
+use crate::exec::env::RunEnv;
+use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
+use crate::ir::{Program, ScalarType, Value};
+use crate::kir::Module;
+use crate::lower::plan::{eval_subset, eval_uniform, groups_for, ArgSource, Launch};
+use crate::lower::Lowered;
+use crate::schedule::DeviceLimits;
+
+/// One kernel argument as the runtime receives it.
+pub enum KernelArg<'a, B> {
+    /// A device buffer.
+    Buffer(&'a B),
+    /// A scalar, of the parameter's type.
+    Value(Value),
+}
+
+/// What a GPU runtime provides to run a [`Lowered`] program.
+pub trait GpuDevice {
+    /// A device buffer.
+    type Buf;
+    /// What the device allows per block.
+    fn limits(&self) -> DeviceLimits;
+    /// Compiles (or finds in the cache) the module's kernels.
+    fn compile(&mut self, module: &Module) -> Result<(), ExecError>;
+    /// A buffer of `len` elements of `ty`.
+    fn alloc(&mut self, ty: ScalarType, len: usize) -> Result<Self::Buf, ExecError>;
+    /// Copies `src` to the device.
+    fn upload(&mut self, dst: &mut Self::Buf, src: &Buffer) -> Result<(), ExecError>;
+    /// Copies a device buffer into `dst` (same type and length).
+    fn download(&mut self, src: &Self::Buf, dst: &mut Buffer) -> Result<(), ExecError>;
+    /// Enqueues kernel `kernel` of the compiled module.
+    fn launch(
+        &mut self,
+        kernel: usize,
+        groups: [u32; 3],
+        block: [u32; 3],
+        args: &[KernelArg<'_, Self::Buf>],
+    ) -> Result<(), ExecError>;
+    /// Waits for all enqueued work; returns the kernel time since the last call,
+    /// measured on the device (events).
+    fn finish(&mut self) -> Result<Duration, ExecError>;
+}
+
+struct Bufs<B> {
+    /// `levels[f][level]`, rotated like `FieldState`.
+    levels: Vec<Vec<B>>,
+    /// Each field's lowest time offset (`levels[f][t - time_lo[f]]`).
+    time_lo: Vec<i32>,
+    partials: Vec<B>,
+    results: Vec<B>,
+}
+
+/// Runs `lowered` (of `program`) on `device`, updating `state` like the interpreter.
+pub fn run<D: GpuDevice>(
+    device: &mut D,
+    program: &Program,
+    lowered: &Lowered,
+    env: &RunEnv,
+    state: &mut FieldState,
+) -> Result<RunSummary, ExecError> {
+    let mut summary = RunSummary::default();
+    crate::schedule::validate(&lowered.module, &device.limits())
+        .map_err(|e| ExecError::Failed(e.to_string()))?;
+    let t0 = Instant::now();
+    device.compile(&lowered.module)?;
+    summary.times.compile = t0.elapsed();
+    let plan = &lowered.plan;
+
+    let t0 = Instant::now();
+    let mut levels = Vec::new();
+    for (f, field) in program.fields.iter().enumerate() {
+        let len: usize = env.grid_dims[field.grid.0].iter().product();
+        let mut list = Vec::new();
+        for level in 0..field.levels() {
+            let mut buf = device.alloc(field.ty, len)?;
+            match state.fields.get(f).and_then(|l| l.get(level)) {
+                Some(src) if src.len() == len && src.ty() == field.ty => {
+                    device.upload(&mut buf, src)?
+                }
+                _ => {
+                    return Err(ExecError::Failed(format!(
+                        "field `{}` level {level} has no data of {len} {} elements; \
+                         give every level its input",
+                        field.name, field.ty
+                    )))
+                }
+            }
+            list.push(buf);
+        }
+        levels.push(list);
+    }
+    let mut partials = Vec::new();
+    let mut results = Vec::new();
+    let mut partial_offsets = Vec::new();
+    for r in &plan.reductions {
+        let mut offsets = Vec::new();
+        let mut total = 0u64;
+        for part in &r.parts {
+            offsets.push(total as i32);
+            if let Some(subset) = &part.subset {
+                if let Some(g) = groups_for(&eval_subset(subset, env)?, part.points_per_block) {
+                    total += g.iter().map(|&v| v as u64).product::<u64>();
+                }
+            }
+        }
+        partial_offsets.push((offsets, total as i32));
+        partials.push(device.alloc(r.ty, total.max(1) as usize)?);
+        let mut result = device.alloc(r.ty, 1)?;
+        device.upload(&mut result, &Buffer::zeros(r.ty, 1))?;
+        results.push(result);
+    }
+    let mut bufs = Bufs {
+        levels,
+        time_lo: program.fields.iter().map(|f| f.time_lo).collect(),
+        partials,
+        results,
+    };
+    device.finish()?;
+    summary.times.upload = t0.elapsed();
+
+    let mut compute = Duration::ZERO;
+    let mut values: Vec<Option<Value>> = vec![None; plan.reductions.len()];
+    if let Some(iterate) = &program.iterate {
+        for k in 1..=env.max_iters {
+            for launches in &plan.stencils {
+                for launch in launches {
+                    run_launch(device, launch, env, &bufs, None)?;
+                }
+            }
+            let checked = match env.every {
+                Some(every) => every > 0 && k % every == 0,
+                // Without a check only the last value can be observed.
+                None => k == env.max_iters,
+            };
+            let mut stop = false;
+            if checked && !plan.reductions.is_empty() {
+                for (r, red) in plan.reductions.iter().enumerate() {
+                    let (offsets, total) = &partial_offsets[r];
+                    for (p, launch) in red.parts.iter().enumerate() {
+                        run_launch(device, launch, env, &bufs, Some((r, offsets[p], *total)))?;
+                    }
+                    run_launch(device, &red.finish, env, &bufs, Some((r, 0, *total)))?;
+                    let mut out = Buffer::zeros(red.ty, 1);
+                    device.download(&bufs.results[r], &mut out)?;
+                    values[r] = Some(out.get(0));
+                }
+            }
+            if checked {
+                if let (Some(check), Some(_)) = (&iterate.check, env.every) {
+                    stop = eval_uniform(&check.cond, env, &values)?.is_true();
+                }
+            }
+            for list in &mut bufs.levels {
+                list.rotate_left(1);
+            }
+            summary.iterations = k;
+            if stop {
+                summary.stopped_by_check = true;
+                break;
+            }
+            if k % 64 == 0 {
+                compute += device.finish()?;
+            }
+        }
+        summary.reductions = iterate
+            .reductions
+            .iter()
+            .zip(&values)
+            .map(|(r, v)| (r.name.clone(), *v))
+            .collect();
+    }
+    compute += device.finish()?;
+    summary.times.compute = compute;
+
+    let t0 = Instant::now();
+    for (f, list) in bufs.levels.iter().enumerate() {
+        for (level, buf) in list.iter().enumerate() {
+            device.download(buf, &mut state.fields[f][level])?;
+        }
+    }
+    summary.times.download = t0.elapsed();
+    Ok(summary)
+}
+
+/// `(reduction, partial offset, partial count)` of a reduction launch.
+type ReductionArgs = Option<(usize, i32, i32)>;
+
+fn run_launch<D: GpuDevice>(
+    device: &mut D,
+    launch: &Launch,
+    env: &RunEnv,
+    bufs: &Bufs<D::Buf>,
+    reduction: ReductionArgs,
+) -> Result<(), ExecError> {
+    let (bounds, groups) = match &launch.subset {
+        Some(subset) => {
+            let bounds = eval_subset(subset, env)?;
+            match groups_for(&bounds, launch.points_per_block) {
+                Some(g) => (bounds, g),
+                None => {
+                    // An empty part: a reduction must still publish identity partials.
+                    return Ok(());
+                }
+            }
+        }
+        None => (vec![], [1, 1, 1]),
+    };
+    let mut args = Vec::with_capacity(launch.args.len());
+    for source in &launch.args {
+        args.push(match source {
+            ArgSource::Level(f, t) => {
+                KernelArg::Buffer(&bufs.levels[f.0][(t - bufs.time_lo[f.0]) as usize])
+            }
+            ArgSource::Param(p) => KernelArg::Value(env.params[p.0]),
+            ArgSource::Const(c) => KernelArg::Value(env.constants[c.0]),
+            ArgSource::GridSize(g, a) => {
+                KernelArg::Value(Value::Int(env.grid_dims[g.0][*a] as i32))
+            }
+            ArgSource::Lo(a) => KernelArg::Value(Value::Int(bounds[*a].0 as i32)),
+            ArgSource::Hi(a) => KernelArg::Value(Value::Int(bounds[*a].1 as i32)),
+            ArgSource::Partials(r) => KernelArg::Buffer(&bufs.partials[r.0]),
+            ArgSource::Result(r) => KernelArg::Buffer(&bufs.results[r.0]),
+            ArgSource::PartialOffset => KernelArg::Value(Value::Int(reduction.map_or(0, |r| r.1))),
+            ArgSource::PartialCount => KernelArg::Value(Value::Int(reduction.map_or(0, |r| r.2))),
+        });
+    }
+    device.launch(launch.kernel, groups, launch.block, &args)
+}

@@ -1,0 +1,311 @@
+//! Lowering: [`ir::Program`](crate::ir::Program) + [`Schedule`] to kernel IR and a
+//! host plan.
+//!
+//! Every stencil part becomes one kernel over its subset (parts run in order, so
+//! one launch per part keeps their in-place semantics); every reduction part a
+//! kernel writing per-block partials, and every reduction a single-block final
+//! pass. Shared-memory tiles, table placement and boundary handling follow the
+//! schedule; the kernels never compute a shared-memory index with `%` or `/`.
+
+pub mod drive;
+pub mod footprint;
+pub mod plan;
+mod point;
+mod reduce;
+mod stencil;
+
+use std::collections::BTreeMap;
+
+use crate::ir::{FieldId, GridId, Program, ScalarType};
+use crate::kir::{ConstArray, KExpr, KParam, Module, ParamKind};
+use crate::schedule::Schedule;
+use plan::{ArgSource, HostPlan};
+
+/// The target dialect's capabilities that change what lowering emits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// CUDA: warp shuffles for the last steps of reduction trees.
+    Cuda,
+    /// OpenCL: a portable local-memory tree all the way.
+    OpenCl,
+}
+
+impl Target {
+    /// Whether reductions may use warp shuffles.
+    pub fn has_warp_shuffle(self) -> bool {
+        self == Target::Cuda
+    }
+}
+
+/// Kernels plus the host plan that runs them.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    /// The kernels and constant tables.
+    pub module: Module,
+    /// The launches, reductions and check.
+    pub plan: HostPlan,
+}
+
+/// Threads of every reduction block (a power of two).
+pub const REDUCTION_THREADS: u32 = 256;
+
+/// Lowers `program` under `schedule` for `target`.
+pub fn lower(program: &Program, schedule: &Schedule, target: Target) -> Lowered {
+    let mut module = Module {
+        name: program.name.clone(),
+        constants: Vec::new(),
+        kernels: Vec::new(),
+    };
+    let mut plan = HostPlan::default();
+    if let Some(iterate) = &program.iterate {
+        for (s, stencil) in iterate.stencils.iter().enumerate() {
+            let launches =
+                stencil::lower_stencil(program, stencil, schedule.stencil(s), &mut module);
+            plan.stencils.push(launches);
+        }
+        for (r, reduction) in iterate.reductions.iter().enumerate() {
+            plan.reductions.push(reduce::lower_reduction(
+                program,
+                crate::ir::ReductionId(r),
+                reduction,
+                target,
+                &mut module,
+            ));
+        }
+    }
+    Lowered { module, plan }
+}
+
+/// Names the generated code uses for itself; a user identifier equal to one of
+/// them (or to a C keyword) gets a trailing `_`.
+const RESERVED: &[&str] = &[
+    "tx",
+    "ty",
+    "tz",
+    "px",
+    "py",
+    "pz",
+    "qx",
+    "qy",
+    "qz",
+    "ix",
+    "iy",
+    "iz",
+    "lx",
+    "ly",
+    "lz",
+    "base_x",
+    "base_y",
+    "base_z",
+    "lo_x",
+    "lo_y",
+    "lo_z",
+    "hi_x",
+    "hi_y",
+    "hi_z",
+    "tid",
+    "s",
+    "acc",
+    "other",
+    "partials",
+    "partial_offset",
+    "partial_count",
+    "result",
+    "int",
+    "long",
+    "float",
+    "double",
+    "char",
+    "short",
+    "unsigned",
+    "signed",
+    "void",
+    "const",
+    "if",
+    "else",
+    "for",
+    "while",
+    "do",
+    "return",
+    "break",
+    "continue",
+    "switch",
+    "case",
+    "default",
+    "goto",
+    "static",
+    "inline",
+    "restrict",
+    "volatile",
+    "struct",
+    "union",
+    "enum",
+    "typedef",
+    "sizeof",
+    "auto",
+    "register",
+    "extern",
+    "half",
+    "bool",
+    "global",
+    "local",
+    "constant",
+    "private",
+    "kernel",
+    "min",
+    "max",
+    "sqrt",
+    "exp",
+    "log",
+    "pow",
+    "sin",
+    "cos",
+    "tan",
+    "fabs",
+    "floor",
+    "ceil",
+    "fmin",
+    "fmax",
+];
+
+/// A user identifier made safe for generated code.
+pub(crate) fn ident(name: &str) -> String {
+    if RESERVED.contains(&name) || name.starts_with("sc_") || name.starts_with("size_") {
+        format!("{name}_")
+    } else {
+        name.to_string()
+    }
+}
+
+/// The thread-axis letter of grid axis `axis` (outermost first) in a `rank`-D grid.
+pub(crate) fn letter(rank: usize, axis: usize) -> &'static str {
+    ["x", "y", "z"][rank - 1 - axis]
+}
+
+/// Kernel parameters collected while lowering, buffers first, in the order they
+/// were first used, with where the host takes each from.
+#[derive(Default)]
+pub(crate) struct Params {
+    buffers: Vec<(KParam, ArgSource)>,
+    scalars: Vec<(KParam, ArgSource)>,
+}
+
+impl Params {
+    /// The name of a field time level's buffer, registering it (a later use as a
+    /// written buffer upgrades a read-only one).
+    pub(crate) fn level(
+        &mut self,
+        program: &Program,
+        field: FieldId,
+        time: i32,
+        writes: bool,
+    ) -> String {
+        let f = &program.fields[field.0];
+        let name = level_name(program, field, time);
+        let kind = if writes {
+            ParamKind::Buffer
+        } else {
+            ParamKind::ReadOnlyBuffer
+        };
+        if let Some((p, _)) = self.buffers.iter_mut().find(|(p, _)| p.name == name) {
+            if writes {
+                p.kind = ParamKind::Buffer;
+            }
+        } else {
+            self.buffers.push((
+                KParam {
+                    name: name.clone(),
+                    ty: f.ty,
+                    kind,
+                },
+                ArgSource::Level(field, time),
+            ));
+        }
+        name
+    }
+
+    /// A buffer that is not a field level (partials, results).
+    pub(crate) fn buffer(&mut self, name: &str, ty: ScalarType, source: ArgSource) -> String {
+        if !self.buffers.iter().any(|(p, _)| p.name == name) {
+            self.buffers.push((
+                KParam {
+                    name: name.into(),
+                    ty,
+                    kind: ParamKind::Buffer,
+                },
+                source,
+            ));
+        }
+        name.into()
+    }
+
+    /// A scalar parameter, registered once.
+    pub(crate) fn scalar(&mut self, name: &str, ty: ScalarType, source: ArgSource) -> KExpr {
+        if !self.scalars.iter().any(|(p, _)| p.name == name) {
+            self.scalars.push((
+                KParam {
+                    name: name.into(),
+                    ty,
+                    kind: ParamKind::Scalar,
+                },
+                source,
+            ));
+        }
+        KExpr::var(name)
+    }
+
+    /// The size of `grid` along `axis` (outermost first).
+    pub(crate) fn grid_size(&mut self, program: &Program, grid: GridId, axis: usize) -> KExpr {
+        let rank = program.grids[grid.0].rank();
+        let name = if program.grids.len() == 1 {
+            format!("size_{}", letter(rank, axis))
+        } else {
+            format!(
+                "size_{}_{}",
+                ident(&program.grids[grid.0].name),
+                letter(rank, axis)
+            )
+        };
+        self.scalar(&name, ScalarType::Int, ArgSource::GridSize(grid, axis))
+    }
+
+    /// Parameters and argument sources, buffers first.
+    pub(crate) fn finish(self) -> (Vec<KParam>, Vec<ArgSource>) {
+        self.buffers.into_iter().chain(self.scalars).unzip()
+    }
+}
+
+/// The generated name of a field time level's buffer: the field's name for a
+/// one-level field, else `u_t0`, `u_t1`, `u_tm1` (time -1).
+pub fn level_name(program: &Program, field: FieldId, time: i32) -> String {
+    let f = &program.fields[field.0];
+    let base = ident(&f.name);
+    if f.levels() == 1 {
+        base
+    } else if time < 0 {
+        format!("{base}_tm{}", -time)
+    } else {
+        format!("{base}_t{time}")
+    }
+}
+
+/// Adds table `t` to the module's constant memory once; returns its name.
+pub(crate) fn constant_table(
+    program: &Program,
+    t: crate::ir::TableId,
+    module: &mut Module,
+) -> String {
+    let table = &program.tables[t.0];
+    let name = ident(&table.name);
+    if !module.constants.iter().any(|c| c.name == name) {
+        module.constants.push(ConstArray {
+            name: name.clone(),
+            ty: table.ty,
+            values: table.values.clone(),
+        });
+    }
+    name
+}
+
+/// Shared helper: `BTreeMap` of the loop variables fixed by unrolling.
+pub(crate) type Fixed = BTreeMap<crate::ir::LocalId, i64>;

@@ -1,0 +1,416 @@
+//! Lowering of the per-point code of stencil and reduction parts: expressions,
+//! statements, field reads (from a shared tile or global memory with the
+//! boundary mode applied) and coefficient tables (literals, constant, shared).
+
+use std::collections::BTreeMap;
+
+use crate::ir::{
+    BinaryOp, BoundaryMode, Expr, ExprKind, GridRef, LocalId, Program, ScalarType, Stmt, TableId,
+    Value,
+};
+use crate::kir::{Helper, KExpr, KStmt, Module, SharedArray, Space};
+use crate::lower::footprint::{offset_value, Level};
+use crate::lower::plan::ArgSource;
+use crate::lower::{constant_table, ident, Fixed, Params};
+use crate::schedule::TablePlacement;
+
+/// Loops are unrolled (to fold table entries) only up to this many iterations
+/// in one nest.
+const MAX_UNROLLED: i64 = 4096;
+
+/// A shared-memory tile of a field level: its array and the offset of its first
+/// element from the block's first point, per axis (outermost first).
+#[derive(Clone, Debug)]
+pub(crate) struct Tile {
+    /// Shared array name.
+    pub name: String,
+    /// Per axis, the smallest offset read (the tile starts there).
+    pub origin: Vec<i64>,
+}
+
+/// Everything needed to lower the code run at one point.
+pub(crate) struct PointCtx<'a> {
+    pub program: &'a Program,
+    /// Grid index of the point per axis, outermost first.
+    pub coords: Vec<KExpr>,
+    /// Position of the point within its block's points, per axis (for tiles).
+    pub in_block: Vec<KExpr>,
+    /// Tiled levels.
+    pub tiles: BTreeMap<Level, Tile>,
+    /// Table placements.
+    pub tables: BTreeMap<TableId, TablePlacement>,
+    /// Tables copied to shared memory: (table, shared name).
+    pub shared_tables: Vec<(TableId, String)>,
+    /// Shared arrays the kernel declares.
+    pub shared: Vec<SharedArray>,
+    /// Names of the part's locals, by `LocalId`.
+    pub locals: Vec<String>,
+    /// Loop variables fixed by unrolling.
+    pub fixed: Fixed,
+    /// Whether to unroll loops (the part reads a table folded into literals).
+    pub unroll: bool,
+    /// Kernel parameters.
+    pub params: Params,
+    /// Whether `double` appears.
+    pub uses_double: bool,
+}
+
+impl<'a> PointCtx<'a> {
+    /// A context for a point at `coords` (variables named by the caller).
+    pub fn new(program: &'a Program, coords: Vec<KExpr>, in_block: Vec<KExpr>) -> Self {
+        PointCtx {
+            program,
+            coords,
+            in_block,
+            tiles: BTreeMap::new(),
+            tables: BTreeMap::new(),
+            shared_tables: Vec::new(),
+            shared: Vec::new(),
+            locals: Vec::new(),
+            fixed: Fixed::new(),
+            unroll: false,
+            params: Params::default(),
+            uses_double: false,
+        }
+    }
+
+    /// Names the part's locals: the written name where unique, else `name_id`.
+    pub fn name_locals(&mut self, locals: &[crate::ir::Local]) {
+        self.locals = locals
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let clash = locals.iter().filter(|o| o.name == l.name).count() > 1;
+                if clash {
+                    format!("{}_{i}", ident(&l.name))
+                } else {
+                    ident(&l.name)
+                }
+            })
+            .collect();
+    }
+
+    /// Lowers statements.
+    pub fn stmts(&mut self, body: &[Stmt], module: &mut Module, nest: i64) -> Vec<KStmt> {
+        let mut out = Vec::new();
+        for stmt in body {
+            match stmt {
+                Stmt::Assign { local, value, .. } => {
+                    let value = self.expr(value, module);
+                    out.push(KStmt::Assign {
+                        name: self.locals[local.0].clone(),
+                        value,
+                    });
+                }
+                Stmt::Store { target, value, .. } => {
+                    let value = self.expr(value, module);
+                    let name = self
+                        .params
+                        .level(self.program, target.field, target.time, true);
+                    let coords: Vec<KExpr> = target
+                        .offset
+                        .iter()
+                        .enumerate()
+                        .map(|(a, o)| KExpr::plus(self.coords[a].clone(), self.expr(o, module)))
+                        .collect();
+                    let index = self.linear(target.field, coords);
+                    out.push(KStmt::Store {
+                        space: Space::Global,
+                        array: name,
+                        index: vec![index],
+                        value,
+                    });
+                }
+                Stmt::For {
+                    var, lo, hi, body, ..
+                } => {
+                    if hi < lo {
+                        continue;
+                    }
+                    let trips = hi - lo + 1;
+                    if self.unroll && nest * trips <= MAX_UNROLLED {
+                        for v in *lo..=*hi {
+                            self.fixed.insert(*var, v);
+                            out.extend(self.stmts(body, module, nest * trips));
+                        }
+                        self.fixed.remove(var);
+                    } else {
+                        let body = self.stmts(body, module, nest * trips);
+                        out.push(KStmt::For {
+                            var: self.locals[var.0].clone(),
+                            start: KExpr::int(*lo),
+                            end: KExpr::int(hi + 1),
+                            step: KExpr::int(1),
+                            unroll: true,
+                            body,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Lowers an expression.
+    pub fn expr(&mut self, e: &Expr, module: &mut Module) -> KExpr {
+        if e.ty == ScalarType::Double {
+            self.uses_double = true;
+        }
+        match &e.kind {
+            ExprKind::Literal(v) => KExpr::Lit(*v),
+            ExprKind::Param(p) => {
+                let param = &self.program.params[p.0];
+                self.params
+                    .scalar(&ident(&param.name), param.ty, ArgSource::Param(*p))
+            }
+            ExprKind::Const(c) => {
+                let constant = &self.program.constants[c.0];
+                self.params
+                    .scalar(&ident(&constant.name), constant.ty, ArgSource::Const(*c))
+            }
+            ExprKind::Local(id) => match self.fixed.get(id) {
+                Some(v) => KExpr::int(*v),
+                None => KExpr::var(self.locals[id.0].clone()),
+            },
+            ExprKind::Load(r) => self.load(r, module),
+            ExprKind::Table { table, index } => self.table(*table, index, module),
+            ExprKind::Reduction(_) => {
+                // The front-end only allows reductions in the check, which runs on the host.
+                KExpr::Lit(Value::Int(0))
+            }
+            ExprKind::Unary(op, a) => KExpr::Unary(*op, Box::new(self.expr(a, module))),
+            ExprKind::Binary(op, a, b) => {
+                let a = self.expr(a, module);
+                let b = self.expr(b, module);
+                if a_is_int_lit(&a) && a_is_int_lit(&b) {
+                    KExpr::bin(*op, a, b)
+                } else {
+                    KExpr::Binary(*op, Box::new(a), Box::new(b))
+                }
+            }
+            ExprKind::Select {
+                cond,
+                then,
+                otherwise,
+            } => KExpr::Select(
+                Box::new(self.expr(cond, module)),
+                Box::new(self.expr(then, module)),
+                Box::new(self.expr(otherwise, module)),
+            ),
+            ExprKind::Call {
+                func,
+                float_form,
+                args,
+            } => KExpr::Call {
+                func: *func,
+                float_form: *float_form,
+                args: args.iter().map(|a| self.expr(a, module)).collect(),
+            },
+            ExprKind::Cast(a) => {
+                let inner = self.expr(a, module);
+                match (&inner, e.ty) {
+                    (KExpr::Lit(v), _) => KExpr::Lit(v.cast(e.ty)),
+                    _ => KExpr::Cast(e.ty, Box::new(inner)),
+                }
+            }
+        }
+    }
+
+    /// An integer offset expression: a literal when the unrolled loops fix it.
+    fn offset(&mut self, e: &Expr, module: &mut Module) -> (KExpr, Option<i64>) {
+        match offset_value(e, &self.fixed) {
+            Some(v) => (KExpr::int(v), Some(v)),
+            None => {
+                let k = self.expr(e, module);
+                let k = if e.ty == ScalarType::Int {
+                    k
+                } else {
+                    KExpr::Cast(ScalarType::Int, Box::new(k))
+                };
+                (k, None)
+            }
+        }
+    }
+
+    /// The flat index of `coords` in field `field`'s grid.
+    pub fn linear(&mut self, field: crate::ir::FieldId, coords: Vec<KExpr>) -> KExpr {
+        let grid = self.program.fields[field.0].grid;
+        let mut index: Option<KExpr> = None;
+        for (axis, c) in coords.into_iter().enumerate() {
+            index = Some(match index {
+                None => c,
+                Some(prev) => {
+                    let size = self.params.grid_size(self.program, grid, axis);
+                    KExpr::plus(KExpr::times(prev, size), c)
+                }
+            });
+        }
+        index.unwrap_or_else(|| KExpr::int(0))
+    }
+
+    fn load(&mut self, r: &GridRef, module: &mut Module) -> KExpr {
+        let offsets: Vec<(KExpr, Option<i64>)> =
+            r.offset.iter().map(|o| self.offset(o, module)).collect();
+        let level = (r.field, r.time);
+        if let Some(tile) = self.tiles.get(&level).cloned() {
+            // Shared index: point-in-block + offset - origin, affine in the thread index.
+            let index = offsets
+                .into_iter()
+                .enumerate()
+                .map(|(a, (o, _))| {
+                    KExpr::plus(
+                        KExpr::plus(self.in_block[a].clone(), o),
+                        KExpr::int(-tile.origin[a]),
+                    )
+                })
+                .collect();
+            return KExpr::Load {
+                space: Space::Shared,
+                array: tile.name,
+                index,
+            };
+        }
+        let field = &self.program.fields[r.field.0];
+        let (mode, grid, ty) = (field.boundary, field.grid, field.ty);
+        let name = self.params.level(self.program, r.field, r.time, false);
+        let mut coords = Vec::new();
+        let mut inside: Option<KExpr> = None;
+        for (a, (o, value)) in offsets.into_iter().enumerate() {
+            let c = KExpr::plus(self.coords[a].clone(), o);
+            if value == Some(0) {
+                coords.push(c);
+                continue;
+            }
+            let n = self.params.grid_size(self.program, grid, a);
+            match mode {
+                BoundaryMode::None => coords.push(c),
+                BoundaryMode::Clamp => coords.push(KExpr::Helper(Helper::Clamp, vec![c, n])),
+                BoundaryMode::Mirror => coords.push(KExpr::Helper(Helper::Mirror, vec![c, n])),
+                BoundaryMode::Periodic => coords.push(KExpr::Helper(Helper::Wrap, vec![c, n])),
+                BoundaryMode::Zero => {
+                    let test = in_range(&c, n);
+                    inside = Some(match inside {
+                        None => test,
+                        Some(prev) => KExpr::bin(BinaryOp::And, prev, test),
+                    });
+                    coords.push(c);
+                }
+            }
+        }
+        let index = self.linear(r.field, coords);
+        let value = KExpr::Load {
+            space: Space::Global,
+            array: name,
+            index: vec![index],
+        };
+        match inside {
+            None => value,
+            Some(test) => KExpr::Select(
+                Box::new(test),
+                Box::new(value),
+                Box::new(KExpr::Lit(Value::Int(0).cast(ty))),
+            ),
+        }
+    }
+
+    fn table(&mut self, t: TableId, index: &[Expr], module: &mut Module) -> KExpr {
+        let table = &self.program.tables[t.0];
+        let placement = self
+            .tables
+            .get(&t)
+            .copied()
+            .unwrap_or(TablePlacement::Constant);
+        let statics: Option<Vec<i64>> =
+            index.iter().map(|i| offset_value(i, &self.fixed)).collect();
+        if placement == TablePlacement::Literals {
+            if let Some(idx) = &statics {
+                if let Some(flat) = flat_index(&table.shape, idx) {
+                    return KExpr::Lit(table.values[flat]);
+                }
+            }
+        }
+        let shape = table.shape.clone();
+        let mut flat: Option<KExpr> = None;
+        for (d, i) in index.iter().enumerate() {
+            let (k, _) = self.offset(i, module);
+            flat = Some(match flat {
+                None => k,
+                Some(prev) => KExpr::plus(KExpr::times(prev, KExpr::int(shape[d] as i64)), k),
+            });
+        }
+        let flat = flat.unwrap_or_else(|| KExpr::int(0));
+        let const_name = constant_table(self.program, t, module);
+        if placement == TablePlacement::Shared {
+            let shared_name = format!("{const_name}_shared");
+            if !self.shared_tables.iter().any(|(id, _)| *id == t) {
+                self.shared_tables.push((t, shared_name.clone()));
+                self.shared.push(SharedArray {
+                    name: shared_name.clone(),
+                    ty: table.ty,
+                    dims: vec![table.values.len()],
+                });
+            }
+            return KExpr::Load {
+                space: Space::Shared,
+                array: shared_name,
+                index: vec![flat],
+            };
+        }
+        KExpr::Load {
+            space: Space::Constant,
+            array: const_name,
+            index: vec![flat],
+        }
+    }
+
+    /// Statements declaring the part's locals (they start at zero), skipping loop
+    /// variables, which their loops declare.
+    pub fn declare_locals(&self, part: &crate::ir::StencilPart) -> Vec<KStmt> {
+        let loop_vars = loop_vars(&part.body);
+        part.locals
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !loop_vars.contains(&LocalId(*i)))
+            .map(|(i, l)| KStmt::Decl {
+                name: self.locals[i].clone(),
+                ty: l.ty,
+                init: KExpr::Lit(Value::Int(0).cast(l.ty)),
+            })
+            .collect()
+    }
+}
+
+fn a_is_int_lit(e: &KExpr) -> bool {
+    matches!(e, KExpr::Lit(Value::Int(_)))
+}
+
+fn flat_index(shape: &[usize], idx: &[i64]) -> Option<usize> {
+    let mut flat = 0usize;
+    for (n, i) in shape.iter().zip(idx) {
+        if *i < 0 || *i as usize >= *n {
+            return None;
+        }
+        flat = flat * n + *i as usize;
+    }
+    Some(flat)
+}
+
+/// `0 <= c && c < n`.
+pub(crate) fn in_range(c: &KExpr, n: KExpr) -> KExpr {
+    KExpr::bin(
+        BinaryOp::And,
+        KExpr::bin(BinaryOp::Ge, c.clone(), KExpr::int(0)),
+        KExpr::bin(BinaryOp::Lt, c.clone(), n),
+    )
+}
+
+fn loop_vars(body: &[Stmt]) -> Vec<LocalId> {
+    let mut out = Vec::new();
+    for stmt in body {
+        if let Stmt::For { var, body, .. } = stmt {
+            out.push(*var);
+            out.extend(loop_vars(body));
+        }
+    }
+    out
+}

@@ -1,0 +1,391 @@
+//! Stencil parts to kernels: the block's points, shared-memory tiles with their
+//! cooperative halo loads, shared copies of tables, and the per-point code.
+
+use crate::ir::{BinaryOp, BoundaryMode, Program, Stencil, StencilPart, Value};
+use crate::kir::{Builtin, Helper, KExpr, KStmt, Kernel, Module, SharedArray, Space};
+use crate::lower::footprint::part_footprint;
+use crate::lower::plan::{ArgSource, Launch};
+use crate::lower::point::{in_range, PointCtx, Tile};
+use crate::lower::{ident, letter};
+use crate::schedule::{FieldPlacement, StencilSchedule, TablePlacement};
+
+/// Lowers every part of `stencil` to a kernel; returns their launches.
+pub(crate) fn lower_stencil(
+    program: &Program,
+    stencil: &Stencil,
+    schedule: &StencilSchedule,
+    module: &mut Module,
+) -> Vec<Launch> {
+    let single = stencil.parts.len() == 1;
+    stencil
+        .parts
+        .iter()
+        .enumerate()
+        .map(|(k, part)| {
+            let name = if single {
+                ident(&stencil.name)
+            } else {
+                format!("{}_part{k}", ident(&stencil.name))
+            };
+            lower_part(program, &name, part, schedule, module)
+        })
+        .collect()
+}
+
+/// Variables of the thread's position along thread axis `d`.
+struct AxisVars {
+    /// Thread index (`tx`).
+    thread: String,
+    /// Tile point loop variable (`px`).
+    point: String,
+    /// Point within the block's points (`qx`).
+    in_block: String,
+    /// Grid index (`ix`).
+    grid: String,
+    /// First grid index of the block (`base_x`).
+    base: String,
+}
+
+fn axis_vars(d: usize) -> AxisVars {
+    let l = ["x", "y", "z"][d];
+    AxisVars {
+        thread: format!("t{l}"),
+        point: format!("p{l}"),
+        in_block: format!("q{l}"),
+        grid: format!("i{l}"),
+        base: format!("base_{l}"),
+    }
+}
+
+fn lower_part(
+    program: &Program,
+    name: &str,
+    part: &StencilPart,
+    schedule: &StencilSchedule,
+    module: &mut Module,
+) -> Launch {
+    let rank = part.subset.rank();
+    let block = schedule.block;
+    let tile = schedule.tile;
+    let per_block: [u32; 3] = [block[0] * tile[0], block[1] * tile[1], block[2] * tile[2]];
+    let vars: Vec<AxisVars> = (0..rank).map(axis_vars).collect();
+    // Outermost-first lists of the point's variables.
+    let coords = (0..rank)
+        .map(|a| KExpr::var(vars[rank - 1 - a].grid.clone()))
+        .collect();
+    let in_block = (0..rank)
+        .map(|a| KExpr::var(vars[rank - 1 - a].in_block.clone()))
+        .collect();
+    let mut ctx = PointCtx::new(program, coords, in_block);
+    ctx.name_locals(&part.locals);
+    let footprint = part_footprint(part);
+    // Written levels first so their buffers are the kernel's first parameters.
+    for (f, t) in &footprint.writes {
+        ctx.params.level(program, *f, *t, true);
+    }
+    let mut lo_hi = Vec::new();
+    for a in 0..rank {
+        let l = letter(rank, a);
+        let lo = ctx.params.scalar(
+            &format!("lo_{l}"),
+            crate::ir::ScalarType::Int,
+            ArgSource::Lo(a),
+        );
+        let hi = ctx.params.scalar(
+            &format!("hi_{l}"),
+            crate::ir::ScalarType::Int,
+            ArgSource::Hi(a),
+        );
+        lo_hi.push((lo, hi));
+    }
+    let mut prologue = vec![];
+    for d in 0..rank {
+        let a = rank - 1 - d;
+        prologue.push(KStmt::Decl {
+            name: vars[d].thread.clone(),
+            ty: crate::ir::ScalarType::Int,
+            init: KExpr::Builtin(Builtin::ThreadIdx(d as u8)),
+        });
+        prologue.push(KStmt::Decl {
+            name: vars[d].base.clone(),
+            ty: crate::ir::ScalarType::Int,
+            init: KExpr::plus(
+                lo_hi[a].0.clone(),
+                KExpr::times(
+                    KExpr::Builtin(Builtin::BlockIdx(d as u8)),
+                    KExpr::int(per_block[d] as i64),
+                ),
+            ),
+        });
+    }
+
+    // Shared tiles of the levels the schedule stages.
+    let mut loads = Vec::new();
+    for (level, reads) in &footprint.reads {
+        if schedule.fields.get(level) != Some(&FieldPlacement::SharedTile) {
+            continue;
+        }
+        let Some(range) = &reads.range else { continue };
+        let field = &program.fields[level.0 .0];
+        if range.len() != rank || footprint.writes.contains(level) {
+            continue;
+        }
+        let buffer = ctx.params.level(program, level.0, level.1, false);
+        let tile_name = format!("{buffer}_tile");
+        let extents: Vec<usize> = (0..rank)
+            .map(|a| {
+                let d = rank - 1 - a;
+                per_block[d] as usize + (range[a].1 - range[a].0) as usize
+            })
+            .collect();
+        ctx.shared.push(SharedArray {
+            name: tile_name.clone(),
+            ty: field.ty,
+            dims: extents.clone(),
+        });
+        let origin: Vec<i64> = range.iter().map(|r| r.0).collect();
+        ctx.tiles.insert(
+            *level,
+            Tile {
+                name: tile_name.clone(),
+                origin: origin.clone(),
+            },
+        );
+        loads.push(KStmt::Comment(format!(
+            "{} with its halo into shared memory ({} mode applied while loading)",
+            buffer,
+            field.boundary.name()
+        )));
+        loads.push(tile_load(
+            &mut ctx,
+            level.0,
+            &buffer,
+            &tile_name,
+            &extents,
+            &origin,
+            &vars,
+            block,
+            field.boundary,
+        ));
+    }
+
+    // Tables: fold into literals when unrolling, else constant or shared memory.
+    for part_table in schedule.tables.iter() {
+        ctx.tables.insert(*part_table.0, *part_table.1);
+    }
+    ctx.unroll = schedule
+        .tables
+        .values()
+        .any(|p| *p == TablePlacement::Literals);
+
+    // The per-point code (lowered first: it decides which tables go to shared memory).
+    let mut point_body = ctx.declare_locals(part);
+    point_body.extend(ctx.stmts(&part.body, module, 1));
+    let mut guard: Option<KExpr> = None;
+    for (d, v) in vars.iter().enumerate() {
+        if per_block[d] == 1 && block[d] == 1 {
+            // One point per block along this axis: always inside the subset.
+            continue;
+        }
+        let a = rank - 1 - d;
+        let test = KExpr::bin(BinaryOp::Le, KExpr::var(v.grid.clone()), lo_hi[a].1.clone());
+        guard = Some(match guard {
+            None => test,
+            Some(g) => KExpr::bin(BinaryOp::And, g, test),
+        });
+    }
+    let guarded = match guard {
+        Some(cond) => vec![KStmt::If {
+            cond,
+            then: point_body,
+            otherwise: vec![],
+        }],
+        None => point_body,
+    };
+    // Loop over the thread's points, innermost axis innermost.
+    let mut body = guarded;
+    for d in 0..rank {
+        let v = &vars[d];
+        let mut inner = vec![
+            KStmt::Decl {
+                name: v.in_block.clone(),
+                ty: crate::ir::ScalarType::Int,
+                init: if tile[d] == 1 {
+                    KExpr::var(v.thread.clone())
+                } else {
+                    KExpr::plus(
+                        KExpr::var(v.thread.clone()),
+                        KExpr::times(KExpr::var(v.point.clone()), KExpr::int(block[d] as i64)),
+                    )
+                },
+            },
+            KStmt::Decl {
+                name: v.grid.clone(),
+                ty: crate::ir::ScalarType::Int,
+                init: KExpr::plus(KExpr::var(v.base.clone()), KExpr::var(v.in_block.clone())),
+            },
+        ];
+        inner.extend(body);
+        body = if tile[d] == 1 {
+            inner
+        } else {
+            vec![KStmt::For {
+                var: v.point.clone(),
+                start: KExpr::int(0),
+                end: KExpr::int(tile[d] as i64),
+                step: KExpr::int(1),
+                unroll: true,
+                body: inner,
+            }]
+        };
+    }
+
+    let mut kernel_body = prologue;
+    let threads: u32 = block.iter().product();
+    if !ctx.shared_tables.is_empty() {
+        kernel_body.push(KStmt::Decl {
+            name: "tid".into(),
+            ty: crate::ir::ScalarType::Int,
+            init: linear_thread(rank, block, &vars),
+        });
+        for (t, shared_name) in ctx.shared_tables.clone() {
+            let const_name = crate::lower::constant_table(program, t, module);
+            let len = program.tables[t.0].values.len();
+            kernel_body.push(KStmt::Comment(format!(
+                "coefficient table {const_name} into shared memory"
+            )));
+            kernel_body.push(KStmt::For {
+                var: "s".into(),
+                start: KExpr::var("tid"),
+                end: KExpr::int(len as i64),
+                step: KExpr::int(threads as i64),
+                unroll: false,
+                body: vec![KStmt::Store {
+                    space: Space::Shared,
+                    array: shared_name,
+                    index: vec![KExpr::var("s")],
+                    value: KExpr::Load {
+                        space: Space::Constant,
+                        array: const_name,
+                        index: vec![KExpr::var("s")],
+                    },
+                }],
+            });
+        }
+    }
+    let staged = !loads.is_empty() || !ctx.shared_tables.is_empty();
+    kernel_body.extend(loads);
+    if staged {
+        kernel_body.push(KStmt::Barrier);
+    }
+    kernel_body.extend(body);
+
+    let uses_double = ctx.uses_double;
+    let shared = ctx.shared;
+    let (params, args) = ctx.params.finish();
+    module.kernels.push(Kernel {
+        name: name.to_string(),
+        block,
+        params,
+        shared,
+        body: kernel_body,
+        uses_double,
+    });
+    Launch {
+        kernel: module.kernels.len() - 1,
+        subset: Some(part.subset.clone()),
+        block,
+        points_per_block: per_block,
+        args,
+    }
+}
+
+/// The thread's index within its block, `tx + bx * (ty + by * tz)`.
+fn linear_thread(rank: usize, block: [u32; 3], vars: &[AxisVars]) -> KExpr {
+    let mut e: Option<KExpr> = None;
+    for d in (0..rank).rev() {
+        let t = KExpr::var(vars[d].thread.clone());
+        e = Some(match e {
+            None => t,
+            Some(outer) => KExpr::plus(t, KExpr::times(KExpr::int(block[d] as i64), outer)),
+        });
+    }
+    e.unwrap_or_else(|| KExpr::int(0))
+}
+
+/// The cooperative load of a tile: each thread strides over the tile by the block
+/// size per axis (coalesced along x, no division), resolving the boundary.
+#[allow(clippy::too_many_arguments)]
+fn tile_load(
+    ctx: &mut PointCtx<'_>,
+    field: crate::ir::FieldId,
+    buffer: &str,
+    tile_name: &str,
+    extents: &[usize],
+    origin: &[i64],
+    vars: &[AxisVars],
+    block: [u32; 3],
+    mode: BoundaryMode,
+) -> KStmt {
+    let rank = extents.len();
+    let grid = ctx.program.fields[field.0].grid;
+    let ty = ctx.program.fields[field.0].ty;
+    let local = |d: usize| format!("l{}", ["x", "y", "z"][d]);
+    let mut coords = Vec::new();
+    let mut inside: Option<KExpr> = None;
+    for (a, first) in origin.iter().enumerate() {
+        let d = rank - 1 - a;
+        let g = KExpr::plus(
+            KExpr::plus(KExpr::var(vars[d].base.clone()), KExpr::int(*first)),
+            KExpr::var(local(d)),
+        );
+        let n = ctx.params.grid_size(ctx.program, grid, a);
+        coords.push(match mode {
+            BoundaryMode::Clamp => KExpr::Helper(Helper::Clamp, vec![g, n]),
+            BoundaryMode::Mirror => KExpr::Helper(Helper::Mirror, vec![g, n]),
+            BoundaryMode::Periodic => KExpr::Helper(Helper::Wrap, vec![g, n]),
+            // Cells outside the grid of a `none` field are never read by a point
+            // of the subset (analysis checked); they load as zero like `zero`.
+            BoundaryMode::Zero | BoundaryMode::None => {
+                let test = in_range(&g, n);
+                inside = Some(match inside {
+                    None => test,
+                    Some(prev) => KExpr::bin(BinaryOp::And, prev, test),
+                });
+                g
+            }
+        });
+    }
+    let index = ctx.linear(field, coords);
+    let load = KExpr::Load {
+        space: Space::Global,
+        array: buffer.to_string(),
+        index: vec![index],
+    };
+    let value = match inside {
+        None => load,
+        Some(test) => KExpr::Select(
+            Box::new(test),
+            Box::new(load),
+            Box::new(KExpr::Lit(Value::Int(0).cast(ty))),
+        ),
+    };
+    let mut stmt = KStmt::Store {
+        space: Space::Shared,
+        array: tile_name.to_string(),
+        index: (0..rank).map(|a| KExpr::var(local(rank - 1 - a))).collect(),
+        value,
+    };
+    for d in 0..rank {
+        let a = rank - 1 - d;
+        stmt = KStmt::For {
+            var: local(d),
+            start: KExpr::var(vars[d].thread.clone()),
+            end: KExpr::int(extents[a] as i64),
+            step: KExpr::int(block[d] as i64),
+            unroll: false,
+            body: vec![stmt],
+        };
+    }
+    stmt
+}

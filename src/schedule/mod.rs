@@ -1,0 +1,453 @@
+//! Schedules: how a program runs on a GPU, never what it computes.
+//!
+//! Per stencil: the block shape and the points each thread computes per axis
+//! (innermost axis first, as CUDA's x, y, z), where each field time level it reads
+//! lives (global memory, the read-only path, or a shared-memory tile with halo),
+//! where each coefficient table lives (folded into literals, constant memory or
+//! shared memory), and whether to fuse with the next stencil (off by default).
+//!
+//! [`Schedule::new`] applies a default heuristic, then the region's pragma hints,
+//! then the command line ([`ScheduleRequest`]). Any schedule gives the same
+//! results; [`validate`] rejects one a device cannot run before any launch.
+
+use std::collections::BTreeMap;
+
+use crate::ir::{FieldId, Program, TableId};
+use crate::kir::Module;
+use crate::lower::footprint::{part_footprint, Level};
+
+/// Where a field time level read by a stencil lives while the stencil runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FieldPlacement {
+    /// Plain global memory (levels the stencil also writes).
+    Global,
+    /// Global memory through the read-only data path (`const __restrict__`).
+    ReadOnly,
+    /// A shared-memory tile of the block's points plus the halo, loaded
+    /// cooperatively with the boundary mode applied.
+    SharedTile,
+}
+
+/// Where a coefficient table lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TablePlacement {
+    /// Folded into literals where the loops over it are unrolled (constant
+    /// memory for any access whose index is not known at compile time).
+    Literals,
+    /// Constant memory.
+    Constant,
+    /// Copied into shared memory at the start of each block.
+    Shared,
+}
+
+/// The schedule of one stencil.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StencilSchedule {
+    /// Threads per block along x, y, z (x is the grid's innermost axis).
+    pub block: [u32; 3],
+    /// Points computed per thread along x, y, z.
+    pub tile: [u32; 3],
+    /// Placement of every field time level the stencil reads.
+    pub fields: BTreeMap<Level, FieldPlacement>,
+    /// Placement of every coefficient table the stencil reads.
+    pub tables: BTreeMap<TableId, TablePlacement>,
+    /// Fuse with the next stencil (not yet applied by lowering; off by default).
+    pub fuse_with_next: bool,
+}
+
+/// A whole program's schedule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    /// One per stencil of the iterate, in order.
+    pub stencils: Vec<StencilSchedule>,
+}
+
+/// `--shm`: which fields (and tables) to stage in shared memory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ShmRequest {
+    /// The heuristic decides.
+    #[default]
+    Auto,
+    /// Nothing in shared memory.
+    None,
+    /// Exactly the named fields and tables (where legal: a field only where the
+    /// stencil does not write it).
+    Names(Vec<String>),
+}
+
+impl ShmRequest {
+    /// Parses `FIELD[,FIELD...]|none|auto`.
+    pub fn parse(text: &str) -> ShmRequest {
+        match text.trim() {
+            "auto" | "" => ShmRequest::Auto,
+            "none" => ShmRequest::None,
+            list => ShmRequest::Names(
+                list.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// The shared-memory variants compared in the Thorin report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ThorinVariant {
+    /// `no_shm`: nothing in shared memory; tables in constant memory.
+    NoShm,
+    /// `shm_filteronly`: coefficient tables in shared memory.
+    TablesOnly,
+    /// `shm_both`: tables and tiles of the read-only fields in shared memory.
+    TilesAndTables,
+}
+
+/// What the user asked for (command line or API); unset items fall back to the
+/// pragma hints, then to the heuristic.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScheduleRequest {
+    /// Threads per block, innermost axis first.
+    pub block: Option<Vec<u32>>,
+    /// Points per thread, innermost axis first.
+    pub tile: Option<Vec<u32>>,
+    /// Shared-memory staging.
+    pub shm: ShmRequest,
+    /// Force every table to one placement.
+    pub tables: Option<TablePlacement>,
+}
+
+impl ScheduleRequest {
+    /// The request for one of the Thorin report's variants.
+    pub fn thorin(variant: ThorinVariant) -> ScheduleRequest {
+        let (shm, tables) = match variant {
+            ThorinVariant::NoShm => (ShmRequest::None, TablePlacement::Constant),
+            ThorinVariant::TablesOnly => (ShmRequest::None, TablePlacement::Shared),
+            ThorinVariant::TilesAndTables => (ShmRequest::Auto, TablePlacement::Shared),
+        };
+        ScheduleRequest {
+            shm,
+            tables: Some(tables),
+            ..ScheduleRequest::default()
+        }
+    }
+
+    /// The request carried by the back-end options (`--block`, `--tile`, `--shm`).
+    pub fn from_options(options: &crate::exec::backend::RunOptions) -> ScheduleRequest {
+        ScheduleRequest {
+            block: options.block.clone(),
+            tile: options.tile.clone(),
+            shm: options
+                .shm
+                .as_deref()
+                .map(ShmRequest::parse)
+                .unwrap_or_default(),
+            tables: None,
+        }
+    }
+}
+
+/// What a device allows per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceLimits {
+    /// Threads per block.
+    pub max_threads_per_block: u32,
+    /// Threads per block along each axis.
+    pub max_block_dims: [u32; 3],
+    /// Static shared memory per block, in bytes.
+    pub shared_bytes_per_block: usize,
+}
+
+impl DeviceLimits {
+    /// Limits of current NVIDIA GPUs without opting into large shared memory.
+    pub const CUDA_DEFAULT: DeviceLimits = DeviceLimits {
+        max_threads_per_block: 1024,
+        max_block_dims: [1024, 1024, 64],
+        shared_bytes_per_block: 48 * 1024,
+    };
+}
+
+/// The default block for a grid of `rank` dimensions (256 threads, a power of two
+/// so reduction trees need no tail handling).
+pub fn default_block(rank: usize) -> [u32; 3] {
+    match rank {
+        1 => [256, 1, 1],
+        2 => [32, 8, 1],
+        _ => [32, 4, 2],
+    }
+}
+
+/// Shared memory the heuristic is willing to use per block (bytes).
+const HEURISTIC_SHARED_BUDGET: usize = 32 * 1024;
+/// A level is worth a tile when a point reads at least this many distinct offsets.
+const TILE_MIN_REUSE: usize = 9;
+/// Tables with at most this many elements are folded into literals.
+const FOLD_MAX_ELEMENTS: usize = 1024;
+
+/// An invalid schedule request, as a sentence saying what to change.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ScheduleError(pub String);
+
+fn axes3(list: &[u32], what: &str, rank: usize, stencil: &str) -> Result<[u32; 3], ScheduleError> {
+    if list.is_empty() || list.len() > 3 || list.contains(&0) {
+        return Err(ScheduleError(format!(
+            "--{what} {}: give 1 to 3 positive numbers, innermost axis first (e.g. --{what} 32,8)",
+            join(list)
+        )));
+    }
+    if list.len() > rank && list[rank..].iter().any(|&v| v != 1) {
+        return Err(ScheduleError(format!(
+            "--{what} {} has {} axes but stencil `{stencil}` runs on a {rank}-D grid; \
+             give at most {rank} numbers",
+            join(list),
+            list.len()
+        )));
+    }
+    let mut out = [1; 3];
+    for (i, v) in list.iter().take(rank).enumerate() {
+        out[i] = *v;
+    }
+    Ok(out)
+}
+
+fn join(list: &[u32]) -> String {
+    list.iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The rank of the grid a stencil runs on (that of the first field it writes).
+pub fn stencil_rank(program: &Program, stencil: &crate::ir::Stencil) -> usize {
+    stencil
+        .parts
+        .first()
+        .map(|p| p.subset.rank())
+        .filter(|&r| r > 0)
+        .unwrap_or_else(|| program.grids.first().map(|g| g.rank()).unwrap_or(1))
+}
+
+impl Schedule {
+    /// The schedule for `program`: heuristic, then pragma hints, then `request`.
+    pub fn new(program: &Program, request: &ScheduleRequest) -> Result<Schedule, ScheduleError> {
+        let Some(iterate) = &program.iterate else {
+            return Ok(Schedule { stencils: vec![] });
+        };
+        if let ShmRequest::Names(names) = &request.shm {
+            for name in names {
+                let known = program.fields.iter().any(|f| &f.name == name)
+                    || program.tables.iter().any(|t| &t.name == name);
+                if !known {
+                    let mut all: Vec<&str> =
+                        program.fields.iter().map(|f| f.name.as_str()).collect();
+                    all.extend(program.tables.iter().map(|t| t.name.as_str()));
+                    return Err(ScheduleError(format!(
+                        "--shm names `{name}`, which is not a field or table of `{}`; \
+                         choose among: {} (or none, auto)",
+                        program.name,
+                        all.join(", ")
+                    )));
+                }
+            }
+        }
+        let block_req = request
+            .block
+            .clone()
+            .or_else(|| program.hints.block.clone());
+        let tile_req = request.tile.clone().or_else(|| program.hints.tile.clone());
+        let mut stencils = Vec::new();
+        for stencil in &iterate.stencils {
+            let rank = stencil_rank(program, stencil);
+            let block = match &block_req {
+                Some(b) => axes3(b, "block", rank, &stencil.name)?,
+                None => default_block(rank),
+            };
+            let tile = match &tile_req {
+                Some(t) => axes3(t, "tile", rank, &stencil.name)?,
+                None => [1, 1, 1],
+            };
+            let footprints: Vec<_> = stencil.parts.iter().map(part_footprint).collect();
+            let written: Vec<Level> = footprints.iter().flat_map(|f| f.writes.clone()).collect();
+            let mut fields = BTreeMap::new();
+            let mut shared_bytes = 0usize;
+            for fp in &footprints {
+                for (level, reads) in &fp.reads {
+                    if fields.contains_key(level) {
+                        continue;
+                    }
+                    let field = &program.fields[level.0 .0];
+                    let read_only = !written.contains(level);
+                    let tileable =
+                        read_only && reads.range.is_some() && rank == field_rank(program, level.0);
+                    let bytes = tile_bytes(reads, block, tile, field.ty.size_bytes());
+                    let wanted = match &request.shm {
+                        ShmRequest::None => false,
+                        ShmRequest::Names(names) => names.contains(&field.name),
+                        ShmRequest::Auto => {
+                            reads.distinct >= TILE_MIN_REUSE
+                                && shared_bytes + bytes <= HEURISTIC_SHARED_BUDGET
+                        }
+                    };
+                    let placement = if tileable && wanted {
+                        shared_bytes += bytes;
+                        FieldPlacement::SharedTile
+                    } else if read_only {
+                        FieldPlacement::ReadOnly
+                    } else {
+                        FieldPlacement::Global
+                    };
+                    fields.insert(*level, placement);
+                }
+            }
+            let mut tables = BTreeMap::new();
+            for part in &stencil.parts {
+                for_each_table(&part.body, &mut |t| {
+                    tables.entry(t).or_insert_with(|| {
+                        let table = &program.tables[t.0];
+                        if let Some(forced) = request.tables {
+                            return forced;
+                        }
+                        if let ShmRequest::Names(names) = &request.shm {
+                            if names.contains(&table.name) {
+                                return TablePlacement::Shared;
+                            }
+                        }
+                        if table.values.len() <= FOLD_MAX_ELEMENTS {
+                            TablePlacement::Literals
+                        } else {
+                            TablePlacement::Constant
+                        }
+                    });
+                });
+            }
+            stencils.push(StencilSchedule {
+                block,
+                tile,
+                fields,
+                tables,
+                fuse_with_next: false,
+            });
+        }
+        Ok(Schedule { stencils })
+    }
+
+    /// The schedule of stencil `i`.
+    pub fn stencil(&self, i: usize) -> &StencilSchedule {
+        &self.stencils[i]
+    }
+
+    /// One line per stencil, for `--verbose` and reports.
+    pub fn describe(&self, program: &Program) -> String {
+        let mut lines = Vec::new();
+        let Some(iterate) = &program.iterate else {
+            return String::new();
+        };
+        for (s, sched) in iterate.stencils.iter().zip(&self.stencils) {
+            let tiles: Vec<String> = sched
+                .fields
+                .iter()
+                .filter(|(_, p)| **p == FieldPlacement::SharedTile)
+                .map(|((f, t), _)| format!("[{t}]{}", program.fields[f.0].name))
+                .collect();
+            let tables: Vec<String> = sched
+                .tables
+                .iter()
+                .map(|(t, p)| format!("{}:{p:?}", program.tables[t.0].name))
+                .collect();
+            lines.push(format!(
+                "{}: block {} tile {} shared tiles [{}] tables [{}]",
+                s.name,
+                join(&sched.block),
+                join(&sched.tile),
+                tiles.join(" "),
+                tables.join(" ")
+            ));
+        }
+        lines.join("\n")
+    }
+}
+
+fn field_rank(program: &Program, f: FieldId) -> usize {
+    program.grids[program.fields[f.0].grid.0].rank()
+}
+
+fn tile_bytes(
+    reads: &crate::lower::footprint::LevelReads,
+    block: [u32; 3],
+    tile: [u32; 3],
+    elem: usize,
+) -> usize {
+    let Some(range) = &reads.range else {
+        return usize::MAX / 4;
+    };
+    let rank = range.len();
+    range
+        .iter()
+        .enumerate()
+        .map(|(axis, (lo, hi))| {
+            let d = rank - 1 - axis;
+            (block[d] * tile[d]) as usize + (hi - lo) as usize
+        })
+        .product::<usize>()
+        * elem
+}
+
+fn for_each_table(body: &[crate::ir::Stmt], f: &mut dyn FnMut(TableId)) {
+    use crate::ir::{ExprKind, Stmt};
+    fn visit(e: &crate::ir::Expr, f: &mut dyn FnMut(TableId)) {
+        e.visit(&mut |s| {
+            if let ExprKind::Table { table, .. } = &s.kind {
+                f(*table);
+            }
+        })
+    }
+    for stmt in body {
+        match stmt {
+            Stmt::Assign { value, .. } => visit(value, f),
+            Stmt::Store { value, target, .. } => {
+                visit(value, f);
+                target.offset.iter().for_each(|e| visit(e, f));
+            }
+            Stmt::For { body, .. } => for_each_table(body, f),
+        }
+    }
+}
+
+/// Checks every kernel of `module` against the device's limits.
+pub fn validate(module: &Module, limits: &DeviceLimits) -> Result<(), ScheduleError> {
+    for kernel in &module.kernels {
+        let threads = kernel.threads();
+        if threads > limits.max_threads_per_block {
+            return Err(ScheduleError(format!(
+                "kernel `{}`: block {}x{}x{} has {threads} threads but the device allows {} per \
+                 block; pass a smaller --block (e.g. --block 32,8)",
+                kernel.name,
+                kernel.block[0],
+                kernel.block[1],
+                kernel.block[2],
+                limits.max_threads_per_block
+            )));
+        }
+        for axis in 0..3 {
+            if kernel.block[axis] > limits.max_block_dims[axis] {
+                return Err(ScheduleError(format!(
+                    "kernel `{}`: {} threads along {} but the device allows {}; pass a \
+                     smaller --block",
+                    kernel.name,
+                    kernel.block[axis],
+                    ["x", "y", "z"][axis],
+                    limits.max_block_dims[axis]
+                )));
+            }
+        }
+        let bytes = kernel.shared_bytes();
+        if bytes > limits.shared_bytes_per_block {
+            return Err(ScheduleError(format!(
+                "kernel `{}` needs {bytes} bytes of shared memory per block but the device \
+                 allows {}; use a smaller --block or --tile, or --shm none",
+                kernel.name, limits.shared_bytes_per_block
+            )));
+        }
+    }
+    Ok(())
+}
