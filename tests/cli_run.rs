@@ -2,6 +2,8 @@
 //! `examples/data`, outputs in every format, results checked against loops
 //! written here, and the `--json` summary.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -471,4 +473,53 @@ fn auto_backend_and_schedule_flags_are_accepted() {
         "{stderr}"
     );
     assert!(out.exists());
+}
+
+#[test]
+fn opencl_backend_with_a_schedule_agrees_with_the_interpreter() {
+    let probe = stencilc::exec::opencl::probe()
+        .map(|_| ())
+        .map_err(|e| e.to_string());
+    if !common::runtime_available("opencl", probe) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (h, w) = (240, 320);
+    let mut results = Vec::new();
+    for (backend, schedule) in [
+        ("interp", &[][..]),
+        (
+            "opencl",
+            &["--block", "16,8", "--tile", "1,2", "--shm", "img"][..],
+        ),
+        ("opencl", &["--block", "32,4", "--shm", "none"][..]),
+    ] {
+        let out = dir.path().join(format!("{backend}{}.npy", results.len()));
+        let mut args = vec![
+            "run",
+            "examples/gaussian_blur_separable.sdsl",
+            "--backend",
+            backend,
+            "--input",
+            "img=examples/data/sample.png",
+            "--json",
+        ];
+        args.extend_from_slice(schedule);
+        let output_arg = format!("out={}", path_str(&out));
+        args.extend(["--output", &output_arg]);
+        let summary = json(&stencilc(&args));
+        assert_eq!(summary["backend"], backend);
+        results.push(floats(read(&out, ScalarType::Float, &[h, w])));
+    }
+    for other in &results[1..] {
+        let worst = results[0]
+            .iter()
+            .zip(other)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        assert!(
+            worst <= 1e-5,
+            "OpenCL differs from the interpreter by {worst}"
+        );
+    }
 }
