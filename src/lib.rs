@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod analysis;
+pub mod back;
 pub mod diag;
 pub mod exec;
 pub mod front;

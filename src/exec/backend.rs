@@ -65,14 +65,16 @@ pub fn run(
     options: &RunOptions,
     notice: &mut dyn FnMut(&str),
 ) -> Result<(RunSummary, Backend), ExecError> {
-    let _ = options;
     match backend {
-        Backend::Interp | Backend::Auto => {
-            if backend == Backend::Auto {
-                notice("auto: only the interpreter is built in this version");
+        Backend::C => crate::exec::native::run(program, env, state, options, notice).map(|s| (s, Backend::C)),
+        Backend::Auto => match crate::exec::native::run(program, env, state, options, notice) {
+            Err(ExecError::Unavailable(why)) => {
+                notice(&format!("auto: {why}; running the interpreter instead"));
+                crate::exec::interp::run(program, env, state).map(|s| (s, Backend::Interp))
             }
-            crate::exec::interp::run(program, env, state).map(|s| (s, Backend::Interp))
-        }
+            other => other.map(|s| (s, Backend::C)),
+        },
+        Backend::Interp => crate::exec::interp::run(program, env, state).map(|s| (s, Backend::Interp)),
         other => Err(ExecError::Unavailable(format!(
             "the `{other}` back-end is not built yet; use --backend interp"
         ))),

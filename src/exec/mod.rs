@@ -7,6 +7,7 @@
 pub mod backend;
 pub mod env;
 pub mod interp;
+pub mod native;
 
 use std::time::Duration;
 
