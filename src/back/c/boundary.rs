@@ -19,6 +19,15 @@ pub(super) enum Reach {
 }
 
 impl Reach {
+    /// Reads only at offset zero stay inside the grid (subsets lie inside their
+    /// grid, which is checked before a run): nothing to peel.
+    fn simplified(self) -> Reach {
+        match &self {
+            Reach::Known(map) if map.values().all(|axes| axes.iter().all(|&r| r == (0, 0))) => Reach::Inside,
+            _ => self,
+        }
+    }
+
     fn merge(&mut self, grid: GridId, offsets: Option<Vec<(i64, i64)>>) {
         let Some(offsets) = offsets else {
             *self = Reach::Unknown;
@@ -47,14 +56,14 @@ pub(super) fn reach_of_body(program: &Program, body: &[Stmt]) -> Reach {
     let mut reach = Reach::Inside;
     let mut loops = HashMap::new();
     body_reach(program, body, &mut loops, &mut reach);
-    reach
+    reach.simplified()
 }
 
 /// The reach of one expression (a reduction part's value).
 pub(super) fn reach_of_expr(program: &Program, value: &Expr) -> Reach {
     let mut reach = Reach::Inside;
     expr_reach(program, value, &HashMap::new(), &mut reach);
-    reach
+    reach.simplified()
 }
 
 fn body_reach(

@@ -98,28 +98,35 @@ impl Writer<'_> {
         }
         // Border: per axis the coordinate of the element read, then resolved.
         let grid = field.grid;
-        let coords: Vec<String> = r
-            .offset
-            .iter()
-            .enumerate()
-            .map(|(axis, o)| shifted(&names::axis_var(axis), &self.offset_text(o, scope)))
-            .collect();
+        let offsets: Vec<String> = r.offset.iter().map(|o| self.offset_text(o, scope)).collect();
+        let coords: Vec<String> =
+            offsets.iter().enumerate().map(|(axis, o)| shifted(&names::axis_var(axis), o)).collect();
         let sizes: Vec<String> = (0..coords.len()).map(|a| names::grid_size(program, grid, a)).collect();
         match Helper::for_mode(field.boundary) {
             Some(helper) => {
                 self.helpers.insert(helper);
+                // An axis read at offset zero is inside the grid (the point is).
                 let resolved: Vec<String> = coords
                     .iter()
                     .zip(&sizes)
-                    .map(|(c, n)| format!("{}({c}, {n})", helper.name()))
+                    .zip(&offsets)
+                    .map(|((c, n), o)| if o == "0" { c.clone() } else { format!("{}({c}, {n})", helper.name()) })
                     .collect();
                 format!("{level}[{}]", self.linear_index(grid, &resolved))
             }
             None => {
                 // Zero: test every axis, read only when inside.
                 self.helpers.insert(Helper::Inside);
-                let test: Vec<String> =
-                    coords.iter().zip(&sizes).map(|(c, n)| format!("sdsl_inside({c}, {n})")).collect();
+                let test: Vec<String> = coords
+                    .iter()
+                    .zip(&sizes)
+                    .zip(&offsets)
+                    .filter(|(_, o)| *o != "0")
+                    .map(|((c, n), _)| format!("sdsl_inside({c}, {n})"))
+                    .collect();
+                if test.is_empty() {
+                    return format!("{level}[{}]", self.linear_index(grid, &coords));
+                }
                 format!(
                     "({} ? {level}[{}] : {})",
                     test.join(" && "),
@@ -140,7 +147,9 @@ impl Writer<'_> {
                 if axis == last {
                     c.clone()
                 } else {
-                    format!("({c}) * {}", names::grid_stride(self.program, grid, axis))
+                    let call = c.starts_with("sdsl_") && c.ends_with(')');
+                    let c = if c.contains(' ') && !call { format!("({c})") } else { c.clone() };
+                    format!("{c} * {}", names::grid_stride(self.program, grid, axis))
                 }
             })
             .collect::<Vec<_>>()

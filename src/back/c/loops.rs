@@ -92,20 +92,36 @@ impl Writer<'_> {
     fn axis(&mut self, nest: &Nest<'_>, axis: usize, split: Split, point: &mut dyn FnMut(&mut Writer<'_>, Access)) {
         let rank = nest.subset.rank();
         if axis == rank {
-            self.point_start(nest.grids, rank);
+            // Print the body first so that only the point indices it uses are declared.
+            let outer = std::mem::take(&mut self.out);
             point(self, if split == Split::Border { Access::Border } else { Access::Interior });
+            let body = std::mem::replace(&mut self.out, outer);
+            self.point_start(nest.grids, rank, &body);
+            self.out.push_str(&body);
             return;
         }
         let i = names::axis_var(axis);
         let innermost = axis + 1 == rank;
+        let reaches = match nest.reach {
+            Reach::Known(per_grid) => per_grid.values().any(|r| r[axis] != (0, 0)),
+            _ => false,
+        };
+        let split = match split {
+            Split::Peel if !reaches && innermost => Split::Interior,
+            other => other,
+        };
         match split {
+            Split::Peel if !reaches => {
+                let (from, to) = (format!("lo{axis}"), format!("hi{axis}"));
+                self.axis_loop(nest, axis, &from, &to, |w| w.axis(nest, axis + 1, Split::Peel, point));
+            }
             Split::Interior | Split::Border => {
                 let from = format!("lo{axis}");
                 let to = format!("hi{axis}");
                 self.axis_loop(nest, axis, &from, &to, |w| w.axis(nest, axis + 1, split, point));
             }
             Split::Peel if innermost => {
-                let border_lo = (format!("lo{axis}"), format!("in_lo{axis} - 1"));
+                let border_lo = (format!("lo{axis}"), format!("in_lo{axis}"));
                 let interior = (format!("in_lo{axis}"), format!("in_hi{axis}"));
                 let border_hi = (format!("in_hi{axis} + 1"), format!("hi{axis}"));
                 self.line(&format!("/* border {i} < in_lo{axis}, interior, border {i} > in_hi{axis} */"));
@@ -127,12 +143,14 @@ impl Writer<'_> {
     }
 
     /// One `for` over an axis, with the OpenMP line and row hooks on axis 0.
+    /// (`to` is inclusive, except that an `in_lo` bound is exclusive: the left border.)
     fn axis_loop(&mut self, nest: &Nest<'_>, axis: usize, from: &str, to: &str, inner: impl FnOnce(&mut Self)) {
         let i = names::axis_var(axis);
         if axis == 0 {
             self.line(&nest.omp);
         }
-        self.open(&format!("for (long {i} = {from}; {i} <= {to}; {i}++) {{"));
+        let cmp = if to.starts_with("in_lo") { "<" } else { "<=" };
+        self.open(&format!("for (long {i} = {from}; {i} {cmp} {to}; {i}++) {{"));
         if axis == 0 {
             for l in &nest.row_start {
                 self.line(l);
@@ -147,9 +165,13 @@ impl Writer<'_> {
         self.close("}");
     }
 
-    /// `const long g_p = i0 * g_s0 + i1;` for each grid the body indexes.
-    fn point_start(&mut self, grids: &BTreeSet<GridId>, rank: usize) {
+    /// `const long g_p = i0 * g_s0 + i1;` for each grid whose point `body` uses.
+    fn point_start(&mut self, grids: &BTreeSet<GridId>, rank: usize, body: &str) {
         for &grid in grids {
+            let point = names::grid_point(self.program, grid);
+            if !body.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|word| word == point) {
+                continue;
+            }
             let terms: Vec<String> = (0..rank)
                 .map(|a| {
                     if a + 1 == rank {
