@@ -20,7 +20,7 @@
 //! reductions combine per-row partial results in row order, as the interpreter does.
 
 mod boundary;
-//EMBED pub mod embed;
+pub mod embed;
 mod expr;
 mod loops;
 mod names;
