@@ -57,6 +57,18 @@ impl Writer<'_> {
                     before: Vec::new(),
                     after: Vec::new(),
                 },
+                ReduceOp::Sum | ReduceOp::Product if part.subset.rank() == 1 => Nest {
+                    // In 1-D the interpreter's partials are runs of 256 points;
+                    // a sequential loop folds them the same way.
+                    subset: &part.subset,
+                    reach: &reach,
+                    grids: &grids,
+                    omp: "/* 1-D: partials of 256 points folded in order, as the interpreter does */".into(),
+                    row_start: Vec::new(),
+                    row_end: Vec::new(),
+                    before: vec![format!("{ty} row = {identity};")],
+                    after: Vec::new(),
+                },
                 ReduceOp::Sum | ReduceOp::Product => Nest {
                     subset: &part.subset,
                     reach: &reach,
@@ -80,10 +92,17 @@ impl Writer<'_> {
                 ReduceOp::Max | ReduceOp::Min => "value",
                 ReduceOp::Sum | ReduceOp::Product => "row",
             };
+            let runs_of_256 = matches!(reduction.op, ReduceOp::Sum | ReduceOp::Product) && part.subset.rank() == 1;
             self.nest(&nest, &mut |w, access| {
                 let x = w.expr(&part.value, Scope { access, locals: &[] });
                 w.line(&format!("const {ty} point = {x};"));
                 w.line(&combine(accumulator, "point"));
+                if runs_of_256 {
+                    w.open("if ((i0 - lo0) % 256 == 255 || i0 == hi0) {");
+                    w.line(&combine("value", "row"));
+                    w.line(&format!("row = {identity};"));
+                    w.close("}");
+                }
             });
         }
         self.line("*result = value;");
