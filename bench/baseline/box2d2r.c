@@ -14,8 +14,8 @@ static void SWEEP(long n, const float *restrict in, float *restrict out)
     for (long i = 2; i <= n - 3; i++)
         for (long j = 2; j <= n - 3; j++) {
             float acc = 0.0f;
-            for (int di = -2; di <= 2; di++)
-                for (int dj = -2; dj <= 2; dj++)
+            _Pragma("GCC unroll 5") for (int di = -2; di <= 2; di++)
+                _Pragma("GCC unroll 5") for (int dj = -2; dj <= 2; dj++)
                     acc = acc + W[di + 2][dj + 2] * in[(i + di) * n + j + dj];
             out[i * n + j] = acc;
         }

@@ -14,29 +14,27 @@ static const float K[7][7] = {
 
 static inline long clampi(long i, long n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
 
+#define BLUR_POINT(ROW, COL)                                                   \
+    do {                                                                       \
+        float acc = 0.0f;                                                      \
+        _Pragma("GCC unroll 7") for (int i = -3; i <= 3; i++)                  \
+            _Pragma("GCC unroll 7") for (int j = -3; j <= 3; j++)              \
+                acc = acc + K[i + 3][j + 3] * img[(ROW) * w + (COL)];         \
+        out[y * w + x] = acc;                                                  \
+    } while (0)
+
 static void blur(long h, long w, const float *restrict img, float *restrict out)
 {
 #pragma omp parallel for schedule(static)
     for (long y = 0; y < h; y++) {
-        const int edge_row = y < 3 || y >= h - 3;
-        for (long x = 0; x < w; x++) {
-            if (!edge_row && x == 3) {
-                /* interior of the row: no clamping */
-                for (; x < w - 3; x++) {
-                    float acc = 0.0f;
-                    for (int i = -3; i <= 3; i++)
-                        for (int j = -3; j <= 3; j++)
-                            acc = acc + K[i + 3][j + 3] * img[(y + i) * w + x + j];
-                    out[y * w + x] = acc;
-                }
-                if (x >= w) break;
-            }
-            float acc = 0.0f;
-            for (int i = -3; i <= 3; i++)
-                for (int j = -3; j <= 3; j++)
-                    acc = acc + K[i + 3][j + 3] * img[clampi(y + i, h) * w + clampi(x + j, w)];
-            out[y * w + x] = acc;
+        if (y < 3 || y >= h - 3) {
+            for (long x = 0; x < w; x++) BLUR_POINT(clampi(y + i, h), clampi(x + j, w));
+            continue;
         }
+        long x;
+        for (x = 0; x < 3 && x < w; x++) BLUR_POINT(y + i, clampi(x + j, w));
+        for (x = 3; x < w - 3; x++) BLUR_POINT(y + i, x + j);
+        for (x = (w - 3 > 3 ? w - 3 : 3); x < w; x++) BLUR_POINT(y + i, clampi(x + j, w));
     }
 }
 

@@ -13,9 +13,9 @@ static void SWEEP(long n, const float *restrict in, float *restrict out)
         for (long j = 1; j <= n - 2; j++)
             for (long k = 1; k <= n - 2; k++) {
                 float acc = 0.0f;
-                for (int di = -1; di <= 1; di++)
-                    for (int dj = -1; dj <= 1; dj++)
-                        for (int dk = -1; dk <= 1; dk++)
+                _Pragma("GCC unroll 3") for (int di = -1; di <= 1; di++)
+                    _Pragma("GCC unroll 3") for (int dj = -1; dj <= 1; dj++)
+                        _Pragma("GCC unroll 3") for (int dk = -1; dk <= 1; dk++)
                             acc = acc + W[di + 1][dj + 1][dk + 1] * in[((i + di) * n + j + dj) * n + k + dk];
                 out[(i * n + j) * n + k] = acc;
             }

@@ -55,7 +55,13 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
             );
         }
     }
-    let output = embed::rewrite_host(&source, &regions, EmbedOptions { extern_c: args.extern_c });
+    let output = embed::rewrite_host(
+        &source,
+        &regions,
+        EmbedOptions {
+            extern_c: args.extern_c,
+        },
+    );
     std::fs::write(&args.output, output).map_err(|e| {
         CliError::new(
             format!("cannot write `{}`: {e}", args.output.display()),

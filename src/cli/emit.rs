@@ -35,7 +35,10 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
     };
     match &args.output {
         Some(path) => std::fs::write(path, text).map_err(|e| {
-            CliError::new(format!("cannot write `{}`: {e}", path.display()), "give -o a path in a writable folder")
+            CliError::new(
+                format!("cannot write `{}`: {e}", path.display()),
+                "give -o a path in a writable folder",
+            )
         }),
         None => {
             print!("{text}");

@@ -23,7 +23,9 @@ impl Reach {
     /// grid, which is checked before a run): nothing to peel.
     fn simplified(self) -> Reach {
         match &self {
-            Reach::Known(map) if map.values().all(|axes| axes.iter().all(|&r| r == (0, 0))) => Reach::Inside,
+            Reach::Known(map) if map.values().all(|axes| axes.iter().all(|&r| r == (0, 0))) => {
+                Reach::Inside
+            }
             _ => self,
         }
     }
@@ -37,11 +39,19 @@ impl Reach {
             Reach::Unknown => {}
             Reach::Inside => {
                 let mut map = BTreeMap::new();
-                map.insert(grid, offsets.iter().map(|&(lo, hi)| (lo.min(0), hi.max(0))).collect());
+                map.insert(
+                    grid,
+                    offsets
+                        .iter()
+                        .map(|&(lo, hi)| (lo.min(0), hi.max(0)))
+                        .collect(),
+                );
                 *self = Reach::Known(map);
             }
             Reach::Known(map) => {
-                let entry = map.entry(grid).or_insert_with(|| vec![(0, 0); offsets.len()]);
+                let entry = map
+                    .entry(grid)
+                    .or_insert_with(|| vec![(0, 0); offsets.len()]);
                 for (have, &(lo, hi)) in entry.iter_mut().zip(&offsets) {
                     have.0 = have.0.min(lo);
                     have.1 = have.1.max(hi);
@@ -83,7 +93,9 @@ fn body_reach(
                 }
                 expr_reach(program, value, loops, reach);
             }
-            Stmt::For { var, lo, hi, body, .. } => {
+            Stmt::For {
+                var, lo, hi, body, ..
+            } => {
                 if lo > hi {
                     continue;
                 }
@@ -220,5 +232,8 @@ impl Helper {
 
 /// The C definitions of the helpers used, in a fixed order.
 pub(super) fn helper_definitions(used: &BTreeSet<Helper>) -> String {
-    used.iter().map(|h| h.definition()).collect::<Vec<_>>().join("\n")
+    used.iter()
+        .map(|h| h.definition())
+        .collect::<Vec<_>>()
+        .join("\n")
 }

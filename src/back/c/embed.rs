@@ -29,7 +29,10 @@ pub struct EmbedOptions {
 }
 
 /// Parses every region of a host file and rewrites it (see [`rewrite_host`]).
-pub fn compile_host(host: std::sync::Arc<SourceFile>, options: EmbedOptions) -> Result<String, crate::diag::Diagnostics> {
+pub fn compile_host(
+    host: std::sync::Arc<SourceFile>,
+    options: EmbedOptions,
+) -> Result<String, crate::diag::Diagnostics> {
     let regions = crate::front::parse_regions(host.clone())?;
     Ok(rewrite_host(&host, &regions, options))
 }
@@ -71,7 +74,10 @@ pub fn rewrite_host(host: &SourceFile, regions: &[Region], options: EmbedOptions
         let line_start = text[..range.start].rfind('\n').map_or(0, |i| i + 1);
         // Keep the region's indentation when the span starts at the line start.
         let indent: String = if range.start == line_start {
-            text[range.start..].chars().take_while(|c| *c == ' ' || *c == '\t').collect()
+            text[range.start..]
+                .chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .collect()
         } else {
             String::new()
         };
@@ -99,7 +105,12 @@ fn call_line(region: &Region) -> String {
         args.push(format!("({} *)({})", names::c_type(field.ty), field.name));
         args.push(format!("sizeof({})", field.name));
     }
-    format!("int sdsl_return_{} = {}({});", region.index, wrapper_symbol(program), args.join(", "))
+    format!(
+        "int sdsl_return_{} = {}({});",
+        region.index,
+        wrapper_symbol(program),
+        args.join(", ")
+    )
 }
 
 impl Writer<'_> {
@@ -118,7 +129,11 @@ impl Writer<'_> {
             self.line("extern \"C\"");
             self.line("#endif");
         }
-        let mut list: Vec<String> = p.params.iter().map(|q| format!("{} {}", names::c_type(q.ty), q.name)).collect();
+        let mut list: Vec<String> = p
+            .params
+            .iter()
+            .map(|q| format!("{} {}", names::c_type(q.ty), q.name))
+            .collect();
         for f in &p.fields {
             list.push(format!("{} *{}", names::c_type(f.ty), f.name));
             list.push(format!("size_t {}_bytes", f.name));
@@ -130,8 +145,14 @@ impl Writer<'_> {
         self.line("int status;");
         for f in &p.fields {
             let ty = names::c_type(f.ty);
-            let n: Vec<String> = (0..p.grids[f.grid.0].rank()).map(|a| names::grid_size(p, f.grid, a)).collect();
-            self.line(&format!("const size_t {}_count = (size_t)({});", f.name, n.join(" * ")));
+            let n: Vec<String> = (0..p.grids[f.grid.0].rank())
+                .map(|a| names::grid_size(p, f.grid, a))
+                .collect();
+            self.line(&format!(
+                "const size_t {}_count = (size_t)({});",
+                f.name,
+                n.join(" * ")
+            ));
             self.line(&format!("{ty} *{}_levels[{}];", f.name, f.levels()));
         }
         for f in &p.fields {
@@ -143,10 +164,16 @@ impl Writer<'_> {
         }
         for f in &p.fields {
             let ty = names::c_type(f.ty);
-            self.line(&format!("/* {}: level 0 is the host array; the others start as copies of it */", f.name));
+            self.line(&format!(
+                "/* {}: level 0 is the host array; the others start as copies of it */",
+                f.name
+            ));
             self.line(&format!("{}_levels[0] = {};", f.name, f.name));
             for l in 1..f.levels() {
-                self.line(&format!("{}_levels[{l}] = ({ty} *)malloc({}_count * sizeof({ty}));", f.name, f.name));
+                self.line(&format!(
+                    "{}_levels[{l}] = ({ty} *)malloc({}_count * sizeof({ty}));",
+                    f.name, f.name
+                ));
                 self.line(&format!(
                     "if ({0}_levels[{l}] != NULL) memcpy({0}_levels[{l}], {0}, {0}_count * sizeof({ty}));",
                     f.name
@@ -170,17 +197,27 @@ impl Writer<'_> {
         let mut args: Vec<String> = p.params.iter().map(|q| q.name.clone()).collect();
         args.extend(p.fields.iter().map(|f| format!("{}_levels", f.name)));
         args.push("&summary".into());
-        self.line(&format!("status = {}({});", names::run_symbol(p), args.join(", ")));
+        self.line(&format!(
+            "status = {}({});",
+            names::run_symbol(p),
+            args.join(", ")
+        ));
         for f in p.fields.iter().filter(|f| f.levels() > 1) {
             let ty = names::c_type(f.ty);
             let newest = f.level_of(f.newest_offset());
-            self.line(&format!("/* {}: leave the newest level in the host array, free the others */", f.name));
+            self.line(&format!(
+                "/* {}: leave the newest level in the host array, free the others */",
+                f.name
+            ));
             self.line(&format!(
                 "if ({0}_levels[{newest}] != {0}) memcpy({0}, {0}_levels[{newest}], {0}_count * sizeof({ty}));",
                 f.name
             ));
             for l in 0..f.levels() {
-                self.line(&format!("if ({0}_levels[{l}] != {0}) free({0}_levels[{l}]);", f.name));
+                self.line(&format!(
+                    "if ({0}_levels[{l}] != {0}) free({0}_levels[{l}]);",
+                    f.name
+                ));
             }
         }
         self.line("return status;");
@@ -202,16 +239,26 @@ impl Writer<'_> {
                 collect_consts(&p.constants[c].value, &mut needed);
             }
         }
-        let scope = Scope { access: Access::Interior, locals: &[] };
+        let scope = Scope {
+            access: Access::Interior,
+            locals: &[],
+        };
         for &c in &needed {
             let constant = &p.constants[ConstId(c).0];
             let value = self.expr(&constant.value, scope);
-            self.line(&format!("const {} {} = {value};", names::c_type(constant.ty), constant.name));
+            self.line(&format!(
+                "const {} {} = {value};",
+                names::c_type(constant.ty),
+                constant.name
+            ));
         }
         for (g, grid) in p.grids.iter().enumerate() {
             for (axis, dim) in grid.dims.iter().enumerate() {
                 let value = self.expr(dim, scope);
-                self.line(&format!("const long {} = {value};", names::grid_size(p, crate::ir::GridId(g), axis)));
+                self.line(&format!(
+                    "const long {} = {value};",
+                    names::grid_size(p, crate::ir::GridId(g), axis)
+                ));
             }
         }
     }

@@ -35,7 +35,11 @@ impl Writer<'_> {
             ExprKind::Const(c) => program.constants[c.0].name.clone(),
             ExprKind::Local(l) => scope.locals[l.0].clone(),
             ExprKind::Reduction(r) => {
-                let reduction = &program.iterate.as_ref().expect("reductions live in an iterate").reductions[r.0];
+                let reduction = &program
+                    .iterate
+                    .as_ref()
+                    .expect("reductions live in an iterate")
+                    .reductions[r.0];
                 names::sanitize(&reduction.name)
             }
             ExprKind::Load(r) => self.load(r, scope),
@@ -58,13 +62,21 @@ impl Writer<'_> {
                 let b = self.expr(b, scope);
                 format!("({a} {} {b})", op.symbol())
             }
-            ExprKind::Select { cond, then, otherwise } => {
+            ExprKind::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
                 let c = self.expr(cond, scope);
                 let t = self.expr(then, scope);
                 let o = self.expr(otherwise, scope);
                 format!("({c} ? {t} : {o})")
             }
-            ExprKind::Call { func, float_form, args } => {
+            ExprKind::Call {
+                func,
+                float_form,
+                args,
+            } => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a, scope)).collect();
                 let suffix = if *float_form { "f" } else { "" };
                 format!("{}{suffix}({})", func.name(), args.join(", "))
@@ -98,10 +110,19 @@ impl Writer<'_> {
         }
         // Border: per axis the coordinate of the element read, then resolved.
         let grid = field.grid;
-        let offsets: Vec<String> = r.offset.iter().map(|o| self.offset_text(o, scope)).collect();
-        let coords: Vec<String> =
-            offsets.iter().enumerate().map(|(axis, o)| shifted(&names::axis_var(axis), o)).collect();
-        let sizes: Vec<String> = (0..coords.len()).map(|a| names::grid_size(program, grid, a)).collect();
+        let offsets: Vec<String> = r
+            .offset
+            .iter()
+            .map(|o| self.offset_text(o, scope))
+            .collect();
+        let coords: Vec<String> = offsets
+            .iter()
+            .enumerate()
+            .map(|(axis, o)| shifted(&names::axis_var(axis), o))
+            .collect();
+        let sizes: Vec<String> = (0..coords.len())
+            .map(|a| names::grid_size(program, grid, a))
+            .collect();
         match Helper::for_mode(field.boundary) {
             Some(helper) => {
                 self.helpers.insert(helper);
@@ -110,7 +131,13 @@ impl Writer<'_> {
                     .iter()
                     .zip(&sizes)
                     .zip(&offsets)
-                    .map(|((c, n), o)| if o == "0" { c.clone() } else { format!("{}({c}, {n})", helper.name()) })
+                    .map(|((c, n), o)| {
+                        if o == "0" {
+                            c.clone()
+                        } else {
+                            format!("{}({c}, {n})", helper.name())
+                        }
+                    })
                     .collect();
                 format!("{level}[{}]", self.linear_index(grid, &resolved))
             }
@@ -148,7 +175,11 @@ impl Writer<'_> {
                     c.clone()
                 } else {
                     let call = c.starts_with("sdsl_") && c.ends_with(')');
-                    let c = if c.contains(' ') && !call { format!("({c})") } else { c.clone() };
+                    let c = if c.contains(' ') && !call {
+                        format!("({c})")
+                    } else {
+                        c.clone()
+                    };
                     format!("{c} * {}", names::grid_stride(self.program, grid, axis))
                 }
             })
@@ -194,7 +225,9 @@ impl Writer<'_> {
                     let index = self.point_index(target, scope);
                     self.line(&format!("{level}[{index}] = {value};"));
                 }
-                Stmt::For { var, lo, hi, body, .. } => {
+                Stmt::For {
+                    var, lo, hi, body, ..
+                } => {
                     let trips = hi - lo + 1;
                     if trips <= 0 {
                         continue;

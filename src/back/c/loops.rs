@@ -46,7 +46,10 @@ impl Writer<'_> {
     pub(super) fn nest(&mut self, nest: &Nest<'_>, point: &mut dyn FnMut(&mut Writer<'_>, Access)) {
         let program = self.program;
         let rank = nest.subset.rank();
-        let bounds_scope = Scope { access: Access::Interior, locals: &[] };
+        let bounds_scope = Scope {
+            access: Access::Interior,
+            locals: &[],
+        };
         self.open("{");
         for (axis, (lo, hi)) in nest.subset.ranges.iter().enumerate() {
             let lo = self.expr(lo, bounds_scope);
@@ -89,12 +92,25 @@ impl Writer<'_> {
         self.close("}");
     }
 
-    fn axis(&mut self, nest: &Nest<'_>, axis: usize, split: Split, point: &mut dyn FnMut(&mut Writer<'_>, Access)) {
+    fn axis(
+        &mut self,
+        nest: &Nest<'_>,
+        axis: usize,
+        split: Split,
+        point: &mut dyn FnMut(&mut Writer<'_>, Access),
+    ) {
         let rank = nest.subset.rank();
         if axis == rank {
             // Print the body first so that only the point indices it uses are declared.
             let outer = std::mem::take(&mut self.out);
-            point(self, if split == Split::Border { Access::Border } else { Access::Interior });
+            point(
+                self,
+                if split == Split::Border {
+                    Access::Border
+                } else {
+                    Access::Interior
+                },
+            );
             let body = std::mem::replace(&mut self.out, outer);
             self.point_start(nest.grids, rank, &body);
             self.out.push_str(&body);
@@ -113,20 +129,32 @@ impl Writer<'_> {
         match split {
             Split::Peel if !reaches => {
                 let (from, to) = (format!("lo{axis}"), format!("hi{axis}"));
-                self.axis_loop(nest, axis, &from, &to, |w| w.axis(nest, axis + 1, Split::Peel, point));
+                self.axis_loop(nest, axis, &from, &to, |w| {
+                    w.axis(nest, axis + 1, Split::Peel, point)
+                });
             }
             Split::Interior | Split::Border => {
                 let from = format!("lo{axis}");
                 let to = format!("hi{axis}");
-                self.axis_loop(nest, axis, &from, &to, |w| w.axis(nest, axis + 1, split, point));
+                self.axis_loop(nest, axis, &from, &to, |w| {
+                    w.axis(nest, axis + 1, split, point)
+                });
             }
             Split::Peel if innermost => {
                 let border_lo = (format!("lo{axis}"), format!("in_lo{axis}"));
                 let interior = (format!("in_lo{axis}"), format!("in_hi{axis}"));
                 let border_hi = (format!("in_hi{axis} + 1"), format!("hi{axis}"));
-                self.line(&format!("/* border {i} < in_lo{axis}, interior, border {i} > in_hi{axis} */"));
-                for ((from, to), part) in [(border_lo, Split::Border), (interior, Split::Interior), (border_hi, Split::Border)] {
-                    self.axis_loop(nest, axis, &from, &to, |w| w.axis(nest, axis + 1, part, point));
+                self.line(&format!(
+                    "/* border {i} < in_lo{axis}, interior, border {i} > in_hi{axis} */"
+                ));
+                for ((from, to), part) in [
+                    (border_lo, Split::Border),
+                    (interior, Split::Interior),
+                    (border_hi, Split::Border),
+                ] {
+                    self.axis_loop(nest, axis, &from, &to, |w| {
+                        w.axis(nest, axis + 1, part, point)
+                    });
                 }
             }
             Split::Peel => {
@@ -144,13 +172,22 @@ impl Writer<'_> {
 
     /// One `for` over an axis, with the OpenMP line and row hooks on axis 0.
     /// (`to` is inclusive, except that an `in_lo` bound is exclusive: the left border.)
-    fn axis_loop(&mut self, nest: &Nest<'_>, axis: usize, from: &str, to: &str, inner: impl FnOnce(&mut Self)) {
+    fn axis_loop(
+        &mut self,
+        nest: &Nest<'_>,
+        axis: usize,
+        from: &str,
+        to: &str,
+        inner: impl FnOnce(&mut Self),
+    ) {
         let i = names::axis_var(axis);
         if axis == 0 {
             self.line(&nest.omp);
         }
         let cmp = if to.starts_with("in_lo") { "<" } else { "<=" };
-        self.open(&format!("for (long {i} = {from}; {i} {cmp} {to}; {i}++) {{"));
+        self.open(&format!(
+            "for (long {i} = {from}; {i} {cmp} {to}; {i}++) {{"
+        ));
         if axis == 0 {
             for l in &nest.row_start {
                 self.line(l);
@@ -169,7 +206,10 @@ impl Writer<'_> {
     fn point_start(&mut self, grids: &BTreeSet<GridId>, rank: usize, body: &str) {
         for &grid in grids {
             let point = names::grid_point(self.program, grid);
-            if !body.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|word| word == point) {
+            if !body
+                .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .any(|word| word == point)
+            {
                 continue;
             }
             let terms: Vec<String> = (0..rank)
@@ -177,11 +217,19 @@ impl Writer<'_> {
                     if a + 1 == rank {
                         names::axis_var(a)
                     } else {
-                        format!("{} * {}", names::axis_var(a), names::grid_stride(self.program, grid, a))
+                        format!(
+                            "{} * {}",
+                            names::axis_var(a),
+                            names::grid_stride(self.program, grid, a)
+                        )
                     }
                 })
                 .collect();
-            self.line(&format!("const long {} = {};", names::grid_point(self.program, grid), terms.join(" + ")));
+            self.line(&format!(
+                "const long {} = {};",
+                names::grid_point(self.program, grid),
+                terms.join(" + ")
+            ));
         }
     }
 
@@ -193,7 +241,10 @@ impl Writer<'_> {
         let (line, _) = program.source.line_col(stencil.span.start as usize);
         self.line(&format!("/* stencil {} (line {line}) */", stencil.name));
         let signature = self.signature(&uses);
-        self.line(&format!("static void {}({signature})", self.stencil_symbol(stencil)));
+        self.line(&format!(
+            "static void {}({signature})",
+            self.stencil_symbol(stencil)
+        ));
         self.open("{");
         self.strides(&uses);
         self.line("#pragma omp parallel");
@@ -235,10 +286,21 @@ impl Writer<'_> {
         self.nest(&nest, &mut |w, access| {
             for (id, local) in part.locals.iter().enumerate() {
                 if !loop_vars.contains(&id) {
-                    w.line(&format!("{} {} = {};", names::c_type(local.ty), locals[id], names::zero(local.ty)));
+                    w.line(&format!(
+                        "{} {} = {};",
+                        names::c_type(local.ty),
+                        locals[id],
+                        names::zero(local.ty)
+                    ));
                 }
             }
-            w.stmts(&part.body, Scope { access, locals: &locals });
+            w.stmts(
+                &part.body,
+                Scope {
+                    access,
+                    locals: &locals,
+                },
+            );
         });
     }
 }

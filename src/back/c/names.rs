@@ -9,7 +9,13 @@ use crate::ir::{FieldId, GridId, Program, ScalarType, StencilPart, Stmt, Value};
 pub(super) fn sanitize(name: &str) -> String {
     let mut out: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert_str(0, "sdsl_");
@@ -93,7 +99,11 @@ pub(super) fn literal(value: Value) -> String {
         Value::Long(v) => format!("{v}L"),
         Value::Float(v) if v.is_nan() => "((float)NAN)".into(),
         Value::Float(v) if v.is_infinite() => {
-            if v > 0.0 { "HUGE_VALF".into() } else { "(-HUGE_VALF)".into() }
+            if v > 0.0 {
+                "HUGE_VALF".into()
+            } else {
+                "(-HUGE_VALF)".into()
+            }
         }
         // Rust's `{:?}` is the shortest text that rounds back to the same value,
         // and C rounds a decimal literal correctly, so the value survives.
@@ -101,7 +111,11 @@ pub(super) fn literal(value: Value) -> String {
         Value::Float(v) => format!("{v:?}f"),
         Value::Double(v) if v.is_nan() => "((double)NAN)".into(),
         Value::Double(v) if v.is_infinite() => {
-            if v > 0.0 { "HUGE_VAL".into() } else { "(-HUGE_VAL)".into() }
+            if v > 0.0 {
+                "HUGE_VAL".into()
+            } else {
+                "(-HUGE_VAL)".into()
+            }
         }
         Value::Double(v) if v.is_sign_negative() => format!("({v:?})"),
         Value::Double(v) => format!("{v:?}"),

@@ -20,9 +20,17 @@ impl Writer<'_> {
         let uses = Uses::of_reduction(program, reduction);
         let ty = names::c_type(reduction.ty);
         let (line, _) = program.source.line_col(reduction.span.start as usize);
-        self.line(&format!("/* reduction {} {} (line {line}) */", reduction.name, reduction.op.symbol()));
+        self.line(&format!(
+            "/* reduction {} {} (line {line}) */",
+            reduction.name,
+            reduction.op.symbol()
+        ));
         let signature = self.signature(&uses);
-        let signature = if signature == "void" { String::new() } else { format!("{signature}, ") };
+        let signature = if signature == "void" {
+            String::new()
+        } else {
+            format!("{signature}, ")
+        };
         self.line(&format!(
             "static int {}_{}({signature}{ty} *result)",
             self.prefix,
@@ -92,9 +100,16 @@ impl Writer<'_> {
                 ReduceOp::Max | ReduceOp::Min => "value",
                 ReduceOp::Sum | ReduceOp::Product => "row",
             };
-            let runs_of_256 = matches!(reduction.op, ReduceOp::Sum | ReduceOp::Product) && part.subset.rank() == 1;
+            let runs_of_256 = matches!(reduction.op, ReduceOp::Sum | ReduceOp::Product)
+                && part.subset.rank() == 1;
             self.nest(&nest, &mut |w, access| {
-                let x = w.expr(&part.value, Scope { access, locals: &[] });
+                let x = w.expr(
+                    &part.value,
+                    Scope {
+                        access,
+                        locals: &[],
+                    },
+                );
                 w.line(&format!("const {ty} point = {x};"));
                 w.line(&combine(accumulator, "point"));
                 if runs_of_256 {

@@ -20,7 +20,8 @@ use crate::source::Span;
 /// and whether the reductions were ever evaluated; `reductions_f`/`reductions_i`
 /// receive each reduction's last value by position, by the same split as params.
 /// Returns 0 on success, 1 for a check interval below 1, 3 when out of memory.
-pub const ENTRY_ABI: &str = "int entry(const double *params_f, const long *params_i, void **levels, \
+pub const ENTRY_ABI: &str =
+    "int entry(const double *params_f, const long *params_i, void **levels, \
                              long *counts, double *reductions_f, long *reductions_i)";
 
 /// Whether the run function is visible outside the unit.
@@ -186,7 +187,11 @@ impl<'a> Writer<'a> {
         let source = &self.program.source;
         let (line, _) = source.line_col(span.start as usize);
         let text = source.text.get(span.range()).unwrap_or("");
-        let mut text = text.split_whitespace().collect::<Vec<_>>().join(" ").replace("*/", "* /");
+        let mut text = text
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace("*/", "* /");
         if text.chars().count() > 100 {
             text = text.chars().take(97).collect::<String>() + "...";
         }
@@ -197,8 +202,18 @@ impl<'a> Writer<'a> {
     pub(super) fn signature(&self, uses: &Uses) -> String {
         let p = self.program;
         let mut list: Vec<String> = Vec::new();
-        list.extend(uses.params.iter().map(|&i| format!("{} {}", names::c_type(p.params[i].ty), p.params[i].name)));
-        list.extend(uses.consts.iter().map(|&i| format!("{} {}", names::c_type(p.constants[i].ty), p.constants[i].name)));
+        list.extend(
+            uses.params
+                .iter()
+                .map(|&i| format!("{} {}", names::c_type(p.params[i].ty), p.params[i].name)),
+        );
+        list.extend(uses.consts.iter().map(|&i| {
+            format!(
+                "{} {}",
+                names::c_type(p.constants[i].ty),
+                p.constants[i].name
+            )
+        }));
         for &g in &uses.grids {
             for axis in 0..p.grids[g].rank() {
                 list.push(format!("long {}", names::grid_size(p, GridId(g), axis)));
@@ -207,7 +222,10 @@ impl<'a> Writer<'a> {
         for (&(f, t), &written) in &uses.levels {
             let ty = names::c_type(p.fields[f].ty);
             let constness = if written { "" } else { "const " };
-            list.push(format!("{constness}{ty} *SDSL_RESTRICT {}", names::level(p, FieldId(f), t)));
+            list.push(format!(
+                "{constness}{ty} *SDSL_RESTRICT {}",
+                names::level(p, FieldId(f), t)
+            ));
         }
         if list.is_empty() {
             "void".into()
@@ -227,7 +245,11 @@ impl<'a> Writer<'a> {
                 list.push(names::grid_size(p, GridId(g), axis));
             }
         }
-        list.extend(uses.levels.keys().map(|&(f, t)| names::level(p, FieldId(f), t)));
+        list.extend(
+            uses.levels
+                .keys()
+                .map(|&(f, t)| names::level(p, FieldId(f), t)),
+        );
         list.join(", ")
     }
 
@@ -249,23 +271,52 @@ impl<'a> Writer<'a> {
             } else {
                 format!("{n_next} * {}", names::grid_stride(p, grid, axis + 1))
             };
-            self.line(&format!("const long {} = {value};", names::grid_stride(p, grid, axis)));
+            self.line(&format!(
+                "const long {} = {value};",
+                names::grid_stride(p, grid, axis)
+            ));
         }
     }
 
-    /// `static const float <prog>_K[7][7] = {...};`
+    /// `static const float <prog>_K[7][7] = {{...}, ...};`, one innermost row a line.
     fn table(&mut self, table: &Table) {
         let (line, _) = self.program.source.line_col(table.span.start as usize);
         self.line(&format!("/* table {} (line {line}) */", table.name));
         let dims: String = table.shape.iter().map(|d| format!("[{d}]")).collect();
-        let values: Vec<String> = table.values.iter().map(|v| names::literal(*v)).collect();
-        let row = *table.shape.last().unwrap_or(&1);
-        self.open(&format!("static const {} {}_{}{dims} = {{", names::c_type(table.ty), self.prefix, table.name));
-        for (i, chunk) in values.chunks(row.max(1)).enumerate() {
-            let comma = if (i + 1) * row.max(1) < values.len() { "," } else { "" };
-            self.line(&format!("{}{comma}", chunk.join(", ")));
-        }
+        self.open(&format!(
+            "static const {} {}_{}{dims} = {{",
+            names::c_type(table.ty),
+            self.prefix,
+            table.name
+        ));
+        self.table_rows(&table.shape, &table.values);
         self.close("};");
+    }
+
+    /// The contents of a braced initializer of `shape` (without its own braces).
+    fn table_rows(&mut self, shape: &[usize], values: &[crate::ir::Value]) {
+        let literals = |vs: &[crate::ir::Value]| {
+            vs.iter()
+                .map(|v| names::literal(*v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if shape.len() <= 1 {
+            self.line(&literals(values));
+            return;
+        }
+        let inner: usize = shape[1..].iter().product();
+        for i in 0..shape[0] {
+            let comma = if i + 1 < shape[0] { "," } else { "" };
+            let chunk = &values[(i * inner).min(values.len())..((i + 1) * inner).min(values.len())];
+            if shape.len() == 2 {
+                self.line(&format!("{{{}}}{comma}", literals(chunk)));
+            } else {
+                self.open("{");
+                self.table_rows(&shape[1..], chunk);
+                self.close(&format!("}}{comma}"));
+            }
+        }
     }
 
     /// Tables, stencil and reduction functions, the summary struct and the run function.
@@ -301,7 +352,11 @@ impl<'a> Writer<'a> {
         self.line("int reductions_evaluated;");
         if let Some(iterate) = &p.iterate {
             for r in &iterate.reductions {
-                self.line(&format!("{} {};", names::c_type(r.ty), names::sanitize(&r.name)));
+                self.line(&format!(
+                    "{} {};",
+                    names::c_type(r.ty),
+                    names::sanitize(&r.name)
+                ));
             }
         }
         self.close(&format!("}} {};", names::summary_type(p)));
@@ -311,9 +366,16 @@ impl<'a> Writer<'a> {
     /// array of level pointers per field.
     pub(super) fn run_parameters(&self) -> String {
         let p = self.program;
-        let mut list: Vec<String> =
-            p.params.iter().map(|q| format!("{} {}", names::c_type(q.ty), q.name)).collect();
-        list.extend(p.fields.iter().map(|f| format!("{} **{}", names::c_type(f.ty), f.name)));
+        let mut list: Vec<String> = p
+            .params
+            .iter()
+            .map(|q| format!("{} {}", names::c_type(q.ty), q.name))
+            .collect();
+        list.extend(
+            p.fields
+                .iter()
+                .map(|f| format!("{} **{}", names::c_type(f.ty), f.name)),
+        );
         list.push(format!("{} *summary", names::summary_type(p)));
         list.join(", ")
     }
@@ -321,28 +383,49 @@ impl<'a> Writer<'a> {
     /// `const double sigma2 = (sigma * sigma);` for every constant, then grid sizes.
     pub(super) fn constants_and_sizes(&mut self) {
         let p = self.program;
-        let scope = Scope { access: Access::Interior, locals: &[] };
+        let scope = Scope {
+            access: Access::Interior,
+            locals: &[],
+        };
         for c in &p.constants {
             let value = self.expr(&c.value, scope);
-            self.line(&format!("const {} {} = {value};", names::c_type(c.ty), c.name));
+            self.line(&format!(
+                "const {} {} = {value};",
+                names::c_type(c.ty),
+                c.name
+            ));
         }
         for (g, grid) in p.grids.iter().enumerate() {
             for (axis, dim) in grid.dims.iter().enumerate() {
                 let value = self.expr(dim, scope);
-                self.line(&format!("const long {} = {value};", names::grid_size(p, GridId(g), axis)));
+                self.line(&format!(
+                    "const long {} = {value};",
+                    names::grid_size(p, GridId(g), axis)
+                ));
             }
         }
     }
 
     fn run_function(&mut self) {
         let p = self.program;
-        let scope = Scope { access: Access::Interior, locals: &[] };
-        let storage = if self.linkage == Linkage::Embedded { "static " } else { "" };
+        let scope = Scope {
+            access: Access::Interior,
+            locals: &[],
+        };
+        let storage = if self.linkage == Linkage::Embedded {
+            "static "
+        } else {
+            ""
+        };
         self.line(&format!(
             "/* Runs {}: each field argument is its array of time levels (oldest first),\n   left rotated as the iterate leaves them. Returns 0 on success. */",
             p.name
         ));
-        self.line(&format!("{storage}int {}({})", names::run_symbol(p), self.run_parameters()));
+        self.line(&format!(
+            "{storage}int {}({})",
+            names::run_symbol(p),
+            self.run_parameters()
+        ));
         self.open("{");
         self.constants_and_sizes();
         for (f, field) in p.fields.iter().enumerate() {
@@ -362,7 +445,11 @@ impl<'a> Writer<'a> {
         if let Some(iterate) = &p.iterate {
             for r in &iterate.reductions {
                 let zero = names::zero(r.ty);
-                self.line(&format!("{} {} = {zero};", names::c_type(r.ty), names::sanitize(&r.name)));
+                self.line(&format!(
+                    "{} {} = {zero};",
+                    names::c_type(r.ty),
+                    names::sanitize(&r.name)
+                ));
                 self.line(&format!("summary->{} = {zero};", names::sanitize(&r.name)));
             }
             let max_iters = self.expr(&iterate.max_iters, scope);
@@ -376,7 +463,11 @@ impl<'a> Writer<'a> {
             self.line("int stop = 0;");
             for stencil in &iterate.stencils {
                 let uses = Uses::of_stencil(p, stencil);
-                self.line(&format!("{}({});", self.stencil_symbol(stencil), self.arguments(&uses)));
+                self.line(&format!(
+                    "{}({});",
+                    self.stencil_symbol(stencil),
+                    self.arguments(&uses)
+                ));
             }
             if !iterate.reductions.is_empty() || iterate.check.is_some() {
                 match &iterate.check {
@@ -388,7 +479,10 @@ impl<'a> Writer<'a> {
                     let name = names::sanitize(&r.name);
                     let args = self.arguments(&uses);
                     let sep = if args.is_empty() { "" } else { ", " };
-                    self.line(&format!("if ({}_{name}({args}{sep}&{name}) != 0) return 3;", self.prefix));
+                    self.line(&format!(
+                        "if ({}_{name}({args}{sep}&{name}) != 0) return 3;",
+                        self.prefix
+                    ));
                     self.line(&format!("summary->{name} = {name};"));
                 }
                 if !iterate.reductions.is_empty() {
@@ -410,7 +504,12 @@ impl<'a> Writer<'a> {
         }
         for (f, field) in p.fields.iter().enumerate() {
             for t in field.time_lo..=field.time_hi {
-                self.line(&format!("{}[{}] = {};", field.name, field.level_of(t), names::level(p, FieldId(f), t)));
+                self.line(&format!(
+                    "{}[{}] = {};",
+                    field.name,
+                    field.level_of(t),
+                    names::level(p, FieldId(f), t)
+                ));
             }
         }
         self.line("return 0;");
@@ -431,7 +530,12 @@ impl<'a> Writer<'a> {
                 text.push_str(&format!(" {} = {};", lv(t), lv(t + 1)));
             }
             text.push_str(&format!(" {} = oldest; }}", lv(field.time_hi)));
-            self.line(&format!("/* rotate {}: [{}] becomes [{}] */", field.name, field.time_hi, field.time_hi - 1));
+            self.line(&format!(
+                "/* rotate {}: [{}] becomes [{}] */",
+                field.name,
+                field.time_hi,
+                field.time_hi - 1
+            ));
             self.line(&text);
         }
     }
@@ -440,7 +544,9 @@ impl<'a> Writer<'a> {
     pub(crate) fn write_entry(&mut self) {
         let p = self.program;
         self.blank();
-        self.line("/* Uniform entry point for stencilc's native executor (see back::c::ENTRY_ABI). */");
+        self.line(
+            "/* Uniform entry point for stencilc's native executor (see back::c::ENTRY_ABI). */",
+        );
         self.line(&format!(
             "int {}(const double *params_f, const long *params_i, void **levels, long *counts, double *reductions_f, long *reductions_i)",
             names::entry_symbol(p)
@@ -452,21 +558,35 @@ impl<'a> Writer<'a> {
             .iter()
             .enumerate()
             .map(|(i, q)| {
-                let array = if q.ty.is_float() { "params_f" } else { "params_i" };
+                let array = if q.ty.is_float() {
+                    "params_f"
+                } else {
+                    "params_i"
+                };
                 format!("({}){array}[{i}]", names::c_type(q.ty))
             })
             .collect();
         for field in &p.fields {
             let ty = names::c_type(field.ty);
-            let pointers: Vec<String> =
-                (0..field.levels()).map(|l| format!("({ty} *)levels[{}]", base + l)).collect();
-            self.line(&format!("{ty} *{}[{}] = {{ {} }};", field.name, field.levels(), pointers.join(", ")));
+            let pointers: Vec<String> = (0..field.levels())
+                .map(|l| format!("({ty} *)levels[{}]", base + l))
+                .collect();
+            self.line(&format!(
+                "{ty} *{}[{}] = {{ {} }};",
+                field.name,
+                field.levels(),
+                pointers.join(", ")
+            ));
             args.push(field.name.clone());
             base += field.levels();
         }
         self.line(&format!("{} summary;", names::summary_type(p)));
         args.push("&summary".into());
-        self.line(&format!("int status = {}({});", names::run_symbol(p), args.join(", ")));
+        self.line(&format!(
+            "int status = {}({});",
+            names::run_symbol(p),
+            args.join(", ")
+        ));
         let mut base = 0;
         for field in &p.fields {
             for l in 0..field.levels() {
@@ -479,9 +599,16 @@ impl<'a> Writer<'a> {
         self.line("counts[2] = summary.reductions_evaluated;");
         if let Some(iterate) = &p.iterate {
             for (i, r) in iterate.reductions.iter().enumerate() {
-                let array = if r.ty.is_float() { "reductions_f" } else { "reductions_i" };
+                let array = if r.ty.is_float() {
+                    "reductions_f"
+                } else {
+                    "reductions_i"
+                };
                 let cast = if r.ty.is_float() { "double" } else { "long" };
-                self.line(&format!("{array}[{i}] = ({cast})summary.{};", names::sanitize(&r.name)));
+                self.line(&format!(
+                    "{array}[{i}] = ({cast})summary.{};",
+                    names::sanitize(&r.name)
+                ));
             }
         }
         self.line("(void)params_f; (void)params_i; (void)reductions_f; (void)reductions_i;");

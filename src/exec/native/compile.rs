@@ -20,7 +20,13 @@ use crate::exec::ExecError;
 /// The flags used unless the user replaces them (`RunOptions::cflags`):
 /// optimise for this machine, OpenMP, no FMA contraction (so results match the
 /// interpreter bit for bit) and wrapping signed integers (as the interpreter does).
-pub const DEFAULT_FLAGS: &[&str] = &["-O3", "-march=native", "-fopenmp", "-ffp-contract=off", "-fwrapv"];
+pub const DEFAULT_FLAGS: &[&str] = &[
+    "-O3",
+    "-march=native",
+    "-fopenmp",
+    "-ffp-contract=off",
+    "-fwrapv",
+];
 
 /// A C compiler found on this machine.
 #[derive(Clone, Debug)]
@@ -34,7 +40,10 @@ pub struct Compiler {
 impl Compiler {
     /// The compiler named by `$CC`, or `cc`.
     pub fn from_env() -> Result<Compiler, ExecError> {
-        let command = std::env::var("CC").ok().filter(|c| !c.trim().is_empty()).unwrap_or_else(|| "cc".into());
+        let command = std::env::var("CC")
+            .ok()
+            .filter(|c| !c.trim().is_empty())
+            .unwrap_or_else(|| "cc".into());
         Compiler::probe(&command)
     }
 
@@ -43,14 +52,20 @@ impl Compiler {
         static KNOWN: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
         let known = KNOWN.get_or_init(|| Mutex::new(HashMap::new()));
         if let Some(identity) = known.lock().map_err(|_| poisoned())?.get(command) {
-            return Ok(Compiler { command: command.into(), identity: identity.clone() });
+            return Ok(Compiler {
+                command: command.into(),
+                identity: identity.clone(),
+            });
         }
-        let output = Command::new(command).arg("--version").output().map_err(|e| {
-            ExecError::Unavailable(format!(
+        let output = Command::new(command)
+            .arg("--version")
+            .output()
+            .map_err(|e| {
+                ExecError::Unavailable(format!(
                 "no C compiler: running `{command} --version` failed ({e}); install gcc or clang, \
                  set CC to a C compiler, or use --backend interp"
             ))
-        })?;
+            })?;
         if !output.status.success() {
             return Err(ExecError::Unavailable(format!(
                 "no usable C compiler: `{command} --version` exited with {}; set CC to a C compiler, \
@@ -59,8 +74,14 @@ impl Compiler {
             )));
         }
         let identity = String::from_utf8_lossy(&output.stdout).into_owned();
-        known.lock().map_err(|_| poisoned())?.insert(command.into(), identity.clone());
-        Ok(Compiler { command: command.into(), identity })
+        known
+            .lock()
+            .map_err(|_| poisoned())?
+            .insert(command.into(), identity.clone());
+        Ok(Compiler {
+            command: command.into(),
+            identity,
+        })
     }
 }
 
@@ -87,7 +108,10 @@ pub fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("STENCILC_CACHE_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }
-    dirs::cache_dir().unwrap_or_else(std::env::temp_dir).join("stencilc").join("native")
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("stencilc")
+        .join("native")
 }
 
 /// A loaded shared object.
@@ -106,14 +130,27 @@ pub struct Kernel {
 /// The cache key of a unit: blake3 of source, compiler identity and flags.
 pub fn cache_key(source: &str, compiler: &Compiler, flags: &[String]) -> String {
     let mut hasher = blake3::Hasher::new();
-    for part in [source, "\0", &compiler.command, "\0", &compiler.identity, "\0", &flags.join(" ")] {
+    for part in [
+        source,
+        "\0",
+        &compiler.command,
+        "\0",
+        &compiler.identity,
+        "\0",
+        &flags.join(" "),
+    ] {
         hasher.update(part.as_bytes());
     }
     hasher.finalize().to_hex()[..32].to_string()
 }
 
 /// Compiles `source` (or finds it in the cache) and loads it.
-pub fn build(source: &str, compiler: &Compiler, flags: &[String], dir: &Path) -> Result<Kernel, ExecError> {
+pub fn build(
+    source: &str,
+    compiler: &Compiler,
+    flags: &[String],
+    dir: &Path,
+) -> Result<Kernel, ExecError> {
     let start = Instant::now();
     let key = cache_key(source, compiler, flags);
     let object = dir.join(format!("{key}.so"));
@@ -122,7 +159,12 @@ pub fn build(source: &str, compiler: &Compiler, flags: &[String], dir: &Path) ->
         compile_into(source, compiler, flags, dir, &key, &object)?;
     }
     let library = load(&object)?;
-    Ok(Kernel { library, path: object, cache_hit, elapsed: start.elapsed() })
+    Ok(Kernel {
+        library,
+        path: object,
+        cache_hit,
+        elapsed: start.elapsed(),
+    })
 }
 
 fn compile_into(
@@ -142,12 +184,18 @@ fn compile_into(
     let unique = format!(
         "{}-{}",
         std::process::id(),
-        SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0)
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
     );
     let c_file = dir.join(format!("{key}.{unique}.c"));
     let tmp_object = dir.join(format!("{key}.{unique}.so.tmp"));
     let write_error = |e: std::io::Error| {
-        ExecError::Failed(format!("cannot write to the kernel cache {}: {e}; set STENCILC_CACHE_DIR", dir.display()))
+        ExecError::Failed(format!(
+            "cannot write to the kernel cache {}: {e}; set STENCILC_CACHE_DIR",
+            dir.display()
+        ))
     };
     std::fs::write(&c_file, source).map_err(write_error)?;
     let output = Command::new(&compiler.command)

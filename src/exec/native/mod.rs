@@ -60,8 +60,16 @@ pub fn run(
     let start = Instant::now();
     let (unit, kernel) = prepare(program, options)?;
     if options.verbose {
-        let what = if kernel.cache_hit { "cache hit" } else { "compiled" };
-        notice(&format!("c: {what}: {} ({:.3} s)", kernel.path.display(), kernel.elapsed.as_secs_f64()));
+        let what = if kernel.cache_hit {
+            "cache hit"
+        } else {
+            "compiled"
+        };
+        notice(&format!(
+            "c: {what}: {} ({:.3} s)",
+            kernel.path.display(),
+            kernel.elapsed.as_secs_f64()
+        ));
     }
     let compile_time = start.elapsed();
     let mut summary = execute(program, env, state, &unit, &kernel)?;
@@ -78,8 +86,8 @@ pub fn execute(
     kernel: &Kernel,
 ) -> Result<RunSummary, ExecError> {
     // SAFETY: the symbol was generated with exactly the `Entry` signature.
-    let entry: libloading::Symbol<'_, Entry> = unsafe { kernel.library.get(unit.entry_symbol.as_bytes()) }
-        .map_err(|e| {
+    let entry: libloading::Symbol<'_, Entry> =
+        unsafe { kernel.library.get(unit.entry_symbol.as_bytes()) }.map_err(|e| {
             ExecError::Failed(format!(
                 "the compiled kernel {} lacks `{}`: {e}; delete it to compile again",
                 kernel.path.display(),
@@ -87,11 +95,25 @@ pub fn execute(
             ))
         })?;
     let params_f: Vec<f64> = env.params.iter().map(|v| v.as_f64()).collect();
-    let params_i: Vec<c_long> = env.params.iter().map(|v| if v.ty().is_float() { 0 } else { v.as_i64() as c_long }).collect();
+    let params_i: Vec<c_long> = env
+        .params
+        .iter()
+        .map(|v| {
+            if v.ty().is_float() {
+                0
+            } else {
+                v.as_i64() as c_long
+            }
+        })
+        .collect();
     let mut levels: Vec<*mut c_void> = state
         .fields
         .iter_mut()
-        .flat_map(|levels| levels.iter_mut().map(|b| b.as_bytes_mut().as_mut_ptr().cast::<c_void>()))
+        .flat_map(|levels| {
+            levels
+                .iter_mut()
+                .map(|b| b.as_bytes_mut().as_mut_ptr().cast::<c_void>())
+        })
         .collect();
     let before = levels.clone();
     let reduction_count = program.iterate.as_ref().map_or(0, |it| it.reductions.len());
@@ -116,9 +138,21 @@ pub fn execute(
     reorder_levels(state, &before, &levels);
     match status {
         0 => {}
-        1 => return Err(ExecError::Failed("the check interval (`every`) is below 1; check every 1 or more iterations".into())),
-        3 => return Err(ExecError::Failed("out of memory for the reduction partials; use a smaller grid".into())),
-        other => return Err(ExecError::Failed(format!("the compiled kernel failed with status {other}"))),
+        1 => {
+            return Err(ExecError::Failed(
+                "the check interval (`every`) is below 1; check every 1 or more iterations".into(),
+            ))
+        }
+        3 => {
+            return Err(ExecError::Failed(
+                "out of memory for the reduction partials; use a smaller grid".into(),
+            ))
+        }
+        other => {
+            return Err(ExecError::Failed(format!(
+                "the compiled kernel failed with status {other}"
+            )))
+        }
     }
     let reductions = match &program.iterate {
         Some(iterate) => iterate
@@ -141,7 +175,10 @@ pub fn execute(
         iterations: counts[0].max(0) as u64,
         stopped_by_check: counts[1] != 0,
         reductions,
-        times: PhaseTimes { compute, ..PhaseTimes::default() },
+        times: PhaseTimes {
+            compute,
+            ..PhaseTimes::default()
+        },
     })
 }
 
