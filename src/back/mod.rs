@@ -1,5 +1,9 @@
-//! Back-ends: code printers for each target.
+//! Back-ends: printers that turn an [`ir::Program`](crate::ir::Program) into code
+//! for a target: C with OpenMP ([`c`]), and CUDA C and OpenCL C ([`cuda`],
+//! [`opencl`]) printed from the kernel IR; [`gpu_emit`] lowers and prints a whole
+//! GPU translation unit.
 
+pub mod c;
 pub mod cuda;
 pub mod gpu_emit;
 pub mod opencl;

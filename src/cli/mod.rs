@@ -6,6 +6,9 @@
 //! stderr and exit status 1; clap's usage errors exit with status 2.
 
 pub mod args;
+pub mod bench;
+pub mod compile;
+pub mod emit;
 pub mod error;
 pub mod params;
 pub mod program;
@@ -32,6 +35,13 @@ pub struct Cli {
 pub enum Command {
     /// Run a program on input files and write the fields asked for.
     Run(run::RunArgs),
+    /// Print the code generated for a program (C, CUDA or OpenCL).
+    Emit(emit::EmitArgs),
+    /// Source-to-source, like sdslc: replace the SDSL regions of a C/C++ file by
+    /// calls to generated C.
+    Compile(compile::CompileArgs),
+    /// Run the CPU benchmark suite of bench/ and write its results.
+    Bench(bench::BenchArgs),
 }
 
 impl Command {
@@ -39,6 +49,9 @@ impl Command {
     pub fn execute(&self) -> Result<(), CliError> {
         match self {
             Command::Run(args) => run::run(args),
+            Command::Emit(args) => emit::run(args),
+            Command::Compile(args) => compile::run(args),
+            Command::Bench(args) => bench::run(args),
         }
     }
 }

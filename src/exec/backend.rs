@@ -72,6 +72,9 @@ pub fn run(
         Backend::OpenCl => {
             crate::exec::opencl::run(program, env, state, options).map(|s| (s, Backend::OpenCl))
         }
+        Backend::C => {
+            crate::exec::native::run(program, env, state, options, notice).map(|s| (s, Backend::C))
+        }
         Backend::Auto => {
             match crate::exec::cuda::run(program, env, state, options) {
                 Err(ExecError::Unavailable(why)) => notice(&format!("auto: skipping cuda: {why}")),
@@ -89,13 +92,16 @@ pub fn run(
                 }
                 Err(why) => notice(&format!("auto: skipping opencl: {why}")),
             }
+            match crate::exec::native::run(program, env, state, options, notice) {
+                Err(ExecError::Unavailable(why)) => {
+                    notice(&format!("auto: skipping c: {why}; running the interpreter"))
+                }
+                other => return other.map(|s| (s, Backend::C)),
+            }
             crate::exec::interp::run(program, env, state).map(|s| (s, Backend::Interp))
         }
         Backend::Interp => {
             crate::exec::interp::run(program, env, state).map(|s| (s, Backend::Interp))
         }
-        other => Err(ExecError::Unavailable(format!(
-            "the `{other}` back-end is not built yet; use --backend interp"
-        ))),
     }
 }

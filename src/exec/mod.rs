@@ -8,6 +8,7 @@ pub mod backend;
 pub mod cuda;
 pub mod env;
 pub mod interp;
+pub mod native;
 pub mod opencl;
 
 use std::time::Duration;

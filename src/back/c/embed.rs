@@ -1,0 +1,273 @@
+//! Source-to-source for C/C++ hosts, like `sdslc -b affine-c` (guide ch. 4-5).
+//!
+//! Each `#pragma sdsl begin ... end` region is replaced by one line,
+//! `int sdsl_return_<N> = <region>(params..., (T *)(field), sizeof(field), ...);`,
+//! that calls a wrapper generated at the top of the output file. The wrapper binds
+//! the region's parameters and griddata to the host variables of the same names
+//! (ch. 4.1.2): a host array must have the grid's size (checked with `sizeof`), or
+//! be a pointer whose extent the grid gives (`double *U`). A field with more than
+//! one time level gets its other levels allocated by the wrapper, each starting from
+//! the host data, and the newest level is copied back into the host array at the
+//! end when it is not already there. The wrapper returns 0 on success, 2 when a host
+//! array has the wrong size, 3 when memory runs out (ch. 4.1.3).
+
+use std::collections::BTreeSet;
+
+use crate::back::c::expr::{Access, Scope};
+use crate::back::c::names;
+use crate::back::c::writer::{header, Linkage, Writer};
+use crate::front::Region;
+use crate::ir::{ConstId, ExprKind, Program};
+use crate::source::SourceFile;
+
+/// Options of `stencilc compile`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EmbedOptions {
+    /// `-x`: give the wrappers C linkage (`extern "C"` under C++), for C++ hosts
+    /// whose wrappers are declared in C headers.
+    pub extern_c: bool,
+}
+
+/// Parses every region of a host file and rewrites it (see [`rewrite_host`]).
+pub fn compile_host(
+    host: std::sync::Arc<SourceFile>,
+    options: EmbedOptions,
+) -> Result<String, crate::diag::Diagnostics> {
+    let regions = crate::front::parse_regions(host.clone())?;
+    Ok(rewrite_host(&host, &regions, options))
+}
+
+/// The name of the wrapper for a region's program.
+pub fn wrapper_symbol(program: &Program) -> String {
+    names::prefix(program)
+}
+
+/// The host file with every region replaced by a call, and the generated code
+/// (one run function and one wrapper per region) placed before the host text.
+pub fn rewrite_host(host: &SourceFile, regions: &[Region], options: EmbedOptions) -> String {
+    let mut generated = String::new();
+    let mut helpers = BTreeSet::new();
+    for region in regions {
+        let mut w = Writer::new(&region.program, Linkage::Embedded);
+        w.write_program_body();
+        w.blank();
+        w.wrapper(region, options);
+        helpers.extend(w.helpers.iter().copied());
+        generated.push_str(&w.out);
+        generated.push('\n');
+    }
+    let mut out = header(&host.name);
+    let helper_text = crate::back::c::boundary::helper_definitions(&helpers);
+    if !helper_text.is_empty() {
+        out.push_str(&helper_text);
+        out.push('\n');
+    }
+    out.push_str(&generated);
+    let file = host.name.replace('\\', "\\\\").replace('"', "\\\"");
+    out.push_str(&format!("#line 1 \"{file}\"\n"));
+    let text = &host.text;
+    let mut cursor = 0;
+    let mut sorted: Vec<&Region> = regions.iter().collect();
+    sorted.sort_by_key(|r| r.span.start);
+    for region in sorted {
+        let range = region.span.range();
+        let line_start = text[..range.start].rfind('\n').map_or(0, |i| i + 1);
+        // Keep the region's indentation when the span starts at the line start.
+        let indent: String = if range.start == line_start {
+            text[range.start..]
+                .chars()
+                .take_while(|c| *c == ' ' || *c == '\t')
+                .collect()
+        } else {
+            String::new()
+        };
+        out.push_str(&text[cursor..range.start]);
+        let mut end = range.end.min(text.len());
+        if text[end..].starts_with('\n') {
+            end += 1;
+        }
+        let (next_line, _) = host.line_col(end);
+        out.push_str(&indent);
+        out.push_str(&call_line(region));
+        out.push('\n');
+        out.push_str(&format!("#line {next_line} \"{file}\"\n"));
+        cursor = end;
+    }
+    out.push_str(&text[cursor..]);
+    out
+}
+
+/// `int sdsl_return_N = wrapper(dim0, dim1, c1, (float *)(a), sizeof(a));`
+fn call_line(region: &Region) -> String {
+    let program = &region.program;
+    let mut args: Vec<String> = program.params.iter().map(|p| p.name.clone()).collect();
+    for field in &program.fields {
+        args.push(format!("({} *)({})", names::c_type(field.ty), field.name));
+        args.push(format!("sizeof({})", field.name));
+    }
+    format!(
+        "int sdsl_return_{} = {}({});",
+        region.index,
+        wrapper_symbol(program),
+        args.join(", ")
+    )
+}
+
+impl Writer<'_> {
+    /// The host wrapper of a region: checks sizes, allocates the extra time
+    /// levels, runs, leaves the newest level in the host array, frees.
+    fn wrapper(&mut self, region: &Region, options: EmbedOptions) {
+        let p = self.program;
+        let (line, _) = p.source.line_col(region.span.start as usize);
+        self.line(&format!(
+            "/* Region {} (line {line}): binds its parameters and griddata to the host variables\n   \
+             of the same names. Returns 0, 2 if a host array has the wrong size, 3 if out of memory. */",
+            region.index
+        ));
+        if options.extern_c {
+            self.line("#ifdef __cplusplus");
+            self.line("extern \"C\"");
+            self.line("#endif");
+        }
+        let mut list: Vec<String> = p
+            .params
+            .iter()
+            .map(|q| format!("{} {}", names::c_type(q.ty), q.name))
+            .collect();
+        for f in &p.fields {
+            list.push(format!("{} *{}", names::c_type(f.ty), f.name));
+            list.push(format!("size_t {}_bytes", f.name));
+        }
+        self.line(&format!("int {}({})", wrapper_symbol(p), list.join(", ")));
+        self.open("{");
+        self.size_constants();
+        self.line(&format!("{} summary;", names::summary_type(p)));
+        self.line("int status;");
+        for f in &p.fields {
+            let ty = names::c_type(f.ty);
+            let n: Vec<String> = (0..p.grids[f.grid.0].rank())
+                .map(|a| names::grid_size(p, f.grid, a))
+                .collect();
+            self.line(&format!(
+                "const size_t {}_count = (size_t)({});",
+                f.name,
+                n.join(" * ")
+            ));
+            self.line(&format!("{ty} *{}_levels[{}];", f.name, f.levels()));
+        }
+        for f in &p.fields {
+            let ty = names::c_type(f.ty);
+            self.line(&format!(
+                "if ({0}_bytes != sizeof({ty} *) && {0}_bytes != {0}_count * sizeof({ty})) return 2;",
+                f.name
+            ));
+        }
+        for f in &p.fields {
+            let ty = names::c_type(f.ty);
+            self.line(&format!(
+                "/* {}: level 0 is the host array; the others start as copies of it */",
+                f.name
+            ));
+            self.line(&format!("{}_levels[0] = {};", f.name, f.name));
+            for l in 1..f.levels() {
+                self.line(&format!(
+                    "{}_levels[{l}] = ({ty} *)malloc({}_count * sizeof({ty}));",
+                    f.name, f.name
+                ));
+                self.line(&format!(
+                    "if ({0}_levels[{l}] != NULL) memcpy({0}_levels[{l}], {0}, {0}_count * sizeof({ty}));",
+                    f.name
+                ));
+            }
+        }
+        let allocated: Vec<String> = p
+            .fields
+            .iter()
+            .flat_map(|f| (1..f.levels()).map(move |l| format!("{}_levels[{l}]", f.name)))
+            .collect();
+        if !allocated.is_empty() {
+            let missing: Vec<String> = allocated.iter().map(|a| format!("{a} == NULL")).collect();
+            self.open(&format!("if ({}) {{", missing.join(" || ")));
+            for a in &allocated {
+                self.line(&format!("free({a});"));
+            }
+            self.line("return 3;");
+            self.close("}");
+        }
+        let mut args: Vec<String> = p.params.iter().map(|q| q.name.clone()).collect();
+        args.extend(p.fields.iter().map(|f| format!("{}_levels", f.name)));
+        args.push("&summary".into());
+        self.line(&format!(
+            "status = {}({});",
+            names::run_symbol(p),
+            args.join(", ")
+        ));
+        for f in p.fields.iter().filter(|f| f.levels() > 1) {
+            let ty = names::c_type(f.ty);
+            let newest = f.level_of(f.newest_offset());
+            self.line(&format!(
+                "/* {}: leave the newest level in the host array, free the others */",
+                f.name
+            ));
+            self.line(&format!(
+                "if ({0}_levels[{newest}] != {0}) memcpy({0}, {0}_levels[{newest}], {0}_count * sizeof({ty}));",
+                f.name
+            ));
+            for l in 0..f.levels() {
+                self.line(&format!(
+                    "if ({0}_levels[{l}] != {0}) free({0}_levels[{l}]);",
+                    f.name
+                ));
+            }
+        }
+        self.line("return status;");
+        self.close("}");
+    }
+
+    /// The constants that grid sizes need (and those they depend on), then the sizes.
+    fn size_constants(&mut self) {
+        let p = self.program;
+        let mut needed = BTreeSet::new();
+        for grid in &p.grids {
+            for dim in &grid.dims {
+                collect_consts(dim, &mut needed);
+            }
+        }
+        // Constants depend only on earlier ones: one backward pass closes the set.
+        for c in (0..p.constants.len()).rev() {
+            if needed.contains(&c) {
+                collect_consts(&p.constants[c].value, &mut needed);
+            }
+        }
+        let scope = Scope {
+            access: Access::Interior,
+            locals: &[],
+        };
+        for &c in &needed {
+            let constant = &p.constants[ConstId(c).0];
+            let value = self.expr(&constant.value, scope);
+            self.line(&format!(
+                "const {} {} = {value};",
+                names::c_type(constant.ty),
+                constant.name
+            ));
+        }
+        for (g, grid) in p.grids.iter().enumerate() {
+            for (axis, dim) in grid.dims.iter().enumerate() {
+                let value = self.expr(dim, scope);
+                self.line(&format!(
+                    "const long {} = {value};",
+                    names::grid_size(p, crate::ir::GridId(g), axis)
+                ));
+            }
+        }
+    }
+}
+
+fn collect_consts(e: &crate::ir::Expr, out: &mut BTreeSet<usize>) {
+    e.visit(&mut |node| {
+        if let ExprKind::Const(c) = node.kind {
+            out.insert(c.0);
+        }
+    });
+}

@@ -1,0 +1,269 @@
+//! Expressions and statements in C: fully parenthesised, every conversion the IR
+//! makes explicit printed as a cast, grid reads as indexed loads (plain in the
+//! interior, resolved through a boundary helper in the border).
+
+use crate::back::c::boundary::{self, Helper};
+use crate::back::c::names;
+use crate::back::c::writer::Writer;
+use crate::ir::{BoundaryMode, Expr, ExprKind, GridRef, Stmt, UnaryOp};
+
+/// Where the current point is, which decides how grid reads are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Access {
+    /// Every read is inside the grid: `a_t0[g_p - g_s0 + 1]`.
+    Interior,
+    /// Reads of fields with a boundary mode may leave the grid and are resolved.
+    Border,
+}
+
+/// What names mean while printing an expression.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Scope<'s> {
+    /// How grid reads are printed.
+    pub access: Access,
+    /// C names of the enclosing part's locals, by `LocalId`.
+    pub locals: &'s [String],
+}
+
+impl Writer<'_> {
+    /// The C text of an expression.
+    pub(super) fn expr(&mut self, e: &Expr, scope: Scope<'_>) -> String {
+        let program = self.program;
+        match &e.kind {
+            ExprKind::Literal(v) => names::literal(*v),
+            ExprKind::Param(p) => program.params[p.0].name.clone(),
+            ExprKind::Const(c) => program.constants[c.0].name.clone(),
+            ExprKind::Local(l) => scope.locals[l.0].clone(),
+            ExprKind::Reduction(r) => {
+                let reduction = &program
+                    .iterate
+                    .as_ref()
+                    .expect("reductions live in an iterate")
+                    .reductions[r.0];
+                names::sanitize(&reduction.name)
+            }
+            ExprKind::Load(r) => self.load(r, scope),
+            ExprKind::Table { table, index } => {
+                let mut text = format!("{}_{}", self.prefix, program.tables[table.0].name);
+                for i in index {
+                    text.push_str(&format!("[{}]", self.expr(i, scope)));
+                }
+                text
+            }
+            ExprKind::Unary(op, a) => {
+                let a = self.expr(a, scope);
+                match op {
+                    UnaryOp::Neg => format!("(-{a})"),
+                    UnaryOp::Not => format!("(!{a})"),
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let a = self.expr(a, scope);
+                let b = self.expr(b, scope);
+                format!("({a} {} {b})", op.symbol())
+            }
+            ExprKind::Select {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.expr(cond, scope);
+                let t = self.expr(then, scope);
+                let o = self.expr(otherwise, scope);
+                format!("({c} ? {t} : {o})")
+            }
+            ExprKind::Call {
+                func,
+                float_form,
+                args,
+            } => {
+                let args: Vec<String> = args.iter().map(|a| self.expr(a, scope)).collect();
+                let suffix = if *float_form { "f" } else { "" };
+                format!("{}{suffix}({})", func.name(), args.join(", "))
+            }
+            ExprKind::Cast(a) => {
+                let inner = self.expr(a, scope);
+                if a.ty == e.ty {
+                    inner
+                } else {
+                    format!("(({}){inner})", names::c_type(e.ty))
+                }
+            }
+        }
+    }
+
+    /// An integer offset or index as a `long` C expression.
+    fn offset_text(&mut self, e: &Expr, scope: Scope<'_>) -> String {
+        match boundary::constant(e) {
+            Some(v) => v.to_string(),
+            None => format!("(long){}", self.expr(e, scope)),
+        }
+    }
+
+    /// `field[index]` for a grid reference, in the current access mode.
+    fn load(&mut self, r: &GridRef, scope: Scope<'_>) -> String {
+        let program = self.program;
+        let field = &program.fields[r.field.0];
+        let level = names::level(program, r.field, r.time);
+        if scope.access == Access::Interior || field.boundary == BoundaryMode::None {
+            return format!("{level}[{}]", self.point_index(r, scope));
+        }
+        // Border: per axis the coordinate of the element read, then resolved.
+        let grid = field.grid;
+        let offsets: Vec<String> = r
+            .offset
+            .iter()
+            .map(|o| self.offset_text(o, scope))
+            .collect();
+        let coords: Vec<String> = offsets
+            .iter()
+            .enumerate()
+            .map(|(axis, o)| shifted(&names::axis_var(axis), o))
+            .collect();
+        let sizes: Vec<String> = (0..coords.len())
+            .map(|a| names::grid_size(program, grid, a))
+            .collect();
+        match Helper::for_mode(field.boundary) {
+            Some(helper) => {
+                self.helpers.insert(helper);
+                // An axis read at offset zero is inside the grid (the point is).
+                let resolved: Vec<String> = coords
+                    .iter()
+                    .zip(&sizes)
+                    .zip(&offsets)
+                    .map(|((c, n), o)| {
+                        if o == "0" {
+                            c.clone()
+                        } else {
+                            format!("{}({c}, {n})", helper.name())
+                        }
+                    })
+                    .collect();
+                format!("{level}[{}]", self.linear_index(grid, &resolved))
+            }
+            None => {
+                // Zero: test every axis, read only when inside.
+                self.helpers.insert(Helper::Inside);
+                let test: Vec<String> = coords
+                    .iter()
+                    .zip(&sizes)
+                    .zip(&offsets)
+                    .filter(|(_, o)| *o != "0")
+                    .map(|((c, n), _)| format!("sdsl_inside({c}, {n})"))
+                    .collect();
+                if test.is_empty() {
+                    return format!("{level}[{}]", self.linear_index(grid, &coords));
+                }
+                format!(
+                    "({} ? {level}[{}] : {})",
+                    test.join(" && "),
+                    self.linear_index(grid, &coords),
+                    names::zero(field.ty)
+                )
+            }
+        }
+    }
+
+    /// `c0 * g_s0 + c1 * g_s1 + c2` for per-axis coordinates.
+    fn linear_index(&self, grid: crate::ir::GridId, coords: &[String]) -> String {
+        let last = coords.len() - 1;
+        coords
+            .iter()
+            .enumerate()
+            .map(|(axis, c)| {
+                if axis == last {
+                    c.clone()
+                } else {
+                    let call = c.starts_with("sdsl_") && c.ends_with(')');
+                    let c = if c.contains(' ') && !call {
+                        format!("({c})")
+                    } else {
+                        c.clone()
+                    };
+                    format!("{c} * {}", names::grid_stride(self.program, grid, axis))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" + ")
+    }
+
+    /// The index of a grid reference relative to the point: `g_p - g_s0 + 1`.
+    pub(super) fn point_index(&mut self, r: &GridRef, scope: Scope<'_>) -> String {
+        let program = self.program;
+        let grid = program.fields[r.field.0].grid;
+        let mut text = names::grid_point(program, grid);
+        let last = r.offset.len() - 1;
+        for (axis, o) in r.offset.iter().enumerate() {
+            let stride = (axis != last).then(|| names::grid_stride(program, grid, axis));
+            match (boundary::constant(o), stride) {
+                (Some(0), _) => {}
+                (Some(v), None) => text.push_str(&signed(v, None)),
+                (Some(v), Some(s)) => text.push_str(&signed(v, Some(&s))),
+                (None, stride) => {
+                    let o = self.offset_text(o, scope);
+                    match stride {
+                        None => text.push_str(&format!(" + {o}")),
+                        Some(s) => text.push_str(&format!(" + {o} * {s}")),
+                    }
+                }
+            }
+        }
+        text
+    }
+
+    /// Prints statements of a part body at the current indentation.
+    pub(super) fn stmts(&mut self, body: &[Stmt], scope: Scope<'_>) {
+        for stmt in body {
+            match stmt {
+                Stmt::Assign { local, value, .. } => {
+                    let value = self.expr(value, scope);
+                    self.line(&format!("{} = {value};", scope.locals[local.0]));
+                }
+                Stmt::Store { target, value, .. } => {
+                    let value = self.expr(value, scope);
+                    let level = names::level(self.program, target.field, target.time);
+                    let index = self.point_index(target, scope);
+                    self.line(&format!("{level}[{index}] = {value};"));
+                }
+                Stmt::For {
+                    var, lo, hi, body, ..
+                } => {
+                    let trips = hi - lo + 1;
+                    if trips <= 0 {
+                        continue;
+                    }
+                    // Small constant loops are unrolled by the C compiler, so that
+                    // table reads fold to constants and the point loop vectorises.
+                    if trips <= 16 {
+                        self.line(&format!("#pragma GCC unroll {trips}"));
+                    }
+                    let v = &scope.locals[var.0];
+                    self.open(&format!("for (int {v} = {lo}; {v} <= {hi}; {v}++) {{"));
+                    self.stmts(body, scope);
+                    self.close("}");
+                }
+            }
+        }
+    }
+}
+
+/// `base + off` with the sign folded (`i0 - 1`, `i0`, `i0 + (long)k`).
+fn shifted(base: &str, off: &str) -> String {
+    match off.parse::<i64>() {
+        Ok(0) => base.to_string(),
+        Ok(v) if v < 0 => format!("{base} - {}", -v),
+        Ok(v) => format!("{base} + {v}"),
+        Err(_) => format!("{base} + {off}"),
+    }
+}
+
+/// ` + 2 * g_s0`, ` - g_s0`, ` + 1`.
+fn signed(v: i64, stride: Option<&str>) -> String {
+    let sign = if v < 0 { '-' } else { '+' };
+    let magnitude = v.unsigned_abs();
+    match (magnitude, stride) {
+        (m, None) => format!(" {sign} {m}"),
+        (1, Some(s)) => format!(" {sign} {s}"),
+        (m, Some(s)) => format!(" {sign} {m} * {s}"),
+    }
+}

@@ -1,0 +1,127 @@
+//! Reductions in C: `max`/`min` with OpenMP reduction clauses (exact in any order),
+//! `+`/`*` with one partial result per outermost row, combined in row order after
+//! the parallel loop, so that the result does not depend on the thread count and
+//! matches the interpreter bit for bit.
+
+use std::collections::BTreeSet;
+
+use crate::back::c::boundary;
+use crate::back::c::expr::Scope;
+use crate::back::c::loops::Nest;
+use crate::back::c::names;
+use crate::back::c::writer::{Uses, Writer};
+use crate::ir::{ReduceOp, Reduction};
+
+impl Writer<'_> {
+    /// `static int <prog>_<reduction>(..., T *result)`: evaluates the reduction over
+    /// all its parts; returns 0, or 3 when the row partials cannot be allocated.
+    pub(super) fn reduction_function(&mut self, reduction: &Reduction) {
+        let program = self.program;
+        let uses = Uses::of_reduction(program, reduction);
+        let ty = names::c_type(reduction.ty);
+        let (line, _) = program.source.line_col(reduction.span.start as usize);
+        self.line(&format!(
+            "/* reduction {} {} (line {line}) */",
+            reduction.name,
+            reduction.op.symbol()
+        ));
+        let signature = self.signature(&uses);
+        let signature = if signature == "void" {
+            String::new()
+        } else {
+            format!("{signature}, ")
+        };
+        self.line(&format!(
+            "static int {}_{}({signature}{ty} *result)",
+            self.prefix,
+            names::sanitize(&reduction.name)
+        ));
+        self.open("{");
+        self.strides(&uses);
+        let identity = names::literal(reduction.op.identity(reduction.ty));
+        self.line(&format!("{ty} value = {identity};"));
+        for part in &reduction.parts {
+            self.source_comment(part.span);
+            let reach = boundary::reach_of_expr(program, &part.value);
+            let mut grids = BTreeSet::new();
+            Uses::grids_in_expr(program, &part.value, &mut grids);
+            let combine = |acc: &str, x: &str| match reduction.op {
+                ReduceOp::Sum => format!("{acc} = {acc} + {x};"),
+                ReduceOp::Product => format!("{acc} = {acc} * {x};"),
+                ReduceOp::Max => format!("if ({x} > {acc}) {acc} = {x};"),
+                ReduceOp::Min => format!("if ({x} < {acc}) {acc} = {x};"),
+            };
+            let nest = match reduction.op {
+                ReduceOp::Max | ReduceOp::Min => Nest {
+                    subset: &part.subset,
+                    reach: &reach,
+                    grids: &grids,
+                    omp: format!(
+                        "#pragma omp parallel for schedule(static) reduction({}: value)",
+                        if reduction.op == ReduceOp::Max { "max" } else { "min" }
+                    ),
+                    row_start: Vec::new(),
+                    row_end: Vec::new(),
+                    before: Vec::new(),
+                    after: Vec::new(),
+                },
+                ReduceOp::Sum | ReduceOp::Product if part.subset.rank() == 1 => Nest {
+                    // In 1-D the interpreter's partials are runs of 256 points;
+                    // a sequential loop folds them the same way.
+                    subset: &part.subset,
+                    reach: &reach,
+                    grids: &grids,
+                    omp: "/* 1-D: partials of 256 points folded in order, as the interpreter does */".into(),
+                    row_start: Vec::new(),
+                    row_end: Vec::new(),
+                    before: vec![format!("{ty} row = {identity};")],
+                    after: Vec::new(),
+                },
+                ReduceOp::Sum | ReduceOp::Product => Nest {
+                    subset: &part.subset,
+                    reach: &reach,
+                    grids: &grids,
+                    omp: "#pragma omp parallel for schedule(static)".into(),
+                    row_start: vec![format!("{ty} row = {identity};")],
+                    row_end: vec!["partials[i0 - lo0] = row;".into()],
+                    before: vec![
+                        "const long rows = hi0 >= lo0 ? hi0 - lo0 + 1 : 0;".into(),
+                        format!("{ty} *partials = ({ty} *)malloc((size_t)(rows > 0 ? rows : 1) * sizeof({ty}));"),
+                        "if (partials == NULL) return 3;".into(),
+                    ],
+                    after: vec![
+                        "/* combine the rows in order: the same sum for any thread count */".into(),
+                        format!("for (long r = 0; r < rows; r++) {}", combine("value", "partials[r]")),
+                        "free(partials);".into(),
+                    ],
+                },
+            };
+            let accumulator = match reduction.op {
+                ReduceOp::Max | ReduceOp::Min => "value",
+                ReduceOp::Sum | ReduceOp::Product => "row",
+            };
+            let runs_of_256 = matches!(reduction.op, ReduceOp::Sum | ReduceOp::Product)
+                && part.subset.rank() == 1;
+            self.nest(&nest, &mut |w, access| {
+                let x = w.expr(
+                    &part.value,
+                    Scope {
+                        access,
+                        locals: &[],
+                    },
+                );
+                w.line(&format!("const {ty} point = {x};"));
+                w.line(&combine(accumulator, "point"));
+                if runs_of_256 {
+                    w.open("if ((i0 - lo0) % 256 == 255 || i0 == hi0) {");
+                    w.line(&combine("value", "row"));
+                    w.line(&format!("row = {identity};"));
+                    w.close("}");
+                }
+            });
+        }
+        self.line("*result = value;");
+        self.line("return 0;");
+        self.close("}");
+    }
+}

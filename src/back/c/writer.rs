@@ -1,0 +1,649 @@
+//! The translation unit: header, tables, per-stencil and per-reduction functions,
+//! the run function with the iterate loop and time-level rotation, and the uniform
+//! entry point used by the native executor.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use crate::back::c::boundary::{self, Helper};
+use crate::back::c::expr::{Access, Scope};
+use crate::back::c::names;
+use crate::ir::{Expr, ExprKind, FieldId, GridId, Program, Stencil, Stmt, Table};
+use crate::source::Span;
+
+/// The uniform entry point every stand-alone unit exports as `<program>_entry`:
+///
+/// `params_f` holds the `float`/`double` parameters and `params_i` the `int`/`long`
+/// ones, both indexed by parameter position (a `double` holds any `float` exactly,
+/// a `long` any `int`). `levels` holds every field's level pointers, fields in
+/// order and levels from `time_lo` up; on return it holds them rotated as the run
+/// left them. `counts` receives iterations, whether the check stopped the iterate,
+/// and whether the reductions were ever evaluated; `reductions_f`/`reductions_i`
+/// receive each reduction's last value by position, by the same split as params.
+/// Returns 0 on success, 1 for a check interval below 1, 3 when out of memory.
+pub const ENTRY_ABI: &str =
+    "int entry(const double *params_f, const long *params_i, void **levels, \
+                             long *counts, double *reductions_f, long *reductions_i)";
+
+/// Whether the run function is visible outside the unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Linkage {
+    /// Called through the entry point of the same unit (native execution).
+    Internal,
+    /// Called by a host wrapper in the same file (source-to-source): `static`.
+    Embedded,
+}
+
+/// Prints one program as C.
+pub(crate) struct Writer<'a> {
+    /// The program.
+    pub(super) program: &'a Program,
+    /// Prefix of file-scope names.
+    pub(super) prefix: String,
+    /// The text written so far (functions; the header is added by `finish`).
+    pub(super) out: String,
+    /// Current indentation depth (4 spaces each).
+    pub(super) indent: usize,
+    /// Boundary helpers the text uses.
+    pub(super) helpers: BTreeSet<Helper>,
+    /// Names declared at program scope, which locals must not shadow.
+    pub(super) taken: HashSet<String>,
+    /// Whether the run function is `static`.
+    pub(super) linkage: Linkage,
+}
+
+/// Which parameters, constants, grid sizes and field levels a function needs.
+#[derive(Debug, Default)]
+pub(super) struct Uses {
+    params: BTreeSet<usize>,
+    consts: BTreeSet<usize>,
+    grids: BTreeSet<usize>,
+    /// (field, time) to whether the function writes it.
+    levels: BTreeMap<(usize, i32), bool>,
+}
+
+impl Uses {
+    fn expr(&mut self, program: &Program, e: &Expr) {
+        e.visit(&mut |node| match &node.kind {
+            ExprKind::Param(p) => {
+                self.params.insert(p.0);
+            }
+            ExprKind::Const(c) => {
+                self.consts.insert(c.0);
+            }
+            ExprKind::Load(r) => {
+                self.grids.insert(program.fields[r.field.0].grid.0);
+                self.levels.entry((r.field.0, r.time)).or_insert(false);
+            }
+            _ => {}
+        });
+    }
+
+    fn stmts(&mut self, program: &Program, body: &[Stmt]) {
+        for stmt in body {
+            match stmt {
+                Stmt::Assign { value, .. } => self.expr(program, value),
+                Stmt::Store { target, value, .. } => {
+                    target.offset.iter().for_each(|o| self.expr(program, o));
+                    self.expr(program, value);
+                    self.grids.insert(program.fields[target.field.0].grid.0);
+                    self.levels.insert((target.field.0, target.time), true);
+                }
+                Stmt::For { body, .. } => self.stmts(program, body),
+            }
+        }
+    }
+
+    fn subset(&mut self, program: &Program, subset: &crate::ir::Subset) {
+        for (lo, hi) in &subset.ranges {
+            self.expr(program, lo);
+            self.expr(program, hi);
+        }
+    }
+
+    /// What a stencil's function needs.
+    pub(super) fn of_stencil(program: &Program, stencil: &Stencil) -> Uses {
+        let mut uses = Uses::default();
+        for part in &stencil.parts {
+            uses.subset(program, &part.subset);
+            uses.stmts(program, &part.body);
+        }
+        uses
+    }
+
+    /// What a reduction's function needs.
+    pub(super) fn of_reduction(program: &Program, reduction: &crate::ir::Reduction) -> Uses {
+        let mut uses = Uses::default();
+        for part in &reduction.parts {
+            uses.subset(program, &part.subset);
+            uses.expr(program, &part.value);
+        }
+        uses
+    }
+
+    /// The grids whose point index a body uses (grids of fields read or written).
+    pub(super) fn grids_indexed(program: &Program, body: &[Stmt], out: &mut BTreeSet<GridId>) {
+        let mut uses = Uses::default();
+        uses.stmts(program, body);
+        out.extend(uses.levels.keys().map(|&(f, _)| program.fields[f].grid));
+    }
+
+    /// The grids whose point index an expression uses.
+    pub(super) fn grids_in_expr(program: &Program, e: &Expr, out: &mut BTreeSet<GridId>) {
+        let mut uses = Uses::default();
+        uses.expr(program, e);
+        out.extend(uses.levels.keys().map(|&(f, _)| program.fields[f].grid));
+    }
+}
+
+impl<'a> Writer<'a> {
+    /// A writer for `program`.
+    pub(crate) fn new(program: &'a Program, linkage: Linkage) -> Writer<'a> {
+        Writer {
+            program,
+            prefix: names::prefix(program),
+            out: String::new(),
+            indent: 0,
+            helpers: BTreeSet::new(),
+            taken: names::program_names(program),
+            linkage,
+        }
+    }
+
+    /// Writes one line at the current indentation.
+    pub(super) fn line(&mut self, text: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    /// An empty line.
+    pub(super) fn blank(&mut self) {
+        self.out.push('\n');
+    }
+
+    /// Writes a line and indents what follows.
+    pub(super) fn open(&mut self, text: &str) {
+        self.line(text);
+        self.indent += 1;
+    }
+
+    /// Unindents and writes a line.
+    pub(super) fn close(&mut self, text: &str) {
+        self.indent -= 1;
+        self.line(text);
+    }
+
+    /// `} else {`: unindents, writes, indents.
+    pub(super) fn close_open(&mut self, text: &str) {
+        self.indent -= 1;
+        self.line(text);
+        self.indent += 1;
+    }
+
+    /// `/* line N: <source text> */` for a part of the program.
+    pub(super) fn source_comment(&mut self, span: Span) {
+        let source = &self.program.source;
+        let (line, _) = source.line_col(span.start as usize);
+        let text = source.text.get(span.range()).unwrap_or("");
+        let mut text = text
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace("*/", "* /");
+        if text.chars().count() > 100 {
+            text = text.chars().take(97).collect::<String>() + "...";
+        }
+        self.line(&format!("/* line {line}: {text} */"));
+    }
+
+    /// A function's parameter list: parameters, constants, grid sizes, levels.
+    pub(super) fn signature(&self, uses: &Uses) -> String {
+        let p = self.program;
+        let mut list: Vec<String> = Vec::new();
+        list.extend(
+            uses.params
+                .iter()
+                .map(|&i| format!("{} {}", names::c_type(p.params[i].ty), p.params[i].name)),
+        );
+        list.extend(uses.consts.iter().map(|&i| {
+            format!(
+                "{} {}",
+                names::c_type(p.constants[i].ty),
+                p.constants[i].name
+            )
+        }));
+        for &g in &uses.grids {
+            for axis in 0..p.grids[g].rank() {
+                list.push(format!("long {}", names::grid_size(p, GridId(g), axis)));
+            }
+        }
+        for (&(f, t), &written) in &uses.levels {
+            let ty = names::c_type(p.fields[f].ty);
+            let constness = if written { "" } else { "const " };
+            list.push(format!(
+                "{constness}{ty} *SDSL_RESTRICT {}",
+                names::level(p, FieldId(f), t)
+            ));
+        }
+        if list.is_empty() {
+            "void".into()
+        } else {
+            list.join(", ")
+        }
+    }
+
+    /// The arguments matching [`Writer::signature`] at a call in the run function.
+    pub(super) fn arguments(&self, uses: &Uses) -> String {
+        let p = self.program;
+        let mut list: Vec<String> = Vec::new();
+        list.extend(uses.params.iter().map(|&i| p.params[i].name.clone()));
+        list.extend(uses.consts.iter().map(|&i| p.constants[i].name.clone()));
+        for &g in &uses.grids {
+            for axis in 0..p.grids[g].rank() {
+                list.push(names::grid_size(p, GridId(g), axis));
+            }
+        }
+        list.extend(
+            uses.levels
+                .keys()
+                .map(|&(f, t)| names::level(p, FieldId(f), t)),
+        );
+        list.join(", ")
+    }
+
+    /// `const long g_s0 = g_n1;` for every grid a function uses.
+    pub(super) fn strides(&mut self, uses: &Uses) {
+        let grids: Vec<usize> = uses.grids.iter().copied().collect();
+        for g in grids {
+            self.grid_strides(GridId(g));
+        }
+    }
+
+    fn grid_strides(&mut self, grid: GridId) {
+        let p = self.program;
+        let rank = p.grids[grid.0].rank();
+        for axis in (0..rank.saturating_sub(1)).rev() {
+            let n_next = names::grid_size(p, grid, axis + 1);
+            let value = if axis + 2 == rank {
+                n_next
+            } else {
+                format!("{n_next} * {}", names::grid_stride(p, grid, axis + 1))
+            };
+            self.line(&format!(
+                "const long {} = {value};",
+                names::grid_stride(p, grid, axis)
+            ));
+        }
+    }
+
+    /// `static const float <prog>_K[7][7] = {{...}, ...};`, one innermost row a line.
+    fn table(&mut self, table: &Table) {
+        let (line, _) = self.program.source.line_col(table.span.start as usize);
+        self.line(&format!("/* table {} (line {line}) */", table.name));
+        let dims: String = table.shape.iter().map(|d| format!("[{d}]")).collect();
+        self.open(&format!(
+            "static const {} {}_{}{dims} = {{",
+            names::c_type(table.ty),
+            self.prefix,
+            table.name
+        ));
+        self.table_rows(&table.shape, &table.values);
+        self.close("};");
+    }
+
+    /// The contents of a braced initializer of `shape` (without its own braces).
+    fn table_rows(&mut self, shape: &[usize], values: &[crate::ir::Value]) {
+        let literals = |vs: &[crate::ir::Value]| {
+            vs.iter()
+                .map(|v| names::literal(*v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if shape.len() <= 1 {
+            self.line(&literals(values));
+            return;
+        }
+        let inner: usize = shape[1..].iter().product();
+        for i in 0..shape[0] {
+            let comma = if i + 1 < shape[0] { "," } else { "" };
+            let chunk = &values[(i * inner).min(values.len())..((i + 1) * inner).min(values.len())];
+            if shape.len() == 2 {
+                self.line(&format!("{{{}}}{comma}", literals(chunk)));
+            } else {
+                self.open("{");
+                self.table_rows(&shape[1..], chunk);
+                self.close(&format!("}}{comma}"));
+            }
+        }
+    }
+
+    /// Tables, stencil and reduction functions, the summary struct and the run function.
+    pub(crate) fn write_program_body(&mut self) {
+        let p = self.program;
+        self.line(&format!("/* ---- program {} ---- */", p.name));
+        self.blank();
+        for table in &p.tables {
+            self.table(table);
+            self.blank();
+        }
+        if let Some(iterate) = &p.iterate {
+            for stencil in &iterate.stencils {
+                self.stencil_function(stencil);
+                self.blank();
+            }
+            for reduction in &iterate.reductions {
+                self.reduction_function(reduction);
+                self.blank();
+            }
+        }
+        self.summary_struct();
+        self.blank();
+        self.run_function();
+    }
+
+    fn summary_struct(&mut self) {
+        let p = self.program;
+        self.line(&format!("/* What one run of {} did. */", p.name));
+        self.open("typedef struct {");
+        self.line("long iterations;");
+        self.line("int stopped_by_check;");
+        self.line("int reductions_evaluated;");
+        if let Some(iterate) = &p.iterate {
+            for r in &iterate.reductions {
+                self.line(&format!(
+                    "{} {};",
+                    names::c_type(r.ty),
+                    names::sanitize(&r.name)
+                ));
+            }
+        }
+        self.close(&format!("}} {};", names::summary_type(p)));
+    }
+
+    /// The run function's parameter list: the program's parameters, then one
+    /// array of level pointers per field.
+    pub(super) fn run_parameters(&self) -> String {
+        let p = self.program;
+        let mut list: Vec<String> = p
+            .params
+            .iter()
+            .map(|q| format!("{} {}", names::c_type(q.ty), q.name))
+            .collect();
+        list.extend(
+            p.fields
+                .iter()
+                .map(|f| format!("{} **{}", names::c_type(f.ty), f.name)),
+        );
+        list.push(format!("{} *summary", names::summary_type(p)));
+        list.join(", ")
+    }
+
+    /// `const double sigma2 = (sigma * sigma);` for every constant, then grid sizes.
+    pub(super) fn constants_and_sizes(&mut self) {
+        let p = self.program;
+        let scope = Scope {
+            access: Access::Interior,
+            locals: &[],
+        };
+        for c in &p.constants {
+            let value = self.expr(&c.value, scope);
+            self.line(&format!(
+                "const {} {} = {value};",
+                names::c_type(c.ty),
+                c.name
+            ));
+        }
+        for (g, grid) in p.grids.iter().enumerate() {
+            for (axis, dim) in grid.dims.iter().enumerate() {
+                let value = self.expr(dim, scope);
+                self.line(&format!(
+                    "const long {} = {value};",
+                    names::grid_size(p, GridId(g), axis)
+                ));
+            }
+        }
+    }
+
+    fn run_function(&mut self) {
+        let p = self.program;
+        let scope = Scope {
+            access: Access::Interior,
+            locals: &[],
+        };
+        let storage = if self.linkage == Linkage::Embedded {
+            "static "
+        } else {
+            ""
+        };
+        self.line(&format!(
+            "/* Runs {}: each field argument is its array of time levels (oldest first),\n   left rotated as the iterate leaves them. Returns 0 on success. */",
+            p.name
+        ));
+        self.line(&format!(
+            "{storage}int {}({})",
+            names::run_symbol(p),
+            self.run_parameters()
+        ));
+        self.open("{");
+        self.constants_and_sizes();
+        for (f, field) in p.fields.iter().enumerate() {
+            for t in field.time_lo..=field.time_hi {
+                self.line(&format!(
+                    "{} *{} = {}[{}];",
+                    names::c_type(field.ty),
+                    names::level(p, FieldId(f), t),
+                    field.name,
+                    field.level_of(t)
+                ));
+            }
+        }
+        self.line("summary->iterations = 0;");
+        self.line("summary->stopped_by_check = 0;");
+        self.line("summary->reductions_evaluated = 0;");
+        if let Some(iterate) = &p.iterate {
+            for r in &iterate.reductions {
+                let zero = names::zero(r.ty);
+                self.line(&format!(
+                    "{} {} = {zero};",
+                    names::c_type(r.ty),
+                    names::sanitize(&r.name)
+                ));
+                self.line(&format!("summary->{} = {zero};", names::sanitize(&r.name)));
+            }
+            let max_iters = self.expr(&iterate.max_iters, scope);
+            self.line(&format!("const long max_iters = {max_iters};"));
+            if let Some(check) = &iterate.check {
+                let every = self.expr(&check.every, scope);
+                self.line(&format!("const long check_every = {every};"));
+                self.line("if (check_every < 1) return 1;");
+            }
+            self.open("for (long iter = 1; iter <= max_iters; iter++) {");
+            self.line("int stop = 0;");
+            for stencil in &iterate.stencils {
+                let uses = Uses::of_stencil(p, stencil);
+                self.line(&format!(
+                    "{}({});",
+                    self.stencil_symbol(stencil),
+                    self.arguments(&uses)
+                ));
+            }
+            if !iterate.reductions.is_empty() || iterate.check.is_some() {
+                match &iterate.check {
+                    Some(_) => self.open("if (iter % check_every == 0) {"),
+                    None => self.open("{"),
+                }
+                for r in &iterate.reductions {
+                    let uses = Uses::of_reduction(p, r);
+                    let name = names::sanitize(&r.name);
+                    let args = self.arguments(&uses);
+                    let sep = if args.is_empty() { "" } else { ", " };
+                    self.line(&format!(
+                        "if ({}_{name}({args}{sep}&{name}) != 0) return 3;",
+                        self.prefix
+                    ));
+                    self.line(&format!("summary->{name} = {name};"));
+                }
+                if !iterate.reductions.is_empty() {
+                    self.line("summary->reductions_evaluated = 1;");
+                }
+                if let Some(check) = &iterate.check {
+                    let cond = self.expr(&check.cond, scope);
+                    self.line(&format!("stop = {cond} != 0;"));
+                }
+                self.close("}");
+            }
+            self.line("summary->iterations = iter;");
+            self.rotation();
+            self.open("if (stop) {");
+            self.line("summary->stopped_by_check = 1;");
+            self.line("break;");
+            self.close("}");
+            self.close("}");
+        }
+        for (f, field) in p.fields.iter().enumerate() {
+            for t in field.time_lo..=field.time_hi {
+                self.line(&format!(
+                    "{}[{}] = {};",
+                    field.name,
+                    field.level_of(t),
+                    names::level(p, FieldId(f), t)
+                ));
+            }
+        }
+        self.line("return 0;");
+        self.close("}");
+    }
+
+    /// Rotation by pointer swap: the level written as `[hi]` becomes `[hi-1]`.
+    fn rotation(&mut self) {
+        let p = self.program;
+        for (f, field) in p.fields.iter().enumerate() {
+            if field.levels() < 2 {
+                continue;
+            }
+            let ty = names::c_type(field.ty);
+            let lv = |t: i32| names::level(p, FieldId(f), t);
+            let mut text = format!("{{ {ty} *oldest = {};", lv(field.time_lo));
+            for t in field.time_lo..field.time_hi {
+                text.push_str(&format!(" {} = {};", lv(t), lv(t + 1)));
+            }
+            text.push_str(&format!(" {} = oldest; }}", lv(field.time_hi)));
+            self.line(&format!(
+                "/* rotate {}: [{}] becomes [{}] */",
+                field.name,
+                field.time_hi,
+                field.time_hi - 1
+            ));
+            self.line(&text);
+        }
+    }
+
+    /// The uniform entry point (see [`ENTRY_ABI`]).
+    pub(crate) fn write_entry(&mut self) {
+        let p = self.program;
+        self.blank();
+        self.line(
+            "/* Uniform entry point for stencilc's native executor (see back::c::ENTRY_ABI). */",
+        );
+        self.line(&format!(
+            "int {}(const double *params_f, const long *params_i, void **levels, long *counts, double *reductions_f, long *reductions_i)",
+            names::entry_symbol(p)
+        ));
+        self.open("{");
+        let mut base = 0;
+        let mut args: Vec<String> = p
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, q)| {
+                let array = if q.ty.is_float() {
+                    "params_f"
+                } else {
+                    "params_i"
+                };
+                format!("({}){array}[{i}]", names::c_type(q.ty))
+            })
+            .collect();
+        for field in &p.fields {
+            let ty = names::c_type(field.ty);
+            let pointers: Vec<String> = (0..field.levels())
+                .map(|l| format!("({ty} *)levels[{}]", base + l))
+                .collect();
+            self.line(&format!(
+                "{ty} *{}[{}] = {{ {} }};",
+                field.name,
+                field.levels(),
+                pointers.join(", ")
+            ));
+            args.push(field.name.clone());
+            base += field.levels();
+        }
+        self.line(&format!("{} summary;", names::summary_type(p)));
+        args.push("&summary".into());
+        self.line(&format!(
+            "int status = {}({});",
+            names::run_symbol(p),
+            args.join(", ")
+        ));
+        let mut base = 0;
+        for field in &p.fields {
+            for l in 0..field.levels() {
+                self.line(&format!("levels[{}] = {}[{l}];", base + l, field.name));
+            }
+            base += field.levels();
+        }
+        self.line("counts[0] = summary.iterations;");
+        self.line("counts[1] = summary.stopped_by_check;");
+        self.line("counts[2] = summary.reductions_evaluated;");
+        if let Some(iterate) = &p.iterate {
+            for (i, r) in iterate.reductions.iter().enumerate() {
+                let array = if r.ty.is_float() {
+                    "reductions_f"
+                } else {
+                    "reductions_i"
+                };
+                let cast = if r.ty.is_float() { "double" } else { "long" };
+                self.line(&format!(
+                    "{array}[{i}] = ({cast})summary.{};",
+                    names::sanitize(&r.name)
+                ));
+            }
+        }
+        self.line("(void)params_f; (void)params_i; (void)reductions_f; (void)reductions_i;");
+        self.line("return status;");
+        self.close("}");
+    }
+
+    /// The whole unit: header, helpers, then the text written.
+    pub(crate) fn finish(self) -> String {
+        let mut text = header(&self.program.name);
+        let helpers = boundary::helper_definitions(&self.helpers);
+        if !helpers.is_empty() {
+            text.push_str(&helpers);
+            text.push('\n');
+        }
+        text.push_str(&self.out);
+        text
+    }
+}
+
+/// The includes and the `SDSL_RESTRICT` spelling (C99 `restrict`, C++ `__restrict__`).
+pub(crate) fn header(origin: &str) -> String {
+    format!(
+        "/* Generated by stencilc from {origin}. C99 with OpenMP; compile with\n   \
+         -O3 -fopenmp -ffp-contract=off for results identical to `stencilc run --backend interp`. */\n\
+         #include <math.h>\n\
+         #include <stdlib.h>\n\
+         #include <string.h>\n\
+         \n\
+         #ifndef SDSL_RESTRICT\n\
+         #ifdef __cplusplus\n\
+         #define SDSL_RESTRICT __restrict__\n\
+         #else\n\
+         #define SDSL_RESTRICT restrict\n\
+         #endif\n\
+         #endif\n\n"
+    )
+}

@@ -1,0 +1,395 @@
+//! `stencilc bench`: the CPU benchmark suite of `bench/`.
+//!
+//! For every program in `bench/programs` it runs the native C back-end (compile
+//! time measured apart, in a fresh cache), the hand-written C+OpenMP baseline of
+//! `bench/baseline` (same compiler, same flags) and, unless told not to, the
+//! interpreter; it reports time per sweep, GStencil/s, effective GB/s (one read
+//! and one write per point per field), the ratio to the baseline and the peak
+//! resident memory next to the data size, in `bench/RESULTS.md` and
+//! `bench/results.json`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use stencilc::exec::backend::RunOptions;
+use stencilc::exec::env::RunEnv;
+use stencilc::exec::native::{self, compile};
+use stencilc::exec::{Bindings, Buffer, FieldState};
+use stencilc::ir::{Program, ScalarType, Value};
+use stencilc::source::SourceFile;
+
+use crate::cli::error::CliError;
+
+/// Arguments of `stencilc bench`.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// The benchmark folder (with `programs/` and `baseline/`).
+    #[arg(long, default_value = "bench")]
+    pub dir: PathBuf,
+    /// Edge of the 2-D grids.
+    #[arg(long, default_value_t = 4096)]
+    pub size_2d: usize,
+    /// Edge of the 3-D grids.
+    #[arg(long, default_value_t = 256)]
+    pub size_3d: usize,
+    /// Aim for this many seconds of computation per measurement (the probe
+    /// run that sets the sweep count runs cold, so real runs take about half).
+    #[arg(long, default_value_t = 2.0)]
+    pub seconds: f64,
+    /// Run only these benchmarks (by name).
+    #[arg(long)]
+    pub only: Vec<String>,
+    /// Leave out the interpreter (it is much slower).
+    #[arg(long)]
+    pub no_interp: bool,
+}
+
+/// The suite: name and rank (2-D or 3-D).
+const SUITE: [(&str, usize); 8] = [
+    ("j2d5pt", 2),
+    ("j2d9pt", 2),
+    ("box2d2r", 2),
+    ("star3d1r", 3),
+    ("j3d27pt", 3),
+    ("gradient2d", 2),
+    ("rician3d", 3),
+    ("gaussian_blur", 2),
+];
+
+/// One benchmark's measurements.
+#[derive(serde::Serialize, Debug)]
+struct Row {
+    name: String,
+    size: usize,
+    rank: usize,
+    sweeps: u64,
+    compile_s: f64,
+    cached_load_s: f64,
+    c_sweep_s: f64,
+    baseline_sweep_s: f64,
+    interp_sweep_s: Option<f64>,
+    ratio_to_baseline: f64,
+    gstencil_per_s: f64,
+    effective_gb_per_s: f64,
+    peak_rss_mb: f64,
+    baseline_peak_rss_mb: f64,
+    data_mb: f64,
+    checksum_matches_baseline: bool,
+}
+
+/// Runs the suite and writes the reports.
+pub fn run(args: &BenchArgs) -> Result<(), CliError> {
+    let cache = std::env::temp_dir().join(format!("stencilc-bench-{}", std::process::id()));
+    // A fresh cache, so that the compile time reported is a real compilation.
+    std::env::set_var("STENCILC_CACHE_DIR", &cache);
+    let compiler = native::Compiler::from_env()?;
+    let flags = compile::flags(None, false);
+    let mut rows = Vec::new();
+    for (name, rank) in SUITE {
+        if !args.only.is_empty() && !args.only.iter().any(|o| o == name) {
+            continue;
+        }
+        let size = if rank == 2 {
+            args.size_2d
+        } else {
+            args.size_3d
+        };
+        eprintln!("bench: {name} at {size}^{rank}");
+        rows.push(bench_one(args, name, rank, size, &compiler, &flags)?);
+    }
+    let _ = std::fs::remove_dir_all(&cache);
+    let json = serde_json::to_string_pretty(&rows)
+        .map_err(|e| CliError::new(e.to_string(), "report this bug"))?;
+    write(&args.dir.join("results.json"), &json)?;
+    write(
+        &args.dir.join("RESULTS.md"),
+        &markdown(&rows, &compiler, &flags),
+    )?;
+    eprintln!(
+        "bench: wrote {} and {}",
+        args.dir.join("RESULTS.md").display(),
+        args.dir.join("results.json").display()
+    );
+    Ok(())
+}
+
+fn write(path: &Path, text: &str) -> Result<(), CliError> {
+    std::fs::write(path, text).map_err(|e| {
+        CliError::new(
+            format!("cannot write `{}`: {e}", path.display()),
+            "run from the repository root",
+        )
+    })
+}
+
+/// Element `i` of every input: the same values as `bench_value` in `baseline/common.h`.
+fn input_value(i: usize) -> f64 {
+    ((i as u64).wrapping_mul(2_654_435_761) % 1000) as f64 / 1000.0
+}
+
+fn bindings(program: &Program, size: usize, steps: u64) -> Bindings {
+    let params = program
+        .params
+        .iter()
+        .map(|p| {
+            let v = match p.name.as_str() {
+                "steps" => steps as f64,
+                "sigma" => 0.05,
+                "lambda" => 0.065,
+                _ => size as f64,
+            };
+            match p.ty {
+                ScalarType::Int => Value::Int(v as i32),
+                ScalarType::Long => Value::Long(v as i64),
+                ScalarType::Float => Value::Float(v as f32),
+                ScalarType::Double => Value::Double(v),
+            }
+        })
+        .collect();
+    Bindings { params }
+}
+
+fn initial_state(program: &Program, env: &RunEnv) -> FieldState {
+    let fields = program
+        .fields
+        .iter()
+        .map(|f| {
+            let len: usize = env.grid_dims[f.grid.0].iter().product();
+            let buffer = match f.ty {
+                ScalarType::Float => {
+                    Buffer::Float((0..len).map(|i| input_value(i) as f32).collect())
+                }
+                ScalarType::Double => Buffer::Double((0..len).map(input_value).collect()),
+                ScalarType::Int => {
+                    Buffer::Int((0..len).map(|i| (input_value(i) * 1000.0) as i32).collect())
+                }
+                ScalarType::Long => {
+                    Buffer::Long((0..len).map(|i| (input_value(i) * 1000.0) as i64).collect())
+                }
+            };
+            vec![buffer; f.levels()]
+        })
+        .collect();
+    FieldState { fields }
+}
+
+/// Peak resident memory since the last reset, in MiB (Linux; 0 elsewhere).
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn failed(what: String) -> CliError {
+    CliError::new(
+        what,
+        "check that the bench folder is complete and a C compiler works",
+    )
+}
+
+fn bench_one(
+    args: &BenchArgs,
+    name: &str,
+    rank: usize,
+    size: usize,
+    compiler: &native::Compiler,
+    flags: &[String],
+) -> Result<Row, CliError> {
+    let path = args.dir.join("programs").join(format!("{name}.sdsl"));
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| failed(format!("cannot read {}: {e}", path.display())))?;
+    let program =
+        stencilc::front::parse_program(SourceFile::new(path.display().to_string(), text))?;
+    let options = RunOptions::default();
+
+    // Compile in the fresh cache, then load again from it.
+    let start = Instant::now();
+    native::prepare_with(&program, &options, compiler)?;
+    let compile_s = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let (unit, kernel) = native::prepare_with(&program, &options, compiler)?;
+    let cached_load_s = start.elapsed().as_secs_f64();
+
+    // Calibrate the number of sweeps on a short run.
+    let probe_steps = 2;
+    let env = RunEnv::new(&program, &bindings(&program, size, probe_steps))?;
+    let mut state = initial_state(&program, &env);
+    let probe = native::execute(&program, &env, &mut state, &unit, &kernel)?;
+    let per_sweep = probe.times.compute.as_secs_f64() / probe_steps as f64;
+    let sweeps = ((args.seconds / per_sweep.max(1e-6)).ceil() as u64).clamp(3, 10_000);
+    drop(state);
+
+    let env = RunEnv::new(&program, &bindings(&program, size, sweeps))?;
+    let mut state = initial_state(&program, &env);
+    reset_peak_rss();
+    let summary = native::execute(&program, &env, &mut state, &unit, &kernel)?;
+    let peak_rss_mb = peak_rss_mb();
+    let done = summary.iterations.max(1);
+    let c_sweep_s = summary.times.compute.as_secs_f64() / done as f64;
+    let newest = program
+        .fields
+        .iter()
+        .position(|f| f.levels() > 1)
+        .unwrap_or(program.fields.len() - 1);
+    let checksum: f64 = state.newest(&program, newest).to_f64().iter().sum();
+    let data_bytes: usize = state
+        .fields
+        .iter()
+        .flatten()
+        .map(|b| b.as_bytes().len())
+        .sum();
+    drop(state);
+
+    let (baseline_sweep_s, baseline_rss_mb, baseline_checksum) =
+        baseline(args, name, size, done, flags, compiler)?;
+
+    let interp_sweep_s = if args.no_interp {
+        None
+    } else {
+        let env = RunEnv::new(&program, &bindings(&program, size, 1))?;
+        let mut state = initial_state(&program, &env);
+        let s = stencilc::exec::interp::run(&program, &env, &mut state)?;
+        Some(s.times.compute.as_secs_f64() / s.iterations.max(1) as f64)
+    };
+
+    // Points updated per sweep (every stencil part) and bytes moved per sweep.
+    let points: f64 = (size as f64).powi(rank as i32);
+    let stencils = program.iterate.as_ref().map_or(1, |it| it.stencils.len()) as f64;
+    let bytes_per_sweep: f64 = program
+        .fields
+        .iter()
+        .map(|f| 2.0 * f.ty.size_bytes() as f64 * points)
+        .sum();
+    Ok(Row {
+        name: name.into(),
+        size,
+        rank,
+        sweeps: done,
+        compile_s,
+        cached_load_s,
+        c_sweep_s,
+        baseline_sweep_s,
+        interp_sweep_s,
+        ratio_to_baseline: c_sweep_s / baseline_sweep_s,
+        gstencil_per_s: points * stencils / c_sweep_s / 1e9,
+        effective_gb_per_s: bytes_per_sweep / c_sweep_s / 1e9,
+        peak_rss_mb,
+        baseline_peak_rss_mb: baseline_rss_mb,
+        data_mb: data_bytes as f64 / (1024.0 * 1024.0),
+        checksum_matches_baseline: checksum == baseline_checksum,
+    })
+}
+
+/// Compiles and runs `baseline/<name>.c`; returns seconds per sweep, peak RSS
+/// in MiB and the checksum of its result.
+fn baseline(
+    args: &BenchArgs,
+    name: &str,
+    size: usize,
+    sweeps: u64,
+    flags: &[String],
+    compiler: &native::Compiler,
+) -> Result<(f64, f64, f64), CliError> {
+    let source = args.dir.join("baseline").join(format!("{name}.c"));
+    let binary =
+        std::env::temp_dir().join(format!("stencilc-baseline-{name}-{}", std::process::id()));
+    let status = Command::new(&compiler.command)
+        .args(flags)
+        .arg("-o")
+        .arg(&binary)
+        .arg(&source)
+        .arg("-lm")
+        .status()
+        .map_err(|e| failed(format!("cannot run {}: {e}", compiler.command)))?;
+    if !status.success() {
+        return Err(failed(format!(
+            "the baseline {} did not compile",
+            source.display()
+        )));
+    }
+    let output = Command::new(&binary)
+        .arg(size.to_string())
+        .arg(sweeps.to_string())
+        .output()
+        .map_err(|e| failed(format!("cannot run the baseline {}: {e}", binary.display())))?;
+    let _ = std::fs::remove_file(&binary);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| failed(format!("the baseline {name} printed no result: {e}")))?;
+    let number = |key: &str| report.get(key).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
+    let steps = number("steps").max(1.0);
+    Ok((
+        number("seconds") / steps,
+        number("peak_rss_kb") / 1024.0,
+        number("checksum"),
+    ))
+}
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                l.strip_prefix("model name")
+                    .map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
+            })
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("{cpu}, {cores} cores ({})", std::env::consts::ARCH)
+}
+
+fn markdown(rows: &[Row], compiler: &native::Compiler, flags: &[String]) -> String {
+    let mut out = String::new();
+    out.push_str("# CPU benchmark results\n\n");
+    out.push_str(&format!("Machine: {}.  \n", machine()));
+    out.push_str(&format!(
+        "Compiler: `{}` ({}), flags `{}` for both the generated C and the baselines.  \n",
+        compiler.command,
+        compiler.identity.lines().next().unwrap_or("").trim(),
+        flags.join(" ")
+    ));
+    out.push_str("Made by `stencilc bench` (see bench/README.md). Times are per sweep (one iteration of the \
+                  iterate); GStencil/s counts grid points x stencils per second; effective GB/s assumes one \
+                  read and one write per point per field; ratio = `--backend c` time / baseline time.\n\n");
+    out.push_str("| benchmark | size | sweeps | c (ms/sweep) | baseline (ms/sweep) | ratio | interp (ms/sweep) | GStencil/s | GB/s | compile (s) | cached load (ms) | peak RSS (MiB) | baseline RSS (MiB) | data (MiB) | same result |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for r in rows {
+        out.push_str(&format!(
+            "| {} | {}^{} | {} | {:.2} | {:.2} | {:.3} | {} | {:.2} | {:.1} | {:.2} | {:.1} | {:.0} | {:.0} | {:.0} | {} |\n",
+            r.name,
+            r.size,
+            r.rank,
+            r.sweeps,
+            r.c_sweep_s * 1e3,
+            r.baseline_sweep_s * 1e3,
+            r.ratio_to_baseline,
+            r.interp_sweep_s.map_or("-".into(), |s| format!("{:.1}", s * 1e3)),
+            r.gstencil_per_s,
+            r.effective_gb_per_s,
+            r.compile_s,
+            r.cached_load_s * 1e3,
+            r.peak_rss_mb,
+            r.baseline_peak_rss_mb,
+            r.data_mb,
+            if r.checksum_matches_baseline { "yes" } else { "no" }
+        ));
+    }
+    if let Some(worst) = rows
+        .iter()
+        .max_by(|a, b| a.ratio_to_baseline.total_cmp(&b.ratio_to_baseline))
+    {
+        out.push_str(&format!(
+            "\nWorst ratio to the baseline: {:.3} ({}).\n",
+            worst.ratio_to_baseline, worst.name
+        ));
+    }
+    out
+}

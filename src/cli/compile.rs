@@ -1,0 +1,75 @@
+//! `stencilc compile`: source-to-source for C/C++ files with SDSL regions, with
+//! sdslc's options (guide ch. 5): `-f IN -o OUT [-b c|affine-c] [-x] [-v]`.
+
+use std::path::PathBuf;
+
+use stencilc::back::c::embed::{self, EmbedOptions};
+use stencilc::source::SourceFile;
+
+use crate::cli::error::CliError;
+
+/// Arguments of `stencilc compile`.
+#[derive(clap::Args, Debug)]
+pub struct CompileArgs {
+    /// The C/C++ file with `#pragma sdsl begin ... end` regions.
+    #[arg(short = 'f', long = "in", value_name = "FILE")]
+    pub input: PathBuf,
+    /// Where to write the C/C++ file with each region replaced by generated code.
+    #[arg(short = 'o', long = "out", value_name = "FILE")]
+    pub output: PathBuf,
+    /// The code generator: `c` (sdslc's name for it, `affine-c`, is accepted too).
+    #[arg(short = 'b', long = "backend", default_value = "c", value_parser = ["c", "affine-c"])]
+    pub backend: String,
+    /// Give the generated wrapper functions C linkage (`extern "C"`), for C++ hosts.
+    #[arg(short = 'x', long = "extern-c")]
+    pub extern_c: bool,
+    /// Say what is generated, region by region.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+}
+
+/// Runs `stencilc compile`.
+pub fn run(args: &CompileArgs) -> Result<(), CliError> {
+    let text = std::fs::read_to_string(&args.input).map_err(|e| {
+        CliError::new(
+            format!("cannot read `{}`: {e}", args.input.display()),
+            "give -f the path of a C/C++ file with #pragma sdsl regions",
+        )
+    })?;
+    let source = SourceFile::new(args.input.display().to_string(), text);
+    let regions = stencilc::front::parse_regions(source.clone())?;
+    if regions.is_empty() {
+        return Err(CliError::new(
+            format!("`{}` has no SDSL region", args.input.display()),
+            "mark the SDSL code with `#pragma sdsl begin` and `#pragma sdsl end` lines",
+        ));
+    }
+    if args.verbose {
+        for region in &regions {
+            let (line, _) = source.line_col(region.span.start as usize);
+            eprintln!(
+                "region {} (line {line}): `{}`, sets sdsl_return_{}",
+                region.index,
+                embed::wrapper_symbol(&region.program),
+                region.index
+            );
+        }
+    }
+    let output = embed::rewrite_host(
+        &source,
+        &regions,
+        EmbedOptions {
+            extern_c: args.extern_c,
+        },
+    );
+    std::fs::write(&args.output, output).map_err(|e| {
+        CliError::new(
+            format!("cannot write `{}`: {e}", args.output.display()),
+            "give -o a path in a writable folder",
+        )
+    })?;
+    if args.verbose {
+        eprintln!("wrote {}", args.output.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,86 @@
+//! `stencilc emit PROGRAM --target c|cuda|opencl`: prints the generated code.
+//!
+//! For the GPU targets the schedule flags (`--block`, `--tile`, `--shm`) and the
+//! region's pragma choose the kernels printed; the output is one self-contained
+//! translation unit (CUDA: `extern "C"` kernels that NVRTC compiles as they are).
+
+use std::path::PathBuf;
+
+use stencilc::back::gpu_emit::{self, GpuTarget};
+use stencilc::exec::backend::RunOptions;
+use stencilc::schedule::ScheduleRequest;
+
+use crate::cli::args::{ScheduleArgs, ShmChoice};
+use crate::cli::error::CliError;
+
+/// What `emit` can print.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmitTarget {
+    /// The C with OpenMP that `--backend c` compiles.
+    C,
+    /// CUDA C kernels, as `--backend cuda` compiles them with NVRTC.
+    Cuda,
+    /// OpenCL C kernels, as `--backend opencl` builds them.
+    Opencl,
+}
+
+/// Arguments of `stencilc emit`.
+#[derive(clap::Args, Debug)]
+pub struct EmitArgs {
+    /// The program: a `.sdsl` file, or a C/C++ file with `#pragma sdsl` regions.
+    pub program: PathBuf,
+    /// Which code to print.
+    #[arg(long, short = 't', value_enum, default_value = "c")]
+    pub target: EmitTarget,
+    /// For a C/C++ file: which region (from 0).
+    #[arg(long)]
+    pub region: Option<usize>,
+    /// Write to this file instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The GPU schedule (ignored for `--target c`).
+    #[command(flatten)]
+    pub schedule: ScheduleArgs,
+}
+
+/// Runs `stencilc emit`.
+pub fn run(args: &EmitArgs) -> Result<(), CliError> {
+    let program = crate::cli::program::load(&args.program, args.region)?;
+    let text = match args.target {
+        EmitTarget::C => stencilc::back::c::emit_program(&program).source,
+        EmitTarget::Cuda => gpu_source(&program, &args.schedule, GpuTarget::Cuda)?,
+        EmitTarget::Opencl => gpu_source(&program, &args.schedule, GpuTarget::OpenCl)?,
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, text).map_err(|e| {
+            CliError::new(
+                format!("cannot write `{}`: {e}", path.display()),
+                "give -o a path in a writable folder",
+            )
+        }),
+        None => {
+            print!("{text}");
+            Ok(())
+        }
+    }
+}
+
+/// Lowers `program` under the requested schedule and prints it for `target`.
+fn gpu_source(
+    program: &stencilc::ir::Program,
+    schedule: &ScheduleArgs,
+    target: GpuTarget,
+) -> Result<String, CliError> {
+    let options = RunOptions {
+        block: schedule.block.as_ref().map(|a| a.0.clone()),
+        tile: schedule.tile.as_ref().map(|a| a.0.clone()),
+        shm: schedule.shm.as_ref().map(ShmChoice::to_option_string),
+        ..RunOptions::default()
+    };
+    gpu_emit::emit(program, &ScheduleRequest::from_options(&options), target).map_err(|e| {
+        CliError::new(
+            format!("cannot schedule `{}` for the GPU: {e}", program.name),
+            "change --block, --tile or --shm (or the region's pragma) as the message says",
+        )
+    })
+}

@@ -1,0 +1,238 @@
+//! The native executor: generated C ([`back::c`](crate::back::c)) compiled with the
+//! system C compiler, loaded with `libloading` and run on the caller's buffers.
+//!
+//! The run function rotates time levels by swapping pointers; afterwards the
+//! buffers of [`FieldState`] are permuted to match (moved, never copied), so the
+//! state ends exactly as the interpreter leaves it.
+
+pub mod compile;
+
+use std::ffi::c_void;
+use std::os::raw::{c_int, c_long};
+use std::time::Instant;
+
+use crate::back::c;
+use crate::exec::backend::RunOptions;
+use crate::exec::env::RunEnv;
+use crate::exec::{Buffer, ExecError, FieldState, PhaseTimes, RunSummary};
+use crate::ir::{Program, ScalarType, Value};
+
+pub use compile::{Compiler, Kernel};
+
+/// The signature of `<program>_entry` (see [`c::ENTRY_ABI`]).
+type Entry = unsafe extern "C" fn(
+    *const f64,
+    *const c_long,
+    *mut *mut c_void,
+    *mut c_long,
+    *mut f64,
+    *mut c_long,
+) -> c_int;
+
+/// Compiles (or finds in the cache) and loads the C for `program`, with the
+/// compiler from `$CC` (or `cc`) and the flags of `options`.
+pub fn prepare(program: &Program, options: &RunOptions) -> Result<(c::CUnit, Kernel), ExecError> {
+    let compiler = Compiler::from_env()?;
+    prepare_with(program, options, &compiler)
+}
+
+/// [`prepare`] with a given compiler.
+pub fn prepare_with(
+    program: &Program,
+    options: &RunOptions,
+    compiler: &Compiler,
+) -> Result<(c::CUnit, Kernel), ExecError> {
+    let unit = c::emit_program(program);
+    let flags = compile::flags(options.cflags.as_deref(), options.fast_math);
+    let kernel = compile::build(&unit.source, compiler, &flags, &compile::cache_dir())?;
+    Ok((unit, kernel))
+}
+
+/// Runs `program` natively on `state`.
+pub fn run(
+    program: &Program,
+    env: &RunEnv,
+    state: &mut FieldState,
+    options: &RunOptions,
+    notice: &mut dyn FnMut(&str),
+) -> Result<RunSummary, ExecError> {
+    check_state(program, env, state)?;
+    let start = Instant::now();
+    let (unit, kernel) = prepare(program, options)?;
+    if options.verbose {
+        let what = if kernel.cache_hit {
+            "cache hit"
+        } else {
+            "compiled"
+        };
+        notice(&format!(
+            "c: {what}: {} ({:.3} s)",
+            kernel.path.display(),
+            kernel.elapsed.as_secs_f64()
+        ));
+    }
+    let compile_time = start.elapsed();
+    let mut summary = execute(program, env, state, &unit, &kernel)?;
+    summary.times.compile = compile_time;
+    Ok(summary)
+}
+
+/// Calls a loaded unit's entry point on `state` (already checked against `env`).
+pub fn execute(
+    program: &Program,
+    env: &RunEnv,
+    state: &mut FieldState,
+    unit: &c::CUnit,
+    kernel: &Kernel,
+) -> Result<RunSummary, ExecError> {
+    // SAFETY: the symbol was generated with exactly the `Entry` signature.
+    let entry: libloading::Symbol<'_, Entry> =
+        unsafe { kernel.library.get(unit.entry_symbol.as_bytes()) }.map_err(|e| {
+            ExecError::Failed(format!(
+                "the compiled kernel {} lacks `{}`: {e}; delete it to compile again",
+                kernel.path.display(),
+                unit.entry_symbol
+            ))
+        })?;
+    let params_f: Vec<f64> = env.params.iter().map(|v| v.as_f64()).collect();
+    let params_i: Vec<c_long> = env
+        .params
+        .iter()
+        .map(|v| {
+            if v.ty().is_float() {
+                0
+            } else {
+                v.as_i64() as c_long
+            }
+        })
+        .collect();
+    let mut levels: Vec<*mut c_void> = state
+        .fields
+        .iter_mut()
+        .flat_map(|levels| {
+            levels
+                .iter_mut()
+                .map(|b| b.as_bytes_mut().as_mut_ptr().cast::<c_void>())
+        })
+        .collect();
+    let before = levels.clone();
+    let reduction_count = program.iterate.as_ref().map_or(0, |it| it.reductions.len());
+    let mut counts: [c_long; 3] = [0; 3];
+    let mut reductions_f = vec![0f64; reduction_count.max(1)];
+    let mut reductions_i: Vec<c_long> = vec![0; reduction_count.max(1)];
+    let start = Instant::now();
+    // SAFETY: every level pointer addresses a buffer of the field's type whose
+    // length was checked against the grid the C code computes from the same
+    // parameters; the arrays have the lengths the entry point indexes.
+    let status = unsafe {
+        entry(
+            params_f.as_ptr(),
+            params_i.as_ptr(),
+            levels.as_mut_ptr(),
+            counts.as_mut_ptr(),
+            reductions_f.as_mut_ptr(),
+            reductions_i.as_mut_ptr(),
+        )
+    };
+    let compute = start.elapsed();
+    reorder_levels(state, &before, &levels);
+    match status {
+        0 => {}
+        1 => {
+            return Err(ExecError::Failed(
+                "the check interval (`every`) is below 1; check every 1 or more iterations".into(),
+            ))
+        }
+        3 => {
+            return Err(ExecError::Failed(
+                "out of memory for the reduction partials; use a smaller grid".into(),
+            ))
+        }
+        other => {
+            return Err(ExecError::Failed(format!(
+                "the compiled kernel failed with status {other}"
+            )))
+        }
+    }
+    let reductions = match &program.iterate {
+        Some(iterate) => iterate
+            .reductions
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let value = (counts[2] != 0).then(|| match r.ty {
+                    ScalarType::Int => Value::Int(reductions_i[i] as i32),
+                    ScalarType::Long => Value::Long(reductions_i[i] as i64),
+                    ScalarType::Float => Value::Float(reductions_f[i] as f32),
+                    ScalarType::Double => Value::Double(reductions_f[i]),
+                });
+                (r.name.clone(), value)
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    Ok(RunSummary {
+        iterations: counts[0].max(0) as u64,
+        stopped_by_check: counts[1] != 0,
+        reductions,
+        times: PhaseTimes {
+            compute,
+            ..PhaseTimes::default()
+        },
+    })
+}
+
+/// Moves each field's buffers into the order the C code left its level pointers.
+fn reorder_levels(state: &mut FieldState, before: &[*mut c_void], after: &[*mut c_void]) {
+    let mut base = 0;
+    for levels in &mut state.fields {
+        let n = levels.len();
+        let mut old: Vec<Option<Buffer>> = levels.drain(..).map(Some).collect();
+        for slot in 0..n {
+            // Find the buffer the C code put in this slot (the first unused one
+            // with that address: empty buffers may share a dangling address).
+            let k = (0..n)
+                .find(|&k| old[k].is_some() && before[base + k] == after[base + slot])
+                .or_else(|| (0..n).find(|&k| old[k].is_some()))
+                .expect("as many buffers as slots");
+            levels.push(old[k].take().expect("unused"));
+        }
+        base += n;
+    }
+}
+
+/// Every buffer must have the field's type and its grid's size: the C code
+/// indexes it without bounds checks.
+fn check_state(program: &Program, env: &RunEnv, state: &FieldState) -> Result<(), ExecError> {
+    if state.fields.len() != program.fields.len() {
+        return Err(ExecError::Failed(format!(
+            "the program has {} fields but {} were given",
+            program.fields.len(),
+            state.fields.len()
+        )));
+    }
+    for (field, levels) in program.fields.iter().zip(&state.fields) {
+        let len: usize = env.grid_dims[field.grid.0].iter().product();
+        if levels.len() != field.levels() {
+            return Err(ExecError::Failed(format!(
+                "field `{}` has {} time levels but {} buffers were given",
+                field.name,
+                field.levels(),
+                levels.len()
+            )));
+        }
+        for buffer in levels {
+            if buffer.ty() != field.ty || buffer.len() != len {
+                return Err(ExecError::Failed(format!(
+                    "field `{}` needs {len} `{}` elements but a buffer of {} `{}` was given; \
+                     give it data of the grid's shape",
+                    field.name,
+                    field.ty,
+                    buffer.len(),
+                    buffer.ty()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
