@@ -352,6 +352,8 @@ pub enum KStmt {
         /// When false.
         otherwise: Vec<KStmt>,
     },
+    /// `{ body }`: a scope for the body's declarations.
+    Block(Vec<KStmt>),
     /// A block-wide barrier on shared memory.
     Barrier,
     /// A comment line, for readers of the generated code.

@@ -120,6 +120,7 @@ pub fn visit_exprs(body: &[KStmt], f: &mut dyn FnMut(&KExpr)) {
                 visit_exprs(then, f);
                 visit_exprs(otherwise, f);
             }
+            KStmt::Block(body) => visit_exprs(body, f),
             KStmt::Barrier | KStmt::Comment(_) => {}
         }
     }
@@ -227,6 +228,11 @@ fn print_block(out: &mut String, body: &[KStmt], depth: usize, dialect: &dyn Dia
                     print_block(out, otherwise, depth + 1, dialect);
                     let _ = writeln!(out, "{pad}}}");
                 }
+            }
+            KStmt::Block(body) => {
+                let _ = writeln!(out, "{pad}{{");
+                print_block(out, body, depth + 1, dialect);
+                let _ = writeln!(out, "{pad}}}");
             }
             KStmt::Barrier => {
                 let _ = writeln!(out, "{pad}{}", dialect.barrier());
