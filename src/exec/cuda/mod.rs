@@ -3,6 +3,7 @@
 //! the kernels. Builds and runs on machines without CUDA: every entry point
 //! returns [`ExecError::Unavailable`] there.
 
+pub mod bench;
 pub mod nvrtc;
 
 use std::collections::HashMap;
@@ -213,29 +214,13 @@ impl GpuDevice for Session<'_> {
         let key = self
             .module
             .ok_or_else(|| ExecError::Failed("internal: launch before compile".into()))?;
-        let function = &self.rt.modules[&key][kernel];
-        let mut builder = self.rt.stream.launch_builder(function);
-        for arg in args {
-            match arg {
-                KernelArg::Buffer(DeviceBuffer::Int(b)) => builder.arg(b),
-                KernelArg::Buffer(DeviceBuffer::Long(b)) => builder.arg(b),
-                KernelArg::Buffer(DeviceBuffer::Float(b)) => builder.arg(b),
-                KernelArg::Buffer(DeviceBuffer::Double(b)) => builder.arg(b),
-                KernelArg::Value(Value::Int(v)) => builder.arg(v),
-                KernelArg::Value(Value::Long(v)) => builder.arg(v),
-                KernelArg::Value(Value::Float(v)) => builder.arg(v),
-                KernelArg::Value(Value::Double(v)) => builder.arg(v),
-            };
-        }
-        let config = LaunchConfig {
-            grid_dim: (groups[0], groups[1], groups[2]),
-            block_dim: (block[0], block[1], block[2]),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: the arguments follow the kernel's parameter list, which the plan
-        // was generated with; buffers outlive the launch (freed after `finish`).
-        unsafe { builder.launch(config) }.map_err(driver_error("kernel launch"))?;
-        Ok(())
+        launch_function(
+            &self.rt.stream,
+            &self.rt.modules[&key][kernel],
+            groups,
+            block,
+            args,
+        )
     }
 
     fn finish(&mut self) -> Result<Duration, ExecError> {
@@ -259,6 +244,38 @@ impl GpuDevice for Session<'_> {
             .map_err(driver_error("reading an event"))?;
         Ok(Duration::from_secs_f64(ms as f64 / 1000.0))
     }
+}
+
+/// Enqueues `function` on `stream` with `args` (which must follow its parameters).
+fn launch_function(
+    stream: &CudaStream,
+    function: &CudaFunction,
+    groups: [u32; 3],
+    block: [u32; 3],
+    args: &[KernelArg<'_, DeviceBuffer>],
+) -> Result<(), ExecError> {
+    let mut builder = stream.launch_builder(function);
+    for arg in args {
+        match arg {
+            KernelArg::Buffer(DeviceBuffer::Int(b)) => builder.arg(b),
+            KernelArg::Buffer(DeviceBuffer::Long(b)) => builder.arg(b),
+            KernelArg::Buffer(DeviceBuffer::Float(b)) => builder.arg(b),
+            KernelArg::Buffer(DeviceBuffer::Double(b)) => builder.arg(b),
+            KernelArg::Value(Value::Int(v)) => builder.arg(v),
+            KernelArg::Value(Value::Long(v)) => builder.arg(v),
+            KernelArg::Value(Value::Float(v)) => builder.arg(v),
+            KernelArg::Value(Value::Double(v)) => builder.arg(v),
+        };
+    }
+    let config = LaunchConfig {
+        grid_dim: (groups[0], groups[1], groups[2]),
+        block_dim: (block[0], block[1], block[2]),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the caller passes arguments following the kernel's parameter list;
+    // buffers outlive the launch (they are freed only after a synchronisation).
+    unsafe { builder.launch(config) }.map_err(driver_error("kernel launch"))?;
+    Ok(())
 }
 
 /// Runs `program` through CUDA under the schedule the options ask for.
