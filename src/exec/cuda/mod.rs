@@ -108,7 +108,8 @@ pub enum DeviceBuffer {
 struct Session<'a> {
     rt: &'a mut Runtime,
     module: Option<blake3::Hash>,
-    timer: Option<(CudaEvent, bool)>,
+    /// The event recorded before the first launch since the last `finish`.
+    timer: Option<CudaEvent>,
 }
 
 impl GpuDevice for Session<'_> {
@@ -209,7 +210,7 @@ impl GpuDevice for Session<'_> {
             start
                 .record(&self.rt.stream)
                 .map_err(driver_error("recording an event"))?;
-            self.timer = Some((start, true));
+            self.timer = Some(start);
         }
         let key = self
             .module
@@ -224,7 +225,7 @@ impl GpuDevice for Session<'_> {
     }
 
     fn finish(&mut self) -> Result<Duration, ExecError> {
-        let Some((start, _)) = self.timer.take() else {
+        let Some(start) = self.timer.take() else {
             self.rt
                 .stream
                 .synchronize()
