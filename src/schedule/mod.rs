@@ -10,6 +10,10 @@
 //! [`Schedule::new`] applies a default heuristic, then the region's pragma hints,
 //! then the command line ([`ScheduleRequest`]). Any schedule gives the same
 //! results; [`validate`] rejects one a device cannot run before any launch.
+//!
+//! Time tiling is not implemented: a pragma's `time:` or `time_steps:` above 1
+//! is not applied, and the GPU back-ends say so in a one-line notice
+//! ([`time_tiling_notice`]); results are the same, one sweep per stencil.
 
 mod fusion;
 
