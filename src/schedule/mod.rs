@@ -5,7 +5,7 @@
 //! lives (global memory, the read-only path, or a shared-memory tile with halo),
 //! where each coefficient table lives (folded into literals, constant memory or
 //! shared memory), and whether to fuse with the next stencil (off by default;
-//! see [`fusion`] for when it is legal).
+//! see `schedule/fusion.rs` for when it is legal).
 //!
 //! [`Schedule::new`] applies a default heuristic, then the region's pragma hints,
 //! then the command line ([`ScheduleRequest`]). Any schedule gives the same
