@@ -15,30 +15,31 @@ pub enum GpuTarget {
 }
 
 /// The kernels of `program` under the schedule `request` asks for, as source text,
-/// preceded by a comment giving the schedule each stencil got.
+/// preceded by a comment giving the schedule each stencil got (and, when fusion
+/// was asked for, why stencils were left apart).
 pub fn emit(
     program: &Program,
     request: &ScheduleRequest,
     target: GpuTarget,
 ) -> Result<String, ScheduleError> {
     let schedule = Schedule::new(program, request)?;
-    let (lowered, text) = match target {
+    let text = match target {
         GpuTarget::Cuda => {
-            let l = lower(program, &schedule, Target::Cuda);
-            let t = crate::back::cuda::print(&l.module);
-            (l, t)
+            crate::back::cuda::print(&lower(program, &schedule, Target::Cuda).module)
         }
         GpuTarget::OpenCl => {
-            let l = lower(program, &schedule, Target::OpenCl);
-            let t = crate::back::opencl::print(&l.module);
-            (l, t)
+            crate::back::opencl::print(&lower(program, &schedule, Target::OpenCl).module)
         }
     };
-    let _ = lowered;
     let mut header = String::new();
     for line in schedule.describe(program).lines() {
         header.push_str("// schedule: ");
         header.push_str(line);
+        header.push('\n');
+    }
+    for note in &schedule.notes {
+        header.push_str("// schedule: ");
+        header.push_str(note);
         header.push('\n');
     }
     Ok(header + &text)

@@ -46,6 +46,8 @@ pub struct RunOptions {
     pub tile: Option<Vec<u32>>,
     /// `--shm FIELD,...|none|auto`.
     pub shm: Option<String>,
+    /// `--fuse`: fuse consecutive stencils into one GPU kernel where legal.
+    pub fuse: bool,
     /// Extra or replacement C compiler flags for the native back-end.
     pub cflags: Option<String>,
     /// Allow `-ffast-math` in the native back-end.
@@ -65,6 +67,11 @@ pub fn run(
     options: &RunOptions,
     notice: &mut dyn FnMut(&str),
 ) -> Result<(RunSummary, Backend), ExecError> {
+    if matches!(backend, Backend::Cuda | Backend::OpenCl | Backend::Auto) {
+        if let Some(text) = crate::schedule::time_tiling_notice(program) {
+            notice(&text);
+        }
+    }
     match backend {
         Backend::Cuda => {
             crate::exec::cuda::run(program, env, state, options).map(|s| (s, Backend::Cuda))

@@ -203,12 +203,10 @@ pub enum KExpr {
     },
     /// An integer index helper (boundary modes).
     Helper(Helper, Vec<KExpr>),
-    /// `min(a, b)` on integers.
-    IMin(Box<KExpr>, Box<KExpr>),
     /// A C conversion to the given type.
     Cast(ScalarType, Box<KExpr>),
     /// `__shfl_down_sync(full mask, value, delta)`: only lowered for dialects with
-    /// warp shuffles ([`print::Dialect::has_warp_shuffle`]).
+    /// warp shuffles ([`crate::lower::Target::has_warp_shuffle`]).
     ShuffleDown(Box<KExpr>, u32),
 }
 
@@ -282,7 +280,7 @@ impl KExpr {
             KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) => {}
             KExpr::Load { index, .. } => index.iter().for_each(|e| e.visit(f)),
             KExpr::Unary(_, a) | KExpr::Cast(_, a) | KExpr::ShuffleDown(a, _) => a.visit(f),
-            KExpr::Binary(_, a, b) | KExpr::IMin(a, b) => {
+            KExpr::Binary(_, a, b) => {
                 a.visit(f);
                 b.visit(f);
             }
@@ -352,6 +350,8 @@ pub enum KStmt {
         /// When false.
         otherwise: Vec<KStmt>,
     },
+    /// `{ body }`: a scope for the body's declarations.
+    Block(Vec<KStmt>),
     /// A block-wide barrier on shared memory.
     Barrier,
     /// A comment line, for readers of the generated code.

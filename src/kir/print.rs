@@ -6,8 +6,8 @@
 
 use std::fmt::Write;
 
-use crate::ir::{ScalarType, UnaryOp, Value};
-use crate::kir::{Builtin, Helper, KExpr, KParam, KStmt, Kernel, Module, ParamKind, Space};
+use crate::ir::{UnaryOp, Value};
+use crate::kir::{Builtin, Helper, KExpr, KParam, KStmt, Kernel, Module};
 
 /// How a GPU language spells the kernel IR's constructs.
 pub trait Dialect {
@@ -29,8 +29,6 @@ pub trait Dialect {
     fn barrier(&self) -> &'static str;
     /// A math function's name for the given form.
     fn math_name(&self, func: crate::ir::MathFn, float_form: bool) -> String;
-    /// Whether warp shuffles exist ([`KExpr::ShuffleDown`] may be used).
-    fn has_warp_shuffle(&self) -> bool;
     /// A warp shuffle-down of `value` by `delta` lanes.
     fn shuffle_down(&self, value: &str, delta: u32) -> String;
     /// The pragma line asking to unroll the next loop, if any.
@@ -120,6 +118,7 @@ pub fn visit_exprs(body: &[KStmt], f: &mut dyn FnMut(&KExpr)) {
                 visit_exprs(then, f);
                 visit_exprs(otherwise, f);
             }
+            KStmt::Block(body) => visit_exprs(body, f),
             KStmt::Barrier | KStmt::Comment(_) => {}
         }
     }
@@ -129,9 +128,12 @@ fn print_helper(out: &mut String, helper: Helper, dialect: &dyn Dialect) {
     let q = dialect.helper_qualifier();
     let body = match helper {
         Helper::Clamp => "return i < 0 ? 0 : (i >= n ? n - 1 : i);",
-        Helper::Wrap => "int m = i % n;\n    return m < 0 ? m + n : m;",
+        // Indices inside the grid (nearly all) return before any division.
+        Helper::Wrap => {
+            "if (i >= 0 && i < n) return i;\n    int m = i % n;\n    return m < 0 ? m + n : m;"
+        }
         Helper::Mirror => {
-            "if (n == 1) return 0;\n    int period = 2 * (n - 1);\n    int m = i % period;\n    if (m < 0) m += period;\n    return m < n ? m : period - m;"
+            "if (i >= 0 && i < n) return i;\n    if (n == 1) return 0;\n    int period = 2 * (n - 1);\n    int m = i % period;\n    if (m < 0) m += period;\n    return m < n ? m : period - m;"
         }
     };
     let _ = writeln!(
@@ -227,6 +229,11 @@ fn print_block(out: &mut String, body: &[KStmt], depth: usize, dialect: &dyn Dia
                     print_block(out, otherwise, depth + 1, dialect);
                     let _ = writeln!(out, "{pad}}}");
                 }
+            }
+            KStmt::Block(body) => {
+                let _ = writeln!(out, "{pad}{{");
+                print_block(out, body, depth + 1, dialect);
+                let _ = writeln!(out, "{pad}}}");
             }
             KStmt::Barrier => {
                 let _ = writeln!(out, "{pad}{}", dialect.barrier());
@@ -351,31 +358,7 @@ pub fn expr(e: &KExpr, dialect: &dyn Dialect) -> String {
             let args: Vec<String> = args.iter().map(|a| expr(a, dialect)).collect();
             format!("{}({})", h.name(), args.join(", "))
         }
-        KExpr::IMin(a, b) => format!("min({}, {})", expr(a, dialect), expr(b, dialect)),
         KExpr::Cast(ty, a) => format!("({}){}", ty.name(), wrap(a, 12, dialect)),
         KExpr::ShuffleDown(a, delta) => dialect.shuffle_down(&expr(a, dialect), *delta),
-    }
-}
-
-/// The C type of a buffer or scalar parameter, without address-space qualifiers.
-pub fn param_type(param: &KParam) -> String {
-    match param.kind {
-        ParamKind::Scalar => format!("const {}", param.ty.name()),
-        ParamKind::ReadOnlyBuffer => format!("const {}*", param.ty.name()),
-        ParamKind::Buffer => format!("{}*", param.ty.name()),
-    }
-}
-
-/// Whether a type needs `double` support.
-pub fn is_double(ty: ScalarType) -> bool {
-    ty == ScalarType::Double
-}
-
-/// Address space of a load, for dialects that must qualify pointers.
-pub fn space_name(space: Space) -> &'static str {
-    match space {
-        Space::Global => "global",
-        Space::Shared => "shared",
-        Space::Constant => "constant",
     }
 }

@@ -9,7 +9,7 @@ use crate::exec::env::RunEnv;
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::ir::{Program, ScalarType, Value};
 use crate::kir::Module;
-use crate::lower::plan::{eval_subset, eval_uniform, groups_for, ArgSource, Launch};
+use crate::lower::plan::{eval_subset, eval_uniform, groups_for, ArgSource, HostPlan, Launch};
 use crate::lower::Lowered;
 use crate::schedule::DeviceLimits;
 
@@ -48,13 +48,136 @@ pub trait GpuDevice {
     fn finish(&mut self) -> Result<Duration, ExecError>;
 }
 
-struct Bufs<B> {
+/// A program's data resident on a device: every field time level (rotated like
+/// `FieldState`), and each reduction's partials and result.
+pub struct Resident<B> {
     /// `levels[f][level]`, rotated like `FieldState`.
     levels: Vec<Vec<B>>,
     /// Each field's lowest time offset (`levels[f][t - time_lo[f]]`).
     time_lo: Vec<i32>,
     partials: Vec<B>,
     results: Vec<B>,
+    /// Per reduction: where each part's blocks start in its partials, and how
+    /// many partials there are in all.
+    partial_offsets: Vec<(Vec<i32>, i32)>,
+}
+
+impl<B> Resident<B> {
+    /// Allocates everything `lowered` needs on `device` and uploads `state`.
+    pub fn upload<D: GpuDevice<Buf = B>>(
+        device: &mut D,
+        program: &Program,
+        lowered: &Lowered,
+        env: &RunEnv,
+        state: &FieldState,
+    ) -> Result<Self, ExecError> {
+        let mut levels = Vec::new();
+        for (f, field) in program.fields.iter().enumerate() {
+            let len: usize = env.grid_dims[field.grid.0].iter().product();
+            let mut list = Vec::new();
+            for level in 0..field.levels() {
+                let mut buf = device.alloc(field.ty, len)?;
+                match state.fields.get(f).and_then(|l| l.get(level)) {
+                    Some(src) if src.len() == len && src.ty() == field.ty => {
+                        device.upload(&mut buf, src)?
+                    }
+                    _ => {
+                        return Err(ExecError::Failed(format!(
+                            "field `{}` level {level} has no data of {len} {} elements; \
+                             give every level its input",
+                            field.name, field.ty
+                        )))
+                    }
+                }
+                list.push(buf);
+            }
+            levels.push(list);
+        }
+        let mut partials = Vec::new();
+        let mut results = Vec::new();
+        let mut partial_offsets = Vec::new();
+        for r in &lowered.plan.reductions {
+            let mut offsets = Vec::new();
+            let mut total = 0u64;
+            for part in &r.parts {
+                offsets.push(total as i32);
+                if let Some(subset) = &part.subset {
+                    if let Some(g) = groups_for(&eval_subset(subset, env)?, part.points_per_block) {
+                        total += g.iter().map(|&v| v as u64).product::<u64>();
+                    }
+                }
+            }
+            partial_offsets.push((offsets, total as i32));
+            partials.push(device.alloc(r.ty, total.max(1) as usize)?);
+            let mut result = device.alloc(r.ty, 1)?;
+            device.upload(&mut result, &Buffer::zeros(r.ty, 1))?;
+            results.push(result);
+        }
+        Ok(Resident {
+            levels,
+            time_lo: program.fields.iter().map(|f| f.time_lo).collect(),
+            partials,
+            results,
+            partial_offsets,
+        })
+    }
+
+    /// Enqueues one iteration's stencils, in order.
+    pub fn stencils<D: GpuDevice<Buf = B>>(
+        &self,
+        device: &mut D,
+        plan: &HostPlan,
+        env: &RunEnv,
+    ) -> Result<(), ExecError> {
+        for launches in &plan.stencils {
+            for launch in launches {
+                run_launch(device, launch, env, self, None)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates every reduction on the device; returns their values.
+    fn reductions<D: GpuDevice<Buf = B>>(
+        &self,
+        device: &mut D,
+        plan: &HostPlan,
+        env: &RunEnv,
+    ) -> Result<Vec<Value>, ExecError> {
+        let mut values = Vec::new();
+        for (r, red) in plan.reductions.iter().enumerate() {
+            let (offsets, total) = &self.partial_offsets[r];
+            for (p, launch) in red.parts.iter().enumerate() {
+                run_launch(device, launch, env, self, Some((r, offsets[p], *total)))?;
+            }
+            run_launch(device, &red.finish, env, self, Some((r, 0, *total)))?;
+            let mut out = Buffer::zeros(red.ty, 1);
+            device.download(&self.results[r], &mut out)?;
+            values.push(out.get(0));
+        }
+        Ok(values)
+    }
+
+    /// Rotates every multi-level field's levels by swapping buffer handles.
+    pub fn rotate(&mut self) {
+        for list in &mut self.levels {
+            list.rotate_left(1);
+        }
+    }
+
+    /// Copies every level back into `state`.
+    pub fn download<D: GpuDevice<Buf = B>>(
+        &self,
+        device: &mut D,
+        state: &mut FieldState,
+    ) -> Result<(), ExecError> {
+        for (f, list) in self.levels.iter().enumerate() {
+            for (level, buf) in list.iter().enumerate() {
+                device.download(buf, &mut state.fields[f][level])?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Runs `lowered` (of `program`) on `device`, updating `state` like the interpreter.
@@ -74,54 +197,7 @@ pub fn run<D: GpuDevice>(
     let plan = &lowered.plan;
 
     let t0 = Instant::now();
-    let mut levels = Vec::new();
-    for (f, field) in program.fields.iter().enumerate() {
-        let len: usize = env.grid_dims[field.grid.0].iter().product();
-        let mut list = Vec::new();
-        for level in 0..field.levels() {
-            let mut buf = device.alloc(field.ty, len)?;
-            match state.fields.get(f).and_then(|l| l.get(level)) {
-                Some(src) if src.len() == len && src.ty() == field.ty => {
-                    device.upload(&mut buf, src)?
-                }
-                _ => {
-                    return Err(ExecError::Failed(format!(
-                        "field `{}` level {level} has no data of {len} {} elements; \
-                         give every level its input",
-                        field.name, field.ty
-                    )))
-                }
-            }
-            list.push(buf);
-        }
-        levels.push(list);
-    }
-    let mut partials = Vec::new();
-    let mut results = Vec::new();
-    let mut partial_offsets = Vec::new();
-    for r in &plan.reductions {
-        let mut offsets = Vec::new();
-        let mut total = 0u64;
-        for part in &r.parts {
-            offsets.push(total as i32);
-            if let Some(subset) = &part.subset {
-                if let Some(g) = groups_for(&eval_subset(subset, env)?, part.points_per_block) {
-                    total += g.iter().map(|&v| v as u64).product::<u64>();
-                }
-            }
-        }
-        partial_offsets.push((offsets, total as i32));
-        partials.push(device.alloc(r.ty, total.max(1) as usize)?);
-        let mut result = device.alloc(r.ty, 1)?;
-        device.upload(&mut result, &Buffer::zeros(r.ty, 1))?;
-        results.push(result);
-    }
-    let mut bufs = Bufs {
-        levels,
-        time_lo: program.fields.iter().map(|f| f.time_lo).collect(),
-        partials,
-        results,
-    };
+    let mut resident = Resident::upload(device, program, lowered, env, state)?;
     device.finish()?;
     summary.times.upload = t0.elapsed();
 
@@ -129,11 +205,7 @@ pub fn run<D: GpuDevice>(
     let mut values: Vec<Option<Value>> = vec![None; plan.reductions.len()];
     if let Some(iterate) = &program.iterate {
         for k in 1..=env.max_iters {
-            for launches in &plan.stencils {
-                for launch in launches {
-                    run_launch(device, launch, env, &bufs, None)?;
-                }
-            }
+            resident.stencils(device, plan, env)?;
             let checked = match env.every {
                 Some(every) => every > 0 && k % every == 0,
                 // Without a check only the last value can be observed.
@@ -141,25 +213,18 @@ pub fn run<D: GpuDevice>(
             };
             let mut stop = false;
             if checked && !plan.reductions.is_empty() {
-                for (r, red) in plan.reductions.iter().enumerate() {
-                    let (offsets, total) = &partial_offsets[r];
-                    for (p, launch) in red.parts.iter().enumerate() {
-                        run_launch(device, launch, env, &bufs, Some((r, offsets[p], *total)))?;
-                    }
-                    run_launch(device, &red.finish, env, &bufs, Some((r, 0, *total)))?;
-                    let mut out = Buffer::zeros(red.ty, 1);
-                    device.download(&bufs.results[r], &mut out)?;
-                    values[r] = Some(out.get(0));
-                }
+                values = resident
+                    .reductions(device, plan, env)?
+                    .into_iter()
+                    .map(Some)
+                    .collect();
             }
             if checked {
                 if let (Some(check), Some(_)) = (&iterate.check, env.every) {
                     stop = eval_uniform(&check.cond, env, &values)?.is_true();
                 }
             }
-            for list in &mut bufs.levels {
-                list.rotate_left(1);
-            }
+            resident.rotate();
             summary.iterations = k;
             if stop {
                 summary.stopped_by_check = true;
@@ -180,11 +245,7 @@ pub fn run<D: GpuDevice>(
     summary.times.compute = compute;
 
     let t0 = Instant::now();
-    for (f, list) in bufs.levels.iter().enumerate() {
-        for (level, buf) in list.iter().enumerate() {
-            device.download(buf, &mut state.fields[f][level])?;
-        }
-    }
+    resident.download(device, state)?;
     summary.times.download = t0.elapsed();
     Ok(summary)
 }
@@ -196,7 +257,7 @@ fn run_launch<D: GpuDevice>(
     device: &mut D,
     launch: &Launch,
     env: &RunEnv,
-    bufs: &Bufs<D::Buf>,
+    bufs: &Resident<D::Buf>,
     reduction: ReductionArgs,
 ) -> Result<(), ExecError> {
     let (bounds, groups) = match &launch.subset {

@@ -34,6 +34,53 @@ pub struct PartFootprint {
     pub reads: BTreeMap<Level, LevelReads>,
     /// Levels written.
     pub writes: Vec<Level>,
+    /// Whether every write is at offset zero on every axis (known statically).
+    pub writes_only_center: bool,
+}
+
+impl PartFootprint {
+    /// The footprint of parts run one after the other at each point (a fused
+    /// group): reads and writes united, ranges widened.
+    pub fn merge(parts: &[PartFootprint]) -> PartFootprint {
+        let mut out = PartFootprint {
+            writes_only_center: true,
+            ..PartFootprint::default()
+        };
+        for fp in parts {
+            out.writes_only_center &= fp.writes_only_center;
+            for level in &fp.writes {
+                if !out.writes.contains(level) {
+                    out.writes.push(*level);
+                }
+            }
+            for (level, reads) in &fp.reads {
+                match out.reads.get_mut(level) {
+                    None => {
+                        out.reads.insert(*level, reads.clone());
+                    }
+                    Some(acc) => acc.widen(reads),
+                }
+            }
+        }
+        out
+    }
+}
+
+impl LevelReads {
+    /// Widens to also cover `other`'s reads of the same level.
+    fn widen(&mut self, other: &LevelReads) {
+        self.range = match (self.range.take(), &other.range) {
+            (Some(a), Some(b)) => Some(
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| (x.0.min(y.0), x.1.max(y.1)))
+                    .collect(),
+            ),
+            _ => None,
+        };
+        self.distinct = self.distinct.max(other.distinct);
+        self.only_center &= other.only_center;
+    }
 }
 
 /// The inclusive range of an integer offset expression, given the ranges of the
@@ -74,7 +121,10 @@ pub fn offset_value(e: &Expr, fixed: &BTreeMap<LocalId, i64>) -> Option<i64> {
 
 /// Computes a part's footprint.
 pub fn part_footprint(part: &StencilPart) -> PartFootprint {
-    let mut fp = PartFootprint::default();
+    let mut fp = PartFootprint {
+        writes_only_center: true,
+        ..PartFootprint::default()
+    };
     let mut offsets = OffsetLists::new();
     let mut loops = BTreeMap::new();
     walk(&part.body, &mut loops, &mut fp, &mut offsets);
@@ -154,6 +204,11 @@ fn walk(
             Stmt::Store { target, value, .. } => {
                 reads(value, loops, offsets);
                 target.offset.iter().for_each(|e| reads(e, loops, offsets));
+                let center = target
+                    .offset
+                    .iter()
+                    .all(|o| offset_range(o, loops) == Some((0, 0)));
+                fp.writes_only_center &= center;
                 let level = (target.field, target.time);
                 if !fp.writes.contains(&level) {
                     fp.writes.push(level);

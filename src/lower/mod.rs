@@ -2,7 +2,9 @@
 //! host plan.
 //!
 //! Every stencil part becomes one kernel over its subset (parts run in order, so
-//! one launch per part keeps their in-place semantics); every reduction part a
+//! one launch per part keeps their in-place semantics); stencils the schedule
+//! fuses become one kernel running them one after the other at each point; every
+//! reduction part a
 //! kernel writing per-block partials, and every reduction a single-block final
 //! pass. Shared-memory tiles, table placement and boundary handling follow the
 //! schedule; the kernels never compute a shared-memory index with `%` or `/`.
@@ -58,10 +60,19 @@ pub fn lower(program: &Program, schedule: &Schedule, target: Target) -> Lowered 
     };
     let mut plan = HostPlan::default();
     if let Some(iterate) = &program.iterate {
-        for (s, stencil) in iterate.stencils.iter().enumerate() {
+        let mut first = 0;
+        while first < iterate.stencils.len() {
+            let mut end = first + 1;
+            while end < iterate.stencils.len() && schedule.stencil(end - 1).fuse_with_next {
+                end += 1;
+            }
+            let group = &iterate.stencils[first..end];
             let launches =
-                stencil::lower_stencil(program, stencil, schedule.stencil(s), &mut module);
+                stencil::lower_group(program, group, schedule.stencil(first), &mut module);
             plan.stencils.push(launches);
+            // The fused stencils run inside the group's kernel: no launches of their own.
+            plan.stencils.extend((first + 1..end).map(|_| Vec::new()));
+            first = end;
         }
         for (r, reduction) in iterate.reductions.iter().enumerate() {
             plan.reductions.push(reduce::lower_reduction(

@@ -4,32 +4,50 @@
 use crate::ir::{BinaryOp, BoundaryMode, Program, Stencil, StencilPart, Value};
 use crate::kir::{Builtin, Helper, KExpr, KStmt, Kernel, Module, SharedArray, Space};
 use crate::lower::footprint::part_footprint;
+use crate::lower::footprint::PartFootprint;
 use crate::lower::plan::{ArgSource, Launch};
 use crate::lower::point::{in_range, PointCtx, Tile};
 use crate::lower::{ident, letter};
 use crate::schedule::{FieldPlacement, StencilSchedule, TablePlacement};
 
-/// Lowers every part of `stencil` to a kernel; returns their launches.
-pub(crate) fn lower_stencil(
+/// Lowers a group of stencils the schedule runs together: one stencil, each part
+/// a kernel; or fused single-part stencils, one kernel named after all of them.
+/// Returns the launches.
+pub(crate) fn lower_group(
     program: &Program,
-    stencil: &Stencil,
+    group: &[Stencil],
     schedule: &StencilSchedule,
     module: &mut Module,
 ) -> Vec<Launch> {
-    let single = stencil.parts.len() == 1;
-    stencil
-        .parts
+    if let [stencil] = group {
+        let single = stencil.parts.len() == 1;
+        return stencil
+            .parts
+            .iter()
+            .enumerate()
+            .map(|(k, part)| {
+                let name = if single {
+                    ident(&stencil.name)
+                } else {
+                    format!("{}_part{k}", ident(&stencil.name))
+                };
+                lower_part(program, &name, &[(&stencil.name, part)], schedule, module)
+            })
+            .collect();
+    }
+    // The schedule fuses only single-part stencils over one subset.
+    let parts: Vec<(&str, &StencilPart)> = group
         .iter()
-        .enumerate()
-        .map(|(k, part)| {
-            let name = if single {
-                ident(&stencil.name)
-            } else {
-                format!("{}_part{k}", ident(&stencil.name))
-            };
-            lower_part(program, &name, part, schedule, module)
-        })
-        .collect()
+        .map(|s| (s.name.as_str(), &s.parts[0]))
+        .collect();
+    let names: Vec<String> = group.iter().map(|s| ident(&s.name)).collect();
+    vec![lower_part(
+        program,
+        &names.join("_"),
+        &parts,
+        schedule,
+        module,
+    )]
 }
 
 /// Variables of the thread's position along thread axis `d`.
@@ -57,14 +75,17 @@ fn axis_vars(d: usize) -> AxisVars {
     }
 }
 
+/// One kernel running `parts` (each with its stencil's name, over the first's
+/// subset) one after the other at each point.
 fn lower_part(
     program: &Program,
     name: &str,
-    part: &StencilPart,
+    parts: &[(&str, &StencilPart)],
     schedule: &StencilSchedule,
     module: &mut Module,
 ) -> Launch {
-    let rank = part.subset.rank();
+    let subset = &parts[0].1.subset;
+    let rank = subset.rank();
     let block = schedule.block;
     let tile = schedule.tile;
     let per_block: [u32; 3] = [block[0] * tile[0], block[1] * tile[1], block[2] * tile[2]];
@@ -77,8 +98,8 @@ fn lower_part(
         .map(|a| KExpr::var(vars[rank - 1 - a].in_block.clone()))
         .collect();
     let mut ctx = PointCtx::new(program, coords, in_block);
-    ctx.name_locals(&part.locals);
-    let footprint = part_footprint(part);
+    let footprints: Vec<PartFootprint> = parts.iter().map(|(_, p)| part_footprint(p)).collect();
+    let footprint = PartFootprint::merge(&footprints);
     // Written levels first so their buffers are the kernel's first parameters.
     for (f, t) in &footprint.writes {
         ctx.params.level(program, *f, *t, true);
@@ -179,8 +200,19 @@ fn lower_part(
         .any(|p| *p == TablePlacement::Literals);
 
     // The per-point code (lowered first: it decides which tables go to shared memory).
-    let mut point_body = ctx.declare_locals(part);
-    point_body.extend(ctx.stmts(&part.body, module, 1));
+    let mut point_body = Vec::new();
+    for (stencil, part) in parts {
+        ctx.name_locals(&part.locals);
+        let mut code = ctx.declare_locals(part);
+        code.extend(ctx.stmts(&part.body, module, 1));
+        if parts.len() == 1 {
+            point_body = code;
+        } else {
+            // Each fused stencil's locals in a scope of their own.
+            point_body.push(KStmt::Comment(format!("stencil {stencil}")));
+            point_body.push(KStmt::Block(code));
+        }
+    }
     let mut guard: Option<KExpr> = None;
     for (d, v) in vars.iter().enumerate() {
         if per_block[d] == 1 && block[d] == 1 {
@@ -293,7 +325,7 @@ fn lower_part(
     });
     Launch {
         kernel: module.kernels.len() - 1,
-        subset: Some(part.subset.clone()),
+        subset: Some(subset.clone()),
         block,
         points_per_block: per_block,
         args,

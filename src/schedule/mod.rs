@@ -4,17 +4,27 @@
 //! (innermost axis first, as CUDA's x, y, z), where each field time level it reads
 //! lives (global memory, the read-only path, or a shared-memory tile with halo),
 //! where each coefficient table lives (folded into literals, constant memory or
-//! shared memory), and whether to fuse with the next stencil (off by default).
+//! shared memory), and whether to fuse with the next stencil (off by default;
+//! see `schedule/fusion.rs` for when it is legal).
 //!
 //! [`Schedule::new`] applies a default heuristic, then the region's pragma hints,
 //! then the command line ([`ScheduleRequest`]). Any schedule gives the same
 //! results; [`validate`] rejects one a device cannot run before any launch.
+//!
+//! Time tiling is not implemented: a pragma's `time:` or `time_steps:` above 1
+//! is not applied, and the GPU back-ends say so in a one-line notice
+//! ([`time_tiling_notice`]); results are the same, one sweep per stencil.
+
+mod fusion;
 
 use std::collections::BTreeMap;
+use std::ops::Range;
+
+use crate::exec::env::RunEnv;
 
 use crate::ir::{FieldId, Program, TableId};
 use crate::kir::Module;
-use crate::lower::footprint::{part_footprint, Level};
+use crate::lower::footprint::{part_footprint, Level, PartFootprint};
 
 /// Where a field time level read by a stencil lives while the stencil runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -51,7 +61,8 @@ pub struct StencilSchedule {
     pub fields: BTreeMap<Level, FieldPlacement>,
     /// Placement of every coefficient table the stencil reads.
     pub tables: BTreeMap<TableId, TablePlacement>,
-    /// Fuse with the next stencil (not yet applied by lowering; off by default).
+    /// Run the next stencil in this stencil's kernel, at the same point right
+    /// after it (fused stencils share one schedule, that of the group's first).
     pub fuse_with_next: bool,
 }
 
@@ -60,6 +71,8 @@ pub struct StencilSchedule {
 pub struct Schedule {
     /// One per stencil of the iterate, in order.
     pub stencils: Vec<StencilSchedule>,
+    /// Why stencils were left apart when fusion was asked for (for `--verbose`).
+    pub notes: Vec<String>,
 }
 
 /// `--shm`: which fields (and tables) to stage in shared memory.
@@ -114,6 +127,8 @@ pub struct ScheduleRequest {
     pub shm: ShmRequest,
     /// Force every table to one placement.
     pub tables: Option<TablePlacement>,
+    /// Fuse consecutive stencils where legal.
+    pub fuse: bool,
 }
 
 impl ScheduleRequest {
@@ -142,6 +157,7 @@ impl ScheduleRequest {
                 .map(ShmRequest::parse)
                 .unwrap_or_default(),
             tables: None,
+            fuse: options.fuse,
         }
     }
 }
@@ -229,106 +245,51 @@ pub fn stencil_rank(program: &Program, stencil: &crate::ir::Stencil) -> usize {
 
 impl Schedule {
     /// The schedule for `program`: heuristic, then pragma hints, then `request`.
+    /// Fusion compares subsets as written.
     pub fn new(program: &Program, request: &ScheduleRequest) -> Result<Schedule, ScheduleError> {
+        Schedule::build(program, request, None)
+    }
+
+    /// The schedule for a run with `env`'s parameter values: as [`Schedule::new`],
+    /// but fusion compares subsets by the points they cover.
+    pub fn for_run(
+        program: &Program,
+        request: &ScheduleRequest,
+        env: &RunEnv,
+    ) -> Result<Schedule, ScheduleError> {
+        Schedule::build(program, request, Some(env))
+    }
+
+    fn build(
+        program: &Program,
+        request: &ScheduleRequest,
+        env: Option<&RunEnv>,
+    ) -> Result<Schedule, ScheduleError> {
         let Some(iterate) = &program.iterate else {
-            return Ok(Schedule { stencils: vec![] });
+            return Ok(Schedule {
+                stencils: vec![],
+                notes: vec![],
+            });
         };
-        if let ShmRequest::Names(names) = &request.shm {
-            for name in names {
-                let known = program.fields.iter().any(|f| &f.name == name)
-                    || program.tables.iter().any(|t| &t.name == name);
-                if !known {
-                    let mut all: Vec<&str> =
-                        program.fields.iter().map(|f| f.name.as_str()).collect();
-                    all.extend(program.tables.iter().map(|t| t.name.as_str()));
-                    return Err(ScheduleError(format!(
-                        "--shm names `{name}`, which is not a field or table of `{}`; \
-                         choose among: {} (or none, auto)",
-                        program.name,
-                        all.join(", ")
-                    )));
-                }
-            }
-        }
-        let block_req = request
-            .block
-            .clone()
-            .or_else(|| program.hints.block.clone());
-        let tile_req = request.tile.clone().or_else(|| program.hints.tile.clone());
+        check_shm_names(program, request)?;
+        let mut notes = Vec::new();
+        let groups: Vec<Range<usize>> = if request.fuse {
+            fusion::groups(program, &iterate.stencils, env, &mut notes)
+        } else {
+            (0..iterate.stencils.len()).map(|s| s..s + 1).collect()
+        };
         let mut stencils = Vec::new();
-        for stencil in &iterate.stencils {
-            let rank = stencil_rank(program, stencil);
-            let block = match &block_req {
-                Some(b) => axes3(b, "block", rank, &stencil.name)?,
-                None => default_block(rank),
-            };
-            let tile = match &tile_req {
-                Some(t) => axes3(t, "tile", rank, &stencil.name)?,
-                None => [1, 1, 1],
-            };
-            let footprints: Vec<_> = stencil.parts.iter().map(part_footprint).collect();
-            let written: Vec<Level> = footprints.iter().flat_map(|f| f.writes.clone()).collect();
-            let mut fields = BTreeMap::new();
-            let mut shared_bytes = 0usize;
-            for fp in &footprints {
-                for (level, reads) in &fp.reads {
-                    if fields.contains_key(level) {
-                        continue;
-                    }
-                    let field = &program.fields[level.0 .0];
-                    let read_only = !written.contains(level);
-                    let tileable =
-                        read_only && reads.range.is_some() && rank == field_rank(program, level.0);
-                    let bytes = tile_bytes(reads, block, tile, field.ty.size_bytes());
-                    let wanted = match &request.shm {
-                        ShmRequest::None => false,
-                        ShmRequest::Names(names) => names.contains(&field.name),
-                        ShmRequest::Auto => {
-                            reads.distinct >= TILE_MIN_REUSE
-                                && shared_bytes + bytes <= HEURISTIC_SHARED_BUDGET
-                        }
-                    };
-                    let placement = if tileable && wanted {
-                        shared_bytes += bytes;
-                        FieldPlacement::SharedTile
-                    } else if read_only {
-                        FieldPlacement::ReadOnly
-                    } else {
-                        FieldPlacement::Global
-                    };
-                    fields.insert(*level, placement);
-                }
-            }
-            let mut tables = BTreeMap::new();
-            for part in &stencil.parts {
-                for_each_table(&part.body, &mut |t| {
-                    tables.entry(t).or_insert_with(|| {
-                        let table = &program.tables[t.0];
-                        if let Some(forced) = request.tables {
-                            return forced;
-                        }
-                        if let ShmRequest::Names(names) = &request.shm {
-                            if names.contains(&table.name) {
-                                return TablePlacement::Shared;
-                            }
-                        }
-                        if table.values.len() <= FOLD_MAX_ELEMENTS {
-                            TablePlacement::Literals
-                        } else {
-                            TablePlacement::Constant
-                        }
-                    });
+        for group in groups {
+            let members = &iterate.stencils[group.clone()];
+            let schedule = group_schedule(program, members, request)?;
+            for i in group.clone() {
+                stencils.push(StencilSchedule {
+                    fuse_with_next: i + 1 < group.end,
+                    ..schedule.clone()
                 });
             }
-            stencils.push(StencilSchedule {
-                block,
-                tile,
-                fields,
-                tables,
-                fuse_with_next: false,
-            });
         }
-        Ok(Schedule { stencils })
+        Ok(Schedule { stencils, notes })
     }
 
     /// The schedule of stencil `i`.
@@ -355,15 +316,152 @@ impl Schedule {
                 .map(|(t, p)| format!("{}:{p:?}", program.tables[t.0].name))
                 .collect();
             lines.push(format!(
-                "{}: block {} tile {} shared tiles [{}] tables [{}]",
+                "{}: block {} tile {} shared tiles [{}] tables [{}]{}",
                 s.name,
                 join(&sched.block),
                 join(&sched.tile),
                 tiles.join(" "),
-                tables.join(" ")
+                tables.join(" "),
+                if sched.fuse_with_next {
+                    " fused with the next stencil"
+                } else {
+                    ""
+                }
             ));
         }
         lines.join("\n")
+    }
+}
+
+/// The one-line notice for a program whose pragma asks for time tiling
+/// (`time:` or `time_steps:` above 1), which the GPU back-ends do not implement:
+/// every iteration runs as one sweep per stencil, with the same results.
+pub fn time_tiling_notice(program: &Program) -> Option<String> {
+    let hints = &program.hints;
+    let (option, steps) = match (hints.time, hints.time_steps) {
+        (Some(t), _) if t > 1 => ("time", t),
+        (_, Some(t)) if t > 1 => ("time_steps", t),
+        _ => return None,
+    };
+    Some(format!(
+        "`{}` asks for `{option}:{steps}` (time tiling), which stencilc does not implement yet; \
+         running one sweep per stencil and iteration",
+        program.name
+    ))
+}
+
+/// Rejects `--shm` names that are neither a field nor a table.
+fn check_shm_names(program: &Program, request: &ScheduleRequest) -> Result<(), ScheduleError> {
+    let ShmRequest::Names(names) = &request.shm else {
+        return Ok(());
+    };
+    for name in names {
+        let known = program.fields.iter().any(|f| &f.name == name)
+            || program.tables.iter().any(|t| &t.name == name);
+        if !known {
+            let mut all: Vec<&str> = program.fields.iter().map(|f| f.name.as_str()).collect();
+            all.extend(program.tables.iter().map(|t| t.name.as_str()));
+            return Err(ScheduleError(format!(
+                "--shm names `{name}`, which is not a field or table of `{}`; \
+                 choose among: {} (or none, auto)",
+                program.name,
+                all.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The schedule shared by a group of stencils run in one kernel (a single
+/// stencil, or a fused run): block, points per thread, and placements of
+/// everything the group reads. A level any member writes is never tiled.
+fn group_schedule(
+    program: &Program,
+    members: &[crate::ir::Stencil],
+    request: &ScheduleRequest,
+) -> Result<StencilSchedule, ScheduleError> {
+    let leader = &members[0];
+    let rank = stencil_rank(program, leader);
+    let block_req = request.block.as_ref().or(program.hints.block.as_ref());
+    let tile_req = request.tile.as_ref().or(program.hints.tile.as_ref());
+    let block = match block_req {
+        Some(b) => axes3(b, "block", rank, &leader.name)?,
+        None => default_block(rank),
+    };
+    let tile = match tile_req {
+        Some(t) => axes3(t, "tile", rank, &leader.name)?,
+        None => [1, 1, 1],
+    };
+    let parts: Vec<&crate::ir::StencilPart> = members.iter().flat_map(|s| &s.parts).collect();
+    let mut footprints: Vec<PartFootprint> = parts.iter().map(|p| part_footprint(p)).collect();
+    if members.len() > 1 {
+        // One kernel runs them all: one tile per level, covering every member's reads.
+        footprints = vec![PartFootprint::merge(&footprints)];
+    }
+    let written: Vec<Level> = footprints.iter().flat_map(|f| f.writes.clone()).collect();
+    let mut fields = BTreeMap::new();
+    let mut shared_bytes = 0usize;
+    for fp in &footprints {
+        for (level, reads) in &fp.reads {
+            if fields.contains_key(level) {
+                continue;
+            }
+            let field = &program.fields[level.0 .0];
+            let read_only = !written.contains(level);
+            let tileable =
+                read_only && reads.range.is_some() && rank == field_rank(program, level.0);
+            let bytes = tile_bytes(reads, block, tile, field.ty.size_bytes());
+            let wanted = match &request.shm {
+                ShmRequest::None => false,
+                ShmRequest::Names(names) => names.contains(&field.name),
+                ShmRequest::Auto => {
+                    reads.distinct >= TILE_MIN_REUSE
+                        && shared_bytes + bytes <= HEURISTIC_SHARED_BUDGET
+                }
+            };
+            let placement = if tileable && wanted {
+                shared_bytes += bytes;
+                FieldPlacement::SharedTile
+            } else if read_only {
+                FieldPlacement::ReadOnly
+            } else {
+                FieldPlacement::Global
+            };
+            fields.insert(*level, placement);
+        }
+    }
+    let mut tables = BTreeMap::new();
+    for part in &parts {
+        for_each_table(&part.body, &mut |t| {
+            tables
+                .entry(t)
+                .or_insert_with(|| table_placement(program, t, request));
+        });
+    }
+    Ok(StencilSchedule {
+        block,
+        tile,
+        fields,
+        tables,
+        fuse_with_next: false,
+    })
+}
+
+/// Where table `t` goes: as forced, as named in `--shm`, else folded when small.
+fn table_placement(program: &Program, t: TableId, request: &ScheduleRequest) -> TablePlacement {
+    let table = &program.tables[t.0];
+    if let Some(forced) = request.tables {
+        return forced;
+    }
+    if let ShmRequest::Names(names) = &request.shm {
+        if names.contains(&table.name) {
+            return TablePlacement::Shared;
+        }
+    }
+    if table.values.len() <= FOLD_MAX_ELEMENTS {
+        TablePlacement::Literals
+    } else {
+        TablePlacement::Constant
     }
 }
 

@@ -142,8 +142,18 @@ pub fn schedule_matrix(program: &Program, rank: usize) -> Vec<(String, ScheduleR
         tile: Some(tile.to_vec()),
         shm,
         tables: None,
+        fuse: false,
     };
-    let mut list = vec![("default".to_string(), ScheduleRequest::default())];
+    let mut list = vec![
+        ("default".to_string(), ScheduleRequest::default()),
+        (
+            "fused".to_string(),
+            ScheduleRequest {
+                fuse: true,
+                ..ScheduleRequest::default()
+            },
+        ),
+    ];
     for (label, variant) in [
         ("thorin-no-shm", ThorinVariant::NoShm),
         ("thorin-tables", ThorinVariant::TablesOnly),

@@ -75,10 +75,6 @@ impl Dialect for Cuda {
         }
     }
 
-    fn has_warp_shuffle(&self) -> bool {
-        true
-    }
-
     fn shuffle_down(&self, value: &str, delta: u32) -> String {
         format!("__shfl_down_sync(0xffffffffu, {value}, {delta})")
     }

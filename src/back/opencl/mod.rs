@@ -77,10 +77,6 @@ impl Dialect for OpenCl {
         func.name().into()
     }
 
-    fn has_warp_shuffle(&self) -> bool {
-        false
-    }
-
     fn shuffle_down(&self, value: &str, _delta: u32) -> String {
         // Lowering never emits shuffles for this dialect; keep the value.
         value.into()

@@ -3,6 +3,7 @@
 //! the kernels. Builds and runs on machines without CUDA: every entry point
 //! returns [`ExecError::Unavailable`] there.
 
+pub mod bench;
 pub mod nvrtc;
 
 use std::collections::HashMap;
@@ -107,7 +108,8 @@ pub enum DeviceBuffer {
 struct Session<'a> {
     rt: &'a mut Runtime,
     module: Option<blake3::Hash>,
-    timer: Option<(CudaEvent, bool)>,
+    /// The event recorded before the first launch since the last `finish`.
+    timer: Option<CudaEvent>,
 }
 
 impl GpuDevice for Session<'_> {
@@ -208,38 +210,22 @@ impl GpuDevice for Session<'_> {
             start
                 .record(&self.rt.stream)
                 .map_err(driver_error("recording an event"))?;
-            self.timer = Some((start, true));
+            self.timer = Some(start);
         }
         let key = self
             .module
             .ok_or_else(|| ExecError::Failed("internal: launch before compile".into()))?;
-        let function = &self.rt.modules[&key][kernel];
-        let mut builder = self.rt.stream.launch_builder(function);
-        for arg in args {
-            match arg {
-                KernelArg::Buffer(DeviceBuffer::Int(b)) => builder.arg(b),
-                KernelArg::Buffer(DeviceBuffer::Long(b)) => builder.arg(b),
-                KernelArg::Buffer(DeviceBuffer::Float(b)) => builder.arg(b),
-                KernelArg::Buffer(DeviceBuffer::Double(b)) => builder.arg(b),
-                KernelArg::Value(Value::Int(v)) => builder.arg(v),
-                KernelArg::Value(Value::Long(v)) => builder.arg(v),
-                KernelArg::Value(Value::Float(v)) => builder.arg(v),
-                KernelArg::Value(Value::Double(v)) => builder.arg(v),
-            };
-        }
-        let config = LaunchConfig {
-            grid_dim: (groups[0], groups[1], groups[2]),
-            block_dim: (block[0], block[1], block[2]),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: the arguments follow the kernel's parameter list, which the plan
-        // was generated with; buffers outlive the launch (freed after `finish`).
-        unsafe { builder.launch(config) }.map_err(driver_error("kernel launch"))?;
-        Ok(())
+        launch_function(
+            &self.rt.stream,
+            &self.rt.modules[&key][kernel],
+            groups,
+            block,
+            args,
+        )
     }
 
     fn finish(&mut self) -> Result<Duration, ExecError> {
-        let Some((start, _)) = self.timer.take() else {
+        let Some(start) = self.timer.take() else {
             self.rt
                 .stream
                 .synchronize()
@@ -261,6 +247,38 @@ impl GpuDevice for Session<'_> {
     }
 }
 
+/// Enqueues `function` on `stream` with `args` (which must follow its parameters).
+fn launch_function(
+    stream: &CudaStream,
+    function: &CudaFunction,
+    groups: [u32; 3],
+    block: [u32; 3],
+    args: &[KernelArg<'_, DeviceBuffer>],
+) -> Result<(), ExecError> {
+    let mut builder = stream.launch_builder(function);
+    for arg in args {
+        match arg {
+            KernelArg::Buffer(DeviceBuffer::Int(b)) => builder.arg(b),
+            KernelArg::Buffer(DeviceBuffer::Long(b)) => builder.arg(b),
+            KernelArg::Buffer(DeviceBuffer::Float(b)) => builder.arg(b),
+            KernelArg::Buffer(DeviceBuffer::Double(b)) => builder.arg(b),
+            KernelArg::Value(Value::Int(v)) => builder.arg(v),
+            KernelArg::Value(Value::Long(v)) => builder.arg(v),
+            KernelArg::Value(Value::Float(v)) => builder.arg(v),
+            KernelArg::Value(Value::Double(v)) => builder.arg(v),
+        };
+    }
+    let config = LaunchConfig {
+        grid_dim: (groups[0], groups[1], groups[2]),
+        block_dim: (block[0], block[1], block[2]),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: the caller passes arguments following the kernel's parameter list;
+    // buffers outlive the launch (they are freed only after a synchronisation).
+    unsafe { builder.launch(config) }.map_err(driver_error("kernel launch"))?;
+    Ok(())
+}
+
 /// Runs `program` through CUDA under the schedule the options ask for.
 pub fn run(
     program: &Program,
@@ -268,8 +286,13 @@ pub fn run(
     state: &mut FieldState,
     options: &RunOptions,
 ) -> Result<RunSummary, ExecError> {
-    let schedule = Schedule::new(program, &ScheduleRequest::from_options(options))
+    let schedule = Schedule::for_run(program, &ScheduleRequest::from_options(options), env)
         .map_err(|e| ExecError::Failed(e.to_string()))?;
+    if options.verbose {
+        for note in &schedule.notes {
+            eprintln!("stencilc: {note}");
+        }
+    }
     run_with_schedule(program, env, state, &schedule)
 }
 

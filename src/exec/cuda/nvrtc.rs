@@ -120,6 +120,15 @@ pub struct Compiled {
 /// returns the PTX and the log. A failure shows the log with the generated
 /// source line each message points to.
 pub fn compile_with_log(source: &str, arch: &str) -> Result<Compiled, ExecError> {
+    compile_with_options(source, arch, &[])
+}
+
+/// As [`compile_with_log`], with `extra` NVRTC options (e.g. `-Dreal=double`).
+pub fn compile_with_options(
+    source: &str,
+    arch: &str,
+    extra: &[String],
+) -> Result<Compiled, ExecError> {
     load().map_err(ExecError::Unavailable)?;
     use cudarc::nvrtc::result;
     let src = std::ffi::CString::new(source)
@@ -132,6 +141,7 @@ pub fn compile_with_log(source: &str, arch: &str) -> Result<Compiled, ExecError>
         .map(|s| s.to_string())
         .collect();
     options.push(format!("--gpu-architecture={arch}"));
+    options.extend(extra.iter().cloned());
     // SAFETY: `prog` is a live program; the log and PTX are read before it is destroyed.
     let outcome = unsafe { result::compile_program(prog, &options) };
     let log = unsafe { result::get_program_log(prog) }

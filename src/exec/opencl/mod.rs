@@ -322,8 +322,13 @@ pub fn run(
     state: &mut FieldState,
     options: &RunOptions,
 ) -> Result<RunSummary, ExecError> {
-    let schedule = Schedule::new(program, &ScheduleRequest::from_options(options))
+    let schedule = Schedule::for_run(program, &ScheduleRequest::from_options(options), env)
         .map_err(|e| ExecError::Failed(e.to_string()))?;
+    if options.verbose {
+        for note in &schedule.notes {
+            eprintln!("stencilc: {note}");
+        }
+    }
     run_with_schedule(program, env, state, &schedule)
 }
 

@@ -1,0 +1,454 @@
+//! GPU benchmarks measured side by side in one run, on one CUDA device:
+//! stencilc's kernels, the hand-written naive kernel for the same computation
+//! (`bench/gpu/naive.cu`, compiled with NVRTC here), and the device-to-device
+//! copy bandwidth (`cuMemcpyDtoD` of the same number of bytes).
+//!
+//! Every measurement is the median over `sweeps` sweeps after `warmup` sweeps,
+//! each timed with CUDA events with the data on the device. See
+//! `bench/gpu/README.md` for the command that runs the whole set.
+
+pub mod naive;
+pub mod suite;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
+use serde::Serialize;
+
+use crate::exec::cuda::{driver_error, launch_function, nvrtc, runtime, DeviceBuffer, Session};
+use crate::exec::env::RunEnv;
+use crate::exec::{Bindings, Buffer, ExecError, FieldState};
+use crate::ir::{Program, ScalarType, Value};
+use crate::lower::drive::{GpuDevice, KernelArg, Resident};
+use crate::lower::footprint::part_footprint;
+use crate::lower::{lower, Target};
+use crate::schedule::{Schedule, ScheduleRequest};
+
+/// The element type a case runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Precision {
+    /// A float program as written.
+    F32,
+    /// A float program turned to double by [`suite::float_to_double`].
+    F64,
+    /// The program as written, whatever its types.
+    Native,
+}
+
+impl fmt::Display for Precision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+            Precision::Native => "native",
+        })
+    }
+}
+
+/// One benchmark case: a program file, its parameter values, a precision and a
+/// schedule.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchCase {
+    /// A label for reports (`j2d5pt f32 default`).
+    pub label: String,
+    /// The benchmark's name (the file stem), which selects its naive kernels.
+    pub name: String,
+    /// The `.sdsl` file.
+    pub path: PathBuf,
+    /// The element type to run in.
+    pub precision: Precision,
+    /// Parameter values by name.
+    pub params: Vec<(String, f64)>,
+    /// A label for the schedule (`default`, `shm-none`, `thorin-tables`).
+    pub schedule_label: String,
+    /// The schedule asked for.
+    #[serde(skip)]
+    pub request: ScheduleRequest,
+}
+
+/// How many sweeps to run.
+#[derive(Clone, Copy, Debug)]
+pub struct BenchOptions {
+    /// Sweeps run before timing.
+    pub warmup: usize,
+    /// Sweeps timed (the median is reported).
+    pub sweeps: usize,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        BenchOptions {
+            warmup: 3,
+            sweeps: 20,
+        }
+    }
+}
+
+/// What one case measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchResult {
+    /// The GPU, with its architecture.
+    pub device: String,
+    /// The schedule stencilc used, one line per stencil.
+    pub schedule: String,
+    /// Points updated per sweep (all stencils' subsets).
+    pub points: u64,
+    /// Effective bytes per sweep: one read and one write per point per field
+    /// level each stencil reads or writes.
+    pub bytes: u64,
+    /// stencilc's median time per sweep, in ms.
+    pub stencilc_ms: f64,
+    /// The naive kernels' median time per sweep, in ms (when `naive.cu` has them).
+    pub naive_ms: Option<f64>,
+    /// The median time of a device-to-device copy of `bytes / 2`, in ms.
+    pub copy_ms: f64,
+    /// Points per second, in billions.
+    pub gstencils_per_s: f64,
+    /// `bytes` per second, in GB/s.
+    pub effective_gb_per_s: f64,
+    /// The copy's bandwidth (it reads and writes `bytes / 2`), in GB/s.
+    pub copy_gb_per_s: f64,
+    /// `effective_gb_per_s / copy_gb_per_s`.
+    pub fraction_of_copy: f64,
+    /// `naive_ms / stencilc_ms` (above 1: stencilc is faster).
+    pub speedup_vs_naive: Option<f64>,
+    /// After one sweep from the same data, the largest difference between
+    /// stencilc's and the naive kernels' fields, relative to the largest magnitude.
+    pub max_rel_diff_vs_naive: Option<f64>,
+}
+
+fn failed(msg: impl Into<String>) -> ExecError {
+    ExecError::Failed(msg.into())
+}
+
+/// Reads, retypes and parses a case's program.
+pub fn load_program(case: &BenchCase) -> Result<Program, ExecError> {
+    let text = std::fs::read_to_string(&case.path).map_err(|e| {
+        failed(format!(
+            "cannot read {}: {e}; pass the folder of the benchmark programs \
+             (bench/programs)",
+            case.path.display()
+        ))
+    })?;
+    let text = match case.precision {
+        Precision::F64 => suite::float_to_double(&text),
+        Precision::F32 | Precision::Native => text,
+    };
+    let source = crate::source::SourceFile::new(case.path.display().to_string(), text);
+    let program = crate::front::parse_program(source).map_err(|d| failed(format!("{}", d)))?;
+    if case.precision == Precision::F32 && program.fields.iter().any(|f| f.ty != ScalarType::Float)
+    {
+        return Err(failed(format!(
+            "{} has fields that are not float; run it as `native`",
+            case.path.display()
+        )));
+    }
+    Ok(program)
+}
+
+/// The run environment of a case: its parameter values, by name.
+pub fn case_env(program: &Program, case: &BenchCase) -> Result<RunEnv, ExecError> {
+    let mut params = Vec::new();
+    for p in &program.params {
+        let value = case
+            .params
+            .iter()
+            .find(|(n, _)| *n == p.name)
+            .ok_or_else(|| {
+                failed(format!(
+                    "case `{}` gives no value for `{}`",
+                    case.label, p.name
+                ))
+            })?
+            .1;
+        params.push(Value::Double(value).cast(p.ty));
+    }
+    RunEnv::new(program, &Bindings { params })
+}
+
+/// Deterministic inputs in [0.5, 1.5): every level of a field gets the same data.
+fn initial_state(program: &Program, env: &RunEnv) -> FieldState {
+    let fields = program
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(f, field)| {
+            let len: usize = env.grid_dims[field.grid.0].iter().product();
+            let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ (f as u64 + 1).wrapping_mul(0x2545_F491);
+            let mut next = move || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                0.5 + (seed >> 11) as f64 / (1u64 << 53) as f64
+            };
+            let buffer = match field.ty {
+                ScalarType::Float => Buffer::Float((0..len).map(|_| next() as f32).collect()),
+                ScalarType::Double => Buffer::Double((0..len).map(|_| next()).collect()),
+                ScalarType::Int => Buffer::Int((0..len).map(|_| (next() * 100.0) as i32).collect()),
+                ScalarType::Long => {
+                    Buffer::Long((0..len).map(|_| (next() * 100.0) as i64).collect())
+                }
+            };
+            vec![buffer; field.levels()]
+        })
+        .collect();
+    FieldState { fields }
+}
+
+/// Points and effective bytes per sweep.
+fn traffic(program: &Program, env: &RunEnv) -> (u64, u64) {
+    let (mut points, mut bytes) = (0u64, 0u64);
+    for stencil in program.iterate.iter().flat_map(|i| &i.stencils) {
+        for part in &stencil.parts {
+            let count: u64 = env
+                .subset_box(&part.subset)
+                .iter()
+                .map(|(lo, hi)| (hi - lo + 1).max(0) as u64)
+                .product();
+            let fp = part_footprint(part);
+            let level_bytes: u64 = fp
+                .reads
+                .keys()
+                .chain(&fp.writes)
+                .map(|(f, _)| program.fields[f.0].ty.size_bytes() as u64)
+                .sum();
+            points += count;
+            bytes += count * level_bytes;
+        }
+    }
+    (points, bytes)
+}
+
+/// Times `sweeps` calls of `sweep` after `warmup` untimed ones, each between
+/// two events on `stream`; returns the median in ms.
+fn median_ms(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    options: BenchOptions,
+    mut sweep: impl FnMut() -> Result<(), ExecError>,
+) -> Result<f64, ExecError> {
+    for _ in 0..options.warmup {
+        sweep()?;
+    }
+    let sweeps = options.sweeps.max(1);
+    let mut events = Vec::with_capacity(sweeps + 1);
+    for _ in 0..=sweeps {
+        events.push(
+            ctx.new_event(None)
+                .map_err(driver_error("creating an event"))?,
+        );
+    }
+    events[0]
+        .record(stream)
+        .map_err(driver_error("recording an event"))?;
+    for k in 0..sweeps {
+        sweep()?;
+        events[k + 1]
+            .record(stream)
+            .map_err(driver_error("recording an event"))?;
+    }
+    stream.synchronize().map_err(driver_error("synchronize"))?;
+    let mut times = Vec::with_capacity(sweeps);
+    for pair in events.windows(2) {
+        times.push(
+            pair[0]
+                .elapsed_ms(&pair[1])
+                .map_err(driver_error("reading an event"))? as f64,
+        );
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// The naive sweep of a case on the device: compiled kernels, their resolved
+/// arguments and the field levels they run on.
+struct NaiveSweep {
+    functions: Vec<CudaFunction>,
+    args: Vec<Vec<naive::Resolved>>,
+    levels: Vec<Vec<DeviceBuffer>>,
+    groups: [u32; 3],
+    block: [u32; 3],
+}
+
+impl NaiveSweep {
+    fn run(&mut self, stream: &CudaStream, env: &RunEnv) -> Result<(), ExecError> {
+        for (function, args) in self.functions.iter().zip(&self.args) {
+            let args: Vec<KernelArg<'_, DeviceBuffer>> = args
+                .iter()
+                .map(|a| match *a {
+                    naive::Resolved::Level(f, l) => KernelArg::Buffer(&self.levels[f][l]),
+                    naive::Resolved::Param(p) => KernelArg::Value(env.params[p]),
+                })
+                .collect();
+            launch_function(stream, function, self.groups, self.block, &args)?;
+        }
+        for list in &mut self.levels {
+            list.rotate_left(1);
+        }
+        Ok(())
+    }
+}
+
+/// Measures one case on the CUDA device. Fails with [`ExecError::Unavailable`]
+/// ("no CUDA driver ...") on a machine without one.
+pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, ExecError> {
+    let program = load_program(case)?;
+    let env = case_env(&program, case)?;
+    let mut rt = runtime()?
+        .lock()
+        .map_err(|_| ExecError::Unavailable("CUDA runtime poisoned".into()))?;
+    let device = format!("{} ({})", rt.name, rt.arch);
+    let (ctx, stream, arch) = (rt.ctx.clone(), rt.stream.clone(), rt.arch.clone());
+    let schedule =
+        Schedule::for_run(&program, &case.request, &env).map_err(|e| failed(e.to_string()))?;
+    let lowered = lower(&program, &schedule, Target::Cuda);
+    let mut session = Session {
+        rt: &mut rt,
+        module: None,
+        timer: None,
+    };
+    crate::schedule::validate(&lowered.module, &session.limits())
+        .map_err(|e| failed(e.to_string()))?;
+    session.compile(&lowered.module)?;
+    let state = initial_state(&program, &env);
+    let mut resident = Resident::upload(&mut session, &program, &lowered, &env, &state)?;
+
+    // The naive sweep, checked against stencilc's after one sweep from the same data.
+    let mut naive_sweep = match naive::recipe(&case.name) {
+        None => None,
+        Some(launches) => {
+            let args = naive::resolve(&program, launches)?;
+            let ty = program.fields[0].ty;
+            let compiled =
+                nvrtc::compile_with_options(naive::SOURCE, &arch, &[naive::real_define(ty)])?;
+            let module = ctx
+                .load_module(cudarc::nvrtc::Ptx::from_src(compiled.ptx))
+                .map_err(driver_error("loading the naive kernels"))?;
+            let mut functions = Vec::new();
+            for launch in launches {
+                functions.push(
+                    module
+                        .load_function(launch.kernel)
+                        .map_err(driver_error("finding a naive kernel"))?,
+                );
+            }
+            let mut levels = Vec::new();
+            for (f, field) in program.fields.iter().enumerate() {
+                let mut list = Vec::new();
+                for data in &state.fields[f] {
+                    let mut buf = session.alloc(field.ty, data.len())?;
+                    session.upload(&mut buf, data)?;
+                    list.push(buf);
+                }
+                levels.push(list);
+            }
+            let (groups, block) = naive::launch_shape(&program, &env);
+            Some(NaiveSweep {
+                functions,
+                args,
+                levels,
+                groups,
+                block,
+            })
+        }
+    };
+    drop(state);
+    let max_rel_diff_vs_naive = match &mut naive_sweep {
+        None => None,
+        Some(naive) => {
+            resident.stencils(&mut session, &lowered.plan, &env)?;
+            resident.rotate();
+            naive.run(&stream, &env)?;
+            let mut ours = initial_state_shape(&program, &env);
+            resident.download(&mut session, &mut ours)?;
+            let mut theirs = initial_state_shape(&program, &env);
+            for (f, list) in naive.levels.iter().enumerate() {
+                for (l, buf) in list.iter().enumerate() {
+                    session.download(buf, &mut theirs.fields[f][l])?;
+                }
+            }
+            Some(max_rel_diff(&program, &ours, &theirs))
+        }
+    };
+
+    let plan = &lowered.plan;
+    let stencilc_ms = median_ms(&ctx, &stream, options, || {
+        resident.stencils(&mut session, plan, &env)?;
+        resident.rotate();
+        Ok(())
+    })?;
+    let naive_ms = match &mut naive_sweep {
+        None => None,
+        Some(naive) => Some(median_ms(&ctx, &stream, options, || {
+            naive.run(&stream, &env)
+        })?),
+    };
+    drop(naive_sweep);
+    drop(resident);
+
+    let (points, bytes) = traffic(&program, &env);
+    let half = (bytes / 2).max(1) as usize;
+    let oom = |e| {
+        failed(format!(
+            "CUDA: could not allocate 2 x {half} bytes for the copy ({e}); use smaller sizes"
+        ))
+    };
+    let src = stream.alloc_zeros::<u8>(half).map_err(oom)?;
+    let mut dst = stream.alloc_zeros::<u8>(half).map_err(oom)?;
+    let copy_ms = median_ms(&ctx, &stream, options, || {
+        stream
+            .memcpy_dtod(&src, &mut dst)
+            .map_err(driver_error("device-to-device copy"))
+    })?;
+
+    let seconds = stencilc_ms / 1e3;
+    let effective_gb_per_s = bytes as f64 / seconds / 1e9;
+    let copy_gb_per_s = 2.0 * half as f64 / (copy_ms / 1e3) / 1e9;
+    Ok(BenchResult {
+        device,
+        schedule: schedule.describe(&program),
+        points,
+        bytes,
+        stencilc_ms,
+        naive_ms,
+        copy_ms,
+        gstencils_per_s: points as f64 / seconds / 1e9,
+        effective_gb_per_s,
+        copy_gb_per_s,
+        fraction_of_copy: effective_gb_per_s / copy_gb_per_s,
+        speedup_vs_naive: naive_ms.map(|n| n / stencilc_ms),
+        max_rel_diff_vs_naive,
+    })
+}
+
+/// Zeroed buffers of every field level's shape, to download into.
+fn initial_state_shape(program: &Program, env: &RunEnv) -> FieldState {
+    FieldState {
+        fields: program
+            .fields
+            .iter()
+            .map(|f| {
+                let len: usize = env.grid_dims[f.grid.0].iter().product();
+                vec![Buffer::zeros(f.ty, len); f.levels()]
+            })
+            .collect(),
+    }
+}
+
+/// The largest difference between the newest levels of two states, relative to
+/// the largest magnitude in `a`.
+fn max_rel_diff(program: &Program, a: &FieldState, b: &FieldState) -> f64 {
+    let (mut diff, mut scale) = (0.0f64, 0.0f64);
+    for (f, field) in program.fields.iter().enumerate() {
+        let newest = field.levels() - 1;
+        let (x, y) = (&a.fields[f][newest], &b.fields[f][newest]);
+        for i in 0..x.len() {
+            let (u, v) = (x.get(i).as_f64(), y.get(i).as_f64());
+            scale = scale.max(u.abs());
+            diff = diff.max((u - v).abs());
+        }
+    }
+    diff / scale.max(f64::MIN_POSITIVE)
+}
