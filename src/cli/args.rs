@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use stencilc::exec::backend::Backend;
+use stencilc::exec::backend::{Backend, RunOptions};
 
 /// The program to work on.
 #[derive(Args, Clone, Debug)]
@@ -46,6 +46,24 @@ pub struct ScheduleArgs {
     /// `none`, or `auto` (let stencilc decide).
     #[arg(long, value_name = "LIST|none|auto", value_parser = parse_shm)]
     pub shm: Option<ShmChoice>,
+
+    /// Fuse consecutive stencils into one kernel where that is legal (same
+    /// points, and each reads what the one before writes only at offset zero).
+    #[arg(long)]
+    pub fuse: bool,
+}
+
+impl ScheduleArgs {
+    /// The back-end options these flags ask for (the rest left at their defaults).
+    pub fn run_options(&self) -> RunOptions {
+        RunOptions {
+            block: self.block.as_ref().map(|a| a.0.clone()),
+            tile: self.tile.as_ref().map(|a| a.0.clone()),
+            shm: self.shm.as_ref().map(ShmChoice::to_option_string),
+            fuse: self.fuse,
+            ..RunOptions::default()
+        }
+    }
 }
 
 /// `NAME=VALUE` as written.

@@ -7,10 +7,9 @@
 use std::path::PathBuf;
 
 use stencilc::back::gpu_emit::{self, GpuTarget};
-use stencilc::exec::backend::RunOptions;
 use stencilc::schedule::ScheduleRequest;
 
-use crate::cli::args::{ScheduleArgs, ShmChoice};
+use crate::cli::args::ScheduleArgs;
 use crate::cli::error::CliError;
 
 /// What `emit` can print.
@@ -71,13 +70,8 @@ fn gpu_source(
     schedule: &ScheduleArgs,
     target: GpuTarget,
 ) -> Result<String, CliError> {
-    let options = RunOptions {
-        block: schedule.block.as_ref().map(|a| a.0.clone()),
-        tile: schedule.tile.as_ref().map(|a| a.0.clone()),
-        shm: schedule.shm.as_ref().map(ShmChoice::to_option_string),
-        ..RunOptions::default()
-    };
-    gpu_emit::emit(program, &ScheduleRequest::from_options(&options), target).map_err(|e| {
+    let request = ScheduleRequest::from_options(&schedule.run_options());
+    gpu_emit::emit(program, &request, target).map_err(|e| {
         CliError::new(
             format!("cannot schedule `{}` for the GPU: {e}", program.name),
             "change --block, --tile or --shm (or the region's pragma) as the message says",

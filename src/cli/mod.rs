@@ -7,6 +7,7 @@
 
 pub mod args;
 pub mod bench;
+pub mod bench_gpu;
 pub mod compile;
 pub mod emit;
 pub mod error;
@@ -42,6 +43,9 @@ pub enum Command {
     Compile(compile::CompileArgs),
     /// Run the CPU benchmark suite of bench/ and write its results.
     Bench(bench::BenchArgs),
+    /// Run the GPU benchmark suite (CUDA) against naive kernels and the copy
+    /// bandwidth; see bench/gpu/README.md.
+    BenchGpu(bench_gpu::BenchGpuArgs),
 }
 
 impl Command {
@@ -52,6 +56,8 @@ impl Command {
             Command::Emit(args) => emit::run(args),
             Command::Compile(args) => compile::run(args),
             Command::Bench(args) => bench::run(args),
+            Command::BenchGpu(args) => bench_gpu::run_gpu_bench(args)
+                .map_err(|e| CliError::new(format!("{e:#}"), "see bench/gpu/README.md")),
         }
     }
 }

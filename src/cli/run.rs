@@ -252,11 +252,8 @@ fn run_options(program: &Program, args: &RunArgs) -> Result<RunOptions, CliError
         }
     }
     Ok(RunOptions {
-        block: args.schedule.block.as_ref().map(|a| a.0.clone()),
-        tile: args.schedule.tile.as_ref().map(|a| a.0.clone()),
-        shm: args.schedule.shm.as_ref().map(ShmChoice::to_option_string),
         verbose: args.verbose,
-        ..RunOptions::default()
+        ..args.schedule.run_options()
     })
 }
 
