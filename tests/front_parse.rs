@@ -104,6 +104,37 @@ fn literals_have_c_types() {
     );
 }
 
+/// `0.004833025624975562` lies just below the midpoint of two adjacent floats
+/// but within half a double ulp of it: read as a double and then narrowed it
+/// ties to the even float `0x3b9e5e5c`, whereas C reads the `f` literal straight
+/// into the nearest float, `0x3b9e5e5b`.
+#[test]
+fn float_literals_round_once_like_c() {
+    let text = "0.004833025624975562";
+    let double_rounded = text.parse::<f64>().expect("valid") as f32;
+    assert_eq!(
+        double_rounded.to_bits(),
+        0x3b9e_5e5c,
+        "the sample must double-round"
+    );
+    let p = parse(&format!(
+        "float a = {text}f;\nconst float K[1] = {{{text}f}};\ndouble d = {text};\n"
+    ));
+    let ExprKind::Literal(Value::Float(a)) = p.constants[0].value.kind else {
+        panic!("expected a float literal: {:?}", p.constants[0].value);
+    };
+    assert_eq!(a.to_bits(), 0x3b9e_5e5b);
+    let Value::Float(k) = p.tables[0].values[0] else {
+        panic!("expected a float table entry: {:?}", p.tables[0].values);
+    };
+    assert_eq!(k.to_bits(), 0x3b9e_5e5b);
+    // The unsuffixed literal stays a double, read once as a double.
+    assert_eq!(
+        p.constants[1].value.kind,
+        ExprKind::Literal(Value::Double(0.004833025624975562))
+    );
+}
+
 #[test]
 fn constants_use_parameters_and_usual_conversions() {
     let p = parse("double sigma;\nint n;\nconst double s2 = sigma*sigma;\ndouble h = 1.0 / n;\n");
