@@ -96,41 +96,55 @@ pub fn iterate_accesses(program: &Program) -> Vec<PartAccesses<'_>> {
     let mut out = Vec::new();
     for (s, stencil) in iterate.stencils.iter().enumerate() {
         for (p, part) in stencil.parts.iter().enumerate() {
-            let mut acc = PartAccesses {
+            let body = body_accesses(&part.body);
+            out.push(PartAccesses {
                 id: PartId::Stencil {
                     stencil: s,
                     part: p,
                 },
                 subset: &part.subset,
                 span: part.span,
-                grids: Vec::new(),
-                tables: Vec::new(),
-            };
-            let mut loops = Vec::new();
-            collect_stmts(&part.body, &mut loops, &mut acc);
-            out.push(acc);
+                grids: body.grids,
+                tables: body.tables,
+            });
         }
     }
     for (r, reduction) in iterate.reductions.iter().enumerate() {
         for (p, part) in reduction.parts.iter().enumerate() {
-            let mut acc = PartAccesses {
+            let mut value = BodyAccesses::default();
+            collect_expr(&part.value, &[], &mut value);
+            out.push(PartAccesses {
                 id: PartId::Reduction {
                     reduction: r,
                     part: p,
                 },
                 subset: &part.subset,
                 span: part.span,
-                grids: Vec::new(),
-                tables: Vec::new(),
-            };
-            collect_expr(&part.value, &[], &mut acc);
-            out.push(acc);
+                grids: value.grids,
+                tables: value.tables,
+            });
         }
     }
     out
 }
 
-fn collect_stmts<'p>(body: &'p [Stmt], loops: &mut Vec<LoopRange>, acc: &mut PartAccesses<'p>) {
+/// The accesses of a statement list (a stencil part's body), in program order.
+#[derive(Clone, Debug, Default)]
+pub struct BodyAccesses<'p> {
+    /// Its grid references.
+    pub grids: Vec<GridAccess<'p>>,
+    /// Its table reads.
+    pub tables: Vec<TableAccess<'p>>,
+}
+
+/// The accesses of a stencil part's body, with the loops of the body around them.
+pub fn body_accesses(body: &[Stmt]) -> BodyAccesses<'_> {
+    let mut acc = BodyAccesses::default();
+    collect_stmts(body, &mut Vec::new(), &mut acc);
+    acc
+}
+
+fn collect_stmts<'p>(body: &'p [Stmt], loops: &mut Vec<LoopRange>, acc: &mut BodyAccesses<'p>) {
     for stmt in body {
         match stmt {
             Stmt::Assign { value, .. } => collect_expr(value, loops, acc),
@@ -165,7 +179,7 @@ fn collect_stmts<'p>(body: &'p [Stmt], loops: &mut Vec<LoopRange>, acc: &mut Par
     }
 }
 
-fn collect_expr<'p>(expr: &'p Expr, loops: &[LoopRange], acc: &mut PartAccesses<'p>) {
+fn collect_expr<'p>(expr: &'p Expr, loops: &[LoopRange], acc: &mut BodyAccesses<'p>) {
     // `Expr::visit` hands out references tied to the closure call, so walk by
     // hand to keep the `'p` lifetime of the program.
     match &expr.kind {

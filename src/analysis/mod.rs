@@ -4,8 +4,9 @@
 //! - [`affine`]: affine forms over parameters, to reason without their values;
 //! - [`bounds`]: accesses that leave their grid, proven statically or checked
 //!   once parameter values are known;
-//! - [`footprint`]: per stencil and time level, the offsets read and written
-//!   (halos for GPU tiles) and which levels are read-only.
+//! - [`footprint`]: per stencil, part and time level, the offsets read and
+//!   written (halos for GPU tiles, reuse, fusion checks) and which levels are
+//!   read-only.
 
 pub mod access;
 pub mod affine;
@@ -13,7 +14,7 @@ pub mod bounds;
 pub mod footprint;
 pub mod text;
 
-pub use footprint::{Footprint, LevelExtent};
+pub use footprint::{Footprint, Level, LevelExtent};
 
 use crate::diag::Diagnostic;
 use crate::ir::Program;

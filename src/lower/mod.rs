@@ -10,7 +10,6 @@
 //! schedule; the kernels never compute a shared-memory index with `%` or `/`.
 
 pub mod drive;
-pub mod footprint;
 pub mod plan;
 mod point;
 mod reduce;

@@ -4,12 +4,14 @@
 
 use std::collections::BTreeMap;
 
+use crate::analysis::access::LoopRange;
+use crate::analysis::affine::Affine;
+use crate::analysis::Level;
 use crate::ir::{
     BinaryOp, BoundaryMode, Expr, ExprKind, GridRef, LocalId, Program, ScalarType, Stmt, TableId,
     Value,
 };
 use crate::kir::{Helper, KExpr, KStmt, Module, SharedArray, Space};
-use crate::lower::footprint::{offset_value, Level};
 use crate::lower::plan::ArgSource;
 use crate::lower::{constant_table, ident, Fixed, Params};
 use crate::schedule::TablePlacement;
@@ -216,9 +218,21 @@ impl<'a> PointCtx<'a> {
         }
     }
 
+    /// The value of an integer offset or index expression when it is known at
+    /// compile time with the unrolled loops' variables fixed.
+    fn static_index(&self, e: &Expr) -> Option<i64> {
+        let fixed: Vec<LoopRange> = self
+            .fixed
+            .iter()
+            .map(|(&var, &v)| LoopRange { var, lo: v, hi: v })
+            .collect();
+        let (value, _) = Affine::of_expr(self.program, e)?.loop_extremes(&fixed)?;
+        value.as_constant()
+    }
+
     /// An integer offset expression: a literal when the unrolled loops fix it.
     fn offset(&mut self, e: &Expr, module: &mut Module) -> (KExpr, Option<i64>) {
-        match offset_value(e, &self.fixed) {
+        match self.static_index(e) {
             Some(v) => (KExpr::int(v), Some(v)),
             None => {
                 let k = self.expr(e, module);
@@ -320,8 +334,7 @@ impl<'a> PointCtx<'a> {
             .get(&t)
             .copied()
             .unwrap_or(TablePlacement::Constant);
-        let statics: Option<Vec<i64>> =
-            index.iter().map(|i| offset_value(i, &self.fixed)).collect();
+        let statics: Option<Vec<i64>> = index.iter().map(|i| self.static_index(i)).collect();
         if placement == TablePlacement::Literals {
             if let Some(idx) = &statics {
                 if let Some(flat) = flat_index(&table.shape, idx) {

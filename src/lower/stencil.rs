@@ -1,10 +1,9 @@
 //! Stencil parts to kernels: the block's points, shared-memory tiles with their
 //! cooperative halo loads, shared copies of tables, and the per-point code.
 
+use crate::analysis::Footprint;
 use crate::ir::{BinaryOp, BoundaryMode, Program, Stencil, StencilPart, Value};
 use crate::kir::{Builtin, Helper, KExpr, KStmt, Kernel, Module, SharedArray, Space};
-use crate::lower::footprint::part_footprint;
-use crate::lower::footprint::PartFootprint;
 use crate::lower::plan::{ArgSource, Launch};
 use crate::lower::point::{in_range, PointCtx, Tile};
 use crate::lower::{ident, letter};
@@ -98,11 +97,14 @@ fn lower_part(
         .map(|a| KExpr::var(vars[rank - 1 - a].in_block.clone()))
         .collect();
     let mut ctx = PointCtx::new(program, coords, in_block);
-    let footprints: Vec<PartFootprint> = parts.iter().map(|(_, p)| part_footprint(p)).collect();
-    let footprint = PartFootprint::merge(&footprints);
+    let footprints: Vec<Footprint> = parts
+        .iter()
+        .map(|(_, p)| Footprint::of_part(program, p))
+        .collect();
+    let footprint = Footprint::merge(&footprints);
     // Written levels first so their buffers are the kernel's first parameters.
-    for (f, t) in &footprint.writes {
-        ctx.params.level(program, *f, *t, true);
+    for (f, t) in footprint.written() {
+        ctx.params.level(program, f, t, true);
     }
     let mut lo_hi = Vec::new();
     for a in 0..rank {
@@ -142,13 +144,16 @@ fn lower_part(
 
     // Shared tiles of the levels the schedule stages.
     let mut loads = Vec::new();
-    for (level, reads) in &footprint.reads {
-        if schedule.fields.get(level) != Some(&FieldPlacement::SharedTile) {
+    for reads in &footprint.reads {
+        let level = reads.level();
+        if schedule.fields.get(&level) != Some(&FieldPlacement::SharedTile) {
             continue;
         }
-        let Some(range) = &reads.range else { continue };
+        let Some(range) = reads.static_box() else {
+            continue;
+        };
         let field = &program.fields[level.0 .0];
-        if range.len() != rank || footprint.writes.contains(level) {
+        if range.len() != rank || footprint.writes_level(level.0, level.1) {
             continue;
         }
         let buffer = ctx.params.level(program, level.0, level.1, false);
@@ -166,7 +171,7 @@ fn lower_part(
         });
         let origin: Vec<i64> = range.iter().map(|r| r.0).collect();
         ctx.tiles.insert(
-            *level,
+            level,
             Tile {
                 name: tile_name.clone(),
                 origin: origin.clone(),

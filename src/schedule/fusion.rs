@@ -14,9 +14,9 @@
 
 use std::ops::Range;
 
+use crate::analysis::footprint::{Footprint, Level};
 use crate::exec::env::RunEnv;
 use crate::ir::{Program, Stencil, Subset};
-use crate::lower::footprint::{part_footprint, Level, PartFootprint};
 
 /// Splits `stencils` into runs of consecutive stencils that fuse; `notes` gets
 /// one sentence per adjacent pair left apart, saying why.
@@ -69,28 +69,35 @@ fn refusal(
             subset_text(program, first)
         ));
     }
-    let earlier: Vec<PartFootprint> = group.iter().map(|s| part_footprint(&s.parts[0])).collect();
-    let earlier = PartFootprint::merge(&earlier);
-    let own = part_footprint(&next.parts[0]);
-    if !earlier.writes_only_center || !own.writes_only_center {
+    let earlier: Vec<Footprint> = group
+        .iter()
+        .map(|s| Footprint::of_part(program, &s.parts[0]))
+        .collect();
+    let earlier = Footprint::merge(&earlier);
+    let own = Footprint::of_part(program, &next.parts[0]);
+    if !earlier.writes_only_center() || !own.writes_only_center() {
         return Some("a stencil of the pair writes at a non-zero offset".into());
     }
-    for level in &earlier.writes {
-        if own.reads.get(level).is_some_and(|r| !r.only_center) {
+    let read_off_center = |fp: &Footprint, (field, time): Level| {
+        fp.read_extent(field, time)
+            .is_some_and(|r| !r.only_center())
+    };
+    for level in earlier.written() {
+        if read_off_center(&own, level) {
             return Some(format!(
                 "it reads {}, which `{}` writes, at a non-zero offset: it needs values \
                  that neighbouring threads compute",
-                level_text(program, *level),
-                writer(group, *level)
+                level_text(program, level),
+                writer(program, group, level)
             ));
         }
     }
-    for level in &own.writes {
-        if earlier.reads.get(level).is_some_and(|r| !r.only_center) {
+    for level in own.written() {
+        if read_off_center(&earlier, level) {
             return Some(format!(
                 "it writes {}, which an earlier stencil reads at a non-zero offset: \
                  neighbouring threads must still see the old values",
-                level_text(program, *level)
+                level_text(program, level)
             ));
         }
     }
@@ -129,11 +136,11 @@ fn level_text(program: &Program, (field, time): Level) -> String {
     format!("`[{time}]{}`", program.fields[field.0].name)
 }
 
-fn writer(group: &[Stencil], level: Level) -> String {
+fn writer(program: &Program, group: &[Stencil], (field, time): Level) -> String {
     group
         .iter()
         .rev()
-        .find(|s| part_footprint(&s.parts[0]).writes.contains(&level))
+        .find(|s| Footprint::of_part(program, &s.parts[0]).writes_level(field, time))
         .map(|s| s.name.clone())
         .unwrap_or_default()
 }

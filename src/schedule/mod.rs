@@ -22,9 +22,9 @@ use std::ops::Range;
 
 use crate::exec::env::RunEnv;
 
+use crate::analysis::footprint::{Footprint, Level, LevelExtent};
 use crate::ir::{FieldId, Program, TableId};
 use crate::kir::Module;
-use crate::lower::footprint::{part_footprint, Level, PartFootprint};
 
 /// Where a field time level read by a stencil lives while the stencil runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -393,23 +393,28 @@ fn group_schedule(
         None => [1, 1, 1],
     };
     let parts: Vec<&crate::ir::StencilPart> = members.iter().flat_map(|s| &s.parts).collect();
-    let mut footprints: Vec<PartFootprint> = parts.iter().map(|p| part_footprint(p)).collect();
+    let mut footprints: Vec<Footprint> = parts
+        .iter()
+        .map(|p| Footprint::of_part(program, p))
+        .collect();
     if members.len() > 1 {
         // One kernel runs them all: one tile per level, covering every member's reads.
-        footprints = vec![PartFootprint::merge(&footprints)];
+        footprints = vec![Footprint::merge(&footprints)];
     }
-    let written: Vec<Level> = footprints.iter().flat_map(|f| f.writes.clone()).collect();
+    let written: Vec<Level> = footprints.iter().flat_map(Footprint::written).collect();
     let mut fields = BTreeMap::new();
     let mut shared_bytes = 0usize;
     for fp in &footprints {
-        for (level, reads) in &fp.reads {
-            if fields.contains_key(level) {
+        for reads in &fp.reads {
+            let level = reads.level();
+            if fields.contains_key(&level) {
                 continue;
             }
-            let field = &program.fields[level.0 .0];
-            let read_only = !written.contains(level);
-            let tileable =
-                read_only && reads.range.is_some() && rank == field_rank(program, level.0);
+            let field = &program.fields[reads.field.0];
+            let read_only = !written.contains(&level);
+            let tileable = read_only
+                && reads.static_box().is_some()
+                && rank == field_rank(program, reads.field);
             let bytes = tile_bytes(reads, block, tile, field.ty.size_bytes());
             let wanted = match &request.shm {
                 ShmRequest::None => false,
@@ -427,7 +432,7 @@ fn group_schedule(
             } else {
                 FieldPlacement::Global
             };
-            fields.insert(*level, placement);
+            fields.insert(level, placement);
         }
     }
     let mut tables = BTreeMap::new();
@@ -469,13 +474,8 @@ fn field_rank(program: &Program, f: FieldId) -> usize {
     program.grids[program.fields[f.0].grid.0].rank()
 }
 
-fn tile_bytes(
-    reads: &crate::lower::footprint::LevelReads,
-    block: [u32; 3],
-    tile: [u32; 3],
-    elem: usize,
-) -> usize {
-    let Some(range) = &reads.range else {
+fn tile_bytes(reads: &LevelExtent, block: [u32; 3], tile: [u32; 3], elem: usize) -> usize {
+    let Some(range) = reads.static_box() else {
         return usize::MAX / 4;
     };
     let rank = range.len();

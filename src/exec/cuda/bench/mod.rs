@@ -17,12 +17,12 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use serde::Serialize;
 
+use crate::analysis::Footprint;
 use crate::exec::cuda::{driver_error, launch_function, nvrtc, runtime, DeviceBuffer, Session};
 use crate::exec::env::RunEnv;
 use crate::exec::{Bindings, Buffer, ExecError, FieldState};
 use crate::ir::{Program, ScalarType, Value};
 use crate::lower::drive::{GpuDevice, KernelArg, Resident};
-use crate::lower::footprint::part_footprint;
 use crate::lower::{lower, Target};
 use crate::schedule::{Schedule, ScheduleRequest};
 
@@ -207,12 +207,12 @@ fn traffic(program: &Program, env: &RunEnv) -> (u64, u64) {
                 .iter()
                 .map(|(lo, hi)| (hi - lo + 1).max(0) as u64)
                 .product();
-            let fp = part_footprint(part);
+            let fp = Footprint::of_part(program, part);
             let level_bytes: u64 = fp
                 .reads
-                .keys()
+                .iter()
                 .chain(&fp.writes)
-                .map(|(f, _)| program.fields[f.0].ty.size_bytes() as u64)
+                .map(|level| program.fields[level.field.0].ty.size_bytes() as u64)
                 .sum();
             points += count;
             bytes += count * level_bytes;
