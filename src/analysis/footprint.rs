@@ -70,39 +70,31 @@ impl Footprint {
     /// The footprint of stencil `stencil` of the iterate, from the program
     /// alone: offsets that depend on parameters are `None`.
     pub fn of_stencil(program: &Program, stencil: usize) -> Footprint {
-        Footprint::of_iterate_parts(
-            program,
-            |id| matches!(id, PartId::Stencil { stencil: s, .. } if s == stencil),
-            |a| static_axes(program, a),
-        )
+        Footprint::of_iterate_parts(program, parts_of_stencil(stencil), |a| {
+            static_axes(program, a)
+        })
     }
 
     /// The footprint of stencil `stencil` for the parameter values in `env`:
     /// every extent is known.
     pub fn of_stencil_in(program: &Program, env: &RunEnv, stencil: usize) -> Footprint {
-        Footprint::of_iterate_parts(
-            program,
-            |id| matches!(id, PartId::Stencil { stencil: s, .. } if s == stencil),
-            |a| run_time_axes(program, env, a),
-        )
+        Footprint::of_iterate_parts(program, parts_of_stencil(stencil), |a| {
+            run_time_axes(program, env, a)
+        })
     }
 
     /// The footprint of reduction `reduction` (reads only), from the program alone.
     pub fn of_reduction(program: &Program, reduction: usize) -> Footprint {
-        Footprint::of_iterate_parts(
-            program,
-            |id| matches!(id, PartId::Reduction { reduction: r, .. } if r == reduction),
-            |a| static_axes(program, a),
-        )
+        Footprint::of_iterate_parts(program, parts_of_reduction(reduction), |a| {
+            static_axes(program, a)
+        })
     }
 
     /// The footprint of reduction `reduction` for the parameter values in `env`.
     pub fn of_reduction_in(program: &Program, env: &RunEnv, reduction: usize) -> Footprint {
-        Footprint::of_iterate_parts(
-            program,
-            |id| matches!(id, PartId::Reduction { reduction: r, .. } if r == reduction),
-            |a| run_time_axes(program, env, a),
-        )
+        Footprint::of_iterate_parts(program, parts_of_reduction(reduction), |a| {
+            run_time_axes(program, env, a)
+        })
     }
 
     /// The footprint of one stencil part, from the program alone (offsets that
@@ -228,6 +220,14 @@ impl Footprint {
         let first = levels.next()?.axes.clone();
         Some(levels.fold(first, |acc, l| merge_axes(&acc, &l.axes)))
     }
+}
+
+fn parts_of_stencil(stencil: usize) -> impl Fn(PartId) -> bool {
+    move |id| matches!(id, PartId::Stencil { stencil: s, .. } if s == stencil)
+}
+
+fn parts_of_reduction(reduction: usize) -> impl Fn(PartId) -> bool {
+    move |id| matches!(id, PartId::Reduction { reduction: r, .. } if r == reduction)
 }
 
 fn merge_axes(a: &[Option<(i64, i64)>], b: &[Option<(i64, i64)>]) -> Vec<Option<(i64, i64)>> {

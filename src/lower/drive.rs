@@ -9,7 +9,7 @@ use crate::exec::env::RunEnv;
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::ir::{Program, ScalarType, Value};
 use crate::kir::Module;
-use crate::lower::plan::{eval_subset, eval_uniform, groups_for, ArgSource, HostPlan, Launch};
+use crate::lower::plan::{groups_for, ArgSource, HostPlan, Launch};
 use crate::lower::Lowered;
 use crate::schedule::DeviceLimits;
 
@@ -102,7 +102,7 @@ impl<B> Resident<B> {
             for part in &r.parts {
                 offsets.push(total as i32);
                 if let Some(subset) = &part.subset {
-                    if let Some(g) = groups_for(&eval_subset(subset, env)?, part.points_per_block) {
+                    if let Some(g) = groups_for(&env.subset_box(subset), part.points_per_block) {
                         total += g.iter().map(|&v| v as u64).product::<u64>();
                     }
                 }
@@ -221,7 +221,11 @@ pub fn run<D: GpuDevice>(
             }
             if checked {
                 if let (Some(check), Some(_)) = (&iterate.check, env.every) {
-                    stop = eval_uniform(&check.cond, env, &values)?.is_true();
+                    // As in the interpreter; every reduction was just evaluated.
+                    let reduced: Vec<Value> = values.iter().flatten().copied().collect();
+                    stop = env
+                        .eval_with(&check.cond, &program.tables, &[], &reduced)
+                        .is_true();
                 }
             }
             resident.rotate();
@@ -262,7 +266,7 @@ fn run_launch<D: GpuDevice>(
 ) -> Result<(), ExecError> {
     let (bounds, groups) = match &launch.subset {
         Some(subset) => {
-            let bounds = eval_subset(subset, env)?;
+            let bounds = env.subset_box(subset);
             match groups_for(&bounds, launch.points_per_block) {
                 Some(g) => (bounds, g),
                 None => {
