@@ -44,6 +44,18 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
             "mark the SDSL code with `#pragma sdsl begin` and `#pragma sdsl end` lines",
         ));
     }
+    for region in &regions {
+        let (line, _) = source.line_col(region.span.start as usize);
+        for name in embed::unmentioned_host_names(&source, &regions, region) {
+            eprintln!(
+                "warning: {}:{line}: region {} binds `{name}` to a host variable of that name, \
+                 but the file does not mention `{name}` before the region; declare it there \
+                 (the C compiler will otherwise report `{name}` as undeclared)",
+                args.input.display(),
+                region.index
+            );
+        }
+    }
     if args.verbose {
         for region in &regions {
             let (line, _) = source.line_col(region.span.start as usize);

@@ -37,9 +37,51 @@ pub fn compile_host(
     Ok(rewrite_host(&host, &regions, options))
 }
 
-/// The name of the wrapper for a region's program.
+/// The name of the wrapper for a region's program: `<program>_sdsl`, where the
+/// program is named after the host file (and the region's index when the file has
+/// several), so it cannot clash with the generated `<program>_run`,
+/// `<program>_stencil_*` or `<program>_reduce_*`, nor with a host function named
+/// after the file.
 pub fn wrapper_symbol(program: &Program) -> String {
-    names::prefix(program)
+    format!("{}_sdsl", names::prefix(program))
+}
+
+/// The parameters and griddata of `region` whose names the host file never
+/// mentions before the region (other regions' text not counted).
+///
+/// The generated call passes host variables by name, so each of these will be an
+/// "undeclared" error from the C compiler; saying so first, with the region's
+/// line, is clearer. It is a hint, not a proof: a variable declared in an included
+/// header is not seen here, which is why callers warn rather than fail.
+pub fn unmentioned_host_names(
+    host: &SourceFile,
+    regions: &[Region],
+    region: &Region,
+) -> Vec<String> {
+    let start = region.span.start as usize;
+    let mut before = String::with_capacity(start);
+    let mut cursor = 0;
+    let mut earlier: Vec<&Region> = regions
+        .iter()
+        .filter(|r| (r.span.start as usize) < start)
+        .collect();
+    earlier.sort_by_key(|r| r.span.start);
+    for other in earlier {
+        let range = other.span.range();
+        before.push_str(&host.text[cursor..range.start]);
+        before.push('\n');
+        cursor = range.end;
+    }
+    before.push_str(&host.text[cursor.min(start)..start]);
+    let program = &region.program;
+    program
+        .params
+        .iter()
+        .map(|p| &p.name)
+        .chain(program.fields.iter().map(|f| &f.name))
+        .filter(|name| !names::mentions_word(&before, name))
+        .cloned()
+        .collect()
 }
 
 /// The host file with every region replaced by a call, and the generated code
@@ -138,7 +180,7 @@ impl Writer<'_> {
             list.push(format!("{} *{}", names::c_type(f.ty), f.name));
             list.push(format!("size_t {}_bytes", f.name));
         }
-        self.line(&format!("int {}({})", wrapper_symbol(p), list.join(", ")));
+        self.function_head(&format!("int {}", wrapper_symbol(p)), &list.join(", "));
         self.open("{");
         self.size_constants();
         self.line(&format!("{} summary;", names::summary_type(p)));
@@ -162,29 +204,21 @@ impl Writer<'_> {
                 f.name
             ));
         }
-        for f in &p.fields {
-            let ty = names::c_type(f.ty);
-            self.line(&format!(
-                "/* {}: level 0 is the host array; the others start as copies of it */",
-                f.name
-            ));
-            self.line(&format!("{}_levels[0] = {};", f.name, f.name));
-            for l in 1..f.levels() {
-                self.line(&format!(
-                    "{}_levels[{l}] = ({ty} *)malloc({}_count * sizeof({ty}));",
-                    f.name, f.name
-                ));
-                self.line(&format!(
-                    "if ({0}_levels[{l}] != NULL) memcpy({0}_levels[{l}], {0}, {0}_count * sizeof({ty}));",
-                    f.name
-                ));
-            }
-        }
         let allocated: Vec<String> = p
             .fields
             .iter()
             .flat_map(|f| (1..f.levels()).map(move |l| format!("{}_levels[{l}]", f.name)))
             .collect();
+        for f in &p.fields {
+            let ty = names::c_type(f.ty);
+            self.line(&format!("{0}_levels[0] = {0};", f.name));
+            for l in 1..f.levels() {
+                self.line(&format!(
+                    "{0}_levels[{l}] = ({ty} *)malloc({0}_count * sizeof({ty}));",
+                    f.name
+                ));
+            }
+        }
         if !allocated.is_empty() {
             let missing: Vec<String> = allocated.iter().map(|a| format!("{a} == NULL")).collect();
             self.open(&format!("if ({}) {{", missing.join(" || ")));
@@ -193,6 +227,19 @@ impl Writer<'_> {
             }
             self.line("return 3;");
             self.close("}");
+        }
+        for f in p.fields.iter().filter(|f| f.levels() > 1) {
+            let ty = names::c_type(f.ty);
+            self.line(&format!(
+                "/* {}: every time level starts from the host array */",
+                f.name
+            ));
+            for l in 1..f.levels() {
+                self.line(&format!(
+                    "memcpy({0}_levels[{l}], {0}, {0}_count * sizeof({ty}));",
+                    f.name
+                ));
+            }
         }
         let mut args: Vec<String> = p.params.iter().map(|q| q.name.clone()).collect();
         args.extend(p.fields.iter().map(|f| format!("{}_levels", f.name)));

@@ -44,7 +44,7 @@ impl Writer<'_> {
             }
             ExprKind::Load(r) => self.load(r, scope),
             ExprKind::Table { table, index } => {
-                let mut text = format!("{}_{}", self.prefix, program.tables[table.0].name);
+                let mut text = format!("{}_table_{}", self.prefix, program.tables[table.0].name);
                 for i in index {
                     text.push_str(&format!("[{}]", self.expr(i, scope)));
                 }

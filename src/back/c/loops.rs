@@ -241,11 +241,10 @@ impl Writer<'_> {
         let (line, _) = program.source.line_col(stencil.span.start as usize);
         self.line(&format!("/* stencil {} (line {line}) */", stencil.name));
         let signature = self.signature(&uses);
-        self.line(&format!(
-            "static void {}({signature})",
-            self.stencil_symbol(stencil)
-        ));
+        let head = format!("static void {}", self.stencil_symbol(stencil));
+        self.function_head(&head, &signature);
         self.open("{");
+        let body_start = self.out.len();
         self.strides(&uses);
         self.line("#pragma omp parallel");
         self.open("{");
@@ -256,12 +255,13 @@ impl Writer<'_> {
             self.stencil_part(part);
         }
         self.close("}");
+        self.mark_unused_sizes(body_start, &uses);
         self.close("}");
     }
 
     /// The C name of a stencil's function.
     pub(super) fn stencil_symbol(&self, stencil: &Stencil) -> String {
-        format!("{}_{}", self.prefix, names::sanitize(&stencil.name))
+        format!("{}_stencil_{}", self.prefix, names::sanitize(&stencil.name))
     }
 
     fn stencil_part(&mut self, part: &StencilPart) {
