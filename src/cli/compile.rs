@@ -46,13 +46,15 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
     }
     for region in &regions {
         let (line, _) = source.line_col(region.span.start as usize);
-        for name in embed::unmentioned_host_names(&source, &regions, region) {
+        for missing in embed::unmentioned_host_names(&source, &regions, region) {
+            let name = &missing.name;
             eprintln!(
                 "warning: {}:{line}: region {} binds `{name}` to a host variable of that name, \
-                 but the file does not mention `{name}` before the region; declare it there \
-                 (the C compiler will otherwise report `{name}` as undeclared)",
+                 but the file declares no `{name}` before the region; declare {} there, or the \
+                 C compiler will report `{name}` as undeclared at this line",
                 args.input.display(),
-                region.index
+                region.index,
+                missing.wanted,
             );
         }
     }

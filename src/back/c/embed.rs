@@ -46,18 +46,28 @@ pub fn wrapper_symbol(program: &Program) -> String {
     format!("{}_sdsl", names::prefix(program))
 }
 
+/// A host variable that a region binds but the host file never mentions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnmentionedHostName {
+    /// The SDSL parameter's or griddata's name.
+    pub name: String,
+    /// What the host should declare, for a message: "`float c1`", or
+    /// "a `double` array or pointer `U`".
+    pub wanted: String,
+}
+
 /// The parameters and griddata of `region` whose names the host file never
 /// mentions before the region (other regions' text not counted).
 ///
 /// The generated call passes host variables by name, so each of these will be an
-/// "undeclared" error from the C compiler; saying so first, with the region's
-/// line, is clearer. It is a hint, not a proof: a variable declared in an included
+/// "undeclared" error from the C compiler; saying so first, with what to declare,
+/// is clearer. It is a hint, not a proof: a variable declared in an included
 /// header is not seen here, which is why callers warn rather than fail.
 pub fn unmentioned_host_names(
     host: &SourceFile,
     regions: &[Region],
     region: &Region,
-) -> Vec<String> {
+) -> Vec<UnmentionedHostName> {
     let start = region.span.start as usize;
     let mut before = String::with_capacity(start);
     let mut cursor = 0;
@@ -74,13 +84,17 @@ pub fn unmentioned_host_names(
     }
     before.push_str(&host.text[cursor.min(start)..start]);
     let program = &region.program;
-    program
-        .params
-        .iter()
-        .map(|p| &p.name)
-        .chain(program.fields.iter().map(|f| &f.name))
-        .filter(|name| !names::mentions_word(&before, name))
-        .cloned()
+    let params = program.params.iter().map(|p| UnmentionedHostName {
+        name: p.name.clone(),
+        wanted: format!("`{} {}`", names::c_type(p.ty), p.name),
+    });
+    let fields = program.fields.iter().map(|f| UnmentionedHostName {
+        name: f.name.clone(),
+        wanted: format!("a `{}` array or pointer `{}`", names::c_type(f.ty), f.name),
+    });
+    params
+        .chain(fields)
+        .filter(|h| !names::mentions_word(&before, &h.name))
         .collect()
 }
 
