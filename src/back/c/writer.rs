@@ -222,7 +222,7 @@ impl<'a> Writer<'a> {
         if !unused.is_empty() {
             let casts: Vec<String> = unused.iter().map(|n| format!("(void){n};")).collect();
             let text = format!(
-                "{}{} /* not needed: no border code on that axis */\n",
+                "{}{} /* only border code would read it */\n",
                 "    ".repeat(self.indent),
                 casts.join(" ")
             );
@@ -513,7 +513,9 @@ impl<'a> Writer<'a> {
                 self.line("if (check_every < 1) return 1;");
             }
             self.open("for (long iter = 1; iter <= max_iters; iter++) {");
-            self.line("int stop = 0;");
+            if iterate.check.is_some() {
+                self.line("int stop = 0;");
+            }
             for stencil in &iterate.stencils {
                 let uses = Uses::of_stencil(p, stencil);
                 self.line(&format!(
@@ -549,10 +551,12 @@ impl<'a> Writer<'a> {
             }
             self.line("summary->iterations = iter;");
             self.rotation();
-            self.open("if (stop) {");
-            self.line("summary->stopped_by_check = 1;");
-            self.line("break;");
-            self.close("}");
+            if iterate.check.is_some() {
+                self.open("if (stop) {");
+                self.line("summary->stopped_by_check = 1;");
+                self.line("break;");
+                self.close("}");
+            }
             self.close("}");
         }
         for (f, field) in p.fields.iter().enumerate() {
