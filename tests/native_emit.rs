@@ -43,8 +43,8 @@ fn emitted_c_of_every_example() {
     let paths = files(&common::examples_dir(), &["sdsl"]);
     assert!(paths.len() >= 6, "examples found: {}", paths.len());
     for path in paths {
-        let program = stencilc::front::parse_program(source(&path))
-            .unwrap_or_else(|d| panic!("{d}"));
+        let program =
+            stencilc::front::parse_program(source(&path)).unwrap_or_else(|d| panic!("{d}"));
         let unit = c::emit_program(&program);
         assert!(unit.source.contains(&format!("int {}(", unit.run_symbol)));
         insta::assert_snapshot!(format!("emit_{}", stem(&path)), unit.source);
