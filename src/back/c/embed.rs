@@ -1,8 +1,9 @@
 //! Source-to-source for C/C++ hosts, like `sdslc -b affine-c` (guide ch. 4-5).
 //!
 //! Each `#pragma sdsl begin ... end` region is replaced by one line,
-//! `int sdsl_return_<N> = <region>(params..., (T *)(field), sizeof(field), ...);`,
-//! that calls a wrapper generated at the top of the output file. The wrapper binds
+//! `int sdsl_return_<N> = <program>_sdsl(params..., (T *)(field), sizeof(field), ...);`,
+//! that calls a wrapper generated at the top of the output file (see
+//! [`wrapper_symbol`]). The wrapper binds
 //! the region's parameters and griddata to the host variables of the same names
 //! (ch. 4.1.2): a host array must have the grid's size (checked with `sizeof`), or
 //! be a pointer whose extent the grid gives (`double *U`). A field with more than
@@ -10,6 +11,10 @@
 //! the host data, and the newest level is copied back into the host array at the
 //! end when it is not already there. The wrapper returns 0 on success, 2 when a host
 //! array has the wrong size, 3 when memory runs out (ch. 4.1.3).
+//!
+//! A host variable the region needs but the host lacks is an "undeclared" error
+//! of the C compiler at the region's first line; [`unmentioned_host_names`] lets
+//! `stencilc compile` warn about it first.
 
 use std::collections::BTreeSet;
 
