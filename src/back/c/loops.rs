@@ -302,7 +302,7 @@ impl Writer<'_> {
             for (index, stmt) in part.body.iter().enumerate() {
                 match (stmt, initialised.get(&index)) {
                     (Stmt::Assign { local, value, .. }, Some(_)) => {
-                        let value = w.expr(value, scope);
+                        let value = w.statement_value(value, scope);
                         let ty = names::c_type(part.locals[local.0].ty);
                         w.line(&format!("{ty} {} = {value};", locals[local.0]));
                     }
