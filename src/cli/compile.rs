@@ -44,6 +44,20 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
             "mark the SDSL code with `#pragma sdsl begin` and `#pragma sdsl end` lines",
         ));
     }
+    for region in &regions {
+        let (line, _) = source.line_col(region.span.start as usize);
+        for missing in embed::unmentioned_host_names(&source, &regions, region) {
+            let name = &missing.name;
+            eprintln!(
+                "warning: {}:{line}: region {} binds `{name}` to a host variable of that name, \
+                 but the file declares no `{name}` before the region; declare {} there, or the \
+                 C compiler will report `{name}` as undeclared at this line",
+                args.input.display(),
+                region.index,
+                missing.wanted,
+            );
+        }
+    }
     if args.verbose {
         for region in &regions {
             let (line, _) = source.line_col(region.span.start as usize);

@@ -50,6 +50,16 @@ pub struct RunArgs {
     #[command(flatten)]
     schedule: ScheduleArgs,
 
+    /// `--backend c`: the C compiler's flags, replacing the defaults
+    /// (`-O3 -march=native -fopenmp -ffp-contract=off -fwrapv`).
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    cflags: Option<String>,
+
+    /// `--backend c`: add `-ffast-math` (faster, results no longer bit-identical
+    /// to the interpreter's).
+    #[arg(long)]
+    fast_math: bool,
+
     /// Prints a JSON summary on stdout: back-end, iterations, reductions, times.
     #[arg(long)]
     json: bool,
@@ -253,6 +263,8 @@ fn run_options(program: &Program, args: &RunArgs) -> Result<RunOptions, CliError
     }
     Ok(RunOptions {
         verbose: args.verbose,
+        cflags: args.cflags.clone(),
+        fast_math: args.fast_math,
         ..args.schedule.run_options()
     })
 }

@@ -1,8 +1,9 @@
 //! Source-to-source for C/C++ hosts, like `sdslc -b affine-c` (guide ch. 4-5).
 //!
 //! Each `#pragma sdsl begin ... end` region is replaced by one line,
-//! `int sdsl_return_<N> = <region>(params..., (T *)(field), sizeof(field), ...);`,
-//! that calls a wrapper generated at the top of the output file. The wrapper binds
+//! `int sdsl_return_<N> = <program>_sdsl(params..., (T *)(field), sizeof(field), ...);`,
+//! that calls a wrapper generated at the top of the output file (see
+//! [`wrapper_symbol`]). The wrapper binds
 //! the region's parameters and griddata to the host variables of the same names
 //! (ch. 4.1.2): a host array must have the grid's size (checked with `sizeof`), or
 //! be a pointer whose extent the grid gives (`double *U`). A field with more than
@@ -10,6 +11,10 @@
 //! the host data, and the newest level is copied back into the host array at the
 //! end when it is not already there. The wrapper returns 0 on success, 2 when a host
 //! array has the wrong size, 3 when memory runs out (ch. 4.1.3).
+//!
+//! A host variable the region needs but the host lacks is an "undeclared" error
+//! of the C compiler at the region's first line; [`unmentioned_host_names`] lets
+//! `stencilc compile` warn about it first.
 
 use std::collections::BTreeSet;
 
@@ -37,9 +42,65 @@ pub fn compile_host(
     Ok(rewrite_host(&host, &regions, options))
 }
 
-/// The name of the wrapper for a region's program.
+/// The name of the wrapper for a region's program: `<program>_sdsl`, where the
+/// program is named after the host file (and the region's index when the file has
+/// several), so it cannot clash with the generated `<program>_run`,
+/// `<program>_stencil_*` or `<program>_reduce_*`, nor with a host function named
+/// after the file.
 pub fn wrapper_symbol(program: &Program) -> String {
-    names::prefix(program)
+    format!("{}_sdsl", names::prefix(program))
+}
+
+/// A host variable that a region binds but the host file never mentions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnmentionedHostName {
+    /// The SDSL parameter's or griddata's name.
+    pub name: String,
+    /// What the host should declare, for a message: "`float c1`", or
+    /// "a `double` array or pointer `U`".
+    pub wanted: String,
+}
+
+/// The parameters and griddata of `region` whose names the host file never
+/// mentions before the region (other regions' text not counted).
+///
+/// The generated call passes host variables by name, so each of these will be an
+/// "undeclared" error from the C compiler; saying so first, with what to declare,
+/// is clearer. It is a hint, not a proof: a variable declared in an included
+/// header is not seen here, which is why callers warn rather than fail.
+pub fn unmentioned_host_names(
+    host: &SourceFile,
+    regions: &[Region],
+    region: &Region,
+) -> Vec<UnmentionedHostName> {
+    let start = region.span.start as usize;
+    let mut before = String::with_capacity(start);
+    let mut cursor = 0;
+    let mut earlier: Vec<&Region> = regions
+        .iter()
+        .filter(|r| (r.span.start as usize) < start)
+        .collect();
+    earlier.sort_by_key(|r| r.span.start);
+    for other in earlier {
+        let range = other.span.range();
+        before.push_str(&host.text[cursor..range.start]);
+        before.push('\n');
+        cursor = range.end;
+    }
+    before.push_str(&host.text[cursor.min(start)..start]);
+    let program = &region.program;
+    let params = program.params.iter().map(|p| UnmentionedHostName {
+        name: p.name.clone(),
+        wanted: format!("`{} {}`", names::c_type(p.ty), p.name),
+    });
+    let fields = program.fields.iter().map(|f| UnmentionedHostName {
+        name: f.name.clone(),
+        wanted: format!("a `{}` array or pointer `{}`", names::c_type(f.ty), f.name),
+    });
+    params
+        .chain(fields)
+        .filter(|h| !names::mentions_word(&before, &h.name))
+        .collect()
 }
 
 /// The host file with every region replaced by a call, and the generated code
@@ -138,7 +199,7 @@ impl Writer<'_> {
             list.push(format!("{} *{}", names::c_type(f.ty), f.name));
             list.push(format!("size_t {}_bytes", f.name));
         }
-        self.line(&format!("int {}({})", wrapper_symbol(p), list.join(", ")));
+        self.function_head(&format!("int {}", wrapper_symbol(p)), &list.join(", "));
         self.open("{");
         self.size_constants();
         self.line(&format!("{} summary;", names::summary_type(p)));
@@ -162,29 +223,21 @@ impl Writer<'_> {
                 f.name
             ));
         }
-        for f in &p.fields {
-            let ty = names::c_type(f.ty);
-            self.line(&format!(
-                "/* {}: level 0 is the host array; the others start as copies of it */",
-                f.name
-            ));
-            self.line(&format!("{}_levels[0] = {};", f.name, f.name));
-            for l in 1..f.levels() {
-                self.line(&format!(
-                    "{}_levels[{l}] = ({ty} *)malloc({}_count * sizeof({ty}));",
-                    f.name, f.name
-                ));
-                self.line(&format!(
-                    "if ({0}_levels[{l}] != NULL) memcpy({0}_levels[{l}], {0}, {0}_count * sizeof({ty}));",
-                    f.name
-                ));
-            }
-        }
         let allocated: Vec<String> = p
             .fields
             .iter()
             .flat_map(|f| (1..f.levels()).map(move |l| format!("{}_levels[{l}]", f.name)))
             .collect();
+        for f in &p.fields {
+            let ty = names::c_type(f.ty);
+            self.line(&format!("{0}_levels[0] = {0};", f.name));
+            for l in 1..f.levels() {
+                self.line(&format!(
+                    "{0}_levels[{l}] = ({ty} *)malloc({0}_count * sizeof({ty}));",
+                    f.name
+                ));
+            }
+        }
         if !allocated.is_empty() {
             let missing: Vec<String> = allocated.iter().map(|a| format!("{a} == NULL")).collect();
             self.open(&format!("if ({}) {{", missing.join(" || ")));
@@ -193,6 +246,19 @@ impl Writer<'_> {
             }
             self.line("return 3;");
             self.close("}");
+        }
+        for f in p.fields.iter().filter(|f| f.levels() > 1) {
+            let ty = names::c_type(f.ty);
+            self.line(&format!(
+                "/* {}: every time level starts from the host array */",
+                f.name
+            ));
+            for l in 1..f.levels() {
+                self.line(&format!(
+                    "memcpy({0}_levels[{l}], {0}, {0}_count * sizeof({ty}));",
+                    f.name
+                ));
+            }
         }
         let mut args: Vec<String> = p.params.iter().map(|q| q.name.clone()).collect();
         args.extend(p.fields.iter().map(|f| format!("{}_levels", f.name)));

@@ -5,7 +5,7 @@
 use crate::back::c::boundary::{self, Helper};
 use crate::back::c::names;
 use crate::back::c::writer::Writer;
-use crate::ir::{BoundaryMode, Expr, ExprKind, GridRef, Stmt, UnaryOp};
+use crate::ir::{BinaryOp, BoundaryMode, Expr, ExprKind, GridRef, Stmt, UnaryOp};
 
 /// Where the current point is, which decides how grid reads are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,7 +44,7 @@ impl Writer<'_> {
             }
             ExprKind::Load(r) => self.load(r, scope),
             ExprKind::Table { table, index } => {
-                let mut text = format!("{}_{}", self.prefix, program.tables[table.0].name);
+                let mut text = format!("{}_table_{}", self.prefix, program.tables[table.0].name);
                 for i in index {
                     text.push_str(&format!("[{}]", self.expr(i, scope)));
                 }
@@ -58,9 +58,21 @@ impl Writer<'_> {
                 }
             }
             ExprKind::Binary(op, a, b) => {
-                let a = self.expr(a, scope);
+                let left = self.expr(a, scope);
+                // C's `+ -` and `* / %` associate to the left, so a left operand
+                // of the same precedence needs no parentheses: `a + b + c` means
+                // `(a + b) + c`, the same evaluation order.
+                let left = match &a.kind {
+                    ExprKind::Binary(inner, _, _)
+                        if precedence_class(*inner).is_some()
+                            && precedence_class(*inner) == precedence_class(*op) =>
+                    {
+                        strip_parens(&left).to_string()
+                    }
+                    _ => left,
+                };
                 let b = self.expr(b, scope);
-                format!("({a} {} {b})", op.symbol())
+                format!("({left} {} {b})", op.symbol())
             }
             ExprKind::Select {
                 cond,
@@ -212,15 +224,25 @@ impl Writer<'_> {
     }
 
     /// Prints statements of a part body at the current indentation.
+    /// The right-hand side of an assignment: without the outer parentheses of a
+    /// binary operation (`x = a + b;`), which `=` does not need.
+    pub(super) fn statement_value(&mut self, value: &Expr, scope: Scope<'_>) -> String {
+        let text = self.expr(value, scope);
+        match value.kind {
+            ExprKind::Binary(..) => strip_parens(&text).to_string(),
+            _ => text,
+        }
+    }
+
     pub(super) fn stmts(&mut self, body: &[Stmt], scope: Scope<'_>) {
         for stmt in body {
             match stmt {
                 Stmt::Assign { local, value, .. } => {
-                    let value = self.expr(value, scope);
+                    let value = self.statement_value(value, scope);
                     self.line(&format!("{} = {value};", scope.locals[local.0]));
                 }
                 Stmt::Store { target, value, .. } => {
-                    let value = self.expr(value, scope);
+                    let value = self.statement_value(value, scope);
                     let level = names::level(self.program, target.field, target.time);
                     let index = self.point_index(target, scope);
                     self.line(&format!("{level}[{index}] = {value};"));
@@ -266,4 +288,21 @@ fn signed(v: i64, stride: Option<&str>) -> String {
         (1, Some(s)) => format!(" {sign} {s}"),
         (m, Some(s)) => format!(" {sign} {m} * {s}"),
     }
+}
+
+/// Operators of one C precedence level that associate to the left.
+fn precedence_class(op: BinaryOp) -> Option<u8> {
+    match op {
+        BinaryOp::Add | BinaryOp::Sub => Some(0),
+        BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => Some(1),
+        _ => None,
+    }
+}
+
+/// `text` without the outer parentheses that [`Writer::expr`] puts around a
+/// binary operation.
+fn strip_parens(text: &str) -> &str {
+    text.strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .unwrap_or(text)
 }

@@ -1,13 +1,13 @@
 //! Loop nests over a subset: bounds, peeling of the border, the point index, and
 //! one `static` function per stencil with an OpenMP worksharing loop per part.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::back::c::boundary::{self, Helper, Reach};
 use crate::back::c::expr::{Access, Scope};
 use crate::back::c::names;
 use crate::back::c::writer::{Uses, Writer};
-use crate::ir::{GridId, Stencil, StencilPart, Subset};
+use crate::ir::{Expr, ExprKind, GridId, Stencil, StencilPart, Stmt, Subset};
 
 /// How an axis loop treats its points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -241,11 +241,10 @@ impl Writer<'_> {
         let (line, _) = program.source.line_col(stencil.span.start as usize);
         self.line(&format!("/* stencil {} (line {line}) */", stencil.name));
         let signature = self.signature(&uses);
-        self.line(&format!(
-            "static void {}({signature})",
-            self.stencil_symbol(stencil)
-        ));
+        let head = format!("static void {}", self.stencil_symbol(stencil));
+        self.function_head(&head, &signature);
         self.open("{");
+        let body_start = self.out.len();
         self.strides(&uses);
         self.line("#pragma omp parallel");
         self.open("{");
@@ -256,12 +255,13 @@ impl Writer<'_> {
             self.stencil_part(part);
         }
         self.close("}");
+        self.mark_unused_sizes(body_start, &uses);
         self.close("}");
     }
 
     /// The C name of a stencil's function.
     pub(super) fn stencil_symbol(&self, stencil: &Stencil) -> String {
-        format!("{}_{}", self.prefix, names::sanitize(&stencil.name))
+        format!("{}_stencil_{}", self.prefix, names::sanitize(&stencil.name))
     }
 
     fn stencil_part(&mut self, part: &StencilPart) {
@@ -283,9 +283,10 @@ impl Writer<'_> {
             before: Vec::new(),
             after: Vec::new(),
         };
+        let initialised = initialising_assignments(&part.body, &loop_vars);
         self.nest(&nest, &mut |w, access| {
             for (id, local) in part.locals.iter().enumerate() {
-                if !loop_vars.contains(&id) {
+                if !loop_vars.contains(&id) && !initialised.values().any(|&l| l == id) {
                     w.line(&format!(
                         "{} {} = {};",
                         names::c_type(local.ty),
@@ -294,13 +295,68 @@ impl Writer<'_> {
                     ));
                 }
             }
-            w.stmts(
-                &part.body,
-                Scope {
-                    access,
-                    locals: &locals,
-                },
-            );
+            let scope = Scope {
+                access,
+                locals: &locals,
+            };
+            for (index, stmt) in part.body.iter().enumerate() {
+                match (stmt, initialised.get(&index)) {
+                    (Stmt::Assign { local, value, .. }, Some(_)) => {
+                        let value = w.statement_value(value, scope);
+                        let ty = names::c_type(part.locals[local.0].ty);
+                        w.line(&format!("{ty} {} = {value};", locals[local.0]));
+                    }
+                    _ => w.stmts(std::slice::from_ref(stmt), scope),
+                }
+            }
         });
     }
+}
+
+/// The top-level assignments that can declare their local (`float acc = 0.0f;`
+/// rather than a zero declaration and an assignment): by statement index, each
+/// local's first mention when it is an assignment whose value does not read it.
+fn initialising_assignments(body: &[Stmt], loop_vars: &HashSet<usize>) -> HashMap<usize, usize> {
+    let mut mentioned = HashSet::new();
+    let mut out = HashMap::new();
+    for (index, stmt) in body.iter().enumerate() {
+        if let Stmt::Assign { local, value, .. } = stmt {
+            let mut reads = HashSet::new();
+            locals_read(value, &mut reads);
+            if !mentioned.contains(&local.0)
+                && !loop_vars.contains(&local.0)
+                && !reads.contains(&local.0)
+            {
+                out.insert(index, local.0);
+            }
+        }
+        stmt_locals(stmt, &mut mentioned);
+    }
+    out
+}
+
+/// Every local a statement reads or writes (loop variables included).
+fn stmt_locals(stmt: &Stmt, out: &mut HashSet<usize>) {
+    match stmt {
+        Stmt::Assign { local, value, .. } => {
+            out.insert(local.0);
+            locals_read(value, out);
+        }
+        Stmt::Store { target, value, .. } => {
+            target.offset.iter().for_each(|o| locals_read(o, out));
+            locals_read(value, out);
+        }
+        Stmt::For { var, body, .. } => {
+            out.insert(var.0);
+            body.iter().for_each(|s| stmt_locals(s, out));
+        }
+    }
+}
+
+fn locals_read(e: &Expr, out: &mut HashSet<usize>) {
+    e.visit(&mut |node| {
+        if let ExprKind::Local(l) = node.kind {
+            out.insert(l.0);
+        }
+    });
 }

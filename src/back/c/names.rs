@@ -181,3 +181,13 @@ pub(super) fn loop_variables(body: &[Stmt], out: &mut HashSet<usize>) {
         }
     }
 }
+
+/// Whether `text` holds `word` as a whole C identifier.
+pub(super) fn mentions_word(text: &str, word: &str) -> bool {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(at, _)| {
+        let before_ok = !text[..at].chars().next_back().is_some_and(is_ident);
+        let after_ok = !text[at + word.len()..].chars().next().is_some_and(is_ident);
+        before_ok && after_ok
+    })
+}

@@ -31,12 +31,14 @@ impl Writer<'_> {
         } else {
             format!("{signature}, ")
         };
-        self.line(&format!(
-            "static int {}_{}({signature}{ty} *result)",
+        let head = format!(
+            "static int {}_reduce_{}",
             self.prefix,
             names::sanitize(&reduction.name)
-        ));
+        );
+        self.function_head(&head, &format!("{signature}{ty} *result"));
         self.open("{");
+        let body_start = self.out.len();
         self.strides(&uses);
         let identity = names::literal(reduction.op.identity(reduction.ty));
         self.line(&format!("{ty} value = {identity};"));
@@ -122,6 +124,7 @@ impl Writer<'_> {
         }
         self.line("*result = value;");
         self.line("return 0;");
+        self.mark_unused_sizes(body_start, &uses);
         self.close("}");
     }
 }

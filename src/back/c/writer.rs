@@ -175,6 +175,61 @@ impl<'a> Writer<'a> {
         self.line(text);
     }
 
+    /// A function head, `head(params)`, on one line when it fits in 100 columns,
+    /// otherwise with the parameters on indented continuation lines.
+    pub(super) fn function_head(&mut self, head: &str, params: &str) {
+        let one_line = format!("{head}({params})");
+        if 4 * self.indent + one_line.len() <= 100 {
+            self.line(&one_line);
+            return;
+        }
+        self.line(&format!("{head}("));
+        self.indent += 1;
+        let mut current = String::new();
+        let parts: Vec<&str> = params.split(", ").collect();
+        for (i, part) in parts.iter().enumerate() {
+            let piece = if i + 1 == parts.len() {
+                format!("{part})")
+            } else {
+                format!("{part},")
+            };
+            if !current.is_empty() && 4 * self.indent + current.len() + 1 + piece.len() > 100 {
+                self.line(&current);
+                current.clear();
+            }
+            if !current.is_empty() {
+                current.push(' ');
+            }
+            current.push_str(&piece);
+        }
+        self.line(&current);
+        self.indent -= 1;
+    }
+
+    /// Marks the grid sizes in `uses` that a function body (the text written
+    /// since `body_start`, just after its opening brace; called before its closing
+    /// brace) never reads as unused,
+    /// so that `-Wextra` stays quiet: every function takes all the sizes of the
+    /// grids it touches, but only border code needs the outermost one.
+    pub(super) fn mark_unused_sizes(&mut self, body_start: usize, uses: &Uses) {
+        let p = self.program;
+        let unused: Vec<String> = uses
+            .grids
+            .iter()
+            .flat_map(|&g| (0..p.grids[g].rank()).map(move |a| names::grid_size(p, GridId(g), a)))
+            .filter(|size| !names::mentions_word(&self.out[body_start..], size))
+            .collect();
+        if !unused.is_empty() {
+            let casts: Vec<String> = unused.iter().map(|n| format!("(void){n};")).collect();
+            let text = format!(
+                "{}{} /* only border code would read it */\n",
+                "    ".repeat(self.indent),
+                casts.join(" ")
+            );
+            self.out.insert_str(body_start, &text);
+        }
+    }
+
     /// `} else {`: unindents, writes, indents.
     pub(super) fn close_open(&mut self, text: &str) {
         self.indent -= 1;
@@ -284,7 +339,7 @@ impl<'a> Writer<'a> {
         self.line(&format!("/* table {} (line {line}) */", table.name));
         let dims: String = table.shape.iter().map(|d| format!("[{d}]")).collect();
         self.open(&format!(
-            "static const {} {}_{}{dims} = {{",
+            "static const {} {}_table_{}{dims} = {{",
             names::c_type(table.ty),
             self.prefix,
             table.name
@@ -421,11 +476,9 @@ impl<'a> Writer<'a> {
             "/* Runs {}: each field argument is its array of time levels (oldest first),\n   left rotated as the iterate leaves them. Returns 0 on success. */",
             p.name
         ));
-        self.line(&format!(
-            "{storage}int {}({})",
-            names::run_symbol(p),
-            self.run_parameters()
-        ));
+        let head = format!("{storage}int {}", names::run_symbol(p));
+        let params = self.run_parameters();
+        self.function_head(&head, &params);
         self.open("{");
         self.constants_and_sizes();
         for (f, field) in p.fields.iter().enumerate() {
@@ -460,7 +513,9 @@ impl<'a> Writer<'a> {
                 self.line("if (check_every < 1) return 1;");
             }
             self.open("for (long iter = 1; iter <= max_iters; iter++) {");
-            self.line("int stop = 0;");
+            if iterate.check.is_some() {
+                self.line("int stop = 0;");
+            }
             for stencil in &iterate.stencils {
                 let uses = Uses::of_stencil(p, stencil);
                 self.line(&format!(
@@ -480,7 +535,7 @@ impl<'a> Writer<'a> {
                     let args = self.arguments(&uses);
                     let sep = if args.is_empty() { "" } else { ", " };
                     self.line(&format!(
-                        "if ({}_{name}({args}{sep}&{name}) != 0) return 3;",
+                        "if ({}_reduce_{name}({args}{sep}&{name}) != 0) return 3;",
                         self.prefix
                     ));
                     self.line(&format!("summary->{name} = {name};"));
@@ -496,10 +551,12 @@ impl<'a> Writer<'a> {
             }
             self.line("summary->iterations = iter;");
             self.rotation();
-            self.open("if (stop) {");
-            self.line("summary->stopped_by_check = 1;");
-            self.line("break;");
-            self.close("}");
+            if iterate.check.is_some() {
+                self.open("if (stop) {");
+                self.line("summary->stopped_by_check = 1;");
+                self.line("break;");
+                self.close("}");
+            }
             self.close("}");
         }
         for (f, field) in p.fields.iter().enumerate() {
@@ -547,10 +604,11 @@ impl<'a> Writer<'a> {
         self.line(
             "/* Uniform entry point for stencilc's native executor (see back::c::ENTRY_ABI). */",
         );
-        self.line(&format!(
-            "int {}(const double *params_f, const long *params_i, void **levels, long *counts, double *reductions_f, long *reductions_i)",
-            names::entry_symbol(p)
-        ));
+        self.function_head(
+            &format!("int {}", names::entry_symbol(p)),
+            "const double *params_f, const long *params_i, void **levels, long *counts, \
+             double *reductions_f, long *reductions_i",
+        );
         self.open("{");
         let mut base = 0;
         let mut args: Vec<String> = p
