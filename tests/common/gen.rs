@@ -1,0 +1,1082 @@
+//! A proptest generator of random but valid SDSL programs, for the differential
+//! tests of the back-ends against the interpreter.
+//!
+//! The strategies produce a small syntax tree ([`GenProgram`]) whose indices
+//! (field, level, local, constant) are taken modulo what exists, so any value
+//! proptest shrinks to is still meaningful. Printing ([`fmt::Display`]) is where
+//! the program is made legal, in one place:
+//! - a read of a (field, level) that its stencil writes has its offsets zeroed
+//!   (the front-end's hazard rule);
+//! - a read of a `boundary none` field on an axis the part fixes to one index has
+//!   a zero offset there, and range axes are shrunk by the largest such offset,
+//!   so such reads never leave the grid;
+//! - stored float values are bounded (clamped or squashed) unless the tree says
+//!   "raw", and int fields store a clamped conversion, so nothing overflows;
+//! - a division divides by `2 + x*x`, never by something that can be zero.
+#![allow(dead_code)]
+
+use std::fmt::{self, Write as _};
+
+use proptest::prelude::*;
+use stencilc::exec::env::RunEnv;
+use stencilc::exec::{Bindings, Buffer, FieldState};
+use stencilc::ir::{Program, ScalarType, Value};
+use stencilc::source::SourceFile;
+
+/// Which operations a generated program may use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    /// Everything, `exp` included (bit-identical back-ends, or compile-only).
+    Full,
+    /// Only correctly rounded operations (no `exp`), so that a back-end whose
+    /// transcendental functions differ by an ulp cannot flip a `floor` or a
+    /// comparison and produce a large difference.
+    CorrectlyRounded,
+}
+
+/// An element type of a field or a local.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ty {
+    /// `int`
+    Int,
+    /// `float`
+    Float,
+    /// `double`
+    Double,
+}
+
+impl Ty {
+    fn word(self) -> &'static str {
+        match self {
+            Ty::Int => "int",
+            Ty::Float => "float",
+            Ty::Double => "double",
+        }
+    }
+}
+
+/// A field's boundary mode (`None` is `boundary none`, written as no clause).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Boundary {
+    /// No clause: reads must stay inside the grid.
+    None,
+    /// `boundary clamp`
+    Clamp,
+    /// `boundary mirror`
+    Mirror,
+    /// `boundary periodic`
+    Periodic,
+    /// `boundary zero`
+    Zero,
+}
+
+/// `T griddata fK on g at ... boundary ...;`
+#[derive(Clone, Debug)]
+pub struct GenField {
+    /// Element type.
+    pub ty: Ty,
+    /// 1 (`at 0`), 2 (`at 0,1`) or 3 (`at -1,0,1`).
+    pub levels: usize,
+    /// Boundary mode.
+    pub boundary: Boundary,
+}
+
+impl GenField {
+    fn time_lo(&self) -> i32 {
+        if self.levels == 3 {
+            -1
+        } else {
+            0
+        }
+    }
+    /// The level index (0-based) that stencils write: the highest.
+    fn written(&self) -> usize {
+        self.levels - 1
+    }
+}
+
+/// A one-argument math function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Math1 {
+    /// `fabs(x)`
+    Fabs,
+    /// `sqrt(fabs(x))`
+    SqrtFabs,
+    /// `floor(x)`
+    Floor,
+    /// `exp(x / (2 + x*x))`: the argument stays within ±0.36.
+    ExpSmall,
+}
+
+/// A comparison for `?:`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `!=`
+    Ne,
+}
+
+impl Cmp {
+    fn symbol(self) -> &'static str {
+        match self {
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+            Cmp::Ne => "!=",
+        }
+    }
+}
+
+/// An expression; indices are resolved modulo what exists when printed.
+#[derive(Clone, Debug)]
+pub enum GenExpr {
+    /// `[t]f[o0][o1]...`
+    Read {
+        /// Field (modulo the field count).
+        field: usize,
+        /// Level index (modulo the field's levels).
+        level: usize,
+        /// Offsets per axis, outermost first (only the grid's rank are used).
+        offset: [i8; 3],
+    },
+    /// A floating literal; `suffix` writes `f` (a float literal).
+    Lit(i8, bool),
+    /// A small integer literal.
+    IntLit(u8),
+    /// The `double` parameter `alpha`.
+    Alpha,
+    /// A constant (modulo the constant count; a literal when there are none).
+    Const(usize),
+    /// A local of the enclosing point function (a literal outside one).
+    Local(usize),
+    /// `-x`
+    Neg(Box<GenExpr>),
+    /// `a + b`
+    Add(Box<GenExpr>, Box<GenExpr>),
+    /// `a - b`
+    Sub(Box<GenExpr>, Box<GenExpr>),
+    /// `a * b`
+    Mul(Box<GenExpr>, Box<GenExpr>),
+    /// `a / (2 + b*b)`
+    SafeDiv(Box<GenExpr>, Box<GenExpr>),
+    /// A one-argument function; `bool` picks the `f`-suffixed spelling.
+    Math1(Math1, bool, Box<GenExpr>),
+    /// `fmin(a, b)` (`true`) or `fmax(a, b)`; the second `bool` picks `f`.
+    MinMax(bool, bool, Box<GenExpr>, Box<GenExpr>),
+    /// `(a CMP b) ? c : d`
+    Select(Cmp, Box<[GenExpr; 4]>),
+}
+
+/// How a stored float value is kept finite.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wrap {
+    /// As computed.
+    Raw,
+    /// `fmin(fmax(e, -8), 8)`
+    Clamp,
+    /// `e / (1 + fabs(e))`
+    Squash,
+}
+
+/// One axis of a subset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AxisSel {
+    /// `[lo : n-1-hi]`, widened inwards where `none` reads need it.
+    Range(u8, u8),
+    /// `[0]`
+    First,
+    /// `[n-1]`
+    Last,
+    /// `[n/2]`
+    Middle,
+}
+
+/// `[t]f[0]... = value;` (the target level is the field's highest).
+#[derive(Clone, Debug)]
+pub struct Assign {
+    /// Target field (modulo the field count).
+    pub target: usize,
+    /// The value.
+    pub value: GenExpr,
+    /// How it is kept finite.
+    pub wrap: Wrap,
+}
+
+/// `for i in -R..R { acc = acc + K[i + R] * [t]f[..i..]; }`
+#[derive(Clone, Debug)]
+pub struct GenLoop {
+    /// Radius R (1 or 2).
+    pub radius: u8,
+    /// The axis the loop variable offsets.
+    pub axis: usize,
+    /// The field read (modulo the field count).
+    pub field: usize,
+    /// Its level (modulo its levels).
+    pub level: usize,
+}
+
+/// What a stencil part does.
+#[derive(Clone, Debug)]
+pub enum PartBody {
+    /// One assignment, written directly in the part.
+    Assign(Assign),
+    /// A call of a point function with locals, an optional loop and assignments.
+    Call {
+        /// Locals: type and optional initializer (may use earlier locals).
+        locals: Vec<(Ty, Option<GenExpr>)>,
+        /// The accumulating loop (into an extra `double acc`).
+        looped: Option<GenLoop>,
+        /// Assignments to griddata (may use every local and `acc`).
+        assigns: Vec<Assign>,
+        /// The call passes the fields rotated by this much.
+        rotate: usize,
+    },
+}
+
+/// `subset : body;`
+#[derive(Clone, Debug)]
+pub struct GenPart {
+    /// One selection per axis (outermost first).
+    pub subset: [AxisSel; 3],
+    /// What it does.
+    pub body: PartBody,
+}
+
+/// A reduction operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedOp {
+    /// `max`
+    Max,
+    /// `min`
+    Min,
+    /// `+`, over `fabs(term)` so that the sum has no cancellation.
+    Sum,
+}
+
+/// `reduction rK op { subset : expr; ... }`
+#[derive(Clone, Debug)]
+pub struct GenReduction {
+    /// Operator.
+    pub op: RedOp,
+    /// Parts.
+    pub parts: Vec<([AxisSel; 3], GenExpr)>,
+}
+
+/// A whole generated program.
+#[derive(Clone, Debug)]
+pub struct GenProgram {
+    /// Which operations appear.
+    pub flavor: Flavor,
+    /// Grid size per axis (outermost first); the length is the rank.
+    pub sizes: Vec<i64>,
+    /// Value of the `double alpha` parameter.
+    pub alpha: f64,
+    /// Fields.
+    pub fields: Vec<GenField>,
+    /// Constants: `double`/`float` constants with literal values (tenths).
+    pub constants: Vec<(Ty, i8)>,
+    /// A 1-D coefficient table `K[5]` (values in tenths), if any.
+    pub table: Option<(Ty, [i8; 5])>,
+    /// Stencils, each a list of parts.
+    pub stencils: Vec<Vec<GenPart>>,
+    /// Reductions.
+    pub reductions: Vec<GenReduction>,
+    /// `check (rK < T) every E iterations`: (reduction index, T in tenths, E).
+    pub check: Option<(usize, i8, u8)>,
+    /// Iterate count.
+    pub iterations: u8,
+}
+
+/// Where an expression is printed.
+struct Ctx<'a> {
+    program: &'a GenProgram,
+    /// (field, level index) the enclosing stencil writes (none in a reduction).
+    written: Vec<(usize, usize)>,
+    /// Axes fixed to one index by the part's subset.
+    fixed: [bool; 3],
+    /// Inside a point function: the local names visible, and the field rotation.
+    locals: Vec<String>,
+    rotate: Option<usize>,
+}
+
+/// A read after legalization: field, level index, offsets.
+type Resolved = (usize, usize, [i64; 3]);
+
+impl Ctx<'_> {
+    fn rank(&self) -> usize {
+        self.program.sizes.len()
+    }
+
+    /// The legal form of a read (see the module documentation).
+    fn resolve(&self, field: usize, level: usize, offset: [i64; 3]) -> Resolved {
+        let f = field % self.program.fields.len();
+        let decl = &self.program.fields[f];
+        let l = level % decl.levels;
+        let mut off = [0i64; 3];
+        if !self.written.contains(&(f, l)) {
+            for axis in 0..self.rank() {
+                let none_fixed = decl.boundary == Boundary::None && self.fixed[axis];
+                if !none_fixed {
+                    off[axis] = offset[axis];
+                }
+            }
+        }
+        (f, l, off)
+    }
+
+    /// The name a field has here (a point-function parameter inside one).
+    fn field_name(&self, f: usize) -> String {
+        match self.rotate {
+            Some(r) => {
+                let n = self.program.fields.len();
+                format!("p{}", (f + n - r % n) % n)
+            }
+            None => format!("f{f}"),
+        }
+    }
+
+    fn read_text(&self, (f, l, off): Resolved, loop_axis: Option<usize>) -> String {
+        let decl = &self.program.fields[f];
+        let mut s = format!("[{}]{}", decl.time_lo() + l as i32, self.field_name(f));
+        for (axis, o) in off.iter().enumerate().take(self.rank()) {
+            if loop_axis == Some(axis) {
+                s.push_str("[i]");
+            } else {
+                write!(s, "[{o}]").unwrap();
+            }
+        }
+        s
+    }
+
+    fn lit(&self, value: f64, suffix: bool) -> String {
+        let text = format!("{value:.1}");
+        if suffix {
+            format!("{text}f")
+        } else {
+            text
+        }
+    }
+
+    /// Whether `e` has type int.
+    fn is_int(&self, e: &GenExpr) -> bool {
+        match e {
+            GenExpr::Read { field, .. } => {
+                self.program.fields[field % self.program.fields.len()].ty == Ty::Int
+            }
+            GenExpr::IntLit(_) => true,
+            GenExpr::Local(i) => {
+                !self.locals.is_empty() && self.local_ty(*i % self.locals.len()) == Ty::Int
+            }
+            GenExpr::Neg(a) => self.is_int(a),
+            GenExpr::Add(a, b) | GenExpr::Sub(a, b) => self.is_int(a) && self.is_int(b),
+            GenExpr::Select(_, parts) => self.is_int(&parts[2]) && self.is_int(&parts[3]),
+            _ => false,
+        }
+    }
+
+    fn local_ty(&self, i: usize) -> Ty {
+        // Names carry their type: `t3_int`, `acc` is double.
+        if self.locals[i].ends_with("_int") {
+            Ty::Int
+        } else {
+            Ty::Double
+        }
+    }
+
+    fn expr(&self, e: &GenExpr) -> String {
+        let fl = self.program.flavor;
+        match e {
+            GenExpr::Read {
+                field,
+                level,
+                offset,
+            } => {
+                let off = offset.map(i64::from);
+                self.read_text(self.resolve(*field, *level, off), None)
+            }
+            GenExpr::Lit(v, suffix) => self.lit(f64::from(*v) / 4.0, *suffix),
+            GenExpr::IntLit(v) => format!("{v}"),
+            GenExpr::Alpha => "alpha".into(),
+            GenExpr::Const(i) => {
+                if self.program.constants.is_empty() {
+                    "0.5".into()
+                } else {
+                    format!("c{}", i % self.program.constants.len())
+                }
+            }
+            GenExpr::Local(i) => {
+                if self.locals.is_empty() {
+                    "1.5".into()
+                } else {
+                    self.locals[i % self.locals.len()].clone()
+                }
+            }
+            GenExpr::Neg(a) => format!("-({})", self.expr(a)),
+            GenExpr::Add(a, b) => format!("({} + {})", self.expr(a), self.expr(b)),
+            GenExpr::Sub(a, b) => format!("({} - {})", self.expr(a), self.expr(b)),
+            GenExpr::Mul(a, b) => {
+                // int * int could overflow over the iterations: multiply in float.
+                let cast = if self.is_int(a) && self.is_int(b) {
+                    "(float)"
+                } else {
+                    ""
+                };
+                format!("({cast}{} * {})", self.expr(a), self.expr(b))
+            }
+            GenExpr::SafeDiv(a, b) => {
+                format!("({} / (2.0 + {}))", self.expr(a), self.square(b))
+            }
+            GenExpr::Math1(m, suffix, a) => {
+                let f = if *suffix { "f" } else { "" };
+                let x = self.expr(a);
+                match (m, fl) {
+                    (Math1::Fabs, _) => format!("fabs{f}({x})"),
+                    (Math1::SqrtFabs, _) => format!("sqrt{f}(fabs{f}({x}))"),
+                    (Math1::Floor, _) | (Math1::ExpSmall, Flavor::CorrectlyRounded) => {
+                        format!("floor{f}({x})")
+                    }
+                    (Math1::ExpSmall, Flavor::Full) => {
+                        format!("exp{f}({x} / (2.0{f} + {}))", self.square(a))
+                    }
+                }
+            }
+            GenExpr::MinMax(is_min, suffix, a, b) => format!(
+                "{}{}({}, {})",
+                if *is_min { "fmin" } else { "fmax" },
+                if *suffix { "f" } else { "" },
+                self.expr(a),
+                self.expr(b)
+            ),
+            GenExpr::Select(cmp, parts) => format!(
+                "(({} {} {}) ? {} : {})",
+                self.expr(&parts[0]),
+                cmp.symbol(),
+                self.expr(&parts[1]),
+                self.expr(&parts[2]),
+                self.expr(&parts[3])
+            ),
+        }
+    }
+
+    /// `e * e`, in float when `e` is an int (whose square could overflow).
+    fn square(&self, e: &GenExpr) -> String {
+        let x = self.expr(e);
+        if self.is_int(e) {
+            format!("(float){x} * {x}")
+        } else {
+            format!("{x} * {x}")
+        }
+    }
+
+    /// Every read `e` makes, legalized.
+    fn reads(&self, e: &GenExpr, out: &mut Vec<Resolved>) {
+        match e {
+            GenExpr::Read {
+                field,
+                level,
+                offset,
+            } => out.push(self.resolve(*field, *level, offset.map(i64::from))),
+            GenExpr::Lit(..)
+            | GenExpr::IntLit(_)
+            | GenExpr::Alpha
+            | GenExpr::Const(_)
+            | GenExpr::Local(_) => {}
+            GenExpr::Neg(a) | GenExpr::Math1(_, _, a) => self.reads(a, out),
+            GenExpr::Add(a, b)
+            | GenExpr::Sub(a, b)
+            | GenExpr::Mul(a, b)
+            | GenExpr::SafeDiv(a, b)
+            | GenExpr::MinMax(_, _, a, b) => {
+                self.reads(a, out);
+                self.reads(b, out);
+            }
+            GenExpr::Select(_, parts) => parts.iter().for_each(|p| self.reads(p, out)),
+        }
+    }
+
+    /// The loop's read, legalized; `Some(axis)` when it really offsets by `i`.
+    fn loop_read(&self, lp: &GenLoop) -> (Resolved, Option<usize>) {
+        let axis = lp.axis % self.rank();
+        let (f, l, off) = self.resolve(lp.field, lp.level, [0; 3]);
+        let decl = &self.program.fields[f];
+        let moves = !self.written.contains(&(f, l))
+            && !(decl.boundary == Boundary::None && self.fixed[axis]);
+        (
+            (f, l, off),
+            if moves {
+                Some(axis)
+            } else {
+                Option::None
+            },
+        )
+    }
+
+    /// A stored value: converted for int fields, bounded as `wrap` says for floats.
+    fn stored(&self, target: usize, value: &GenExpr, wrap: Wrap) -> String {
+        let e = self.expr(value);
+        match (self.program.fields[target].ty, wrap) {
+            (Ty::Int, _) => format!("(int)fmin(fmax({e}, -1000.0), 1000.0)"),
+            (_, Wrap::Raw) => e,
+            (_, Wrap::Clamp) => format!("fmin(fmax({e}, -8.0), 8.0)"),
+            (_, Wrap::Squash) => format!("{e} / (1.0 + fabs({e}))"),
+        }
+    }
+
+    fn target_text(&self, target: usize) -> String {
+        let decl = &self.program.fields[target];
+        let zeros = "[0]".repeat(self.rank());
+        format!(
+            "[{}]{}{zeros}",
+            decl.time_lo() + decl.written() as i32,
+            self.field_name(target)
+        )
+    }
+}
+
+impl GenProgram {
+    /// The rank of the grid.
+    pub fn rank(&self) -> usize {
+        self.sizes.len()
+    }
+
+    fn targets(&self, part: &GenPart) -> Vec<usize> {
+        let n = self.fields.len();
+        match &part.body {
+            PartBody::Assign(a) => vec![a.target % n],
+            PartBody::Call { assigns, .. } => assigns.iter().map(|a| a.target % n).collect(),
+        }
+    }
+
+    /// The subset text for `sel`, with range axes narrowed by `margins`.
+    fn subset_text(&self, sel: &[AxisSel; 3], margins: &[(i64, i64); 3]) -> String {
+        let mut s = String::new();
+        for (axis, sel) in sel.iter().enumerate().take(self.rank()) {
+            let n = format!("n{axis}");
+            match *sel {
+                AxisSel::Range(lo, hi) => {
+                    let lo = i64::from(lo).max(margins[axis].0);
+                    let hi = i64::from(hi).max(margins[axis].1);
+                    write!(s, "[{lo}:{n}-{}]", hi + 1).unwrap();
+                }
+                AxisSel::First => s.push_str("[0]"),
+                AxisSel::Last => write!(s, "[{n}-1]").unwrap(),
+                AxisSel::Middle => write!(s, "[{n}/2]").unwrap(),
+            }
+        }
+        s
+    }
+
+    /// How far `boundary none` reads reach below and above, per axis.
+    fn margins(&self, reads: &[Resolved], loop_reads: &[(Resolved, Option<usize>, u8)]) -> [(i64, i64); 3] {
+        let mut m = [(0i64, 0i64); 3];
+        let mut widen = |f: usize, axis: usize, lo: i64, hi: i64| {
+            if self.fields[f].boundary == Boundary::None {
+                m[axis].0 = m[axis].0.max(-lo);
+                m[axis].1 = m[axis].1.max(hi);
+            }
+        };
+        for &(f, _, off) in reads {
+            for (axis, &o) in off.iter().enumerate() {
+                widen(f, axis, o, o);
+            }
+        }
+        for &((f, _, _), axis, radius) in loop_reads {
+            if let Some(axis) = axis {
+                widen(f, axis, -i64::from(radius), i64::from(radius));
+            }
+        }
+        m
+    }
+
+    fn fixed(sel: &[AxisSel; 3]) -> [bool; 3] {
+        sel.map(|s| !matches!(s, AxisSel::Range(..)))
+    }
+
+    /// Parameter values: the sizes and `alpha`.
+    pub fn bindings(&self, program: &Program) -> Bindings {
+        Bindings {
+            params: program
+                .params
+                .iter()
+                .map(|p| {
+                    let v = match p.name.as_str() {
+                        "alpha" => self.alpha,
+                        name => self.sizes[name[1..].parse::<usize>().expect("size param")] as f64,
+                    };
+                    Value::Double(v).cast(p.ty)
+                })
+                .collect(),
+        }
+    }
+
+    /// Deterministic inputs in [0.5, 1.5) (ints in [50, 150)), one per field.
+    pub fn initial_state(&self, program: &Program, env: &RunEnv) -> FieldState {
+        let inputs = program
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(f, field)| {
+                let len: usize = env.grid_dims[field.grid.0].iter().product();
+                let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ (f as u64 + 1).wrapping_mul(0x2545_F491);
+                let data: Vec<f64> = (0..len)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        0.5 + (seed % 1000) as f64 / 1000.0
+                    })
+                    .collect();
+                Some(match field.ty {
+                    ScalarType::Int => Buffer::Int(data.iter().map(|v| (v * 100.0) as i32).collect()),
+                    ScalarType::Long => {
+                        Buffer::Long(data.iter().map(|v| (v * 100.0) as i64).collect())
+                    }
+                    ScalarType::Float => Buffer::Float(data.iter().map(|v| *v as f32).collect()),
+                    ScalarType::Double => Buffer::Double(data),
+                })
+            })
+            .collect();
+        FieldState::initial(program, env, inputs).expect("inputs fit the fields")
+    }
+
+    /// Parses the printed program; panics with the text when the front-end refuses it.
+    pub fn parse(&self) -> (String, Program) {
+        let text = self.to_string();
+        match stencilc::front::parse_program(SourceFile::new("generated.sdsl", text.clone())) {
+            Ok(program) => (text, program),
+            Err(d) => panic!("the front-end refused a generated program:\n{text}\n{d}"),
+        }
+    }
+
+    /// The names of every field and the table (for `--shm` lists).
+    pub fn shm_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = (0..self.fields.len()).map(|f| format!("f{f}")).collect();
+        if self.table.is_some() {
+            names.push("K".into());
+        }
+        names
+    }
+
+    fn write_part(
+        &self,
+        out: &mut String,
+        functions: &mut String,
+        written: &[(usize, usize)],
+        name: &str,
+        part: &GenPart,
+    ) {
+        let n = self.fields.len();
+        let mut ctx = Ctx {
+            program: self,
+            written: written.to_vec(),
+            fixed: Self::fixed(&part.subset),
+            locals: Vec::new(),
+            rotate: None,
+        };
+        let mut reads = Vec::new();
+        let mut loop_reads = Vec::new();
+        let stmt = match &part.body {
+            PartBody::Assign(a) => {
+                ctx.reads(&a.value, &mut reads);
+                let t = a.target % n;
+                format!("{} = {};", ctx.target_text(t), ctx.stored(t, &a.value, a.wrap))
+            }
+            PartBody::Call {
+                locals,
+                looped,
+                assigns,
+                rotate,
+            } => {
+                ctx.rotate = Some(*rotate);
+                let mut body = String::new();
+                for (i, (ty, init)) in locals.iter().enumerate() {
+                    // Ints are stored as `_int` names; float locals are double
+                    // or float, both "not int" for the overflow guard.
+                    let local = if *ty == Ty::Int {
+                        format!("t{i}_int")
+                    } else {
+                        format!("t{i}")
+                    };
+                    match init {
+                        Some(e) => {
+                            ctx.reads(e, &mut reads);
+                            let value = if *ty == Ty::Int {
+                                format!("(int)fmin(fmax({}, -1000.0), 1000.0)", ctx.expr(e))
+                            } else {
+                                format!("fmin(fmax({}, -8.0), 8.0)", ctx.expr(e))
+                            };
+                            writeln!(body, "    {} {local} = {value};", ty.word()).unwrap();
+                        }
+                        None => writeln!(body, "    {} {local};", ty.word()).unwrap(),
+                    }
+                    ctx.locals.push(local);
+                }
+                if let Some(lp) = looped {
+                    let (read, axis) = ctx.loop_read(lp);
+                    loop_reads.push((read, axis, lp.radius));
+                    let r = lp.radius;
+                    let coefficient = if self.table.is_some() {
+                        format!("K[i + {r}]")
+                    } else {
+                        "0.25".into()
+                    };
+                    writeln!(body, "    double acc = 0.0;").unwrap();
+                    writeln!(
+                        body,
+                        "    for i in -{r}..{r} {{\n        acc = acc + {coefficient} * {};\n    }}",
+                        ctx.read_text(read, axis)
+                    )
+                    .unwrap();
+                    ctx.locals.push("acc".into());
+                }
+                for a in assigns {
+                    ctx.reads(&a.value, &mut reads);
+                    let t = a.target % n;
+                    writeln!(
+                        body,
+                        "    {} = {};",
+                        ctx.target_text(t),
+                        ctx.stored(t, &a.value, a.wrap)
+                    )
+                    .unwrap();
+                }
+                let params: Vec<String> = (0..n).map(|j| format!("p{j}")).collect();
+                writeln!(
+                    functions,
+                    "pointfunction {name}({}) {{\n{body}}}\n",
+                    params.join(", ")
+                )
+                .unwrap();
+                let args: Vec<String> = (0..n).map(|j| format!("f{}", (j + rotate) % n)).collect();
+                format!("{name}({});", args.join(", "))
+            }
+        };
+        let margins = self.margins(&reads, &loop_reads);
+        writeln!(out, "        {} : {stmt}", self.subset_text(&part.subset, &margins)).unwrap();
+    }
+}
+
+impl fmt::Display for GenProgram {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut head = String::new();
+        for axis in 0..self.rank() {
+            writeln!(head, "int n{axis};").unwrap();
+        }
+        writeln!(head, "double alpha;").unwrap();
+        for (i, (ty, v)) in self.constants.iter().enumerate() {
+            let suffix = if *ty == Ty::Float { "f" } else { "" };
+            // Half the constants depend on the parameter, as in the guide.
+            if i % 2 == 1 {
+                writeln!(
+                    head,
+                    "{} c{i} = {:.1}{suffix} * alpha;",
+                    ty.word(),
+                    f64::from(*v) / 10.0
+                )
+                .unwrap();
+            } else {
+                writeln!(head, "const {} c{i} = {:.1}{suffix};", ty.word(), f64::from(*v) / 10.0)
+                    .unwrap();
+            }
+        }
+        if let Some((ty, values)) = &self.table {
+            let suffix = if *ty == Ty::Float { "f" } else { "" };
+            let list: Vec<String> = values
+                .iter()
+                .map(|v| format!("{:.1}{suffix}", f64::from(*v) / 10.0))
+                .collect();
+            writeln!(head, "const {} K[5] = {{{}}};", ty.word(), list.join(", ")).unwrap();
+        }
+        let dims: String = (0..self.rank()).map(|a| format!("[n{a}]")).collect();
+        writeln!(head, "grid g{dims};").unwrap();
+        for (i, field) in self.fields.iter().enumerate() {
+            let at = match field.levels {
+                1 => "0",
+                2 => "0,1",
+                _ => "-1,0,1",
+            };
+            let boundary = match field.boundary {
+                Boundary::None => "",
+                Boundary::Clamp => " boundary clamp",
+                Boundary::Mirror => " boundary mirror",
+                Boundary::Periodic => " boundary periodic",
+                Boundary::Zero => " boundary zero",
+            };
+            writeln!(head, "{} griddata f{i} on g at {at}{boundary};", field.ty.word()).unwrap();
+        }
+        let mut functions = String::new();
+        let mut body = String::new();
+        for (s, parts) in self.stencils.iter().enumerate() {
+            let written: Vec<(usize, usize)> = parts
+                .iter()
+                .flat_map(|p| self.targets(p))
+                .map(|t| (t, self.fields[t].written()))
+                .collect();
+            writeln!(body, "    stencil s{s} {{").unwrap();
+            for (p, part) in parts.iter().enumerate() {
+                self.write_part(&mut body, &mut functions, &written, &format!("pf{s}_{p}"), part);
+            }
+            writeln!(body, "    }}").unwrap();
+        }
+        for (r, red) in self.reductions.iter().enumerate() {
+            let op = match red.op {
+                RedOp::Max => "max",
+                RedOp::Min => "min",
+                RedOp::Sum => "+",
+            };
+            writeln!(body, "    reduction r{r} {op} {{").unwrap();
+            for (subset, e) in &red.parts {
+                let ctx = Ctx {
+                    program: self,
+                    written: Vec::new(),
+                    fixed: Self::fixed(subset),
+                    locals: Vec::new(),
+                    rotate: None,
+                };
+                let mut reads = Vec::new();
+                ctx.reads(e, &mut reads);
+                let margins = self.margins(&reads, &[]);
+                let term = match red.op {
+                    RedOp::Sum => format!("fabs({})", ctx.expr(e)),
+                    _ => ctx.expr(e),
+                };
+                writeln!(body, "        {} : {term};", self.subset_text(subset, &margins)).unwrap();
+            }
+            writeln!(body, "    }}").unwrap();
+        }
+        let check = self.check.and_then(|(r, t, every)| {
+            // Only max/min reductions are exact on every back-end, so only they
+            // decide when the iterate stops.
+            let exact: Vec<usize> = (0..self.reductions.len())
+                .filter(|&i| self.reductions[i].op != RedOp::Sum)
+                .collect();
+            (!exact.is_empty()).then(|| {
+                format!(
+                    " check (r{} < {:.1}) every {every} iterations",
+                    exact[r % exact.len()],
+                    f64::from(t) / 10.0
+                )
+            })
+        });
+        write!(
+            f,
+            "{head}\n{functions}iterate {} {{\n{body}}}{};\n",
+            self.iterations,
+            check.unwrap_or_default()
+        )
+    }
+}
+
+// ---------------------------------------------------------------- strategies
+
+fn ty_strategy(with_int: bool) -> BoxedStrategy<Ty> {
+    if with_int {
+        prop_oneof![3 => Just(Ty::Float), 3 => Just(Ty::Double), 1 => Just(Ty::Int)].boxed()
+    } else {
+        prop_oneof![Just(Ty::Float), Just(Ty::Double)].boxed()
+    }
+}
+
+fn field_strategy() -> impl Strategy<Value = GenField> {
+    (
+        ty_strategy(true),
+        1usize..=3,
+        prop_oneof![
+            2 => Just(Boundary::None),
+            1 => Just(Boundary::Clamp),
+            1 => Just(Boundary::Mirror),
+            1 => Just(Boundary::Periodic),
+            1 => Just(Boundary::Zero),
+        ],
+    )
+        .prop_map(|(ty, levels, boundary)| GenField {
+            ty,
+            levels,
+            boundary,
+        })
+}
+
+fn offset_strategy() -> impl Strategy<Value = [i8; 3]> {
+    [-2i8..=2, -2i8..=2, -2i8..=2]
+}
+
+/// Expressions of bounded depth over `flavor`'s operations.
+pub fn expr_strategy(flavor: Flavor) -> BoxedStrategy<GenExpr> {
+    let leaf = prop_oneof![
+        5 => (0usize..3, 0usize..3, offset_strategy())
+            .prop_map(|(field, level, offset)| GenExpr::Read { field, level, offset }),
+        2 => (-8i8..=8, any::<bool>()).prop_map(|(v, s)| GenExpr::Lit(v, s)),
+        1 => (0u8..10).prop_map(GenExpr::IntLit),
+        1 => Just(GenExpr::Alpha),
+        1 => (0usize..3).prop_map(GenExpr::Const),
+        2 => (0usize..4).prop_map(GenExpr::Local),
+    ];
+    let math = match flavor {
+        Flavor::Full => prop_oneof![
+            Just(Math1::Fabs),
+            Just(Math1::SqrtFabs),
+            Just(Math1::Floor),
+            Just(Math1::ExpSmall)
+        ]
+        .boxed(),
+        Flavor::CorrectlyRounded => {
+            prop_oneof![Just(Math1::Fabs), Just(Math1::SqrtFabs), Just(Math1::Floor)].boxed()
+        }
+    };
+    leaf.prop_recursive(3, 12, 4, move |inner| {
+        let b = || inner.clone().prop_map(Box::new);
+        prop_oneof![
+            1 => b().prop_map(GenExpr::Neg),
+            3 => (b(), b()).prop_map(|(a, c)| GenExpr::Add(a, c)),
+            2 => (b(), b()).prop_map(|(a, c)| GenExpr::Sub(a, c)),
+            2 => (b(), b()).prop_map(|(a, c)| GenExpr::Mul(a, c)),
+            1 => (b(), b()).prop_map(|(a, c)| GenExpr::SafeDiv(a, c)),
+            2 => (math.clone(), any::<bool>(), b()).prop_map(|(m, s, a)| GenExpr::Math1(m, s, a)),
+            1 => (any::<bool>(), any::<bool>(), b(), b())
+                .prop_map(|(m, s, a, c)| GenExpr::MinMax(m, s, a, c)),
+            1 => (
+                prop_oneof![Just(Cmp::Lt), Just(Cmp::Le), Just(Cmp::Gt), Just(Cmp::Ge), Just(Cmp::Ne)],
+                [inner.clone(), inner.clone(), inner.clone(), inner.clone()],
+            )
+                .prop_map(|(c, parts)| GenExpr::Select(c, Box::new(parts))),
+        ]
+    })
+    .boxed()
+}
+
+fn wrap_strategy() -> impl Strategy<Value = Wrap> {
+    prop_oneof![1 => Just(Wrap::Raw), 2 => Just(Wrap::Clamp), 2 => Just(Wrap::Squash)]
+}
+
+fn axis_strategy() -> impl Strategy<Value = AxisSel> {
+    prop_oneof![
+        6 => (0u8..=2, 0u8..=2).prop_map(|(lo, hi)| AxisSel::Range(lo, hi)),
+        1 => Just(AxisSel::First),
+        1 => Just(AxisSel::Last),
+        1 => Just(AxisSel::Middle),
+    ]
+}
+
+fn subset_strategy() -> impl Strategy<Value = [AxisSel; 3]> {
+    [axis_strategy(), axis_strategy(), axis_strategy()]
+}
+
+fn assign_strategy(flavor: Flavor) -> impl Strategy<Value = Assign> {
+    (0usize..3, expr_strategy(flavor), wrap_strategy()).prop_map(|(target, value, wrap)| Assign {
+        target,
+        value,
+        wrap,
+    })
+}
+
+fn part_strategy(flavor: Flavor) -> impl Strategy<Value = GenPart> {
+    let call = (
+        prop::collection::vec(
+            (ty_strategy(true), prop::option::weighted(0.7, expr_strategy(flavor))),
+            0..=2,
+        ),
+        prop::option::of((1u8..=2, 0usize..3, 0usize..3, 0usize..3).prop_map(
+            |(radius, axis, field, level)| GenLoop {
+                radius,
+                axis,
+                field,
+                level,
+            },
+        )),
+        prop::collection::vec(assign_strategy(flavor), 1..=2),
+        0usize..3,
+    )
+        .prop_map(|(locals, looped, assigns, rotate)| PartBody::Call {
+            locals,
+            looped,
+            assigns,
+            rotate,
+        });
+    (
+        subset_strategy(),
+        prop_oneof![assign_strategy(flavor).prop_map(PartBody::Assign), call],
+    )
+        .prop_map(|(subset, body)| GenPart { subset, body })
+}
+
+fn reduction_strategy(flavor: Flavor) -> impl Strategy<Value = GenReduction> {
+    (
+        prop_oneof![2 => Just(RedOp::Max), 2 => Just(RedOp::Min), 1 => Just(RedOp::Sum)],
+        prop::collection::vec((subset_strategy(), expr_strategy(flavor)), 1..=2),
+    )
+        .prop_map(|(op, parts)| GenReduction { op, parts })
+}
+
+/// Whole programs of `flavor`.
+pub fn program_strategy(flavor: Flavor) -> impl Strategy<Value = GenProgram> {
+    (
+        prop::collection::vec(1i64..=13, 1..=3),
+        1u8..=9,
+        prop::collection::vec(field_strategy(), 1..=3),
+        prop::collection::vec((ty_strategy(false), -20i8..=20), 0..=2),
+        prop::option::of((ty_strategy(false), [-9i8..=9, -9i8..=9, -9i8..=9, -9i8..=9, -9i8..=9])),
+        prop::collection::vec(prop::collection::vec(part_strategy(flavor), 1..=2), 1..=3),
+        prop::collection::vec(reduction_strategy(flavor), 0..=2),
+        prop::option::of((0usize..2, 5i8..=80, 1u8..=3)),
+        1u8..=4,
+    )
+        .prop_map(
+            move |(sizes, alpha, fields, constants, table, stencils, reductions, check, iterations)| {
+                GenProgram {
+                    flavor,
+                    sizes,
+                    alpha: f64::from(alpha) / 10.0,
+                    fields,
+                    constants,
+                    table,
+                    stencils,
+                    reductions,
+                    check,
+                    iterations,
+                }
+            },
+        )
+}
+
+// ---------------------------------------------------------------- comparing
+
+/// Whether every value of every level is finite (programs whose raw stores
+/// overflowed are discarded rather than compared).
+pub fn all_finite(state: &FieldState) -> bool {
+    state
+        .fields
+        .iter()
+        .flatten()
+        .all(|b| b.to_f64().iter().all(|v| v.is_finite()))
+}
+
+/// The bit patterns of a buffer's values (so `-0.0` and `0.0` differ).
+pub fn bits(buffer: &Buffer) -> Vec<u64> {
+    match buffer {
+        Buffer::Int(v) => v.iter().map(|x| *x as u32 as u64).collect(),
+        Buffer::Long(v) => v.iter().map(|x| *x as u64).collect(),
+        Buffer::Float(v) => v.iter().map(|x| u64::from(x.to_bits())).collect(),
+        Buffer::Double(v) => v.iter().map(|x| x.to_bits()).collect(),
+    }
+}
+
+/// The bit pattern of a reduction value.
+pub fn value_bits(value: Option<Value>) -> Option<(ScalarType, u64)> {
+    value.map(|v| {
+        let b = match v {
+            Value::Int(x) => x as u32 as u64,
+            Value::Long(x) => x as u64,
+            Value::Float(x) => u64::from(x.to_bits()),
+            Value::Double(x) => x.to_bits(),
+        };
+        (v.ty(), b)
+    })
+}
