@@ -51,6 +51,7 @@ proptest! {
 
     #[test]
     fn generated_programs_are_valid(generated in gen::program_strategy(Flavor::Full)) {
+        if std::env::var_os("GEN_SHOW").is_some() { eprintln!("{generated}\n-----"); }
         interpret(&generated);
     }
 }
@@ -59,6 +60,7 @@ proptest! {
     #![proptest_config(ProptestConfig {
         cases: 24,
         max_global_rejects: 4096,
+        failure_persistence: None,
         ..ProptestConfig::default()
     })]
 
