@@ -10,77 +10,18 @@
 
 mod common;
 
-use common::gen::{self, Flavor, GenProgram};
+use common::gen::{self, Flavor};
 use proptest::prelude::*;
 use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, opencl, FieldState};
 use stencilc::ir::{Program, ReduceOp, ScalarType, Value};
-use stencilc::schedule::{Schedule, ScheduleRequest, ShmRequest};
+use stencilc::schedule::Schedule;
 
 fn opencl_here() -> bool {
     common::runtime_available(
         "opencl",
         opencl::probe().map(|_| ()).map_err(|e| e.to_string()),
     )
-}
-
-/// What to stage in shared memory.
-#[derive(Clone, Debug)]
-enum Shm {
-    None,
-    Auto,
-    /// Every field and the table (the schedule stages those it may).
-    All,
-}
-
-/// A random schedule: block (innermost first), points per thread, staging, fusion.
-#[derive(Clone, Debug)]
-struct GenSchedule {
-    block: Vec<u32>,
-    tile: Vec<u32>,
-    shm: Shm,
-    fuse: bool,
-}
-
-impl GenSchedule {
-    /// The request for the program's grid: the block has at most one axis per
-    /// grid axis and at most 1024 threads (halving its largest axis), the tile
-    /// one entry per grid axis.
-    fn request(&self, generated: &GenProgram) -> ScheduleRequest {
-        let mut block = self.block.clone();
-        block.truncate(generated.rank());
-        while block.iter().product::<u32>() > 1024 {
-            let largest = block.iter_mut().max().expect("a block has an axis");
-            *largest /= 2;
-        }
-        ScheduleRequest {
-            block: Some(block),
-            tile: Some(self.tile[..generated.rank()].to_vec()),
-            shm: match self.shm {
-                Shm::None => ShmRequest::None,
-                Shm::Auto => ShmRequest::Auto,
-                Shm::All => ShmRequest::Names(generated.shm_names()),
-            },
-            tables: None,
-            fuse: self.fuse,
-        }
-    }
-}
-
-fn schedule_strategy() -> impl Strategy<Value = GenSchedule> {
-    let size = || prop::sample::select(vec![1u32, 4, 8, 16, 32]);
-    (
-        prop::collection::vec(size(), 1..=3),
-        prop::collection::vec(1u32..=3, 3),
-        prop_oneof![Just(Shm::None), Just(Shm::Auto), Just(Shm::All)],
-        any::<bool>(),
-    )
-        .prop_map(|(block, tile, shm, fuse)| GenSchedule {
-            block,
-            tile,
-            shm,
-            fuse,
-        })
 }
 
 /// The tolerance of the issue on a value of `ty` whose scale is `scale`.
@@ -170,7 +111,7 @@ proptest! {
     #[test]
     fn opencl_agrees_with_the_interpreter_under_random_schedules(
         generated in gen::program_strategy(Flavor::CorrectlyRounded),
-        schedule in schedule_strategy(),
+        schedule in gen::schedule_strategy(),
     ) {
         if !opencl_here() {
             return Ok(());

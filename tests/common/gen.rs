@@ -21,6 +21,7 @@ use proptest::prelude::*;
 use stencilc::exec::env::RunEnv;
 use stencilc::exec::{Bindings, Buffer, FieldState};
 use stencilc::ir::{Program, ScalarType, Value};
+use stencilc::schedule::{ScheduleRequest, ShmRequest};
 use stencilc::source::SourceFile;
 
 /// Which operations a generated program may use.
@@ -696,16 +697,16 @@ impl GenProgram {
                 rotate,
             } => {
                 ctx.rotate = Some(*rotate);
-                let mut body = String::new();
+                // (local name, its declaration and loop) in order, then the assignments.
+                let mut declared: Vec<(String, String)> = Vec::new();
                 for (i, (ty, init)) in locals.iter().enumerate() {
-                    // Ints are stored as `_int` names; float locals are double
-                    // or float, both "not int" for the overflow guard.
+                    // Int locals are named `_int` (see `Ctx::local_ty`).
                     let local = if *ty == Ty::Int {
                         format!("t{i}_int")
                     } else {
                         format!("t{i}")
                     };
-                    match init {
+                    let text = match init {
                         Some(e) => {
                             ctx.reads(e, &mut reads);
                             let value = if *ty == Ty::Int {
@@ -713,10 +714,11 @@ impl GenProgram {
                             } else {
                                 format!("fmin(fmax({}, -8.0), 8.0)", ctx.expr(e))
                             };
-                            writeln!(body, "    {} {local} = {value};", ty.word()).unwrap();
+                            format!("    {} {local} = {value};\n", ty.word())
                         }
-                        None => writeln!(body, "    {} {local};", ty.word()).unwrap(),
-                    }
+                        None => format!("    {} {local};\n", ty.word()),
+                    };
+                    declared.push((local.clone(), text));
                     ctx.locals.push(local);
                 }
                 if let Some(lp) = looped {
@@ -728,25 +730,34 @@ impl GenProgram {
                     } else {
                         "0.25".into()
                     };
-                    writeln!(body, "    double acc = 0.0;").unwrap();
-                    writeln!(
-                        body,
-                        "    for i in -{r}..{r} {{\n        acc = acc + {coefficient} * {};\n    }}",
+                    let text = format!(
+                        "    double acc = 0.0;\n    for i in -{r}..{r} {{\n        acc = acc + {coefficient} * {};\n    }}\n",
                         ctx.read_text(read, axis)
-                    )
-                    .unwrap();
+                    );
+                    declared.push(("acc".into(), text));
                     ctx.locals.push("acc".into());
                 }
+                let mut uses = String::new();
                 for a in assigns {
                     ctx.reads(&a.value, &mut reads);
                     let t = a.target % n;
                     writeln!(
-                        body,
+                        uses,
                         "    {} = {};",
                         ctx.target_text(t),
                         ctx.stored(t, &a.value, a.wrap)
                     )
                     .unwrap();
+                }
+                // Locals that nothing after them reads are left out: an unused
+                // local is legal SDSL, but it makes NVRTC warn (see
+                // differential_nvrtc.rs, `bug_unused_local_warns_in_cuda`), and
+                // that would hide every other finding of the NVRTC property.
+                let mut body = uses;
+                for (local, text) in declared.iter().rev() {
+                    if mentions(&body, local) {
+                        body.insert_str(0, text);
+                    }
                 }
                 let params: Vec<String> = (0..n).map(|j| format!("p{j}")).collect();
                 writeln!(
@@ -873,6 +884,16 @@ impl fmt::Display for GenProgram {
             check.unwrap_or_default()
         )
     }
+}
+
+/// Whether `text` mentions the identifier `name` (not as part of a longer one).
+fn mentions(text: &str, name: &str) -> bool {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].chars().next();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
 }
 
 // ---------------------------------------------------------------- strategies
@@ -1044,6 +1065,74 @@ pub fn program_strategy(flavor: Flavor) -> impl Strategy<Value = GenProgram> {
                 }
             },
         )
+}
+
+// ---------------------------------------------------------------- schedules
+
+/// What to stage in shared memory.
+#[derive(Clone, Debug)]
+pub enum Shm {
+    /// `--shm none`
+    None,
+    /// `--shm auto`
+    Auto,
+    /// Every field and the table (the schedule stages those it may).
+    All,
+}
+
+/// A random schedule: block (innermost first), points per thread, staging, fusion.
+#[derive(Clone, Debug)]
+pub struct GenSchedule {
+    /// Threads per block, innermost first (1 to 3 axes).
+    pub block: Vec<u32>,
+    /// Points per thread, innermost first (3 entries).
+    pub tile: Vec<u32>,
+    /// Shared-memory staging.
+    pub shm: Shm,
+    /// Fuse stencils where legal.
+    pub fuse: bool,
+}
+
+impl GenSchedule {
+    /// The request for the program's grid: the block has at most one axis per
+    /// grid axis and at most 1024 threads (halving its largest axis), the tile
+    /// one entry per grid axis.
+    pub fn request(&self, generated: &GenProgram) -> ScheduleRequest {
+        let mut block = self.block.clone();
+        block.truncate(generated.rank());
+        while block.iter().product::<u32>() > 1024 {
+            let largest = block.iter_mut().max().expect("a block has an axis");
+            *largest /= 2;
+        }
+        ScheduleRequest {
+            block: Some(block),
+            tile: Some(self.tile[..generated.rank()].to_vec()),
+            shm: match self.shm {
+                Shm::None => ShmRequest::None,
+                Shm::Auto => ShmRequest::Auto,
+                Shm::All => ShmRequest::Names(generated.shm_names()),
+            },
+            tables: None,
+            fuse: self.fuse,
+        }
+    }
+}
+
+/// Random schedules.
+pub fn schedule_strategy() -> impl Strategy<Value = GenSchedule> {
+    let size = || prop::sample::select(vec![1u32, 4, 8, 16, 32]);
+    (
+        prop::collection::vec(size(), 1..=3),
+        prop::collection::vec(1u32..=3, 3),
+        prop_oneof![Just(Shm::None), Just(Shm::Auto), Just(Shm::All)],
+        any::<bool>(),
+    )
+        .prop_map(|(block, tile, shm, fuse)| GenSchedule {
+            block,
+            tile,
+            shm,
+            fuse,
+        })
 }
 
 // ---------------------------------------------------------------- comparing
