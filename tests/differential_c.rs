@@ -51,14 +51,13 @@ proptest! {
 
     #[test]
     fn generated_programs_are_valid(generated in gen::program_strategy(Flavor::Full)) {
-        if std::env::var_os("GEN_SHOW").is_some() { eprintln!("{generated}\n-----"); }
         interpret(&generated);
     }
 }
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 24,
+        cases: gen::cases(24),
         max_global_rejects: 4096,
         failure_persistence: None,
         ..ProptestConfig::default()

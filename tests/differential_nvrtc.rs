@@ -8,6 +8,8 @@ use common::gen::{self, Flavor};
 use proptest::prelude::*;
 use stencilc::back::gpu_emit::{emit, GpuTarget};
 use stencilc::exec::cuda::nvrtc;
+use stencilc::lower::{lower, Target};
+use stencilc::schedule::{validate, DeviceLimits, Schedule};
 
 fn nvrtc_here() -> bool {
     common::runtime_available("nvrtc", nvrtc::load().map(|_| ()))
@@ -15,7 +17,8 @@ fn nvrtc_here() -> bool {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 32,
+        cases: gen::cases(32),
+        max_global_rejects: 4096,
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
@@ -30,6 +33,12 @@ proptest! {
         }
         let (text, program) = generated.parse();
         let request = schedule.request(&generated);
+        // A request a GPU cannot run (too much shared memory for the block and
+        // tile) is refused before compiling when running; emit does not check.
+        let plan = Schedule::new(&program, &request)
+            .unwrap_or_else(|e| panic!("the schedule was refused: {e}\n{text}\n{request:?}"));
+        let lowered = lower(&program, &plan, Target::Cuda);
+        prop_assume!(validate(&lowered.module, &DeviceLimits::CUDA_DEFAULT).is_ok());
         let source = emit(&program, &request, GpuTarget::Cuda)
             .unwrap_or_else(|e| panic!("the schedule was refused: {e}\n{text}\n{request:?}"));
         let compiled = nvrtc::compile_with_log(&source, "sm_90")

@@ -102,7 +102,7 @@ fn fields_close(program: &Program, expected: &FieldState, actual: &FieldState) -
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 24,
+        cases: gen::cases(24),
         max_global_rejects: 4096,
         failure_persistence: None,
         ..ProptestConfig::default()

@@ -898,6 +898,15 @@ fn mentions(text: &str, name: &str) -> bool {
 
 // ---------------------------------------------------------------- strategies
 
+/// The number of cases a property runs: `PROPTEST_CASES` when set (for a
+/// deeper search), else `default` (kept small: every case compiles code).
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 fn ty_strategy(with_int: bool) -> BoxedStrategy<Ty> {
     if with_int {
         prop_oneof![3 => Just(Ty::Float), 3 => Just(Ty::Double), 1 => Just(Ty::Int)].boxed()
