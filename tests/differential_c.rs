@@ -36,7 +36,15 @@ fn cc_available() -> bool {
 /// Parses, binds and runs `generated` in the interpreter; panics (with the
 /// program text) when any step refuses it, since the generator promises
 /// valid programs.
-fn interpret(generated: &GenProgram) -> (String, stencilc::ir::Program, RunEnv, FieldState, RunSummary) {
+fn interpret(
+    generated: &GenProgram,
+) -> (
+    String,
+    stencilc::ir::Program,
+    RunEnv,
+    FieldState,
+    RunSummary,
+) {
     let (text, program) = generated.parse();
     let env = RunEnv::new(&program, &generated.bindings(&program))
         .unwrap_or_else(|e| panic!("analysis refused a generated program:\n{text}\n{e}"));

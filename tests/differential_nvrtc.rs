@@ -79,5 +79,9 @@ fn bug_unused_local_warns_in_cuda() {
     )
     .unwrap();
     let compiled = nvrtc::compile_with_log(&source, "sm_90").unwrap();
-    assert!(compiled.log.is_empty(), "NVRTC warned:\n{}\n{source}", compiled.log);
+    assert!(
+        compiled.log.is_empty(),
+        "NVRTC warned:\n{}\n{source}",
+        compiled.log
+    );
 }

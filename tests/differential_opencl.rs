@@ -82,7 +82,11 @@ fn reduction_close(
 }
 
 /// Every level of every field agrees within the tolerance.
-fn fields_close(program: &Program, expected: &FieldState, actual: &FieldState) -> Result<(), String> {
+fn fields_close(
+    program: &Program,
+    expected: &FieldState,
+    actual: &FieldState,
+) -> Result<(), String> {
     for (f, field) in program.fields.iter().enumerate() {
         for level in 0..field.levels() {
             let e = expected.fields[f][level].to_f64();
