@@ -26,3 +26,5 @@ pub fn runtime_available(name: &str, probe: Result<(), String>) -> bool {
         }
     }
 }
+/// Random valid SDSL programs for the differential property tests.
+pub mod gen;

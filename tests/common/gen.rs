@@ -1,0 +1,62 @@
+//! A proptest generator of random but valid SDSL programs, for the differential
+//! tests of the back-ends against the interpreter.
+//!
+//! The strategies produce a small syntax tree ([`GenProgram`]) whose indices
+//! (field, level, local, constant) are taken modulo what exists, so any value
+//! proptest shrinks to is still meaningful. Printing (`Display`, in `print.rs`) is where
+//! the program is made legal, in one place:
+//! - a read of a (field, level) that its stencil writes has its offsets zeroed
+//!   (the front-end's hazard rule);
+//! - a read of a `boundary none` field on an axis the part fixes to one index has
+//!   a zero offset there, and range axes are shrunk by the largest such offset,
+//!   so such reads never leave the grid;
+//! - stored float values are bounded (clamped or squashed) unless the tree says
+//!   "raw", and int fields store a clamped conversion, so nothing overflows;
+//! - a division divides by `2 + x*x`, never by something that can be zero.
+#![allow(dead_code)]
+
+mod ast;
+mod print;
+mod strategy;
+
+// Test binaries that do not use the generator would otherwise warn.
+#[allow(unused_imports)]
+pub use ast::*;
+#[allow(unused_imports)]
+pub use strategy::*;
+
+use stencilc::exec::{Buffer, FieldState};
+use stencilc::ir::{ScalarType, Value};
+
+/// Whether every value of every level is finite (programs whose raw stores
+/// overflowed are discarded rather than compared).
+pub fn all_finite(state: &FieldState) -> bool {
+    state
+        .fields
+        .iter()
+        .flatten()
+        .all(|b| b.to_f64().iter().all(|v| v.is_finite()))
+}
+
+/// The bit patterns of a buffer's values (so `-0.0` and `0.0` differ).
+pub fn bits(buffer: &Buffer) -> Vec<u64> {
+    match buffer {
+        Buffer::Int(v) => v.iter().map(|x| *x as u32 as u64).collect(),
+        Buffer::Long(v) => v.iter().map(|x| *x as u64).collect(),
+        Buffer::Float(v) => v.iter().map(|x| u64::from(x.to_bits())).collect(),
+        Buffer::Double(v) => v.iter().map(|x| x.to_bits()).collect(),
+    }
+}
+
+/// The bit pattern of a reduction value.
+pub fn value_bits(value: Option<Value>) -> Option<(ScalarType, u64)> {
+    value.map(|v| {
+        let b = match v {
+            Value::Int(x) => x as u32 as u64,
+            Value::Long(x) => x as u64,
+            Value::Float(x) => u64::from(x.to_bits()),
+            Value::Double(x) => x.to_bits(),
+        };
+        (v.ty(), b)
+    })
+}

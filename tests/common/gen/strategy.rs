@@ -1,0 +1,274 @@
+//! Proptest strategies for generated programs and GPU schedules.
+
+use proptest::prelude::*;
+use stencilc::schedule::{ScheduleRequest, ShmRequest, TablePlacement};
+
+use super::ast::*;
+
+/// The number of cases a property runs: `PROPTEST_CASES` when set (for a
+/// deeper search), else `default` (kept small: every case compiles code).
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn ty_strategy(with_int: bool) -> BoxedStrategy<Ty> {
+    if with_int {
+        prop_oneof![3 => Just(Ty::Float), 3 => Just(Ty::Double), 1 => Just(Ty::Int)].boxed()
+    } else {
+        prop_oneof![Just(Ty::Float), Just(Ty::Double)].boxed()
+    }
+}
+
+fn field_strategy() -> impl Strategy<Value = GenField> {
+    (
+        ty_strategy(true),
+        1usize..=3,
+        prop_oneof![
+            2 => Just(Boundary::None),
+            1 => Just(Boundary::Clamp),
+            1 => Just(Boundary::Mirror),
+            1 => Just(Boundary::Periodic),
+            1 => Just(Boundary::Zero),
+        ],
+    )
+        .prop_map(|(ty, levels, boundary)| GenField {
+            ty,
+            levels,
+            boundary,
+        })
+}
+
+fn offset_strategy() -> impl Strategy<Value = [i8; 3]> {
+    [-2i8..=2, -2i8..=2, -2i8..=2]
+}
+
+/// Expressions of bounded depth over `flavor`'s operations.
+pub fn expr_strategy(flavor: Flavor) -> BoxedStrategy<GenExpr> {
+    let leaf = prop_oneof![
+        5 => (0usize..3, 0usize..3, offset_strategy())
+            .prop_map(|(field, level, offset)| GenExpr::Read { field, level, offset }),
+        2 => (-8i8..=8, any::<bool>()).prop_map(|(v, s)| GenExpr::Lit(v, s)),
+        1 => (0u8..10).prop_map(GenExpr::IntLit),
+        1 => Just(GenExpr::Alpha),
+        1 => (0usize..3).prop_map(GenExpr::Const),
+        2 => (0usize..4).prop_map(GenExpr::Local),
+    ];
+    let math = match flavor {
+        Flavor::Full => prop_oneof![
+            Just(Math1::Fabs),
+            Just(Math1::SqrtFabs),
+            Just(Math1::Floor),
+            Just(Math1::ExpSmall)
+        ]
+        .boxed(),
+        Flavor::CorrectlyRounded => {
+            prop_oneof![Just(Math1::Fabs), Just(Math1::SqrtFabs), Just(Math1::Floor)].boxed()
+        }
+    };
+    leaf.prop_recursive(3, 12, 4, move |inner| {
+        let b = || inner.clone().prop_map(Box::new);
+        prop_oneof![
+            1 => b().prop_map(GenExpr::Neg),
+            3 => (b(), b()).prop_map(|(a, c)| GenExpr::Add(a, c)),
+            2 => (b(), b()).prop_map(|(a, c)| GenExpr::Sub(a, c)),
+            2 => (b(), b()).prop_map(|(a, c)| GenExpr::Mul(a, c)),
+            1 => (b(), b()).prop_map(|(a, c)| GenExpr::SafeDiv(a, c)),
+            2 => (math.clone(), any::<bool>(), b()).prop_map(|(m, s, a)| GenExpr::Math1(m, s, a)),
+            1 => (any::<bool>(), any::<bool>(), b(), b())
+                .prop_map(|(m, s, a, c)| GenExpr::MinMax(m, s, a, c)),
+            1 => (
+                prop_oneof![Just(Cmp::Lt), Just(Cmp::Le), Just(Cmp::Gt), Just(Cmp::Ge), Just(Cmp::Ne)],
+                [inner.clone(), inner.clone(), inner.clone(), inner.clone()],
+            )
+                .prop_map(|(c, parts)| GenExpr::Select(c, Box::new(parts))),
+        ]
+    })
+    .boxed()
+}
+
+fn wrap_strategy() -> impl Strategy<Value = Wrap> {
+    prop_oneof![1 => Just(Wrap::Raw), 2 => Just(Wrap::Clamp), 2 => Just(Wrap::Squash)]
+}
+
+fn axis_strategy() -> impl Strategy<Value = AxisSel> {
+    prop_oneof![
+        6 => (0u8..=2, 0u8..=2).prop_map(|(lo, hi)| AxisSel::Range(lo, hi)),
+        1 => Just(AxisSel::First),
+        1 => Just(AxisSel::Last),
+        1 => Just(AxisSel::Middle),
+    ]
+}
+
+fn subset_strategy() -> impl Strategy<Value = [AxisSel; 3]> {
+    [axis_strategy(), axis_strategy(), axis_strategy()]
+}
+
+fn assign_strategy(flavor: Flavor) -> impl Strategy<Value = Assign> {
+    (0usize..3, expr_strategy(flavor), wrap_strategy()).prop_map(|(target, value, wrap)| Assign {
+        target,
+        value,
+        wrap,
+    })
+}
+
+fn part_strategy(flavor: Flavor) -> impl Strategy<Value = GenPart> {
+    let call = (
+        prop::collection::vec(
+            (
+                ty_strategy(true),
+                prop::option::weighted(0.7, expr_strategy(flavor)),
+            ),
+            0..=2,
+        ),
+        prop::option::of((1u8..=2, 0usize..3, 0usize..3, 0usize..3).prop_map(
+            |(radius, axis, field, level)| GenLoop {
+                radius,
+                axis,
+                field,
+                level,
+            },
+        )),
+        prop::collection::vec(assign_strategy(flavor), 1..=2),
+        0usize..3,
+    )
+        .prop_map(|(locals, looped, assigns, rotate)| PartBody::Call {
+            locals,
+            looped,
+            assigns,
+            rotate,
+        });
+    (
+        subset_strategy(),
+        prop_oneof![assign_strategy(flavor).prop_map(PartBody::Assign), call],
+    )
+        .prop_map(|(subset, body)| GenPart { subset, body })
+}
+
+fn reduction_strategy(flavor: Flavor) -> impl Strategy<Value = GenReduction> {
+    (
+        prop_oneof![2 => Just(RedOp::Max), 2 => Just(RedOp::Min), 1 => Just(RedOp::Sum)],
+        prop::collection::vec((subset_strategy(), expr_strategy(flavor)), 1..=2),
+    )
+        .prop_map(|(op, parts)| GenReduction { op, parts })
+}
+
+/// Whole programs of `flavor`.
+pub fn program_strategy(flavor: Flavor) -> impl Strategy<Value = GenProgram> {
+    (
+        prop::collection::vec(1i64..=13, 1..=3),
+        1u8..=9,
+        prop::collection::vec(field_strategy(), 1..=3),
+        prop::collection::vec((ty_strategy(false), -20i8..=20), 0..=2),
+        prop::option::of((
+            ty_strategy(false),
+            [-9i8..=9, -9i8..=9, -9i8..=9, -9i8..=9, -9i8..=9],
+        )),
+        prop::collection::vec(prop::collection::vec(part_strategy(flavor), 1..=2), 1..=3),
+        prop::collection::vec(reduction_strategy(flavor), 0..=2),
+        prop::option::of((0usize..2, 5i8..=80, 1u8..=3)),
+        1u8..=4,
+    )
+        .prop_map(
+            move |(
+                sizes,
+                alpha,
+                fields,
+                constants,
+                table,
+                stencils,
+                reductions,
+                check,
+                iterations,
+            )| {
+                GenProgram {
+                    flavor,
+                    sizes,
+                    alpha: f64::from(alpha) / 10.0,
+                    fields,
+                    constants,
+                    table,
+                    stencils,
+                    reductions,
+                    check,
+                    iterations,
+                }
+            },
+        )
+}
+
+/// What to stage in shared memory.
+#[derive(Clone, Debug)]
+pub enum Shm {
+    /// `--shm none`
+    None,
+    /// `--shm auto`
+    Auto,
+    /// Every field and the table (the schedule stages those it may).
+    All,
+}
+
+/// A random schedule: block (innermost first), points per thread, staging, fusion.
+#[derive(Clone, Debug)]
+pub struct GenSchedule {
+    /// Threads per block, innermost first (1 to 3 axes).
+    pub block: Vec<u32>,
+    /// Points per thread, innermost first (3 entries).
+    pub tile: Vec<u32>,
+    /// Shared-memory staging.
+    pub shm: Shm,
+    /// Fuse stencils where legal.
+    pub fuse: bool,
+    /// Where coefficient tables go (`None`: the heuristic decides).
+    pub tables: Option<TablePlacement>,
+}
+
+impl GenSchedule {
+    /// The request for the program's grid: the block has at most one axis per
+    /// grid axis and at most 1024 threads (halving its largest axis), the tile
+    /// one entry per grid axis.
+    pub fn request(&self, generated: &GenProgram) -> ScheduleRequest {
+        let mut block = self.block.clone();
+        block.truncate(generated.rank());
+        while block.iter().product::<u32>() > 1024 {
+            let largest = block.iter_mut().max().expect("a block has an axis");
+            *largest /= 2;
+        }
+        ScheduleRequest {
+            block: Some(block),
+            tile: Some(self.tile[..generated.rank()].to_vec()),
+            shm: match self.shm {
+                Shm::None => ShmRequest::None,
+                Shm::Auto => ShmRequest::Auto,
+                Shm::All => ShmRequest::Names(generated.shm_names()),
+            },
+            tables: self.tables,
+            fuse: self.fuse,
+        }
+    }
+}
+
+/// Random schedules.
+pub fn schedule_strategy() -> impl Strategy<Value = GenSchedule> {
+    let size = || prop::sample::select(vec![1u32, 4, 8, 16, 32]);
+    (
+        prop::collection::vec(size(), 1..=3),
+        prop::collection::vec(1u32..=3, 3),
+        prop_oneof![Just(Shm::None), Just(Shm::Auto), Just(Shm::All)],
+        any::<bool>(),
+        prop::option::of(prop_oneof![
+            Just(TablePlacement::Literals),
+            Just(TablePlacement::Constant),
+            Just(TablePlacement::Shared),
+        ]),
+    )
+        .prop_map(|(block, tile, shm, fuse, tables)| GenSchedule {
+            block,
+            tile,
+            shm,
+            fuse,
+            tables,
+        })
+}
