@@ -2,7 +2,7 @@
 //! statements, field reads (from a shared tile or global memory with the
 //! boundary mode applied) and coefficient tables (literals, constant, shared).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::access::LoopRange;
 use crate::analysis::affine::Affine;
@@ -47,6 +47,9 @@ pub(crate) struct PointCtx<'a> {
     pub shared: Vec<SharedArray>,
     /// Names of the part's locals, by `LocalId`.
     pub locals: Vec<String>,
+    /// The locals some expression of the part reads; assignments to the others
+    /// are dropped (they cannot change a result, and NVRTC warns about them).
+    pub read_locals: BTreeSet<LocalId>,
     /// Loop variables fixed by unrolling.
     pub fixed: Fixed,
     /// Whether to unroll loops (the part reads a table folded into literals).
@@ -69,6 +72,7 @@ impl<'a> PointCtx<'a> {
             shared_tables: Vec::new(),
             shared: Vec::new(),
             locals: Vec::new(),
+            read_locals: BTreeSet::new(),
             fixed: Fixed::new(),
             unroll: false,
             params: Params::default(),
@@ -97,6 +101,7 @@ impl<'a> PointCtx<'a> {
         let mut out = Vec::new();
         for stmt in body {
             match stmt {
+                Stmt::Assign { local, .. } if !self.read_locals.contains(local) => {}
                 Stmt::Assign { local, value, .. } => {
                     let value = self.expr(value, module);
                     out.push(KStmt::Assign {
@@ -377,13 +382,16 @@ impl<'a> PointCtx<'a> {
     }
 
     /// Statements declaring the part's locals (they start at zero), skipping loop
-    /// variables, which their loops declare.
-    pub fn declare_locals(&self, part: &crate::ir::StencilPart) -> Vec<KStmt> {
+    /// variables, which their loops declare, and locals nothing reads (whose
+    /// assignments [`PointCtx::stmts`] then drops).
+    pub fn declare_locals(&mut self, part: &crate::ir::StencilPart) -> Vec<KStmt> {
         let loop_vars = loop_vars(&part.body);
+        self.read_locals = read_locals(&part.body);
         part.locals
             .iter()
             .enumerate()
             .filter(|(i, _)| !loop_vars.contains(&LocalId(*i)))
+            .filter(|(i, _)| self.read_locals.contains(&LocalId(*i)))
             .map(|(i, l)| KStmt::Decl {
                 name: self.locals[i].clone(),
                 ty: l.ty,
@@ -415,6 +423,43 @@ pub(crate) fn in_range(c: &KExpr, n: KExpr) -> KExpr {
         KExpr::bin(BinaryOp::Ge, c.clone(), KExpr::int(0)),
         KExpr::bin(BinaryOp::Lt, c.clone(), n),
     )
+}
+
+/// The locals whose values can reach a store: read by a store's value or
+/// offsets, or by the assignment of a local that can (a fixpoint, so a chain of
+/// locals ending in nothing is dead as a whole).
+fn read_locals(body: &[Stmt]) -> BTreeSet<LocalId> {
+    fn reads(e: &Expr, into: &mut BTreeSet<LocalId>) {
+        e.visit(&mut |e| {
+            if let ExprKind::Local(id) = e.kind {
+                into.insert(id);
+            }
+        });
+    }
+    fn walk(body: &[Stmt], live: &mut BTreeSet<LocalId>) {
+        for stmt in body {
+            match stmt {
+                Stmt::Assign { local, value, .. } => {
+                    if live.contains(local) {
+                        reads(value, live);
+                    }
+                }
+                Stmt::Store { target, value, .. } => {
+                    target.offset.iter().for_each(|o| reads(o, live));
+                    reads(value, live);
+                }
+                Stmt::For { body, .. } => walk(body, live),
+            }
+        }
+    }
+    let mut live = BTreeSet::new();
+    loop {
+        let before = live.len();
+        walk(body, &mut live);
+        if live.len() == before {
+            return live;
+        }
+    }
 }
 
 fn loop_vars(body: &[Stmt]) -> Vec<LocalId> {

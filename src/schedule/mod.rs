@@ -260,6 +260,24 @@ impl Schedule {
         Schedule::build(program, request, Some(env))
     }
 
+    /// The schedule a run's options ask for (see [`Schedule::for_run`]), with its
+    /// notes (refused fusions, say) printed on stderr under `--verbose`.
+    pub fn for_options(
+        program: &Program,
+        options: &crate::exec::backend::RunOptions,
+        env: &RunEnv,
+    ) -> Result<Schedule, crate::exec::ExecError> {
+        let request = ScheduleRequest::from_options(options);
+        let schedule = Schedule::for_run(program, &request, env)
+            .map_err(|e| crate::exec::ExecError::Failed(e.to_string()))?;
+        if options.verbose {
+            for note in &schedule.notes {
+                eprintln!("stencilc: {note}");
+            }
+        }
+        Ok(schedule)
+    }
+
     fn build(
         program: &Program,
         request: &ScheduleRequest,

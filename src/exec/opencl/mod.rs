@@ -22,7 +22,7 @@ use crate::ir::{Program, ScalarType, Value};
 use crate::kir::Module;
 use crate::lower::drive::{GpuDevice, KernelArg};
 use crate::lower::{lower, Target};
-use crate::schedule::{DeviceLimits, Schedule, ScheduleRequest};
+use crate::schedule::{DeviceLimits, Schedule};
 
 /// The chosen OpenCL device with its context and queue.
 struct Runtime {
@@ -322,13 +322,7 @@ pub fn run(
     state: &mut FieldState,
     options: &RunOptions,
 ) -> Result<RunSummary, ExecError> {
-    let schedule = Schedule::for_run(program, &ScheduleRequest::from_options(options), env)
-        .map_err(|e| ExecError::Failed(e.to_string()))?;
-    if options.verbose {
-        for note in &schedule.notes {
-            eprintln!("stencilc: {note}");
-        }
-    }
+    let schedule = Schedule::for_options(program, options, env)?;
     run_with_schedule(program, env, state, &schedule)
 }
 
