@@ -46,7 +46,21 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
     }
     for region in &regions {
         let (line, _) = source.line_col(region.span.start as usize);
-        for missing in embed::unmentioned_host_names(&source, &regions, region) {
+        let missing_names = embed::unmentioned_host_names(&source, &regions, region);
+        for name in embed::unchecked_host_arrays(&source, &regions, region) {
+            if missing_names.iter().any(|m| m.name == name) {
+                continue; // already warned about below
+            }
+            eprintln!(
+                "warning: {}:{line}: region {} binds griddata `{name}` to the host variable \
+                 `{name}`, whose declaration stencilc does not recognise before the region, so \
+                 its element type is not checked; declare it in this file as an array \
+                 (`T {name}[..]`) or a pointer (`T *{name}`) of the griddata's type to have it checked",
+                args.input.display(),
+                region.index,
+            );
+        }
+        for missing in missing_names {
             let name = &missing.name;
             eprintln!(
                 "warning: {}:{line}: region {} binds `{name}` to a host variable of that name, \

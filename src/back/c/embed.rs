@@ -25,6 +25,8 @@ use crate::front::Region;
 use crate::ir::{ConstId, ExprKind, Program};
 use crate::source::SourceFile;
 
+mod host_scan;
+
 /// Options of `stencilc compile`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EmbedOptions {
@@ -73,6 +75,25 @@ pub fn unmentioned_host_names(
     regions: &[Region],
     region: &Region,
 ) -> Vec<UnmentionedHostName> {
+    let before = host_text_before(host, regions, region);
+    let program = &region.program;
+    let params = program.params.iter().map(|p| UnmentionedHostName {
+        name: p.name.clone(),
+        wanted: format!("`{} {}`", names::c_type(p.ty), p.name),
+    });
+    let fields = program.fields.iter().map(|f| UnmentionedHostName {
+        name: f.name.clone(),
+        wanted: format!("a `{}` array or pointer `{}`", names::c_type(f.ty), f.name),
+    });
+    params
+        .chain(fields)
+        .filter(|h| !names::mentions_word(&before, &h.name))
+        .collect()
+}
+
+/// The host text before `region`, other regions' text left out (each replaced by
+/// a line break, so that its SDSL declarations are not taken for host ones).
+fn host_text_before(host: &SourceFile, regions: &[Region], region: &Region) -> String {
     let start = region.span.start as usize;
     let mut before = String::with_capacity(start);
     let mut cursor = 0;
@@ -88,20 +109,63 @@ pub fn unmentioned_host_names(
         cursor = range.end;
     }
     before.push_str(&host.text[cursor.min(start)..start]);
-    let program = &region.program;
-    let params = program.params.iter().map(|p| UnmentionedHostName {
-        name: p.name.clone(),
-        wanted: format!("`{} {}`", names::c_type(p.ty), p.name),
-    });
-    let fields = program.fields.iter().map(|f| UnmentionedHostName {
-        name: f.name.clone(),
-        wanted: format!("a `{}` array or pointer `{}`", names::c_type(f.ty), f.name),
-    });
-    params
-        .chain(fields)
-        .filter(|h| !names::mentions_word(&before, &h.name))
+    before
+}
+
+/// For each griddata of `region` (in declaration order), the rank of the host
+/// array's declaration before the region (see [`host_scan::declared_rank`]).
+fn host_array_ranks(host: &SourceFile, regions: &[Region], region: &Region) -> Vec<Option<usize>> {
+    let before = host_text_before(host, regions, region);
+    region
+        .program
+        .fields
+        .iter()
+        .map(|f| host_scan::declared_rank(&before, &f.name))
         .collect()
 }
+
+/// The griddata of `region` whose host arrays get no element-type check, because
+/// no declaration of them was recognised before the region (a typedef'd array
+/// type, a pointer to an array, a declaration in a header): the names, in order.
+pub fn unchecked_host_arrays(
+    host: &SourceFile,
+    regions: &[Region],
+    region: &Region,
+) -> Vec<String> {
+    region
+        .program
+        .fields
+        .iter()
+        .zip(host_array_ranks(host, regions, region))
+        .filter(|(_, rank)| rank.is_none())
+        .map(|(f, _)| f.name.clone())
+        .collect()
+}
+
+/// Defines `STENCILC_CHECK_HOST_ARRAY(name, element, T, message)`, the
+/// compile-time check that a host array holds `T`: `static_assert` with
+/// `std::is_same` in C++11, `_Static_assert` with `_Generic` in C11, and before C11
+/// (where glibc's `_Static_assert` stand-in drops the message) a bit-field whose
+/// width is negative and whose name says what is wrong, with GCC's builtins (clang
+/// has them too); no check in C++98 or with other pre-C11 compilers.
+const HOST_ARRAY_CHECK: &str = "\
+/* STENCILC_CHECK_HOST_ARRAY(name, element, T, message): fails to compile, with the
+   message, unless `element`, the first scalar element of host array `name`, is a T. */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#include <type_traits>
+#define STENCILC_CHECK_HOST_ARRAY(name, element, T, message) \\
+    static_assert(std::is_same<std::remove_cv<std::remove_reference<decltype(element)>::type>::type, T>::value, message)
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define STENCILC_CHECK_HOST_ARRAY(name, element, T, message) \\
+    _Static_assert(_Generic((element), T: 1, default: 0), message)
+#elif !defined(__cplusplus) && defined(__GNUC__)
+#define STENCILC_CHECK_HOST_ARRAY(name, element, T, message) \\
+    (void)sizeof(struct { int stencilc_host_array_##name##_must_hold_##T##_elements \\
+        : __builtin_types_compatible_p(__typeof__(element), T) ? 1 : -1; })
+#else
+#define STENCILC_CHECK_HOST_ARRAY(name, element, T, message) /* C++98, pre-C11 C: unchecked */
+#endif
+";
 
 /// The host file with every region replaced by a call, and the generated code
 /// (one run function and one wrapper per region) placed before the host text.
@@ -118,6 +182,8 @@ pub fn rewrite_host(host: &SourceFile, regions: &[Region], options: EmbedOptions
         generated.push('\n');
     }
     let mut out = header(&host.name);
+    out.push_str(HOST_ARRAY_CHECK);
+    out.push('\n');
     let helper_text = crate::back::c::boundary::helper_definitions(&helpers);
     if !helper_text.is_empty() {
         out.push_str(&helper_text);
@@ -148,6 +214,22 @@ pub fn rewrite_host(host: &SourceFile, regions: &[Region], options: EmbedOptions
             end += 1;
         }
         let (next_line, _) = host.line_col(end);
+        let (region_line, _) = host.line_col(range.start);
+        // Each line is numbered as the `#pragma sdsl begin` line, where the
+        // compiler's messages about the region's host variables belong.
+        let line_directive = format!("#line {region_line} \"{file}\"\n");
+        let checks = element_checks(region, &host_array_ranks(host, regions, region));
+        if !checks.is_empty() {
+            out.push_str(&indent);
+            out.push_str("/* stencilc: each host array must hold its griddata's element type */\n");
+            for check in checks {
+                out.push_str(&line_directive);
+                out.push_str(&indent);
+                out.push_str(&check);
+                out.push('\n');
+            }
+            out.push_str(&line_directive);
+        }
         out.push_str(&indent);
         out.push_str(&call_line(region));
         out.push('\n');
@@ -156,6 +238,27 @@ pub fn rewrite_host(host: &SourceFile, regions: &[Region], options: EmbedOptions
     }
     out.push_str(&text[cursor..]);
     out
+}
+
+/// One `STENCILC_CHECK_HOST_ARRAY(a, **a, float, "...");` per griddata whose host
+/// declaration has a known rank: the name dereferenced that many times is the
+/// host array's first scalar element.
+fn element_checks(region: &Region, ranks: &[Option<usize>]) -> Vec<String> {
+    region
+        .program
+        .fields
+        .iter()
+        .zip(ranks)
+        .filter_map(|(field, rank)| {
+            let ty = names::c_type(field.ty);
+            let name = &field.name;
+            Some(format!(
+                "STENCILC_CHECK_HOST_ARRAY({name}, {}{name}, {ty}, \"stencilc: host array `{name}` must hold \
+                 {ty} elements, as `{ty} griddata {name}` declares\");",
+                "*".repeat((*rank)?)
+            ))
+        })
+        .collect()
 }
 
 /// `int sdsl_return_N = wrapper(dim0, dim1, c1, (float *)(a), sizeof(a));`
