@@ -12,6 +12,13 @@
 //! end when it is not already there. The wrapper returns 0 on success, 2 when a host
 //! array has the wrong size, 3 when memory runs out (ch. 4.1.3).
 //!
+//! The call passes each host array through a cast, so before it stencilc emits a
+//! compile-time check (`STENCILC_CHECK_HOST_ARRAY`) that the array's first scalar
+//! element has the griddata's type; the host declaration's rank, which says how
+//! many times to dereference the name, comes from a scan of the host text
+//! (`host_scan`). Parameters are
+//! not checked: they convert as C arguments do.
+//!
 //! A host variable the region needs but the host lacks is an "undeclared" error
 //! of the C compiler at the region's first line; [`unmentioned_host_names`] lets
 //! `stencilc compile` warn about it first.
