@@ -75,7 +75,12 @@ struct Row {
     peak_rss_mb: f64,
     baseline_peak_rss_mb: f64,
     data_mb: f64,
-    checksum_matches_baseline: bool,
+    /// Sum in f64, in index order, of the newest level of the field compared.
+    checksum: f64,
+    /// The same sum over the baseline's result.
+    baseline_checksum: f64,
+    /// `|checksum - baseline_checksum| / |baseline_checksum|` (0 when equal).
+    checksum_rel_diff: f64,
 }
 
 /// Runs the suite and writes the reports.
@@ -102,16 +107,29 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     let json = serde_json::to_string_pretty(&rows)
         .map_err(|e| CliError::new(e.to_string(), "report this bug"))?;
     write(&args.dir.join("results.json"), &json)?;
-    write(
-        &args.dir.join("RESULTS.md"),
-        &markdown(&rows, &compiler, &flags),
-    )?;
+    let mut report = markdown(&rows, &compiler, &flags);
+    if let Some(notes) = notes(&args.dir)? {
+        report.push('\n');
+        report.push_str(&notes);
+    }
+    write(&args.dir.join("RESULTS.md"), &report)?;
     eprintln!(
         "bench: wrote {} and {}",
         args.dir.join("RESULTS.md").display(),
         args.dir.join("results.json").display()
     );
     Ok(())
+}
+
+/// `NOTES.md` of the bench folder (measurements made by hand), if there is one:
+/// the report includes it verbatim so that regenerating does not lose it.
+fn notes(dir: &Path) -> Result<Option<String>, CliError> {
+    let path = dir.join("NOTES.md");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(failed(format!("cannot read {}: {e}", path.display()))),
+    }
 }
 
 fn write(path: &Path, text: &str) -> Result<(), CliError> {
@@ -250,6 +268,9 @@ fn bench_one(
 
     let (baseline_sweep_s, baseline_rss_mb, baseline_checksum) =
         baseline(args, name, size, done, flags, compiler)?;
+    eprintln!(
+        "bench: {name}: {done} sweeps, checksum {checksum:.17e}, baseline {baseline_checksum:.17e}"
+    );
 
     let interp_sweep_s = if args.no_interp {
         None
@@ -284,8 +305,20 @@ fn bench_one(
         peak_rss_mb,
         baseline_peak_rss_mb: baseline_rss_mb,
         data_mb: data_bytes as f64 / (1024.0 * 1024.0),
-        checksum_matches_baseline: checksum == baseline_checksum,
+        checksum,
+        baseline_checksum,
+        checksum_rel_diff: relative_difference(checksum, baseline_checksum),
     })
+}
+
+/// Relative difference of a checksum to the baseline's; 0 when both are equal
+/// (also both zero), NaN when either is not a number.
+fn relative_difference(value: f64, reference: f64) -> f64 {
+    if value == reference {
+        0.0
+    } else {
+        (value - reference).abs() / reference.abs()
+    }
 }
 
 /// Compiles and runs `baseline/<name>.c`; returns seconds per sweep, peak RSS
@@ -321,15 +354,31 @@ fn baseline(
         .output()
         .map_err(|e| failed(format!("cannot run the baseline {}: {e}", binary.display())))?;
     let _ = std::fs::remove_file(&binary);
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout)
+    let report = BaselineReport::parse(&output.stdout)
         .map_err(|e| failed(format!("the baseline {name} printed no result: {e}")))?;
-    let number = |key: &str| report.get(key).and_then(|v| v.as_f64()).unwrap_or(f64::NAN);
-    let steps = number("steps").max(1.0);
     Ok((
-        number("seconds") / steps,
-        number("peak_rss_kb") / 1024.0,
-        number("checksum"),
+        report.seconds / report.steps.max(1) as f64,
+        report.peak_rss_kb as f64 / 1024.0,
+        report.checksum,
     ))
+}
+
+/// The result line a baseline prints (`bench_report` in `baseline/common.h`).
+#[derive(serde::Deserialize, Debug, PartialEq)]
+struct BaselineReport {
+    seconds: f64,
+    steps: u64,
+    /// Printed with `%.17g`, which names the double exactly; serde_json's
+    /// `float_roundtrip` feature makes the parse exact too (its default parser
+    /// may land one ulp off, which made identical results look different).
+    checksum: f64,
+    peak_rss_kb: i64,
+}
+
+impl BaselineReport {
+    fn parse(stdout: &[u8]) -> Result<Self, serde_json::Error> {
+        serde_json::from_slice(stdout)
+    }
 }
 
 fn machine() -> String {
@@ -346,6 +395,16 @@ fn machine() -> String {
     format!("{cpu}, {cores} cores ({})", std::env::consts::ARCH)
 }
 
+/// The table cell of a checksum's relative difference to the baseline: `0`
+/// for bit-identical sums, else the difference in scientific notation.
+fn checksum_cell(rel_diff: f64) -> String {
+    if rel_diff == 0.0 {
+        "0".into()
+    } else {
+        format!("{rel_diff:.1e}")
+    }
+}
+
 fn markdown(rows: &[Row], compiler: &native::Compiler, flags: &[String]) -> String {
     let mut out = String::new();
     out.push_str("# CPU benchmark results\n\n");
@@ -358,8 +417,11 @@ fn markdown(rows: &[Row], compiler: &native::Compiler, flags: &[String]) -> Stri
     ));
     out.push_str("Made by `stencilc bench` (see bench/README.md). Times are per sweep (one iteration of the \
                   iterate); GStencil/s counts grid points x stencils per second; effective GB/s assumes one \
-                  read and one write per point per field; ratio = `--backend c` time / baseline time.\n\n");
-    out.push_str("| benchmark | size | sweeps | c (ms/sweep) | baseline (ms/sweep) | ratio | interp (ms/sweep) | GStencil/s | GB/s | compile (s) | cached load (ms) | peak RSS (MiB) | baseline RSS (MiB) | data (MiB) | same result |\n");
+                  read and one write per point per field; ratio = `--backend c` time / baseline time; \
+                  checksum rel. diff = |c checksum - baseline checksum| / |baseline checksum|, each the \
+                  f64 sum in index order of the newest level of the result field (0: the same sum, as \
+                  for bit-identical results).\n\n");
+    out.push_str("| benchmark | size | sweeps | c (ms/sweep) | baseline (ms/sweep) | ratio | interp (ms/sweep) | GStencil/s | GB/s | compile (s) | cached load (ms) | peak RSS (MiB) | baseline RSS (MiB) | data (MiB) | checksum rel. diff |\n");
     out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in rows {
         out.push_str(&format!(
@@ -379,7 +441,7 @@ fn markdown(rows: &[Row], compiler: &native::Compiler, flags: &[String]) -> Stri
             r.peak_rss_mb,
             r.baseline_peak_rss_mb,
             r.data_mb,
-            if r.checksum_matches_baseline { "yes" } else { "no" }
+            checksum_cell(r.checksum_rel_diff)
         ));
     }
     if let Some(worst) = rows
@@ -392,4 +454,38 @@ fn markdown(rows: &[Row], compiler: &native::Compiler, flags: &[String]) -> Stri
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baseline_checksum_parses_to_the_exact_double() {
+        // A checksum whose 17 digits serde_json's default parser rounds to the
+        // neighbouring double (…7012e5), which made bit-identical results differ.
+        let line = br#"{"seconds": 0.037057977, "steps": 3, "checksum": 523764.55609914707, "peak_rss_kb": 9884}"#;
+        let report = BaselineReport::parse(line).unwrap();
+        assert_eq!(
+            report.checksum,
+            "523764.55609914707".parse::<f64>().unwrap()
+        );
+        assert_eq!(report.steps, 3);
+        assert_eq!(report.peak_rss_kb, 9884);
+    }
+
+    #[test]
+    fn relative_difference_is_zero_only_for_equal_checksums() {
+        assert_eq!(relative_difference(2.5, 2.5), 0.0);
+        let one_ulp = f64::from_bits(2.5f64.to_bits() + 1);
+        let d = relative_difference(one_ulp, 2.5);
+        assert!(d > 0.0 && d < 1e-15, "{d}");
+        assert!(relative_difference(f64::NAN, 2.5).is_nan());
+    }
+
+    #[test]
+    fn checksum_cell_shows_the_difference() {
+        assert_eq!(checksum_cell(0.0), "0");
+        assert_eq!(checksum_cell(1.1e-16), "1.1e-16");
+    }
 }
