@@ -37,6 +37,10 @@ pub struct BenchArgs {
     /// run that sets the sweep count runs cold, so real runs take about half).
     #[arg(long, default_value_t = 2.0)]
     pub seconds: f64,
+    /// Run the generated code and the baseline this many times each, in
+    /// alternation, and report the median time of each.
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
     /// Run only these benchmarks (by name).
     #[arg(long)]
     pub only: Vec<String>,
@@ -245,13 +249,30 @@ fn bench_one(
     let sweeps = ((args.seconds / per_sweep.max(1e-6)).ceil() as u64).clamp(3, 10_000);
     drop(state);
 
+    // Alternate the generated code and the baseline, `repeats` times each, and
+    // keep the medians: on a shared machine one run of each, minutes apart, can
+    // differ by 30 % for reasons that have nothing to do with the code.
     let env = RunEnv::new(&program, &bindings(&program, size, sweeps))?;
-    let mut state = initial_state(&program, &env);
-    reset_peak_rss();
-    let summary = native::execute(&program, &env, &mut state, &unit, &kernel)?;
-    let peak_rss_mb = peak_rss_mb();
-    let done = summary.iterations.max(1);
-    let c_sweep_s = summary.times.compute.as_secs_f64() / done as f64;
+    let baseline_binary = compile_baseline(args, name, flags, compiler)?;
+    let mut c_times = Vec::new();
+    let mut baseline_times = Vec::new();
+    let mut first = None;
+    for _ in 0..args.repeats.max(1) {
+        let mut state = initial_state(&program, &env);
+        reset_peak_rss();
+        let summary = native::execute(&program, &env, &mut state, &unit, &kernel)?;
+        let done = summary.iterations.max(1);
+        c_times.push(summary.times.compute.as_secs_f64() / done as f64);
+        if first.is_none() {
+            first = Some((peak_rss_mb(), done, state));
+        }
+        baseline_times.push(run_baseline(&baseline_binary, name, size, done)?);
+    }
+    let _ = std::fs::remove_file(&baseline_binary);
+    let (peak_rss_mb, done, state) = first.expect("at least one repetition ran");
+    let c_sweep_s = median(&mut c_times);
+    let baseline_sweep_s = median(&mut baseline_times.iter().map(|r| r.0).collect::<Vec<_>>());
+    let (_, baseline_rss_mb, baseline_checksum) = baseline_times[0];
     let newest = program
         .fields
         .iter()
@@ -265,11 +286,9 @@ fn bench_one(
         .map(|b| b.as_bytes().len())
         .sum();
     drop(state);
-
-    let (baseline_sweep_s, baseline_rss_mb, baseline_checksum) =
-        baseline(args, name, size, done, flags, compiler)?;
     eprintln!(
-        "bench: {name}: {done} sweeps, checksum {checksum:.17e}, baseline {baseline_checksum:.17e}"
+        "bench: {name}: {done} sweeps x {} repeats, checksum {checksum:.17e}, baseline {baseline_checksum:.17e}",
+        c_times.len()
     );
 
     let interp_sweep_s = if args.no_interp {
@@ -323,14 +342,13 @@ fn relative_difference(value: f64, reference: f64) -> f64 {
 
 /// Compiles and runs `baseline/<name>.c`; returns seconds per sweep, peak RSS
 /// in MiB and the checksum of its result.
-fn baseline(
+/// Compiles the hand-written baseline of `name` with the generated code's flags.
+fn compile_baseline(
     args: &BenchArgs,
     name: &str,
-    size: usize,
-    sweeps: u64,
     flags: &[String],
     compiler: &native::Compiler,
-) -> Result<(f64, f64, f64), CliError> {
+) -> Result<PathBuf, CliError> {
     let source = args.dir.join("baseline").join(format!("{name}.c"));
     let binary =
         std::env::temp_dir().join(format!("stencilc-baseline-{name}-{}", std::process::id()));
@@ -348,12 +366,21 @@ fn baseline(
             source.display()
         )));
     }
-    let output = Command::new(&binary)
+    Ok(binary)
+}
+
+/// Runs a compiled baseline: seconds per sweep, peak RSS in MiB, checksum.
+fn run_baseline(
+    binary: &Path,
+    name: &str,
+    size: usize,
+    sweeps: u64,
+) -> Result<(f64, f64, f64), CliError> {
+    let output = Command::new(binary)
         .arg(size.to_string())
         .arg(sweeps.to_string())
         .output()
         .map_err(|e| failed(format!("cannot run the baseline {}: {e}", binary.display())))?;
-    let _ = std::fs::remove_file(&binary);
     let report = BaselineReport::parse(&output.stdout)
         .map_err(|e| failed(format!("the baseline {name} printed no result: {e}")))?;
     Ok((
@@ -361,6 +388,17 @@ fn baseline(
         report.peak_rss_kb as f64 / 1024.0,
         report.checksum,
     ))
+}
+
+/// The median of some timings (the mean of the middle two for an even count).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
 }
 
 /// The result line a baseline prints (`bench_report` in `baseline/common.h`).
