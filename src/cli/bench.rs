@@ -161,12 +161,8 @@ fn bindings(program: &Program, size: usize, steps: u64) -> Bindings {
                 "lambda" => 0.065,
                 _ => size as f64,
             };
-            match p.ty {
-                ScalarType::Int => Value::Int(v as i32),
-                ScalarType::Long => Value::Long(v as i64),
-                ScalarType::Float => Value::Float(v as f32),
-                ScalarType::Double => Value::Double(v),
-            }
+            // C's conversion, as `--set` would give the parameter.
+            Value::Double(v).cast(p.ty)
         })
         .collect();
     Bindings { params }
