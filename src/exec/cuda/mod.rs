@@ -38,6 +38,14 @@ unsafe impl Send for Runtime {}
 
 static RUNTIME: OnceLock<Result<Mutex<Runtime>, String>> = OnceLock::new();
 
+/// A CUDA event that can time: cudarc's `new_event(None)` creates one with
+/// `CU_EVENT_DISABLE_TIMING`, and reading elapsed time from such an event fails
+/// with `CUDA_ERROR_INVALID_HANDLE` (seen on the first H100 run).
+pub(crate) fn timing_event(ctx: &Arc<CudaContext>) -> Result<CudaEvent, ExecError> {
+    ctx.new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(driver_error("creating an event"))
+}
+
 fn driver_error(what: &str) -> impl Fn(cudarc::driver::DriverError) -> ExecError + '_ {
     move |e| ExecError::Failed(format!("CUDA: {what} failed: {e}"))
 }
@@ -202,11 +210,7 @@ impl GpuDevice for Session<'_> {
         args: &[KernelArg<'_, DeviceBuffer>],
     ) -> Result<(), ExecError> {
         if self.timer.is_none() {
-            let start = self
-                .rt
-                .ctx
-                .new_event(None)
-                .map_err(driver_error("creating an event"))?;
+            let start = timing_event(&self.rt.ctx)?;
             start
                 .record(&self.rt.stream)
                 .map_err(driver_error("recording an event"))?;
@@ -232,11 +236,7 @@ impl GpuDevice for Session<'_> {
                 .map_err(driver_error("synchronize"))?;
             return Ok(Duration::ZERO);
         };
-        let end = self
-            .rt
-            .ctx
-            .new_event(None)
-            .map_err(driver_error("creating an event"))?;
+        let end = timing_event(&self.rt.ctx)?;
         end.record(&self.rt.stream)
             .map_err(driver_error("recording an event"))?;
         end.synchronize().map_err(driver_error("synchronize"))?;

@@ -18,7 +18,9 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use serde::Serialize;
 
 use crate::analysis::Footprint;
-use crate::exec::cuda::{driver_error, launch_function, nvrtc, runtime, DeviceBuffer, Session};
+use crate::exec::cuda::{
+    driver_error, launch_function, nvrtc, runtime, timing_event, DeviceBuffer, Session,
+};
 use crate::exec::env::RunEnv;
 use crate::exec::{Bindings, Buffer, ExecError, FieldState};
 use crate::ir::{Program, ScalarType, Value};
@@ -235,10 +237,7 @@ fn median_ms(
     let sweeps = options.sweeps.max(1);
     let mut events = Vec::with_capacity(sweeps + 1);
     for _ in 0..=sweeps {
-        events.push(
-            ctx.new_event(None)
-                .map_err(driver_error("creating an event"))?,
-        );
+        events.push(timing_event(ctx)?);
     }
     events[0]
         .record(stream)
