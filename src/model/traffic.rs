@@ -133,7 +133,7 @@ pub fn per_point(spec: &KernelSpec, device: &Device) -> Traffic {
     let mut tile_wavefronts = 0.0;
     let mut sectors_total = 0.0;
     for base in &samples {
-        let mut sectors: HashSet<(usize, i64)> = HashSet::new();
+        let mut sectors: HashSet<(&str, i64)> = HashSet::new();
         for w in 0..warps {
             let lanes: Vec<[i64; 3]> = (w * 32..((w + 1) * 32).min(threads))
                 .map(|lin| geo.thread(lin))
@@ -142,20 +142,19 @@ pub fn per_point(spec: &KernelSpec, device: &Device) -> Traffic {
                 lanes.iter().map(|&t| geo.thread_points(*base, t)).collect();
             let points_each = per_lane.first().map_or(0, Vec::len);
             for p in 0..points_each {
-                for (k, access) in spec.reads.iter().chain(&spec.writes).enumerate() {
+                for access in spec.reads.iter().chain(&spec.writes) {
                     let mut lines = HashSet::new();
                     for pts in &per_lane {
                         let byte = geo.element(pts[p], &access.offset) * access.elem as i64;
                         lines.insert(byte.div_euclid(LINE));
-                        sectors.insert((k, byte.div_euclid(SECTOR)));
+                        sectors.insert((access.level.as_str(), byte.div_euclid(SECTOR)));
                     }
                     lines_total += lines.len() as f64;
                 }
                 lanes_total += per_lane.len() as f64;
             }
             // Tile loads: each warp strides over the tile by the block size.
-            for (k, tile) in spec.tiles.iter().enumerate() {
-                let key = spec.reads.len() + spec.writes.len() + k;
+            for tile in &spec.tiles {
                 let extents = tile_extents(&geo, tile);
                 let trips: Vec<i64> = (0..3)
                     .map(|d| ceil_div(extents[d], spec.block[d] as i64))
@@ -179,7 +178,7 @@ pub fn per_point(spec: &KernelSpec, device: &Device) -> Traffic {
                                 let origin: Vec<i64> = tile.halo.iter().map(|h| h.0).collect();
                                 let byte = geo.element(point, &origin) * tile.elem as i64;
                                 lines.insert(byte.div_euclid(LINE));
-                                sectors.insert((key, byte.div_euclid(SECTOR)));
+                                sectors.insert((tile.level.as_str(), byte.div_euclid(SECTOR)));
                             }
                             if active > 0 {
                                 let stores = ((active * tile.elem) as f64 / LINE as f64).ceil();

@@ -56,9 +56,18 @@ pub fn warnings(
             spec.tiles.iter().map(|t| t.reads_per_point).sum::<usize>()
         )),
         Resource::Latency => {
-            let read_bytes: usize = spec.reads.iter().map(|a| a.elem).sum::<usize>().min(
-                cost.dram_bytes_per_point as usize,
-            );
+            let mut levels: Vec<(&str, usize)> = Vec::new();
+            for (name, elem) in spec
+                .reads
+                .iter()
+                .map(|a| (a.level.as_str(), a.elem))
+                .chain(spec.tiles.iter().map(|t| (t.level.as_str(), t.elem)))
+            {
+                if !levels.iter().any(|(n, _)| *n == name) {
+                    levels.push((name, elem));
+                }
+            }
+            let read_bytes: usize = levels.iter().map(|(_, e)| e).sum();
             let resident = cost.occupancy.blocks_per_sm * spec.threads();
             let in_flight = resident as f64 * read_bytes.max(1) as f64 * points_per_thread as f64
                 / cost.memory_rounds.max(1) as f64;
