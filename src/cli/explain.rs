@@ -195,7 +195,10 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
         let fig = figures.get(&spec.name).cloned();
         let cost = model::cost(spec, device, fig.as_ref().map(|f| f.registers)).map_err(|e| {
             CliError::new(
-                format!("kernel `{}` does not fit the {}: {e}", spec.name, device.name),
+                format!(
+                    "kernel `{}` does not fit the {}: {e}",
+                    spec.name, device.name
+                ),
                 "use a smaller --block or --tile, or --shm none",
             )
         })?;
@@ -464,7 +467,10 @@ fn render(report: &Report) -> String {
                 k.fraction_of_copy * 100.0
             );
         } else {
-            out += &format!("  runs:      {:.4} times per iteration\n", k.launches_per_iteration);
+            out += &format!(
+                "  runs:      {:.4} times per iteration\n",
+                k.launches_per_iteration
+            );
         }
         for w in &k.warnings {
             out += &format!("  warning: {w}\n");

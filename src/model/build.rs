@@ -76,10 +76,21 @@ pub fn specs(
         for (p, launch) in plan.parts.iter().enumerate() {
             let grids: Vec<&GridAccess> = accesses
                 .iter()
-                .filter(|a| a.id == PartId::Reduction { reduction: r, part: p })
+                .filter(|a| {
+                    a.id == PartId::Reduction {
+                        reduction: r,
+                        part: p,
+                    }
+                })
                 .flat_map(|a| &a.grids)
                 .collect();
-            let mut spec = base_spec(program, launch, lowered, facts, Role::ReductionPart(plan.name.clone()));
+            let mut spec = base_spec(
+                program,
+                launch,
+                lowered,
+                facts,
+                Role::ReductionPart(plan.name.clone()),
+            );
             spec.reads = distinct(program, facts, grids.into_iter(), AccessKind::Load);
             spec.per_iteration = per_check;
             partials += spec.blocks();
@@ -95,7 +106,11 @@ pub fn specs(
         // One block folds every partial: its threads stride over them.
         finish.bounds = vec![(0, partials.max(1) as i64 - 1)];
         finish.grid_dims = vec![partials.max(1) as usize];
-        finish.points_per_thread = [partials.max(1).div_ceil(finish.block[0] as u64) as u32, 1, 1];
+        finish.points_per_thread = [
+            partials.max(1).div_ceil(finish.block[0] as u64) as u32,
+            1,
+            1,
+        ];
         finish.reads = vec![Access {
             level: format!("{}_partials", plan.name),
             elem: plan.ty.size_bytes(),
@@ -104,7 +119,9 @@ pub fn specs(
         let iterations = finish.points_per_thread[0] as f64;
         finish.instructions_per_thread *= iterations;
         finish.per_iteration = per_check;
-        finish.sequential_loads = finish.points_per_thread[0];
+        // The loop over partials has a run-time trip count: the compiler unrolls
+        // it by 4, so every fourth load waits for the one before.
+        finish.sequential_loads = finish.points_per_thread[0].div_ceil(4);
         out.push(finish);
     }
     out
@@ -182,7 +199,12 @@ fn stencil_spec(
     let staged = |a: &&GridAccess| {
         placements.get(&(a.target.field, a.target.time)) == Some(&FieldPlacement::SharedTile)
     };
-    spec.reads = distinct(program, facts, grids().filter(|a| !staged(a)), AccessKind::Load);
+    spec.reads = distinct(
+        program,
+        facts,
+        grids().filter(|a| !staged(a)),
+        AccessKind::Load,
+    );
     spec.writes = distinct(program, facts, grids(), AccessKind::Store);
     let staged_reads = distinct(program, facts, grids().filter(staged), AccessKind::Load);
     let footprint = Footprint::merge(
@@ -196,8 +218,10 @@ fn stencil_spec(
         if placements.get(&level) != Some(&FieldPlacement::SharedTile) {
             continue;
         }
-        let (Some(halo), false) = (extent.static_box(), footprint.writes_level(level.0, level.1))
-        else {
+        let (Some(halo), false) = (
+            extent.static_box(),
+            footprint.writes_level(level.0, level.1),
+        ) else {
             continue;
         };
         let name = level_name(program, level.0, level.1);

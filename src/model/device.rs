@@ -238,7 +238,11 @@ mod tests {
     #[test]
     fn every_preset_is_complete() {
         for d in DEVICES {
-            assert!(d.sms > 0 && d.clock_ghz > 0.0 && d.copy_gb_s < d.dram_gb_s, "{}", d.key);
+            assert!(
+                d.sms > 0 && d.clock_ghz > 0.0 && d.copy_gb_s < d.dram_gb_s,
+                "{}",
+                d.key
+            );
             assert!(d.arch.starts_with("sm_"), "{}", d.key);
             assert!(!d.source.is_empty());
         }

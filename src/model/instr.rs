@@ -34,10 +34,7 @@ pub fn count(kernel: &Kernel) -> InstrCount {
     for s in &kernel.shared {
         types.insert(s.name.clone(), s.ty);
     }
-    let mut counter = Counter {
-        types,
-        exact: true,
-    };
+    let mut counter = Counter { types, exact: true };
     let (total, fp64) = counter.stmts(&kernel.body);
     InstrCount {
         total,

@@ -302,7 +302,11 @@ pub struct KernelCost {
 }
 
 /// Predicts one launch of `spec` on `device`, with ptxas's registers if known.
-pub fn cost(spec: &KernelSpec, device: &Device, registers: Option<u32>) -> Result<KernelCost, String> {
+pub fn cost(
+    spec: &KernelSpec,
+    device: &Device,
+    registers: Option<u32>,
+) -> Result<KernelCost, String> {
     let occupancy = occupancy(device, spec.threads(), registers, spec.shared_bytes)?;
     let points = spec.points();
     let blocks = spec.blocks();
@@ -319,7 +323,8 @@ pub fn cost(spec: &KernelSpec, device: &Device, registers: Option<u32>) -> Resul
         l2: n * traffic.l2 / (device.l2_gb_s * 1e9),
         l1: n * traffic.l1_wavefronts / (sms * clock),
         issue: warps * spec.instructions_per_thread / (sms * 4.0 * clock),
-        fp64: warps * spec.fp64_per_thread / (sms * (device.fp64_lanes_per_sm as f64 / 32.0) * clock),
+        fp64: warps * spec.fp64_per_thread
+            / (sms * (device.fp64_lanes_per_sm as f64 / 32.0) * clock),
         latency: if points == 0 { 0.0 } else { waves * lifetime },
         launch: LAUNCH_US * 1e-6,
     };

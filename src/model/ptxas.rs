@@ -5,7 +5,8 @@
 //! `PATH`; `$CUDA_HOME/bin`; `/usr/local/cuda*/bin`; the `nvidia/cuda_nvcc/bin`
 //! folder of the PyPI wheel `nvidia-cuda-nvcc-cu12` (in the CI cache
 //! `~/.cache/stencilc-ci/nvcc-*`, or a Python installation's `site-packages`).
-//! When it is not found, [`find`] says every place it looked.
+//! When it is not found, [`find`] says every place it looked. `STENCILC_PTXAS`,
+//! when set, is the only place tried.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -114,7 +115,19 @@ fn python_site_dirs() -> Vec<PathBuf> {
 }
 
 /// The first ptxas found, or a sentence listing every place looked.
+/// `STENCILC_PTXAS`, when set, must name ptxas itself: nothing else is tried.
 pub fn find() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os(PTXAS_ENV) {
+        let path = PathBuf::from(path);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!(
+                "{PTXAS_ENV} names `{}`, which is not a file; set it to ptxas's path or unset it",
+                path.display()
+            ))
+        };
+    }
     find_among(&candidates())
 }
 
@@ -255,8 +268,14 @@ mod tests {
             PathBuf::from("/nonexistent/nvidia/cuda_nvcc/bin/ptxas"),
         ];
         let err = find_among(&places).unwrap_err();
-        assert!(err.contains("/nonexistent/bin/ptxas, /nonexistent/nvidia"), "{err}");
-        assert!(err.contains("nvidia-cuda-nvcc-cu12") && err.contains(PTXAS_ENV), "{err}");
+        assert!(
+            err.contains("/nonexistent/bin/ptxas, /nonexistent/nvidia"),
+            "{err}"
+        );
+        assert!(
+            err.contains("nvidia-cuda-nvcc-cu12") && err.contains(PTXAS_ENV),
+            "{err}"
+        );
         assert!(candidates()
             .iter()
             .any(|p| p.ends_with("nvidia/cuda_nvcc/bin/ptxas")));

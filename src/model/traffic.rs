@@ -63,7 +63,9 @@ impl Geometry<'_> {
         let mut lo = [0i64; 3];
         for (a, (l, h)) in self.spec.bounds.iter().enumerate() {
             let d = rank - 1 - a;
-            counts[d] = ((h - l + 1).max(1)).div_euclid(self.per_block[d] as i64).max(1);
+            counts[d] = ((h - l + 1).max(1))
+                .div_euclid(self.per_block[d] as i64)
+                .max(1);
             lo[d] = *l;
         }
         let pick = |d: usize, k: i64| (if counts[d] > 1 { 1 + k } else { 0 }).min(counts[d] - 1);
@@ -80,7 +82,9 @@ impl Geometry<'_> {
     /// Element index of a point (thread axes) plus an offset (outermost first).
     fn element(&self, point: [i64; 3], offset: &[i64]) -> i64 {
         (0..self.rank)
-            .map(|a| (point[self.rank - 1 - a] + offset.get(a).copied().unwrap_or(0)) * self.strides[a])
+            .map(|a| {
+                (point[self.rank - 1 - a] + offset.get(a).copied().unwrap_or(0)) * self.strides[a]
+            })
             .sum()
     }
 
@@ -214,7 +218,10 @@ pub fn per_point(spec: &KernelSpec, device: &Device) -> Traffic {
         // come back from L2 only if a slab of them fits in half of it.
         if rank >= 2 {
             let slab = extents[rank - 1] as f64
-                * spec.grid_dims[1..].iter().map(|&v| v as f64).product::<f64>()
+                * spec.grid_dims[1..]
+                    .iter()
+                    .map(|&v| v as f64)
+                    .product::<f64>()
                 * tile.elem as f64;
             if slab > device.l2_bytes as f64 / 2.0 {
                 overfetch += (elements / block_points - 1.0) * tile.elem as f64;

@@ -55,7 +55,7 @@ pub fn warnings(
             spec.reads.len(),
             spec.tiles.iter().map(|t| t.reads_per_point).sum::<usize>()
         )),
-        Resource::Latency => {
+        Resource::Latency if !matches!(spec.role, Role::ReductionFinish(_)) => {
             let mut levels: Vec<(&str, usize)> = Vec::new();
             for (name, elem) in spec
                 .reads
@@ -96,7 +96,7 @@ pub fn warnings(
              operations per thread; use float where the precision allows",
             device.fp64_lanes_per_sm, device.name, spec.fp64_per_thread
         )),
-        Resource::Dram | Resource::Launch => {}
+        Resource::Latency | Resource::Dram | Resource::Launch => {}
     }
     if cost.occupancy.fraction < 0.5 && cost.occupancy.limiter == "registers" {
         out.push(format!(
@@ -140,11 +140,11 @@ pub fn warnings(
     if let Role::ReductionFinish(name) = &spec.role {
         if cost.time > 20e-6 {
             out.push(format!(
-                "one block folds the {} partials of `{name}`, {} loads per thread one after \
-                 the other: {:.1} µs per check; fewer partials (each block folding more \
-                 points) would shorten it",
+                "one block folds the {} partials of `{name}`, {} loads per thread, four at a \
+                 time: {:.1} µs per check; fewer partials (each block folding more points) \
+                 would shorten it",
                 cost.points,
-                spec.sequential_loads,
+                spec.points_per_thread[0],
                 us(cost.time)
             ));
         }
