@@ -176,3 +176,33 @@ fn a_grid_past_two_to_the_31_points_warns_of_index_overflow() {
     let warnings = json(&out)["kernels"][0]["warnings"].to_string();
     assert!(warnings.contains("32-bit indices overflow"), "{warnings}");
 }
+
+#[test]
+fn a_tile_over_the_shared_memory_limit_is_refused_with_the_limit_named() {
+    let path = bench("j2d9pt.sdsl");
+    // 32x32 threads x 16 points along y: a (512+4) x 36 float tile, 74 KiB.
+    let args = [
+        &path, "--block", "32,32", "--tile", "1,16", "--shm", "a", "--set", "n=4096", "--set",
+        "steps=1",
+    ];
+    let out = explain(&args, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(text.contains("74304 bytes of shared memory"), "{text}");
+    assert!(text.contains("49152"), "{text}");
+}
+
+#[test]
+fn a_block_narrower_than_a_warp_is_warned_about() {
+    let path = bench("j2d5pt.sdsl");
+    let args = [
+        &path, "--block", "16,16", "--set", "n=4096", "--set", "steps=1", "--json",
+    ];
+    let out = explain(&args, &[("STENCILC_PTXAS", "/nonexistent/ptxas")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let warnings = json(&out)["kernels"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains("block x = 16 is not a multiple of 32"),
+        "{warnings}"
+    );
+}

@@ -10,7 +10,7 @@
 //! outcome, errors included, is one JSON object on stdout.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::Path;
 
 use clap::Args;
 use serde::Serialize;
@@ -318,7 +318,7 @@ fn ptxas_figures(
 fn assemble(
     lowered: &Lowered,
     device: &Device,
-    ptxas_path: &PathBuf,
+    ptxas_path: &Path,
 ) -> Result<BTreeMap<String, PtxasFigures>, String> {
     let source = stencilc::back::cuda::print(&lowered.module);
     let compiled = stencilc::exec::cuda::nvrtc::compile_with_log(&source, device.arch)
@@ -393,9 +393,11 @@ fn render(report: &Report) -> String {
     for line in report.schedule.lines() {
         out += &format!("schedule: {line}\n");
     }
-    match (&report.ptxas.path, &report.ptxas.error) {
-        (Some(p), None) => out += &format!("ptxas: {p}\n"),
-        _ => {}
+    if let (Some(p), None) = (&report.ptxas.path, &report.ptxas.error) {
+        out += &format!(
+            "ptxas: {p}
+"
+        );
     }
     for note in &report.notes {
         out += &format!("note: {note}\n");
