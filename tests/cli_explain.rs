@@ -206,3 +206,12 @@ fn a_block_narrower_than_a_warp_is_warned_about() {
         "{warnings}"
     );
 }
+
+#[test]
+fn a_usage_error_under_json_is_json_too() {
+    let path = bench("j2d5pt.sdsl");
+    let out = explain(&[&path, "--block", "0,8", "--json"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let message = json(&out)["error"].as_str().unwrap().to_string();
+    assert!(message.contains("--block"), "{message}");
+}

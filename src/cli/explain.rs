@@ -132,6 +132,18 @@ pub fn run(args: &ExplainArgs) -> Result<(), CliError> {
     }
 }
 
+/// A usage error of `stencilc explain ... --json`, printed as a JSON object on
+/// stdout so that `--json` output stays JSON on every path.
+pub fn usage_error_as_json(message: &str) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("explain") && args.iter().any(|a| a == "--json") {
+        let first = message.lines().next().unwrap_or(message);
+        let text = first.strip_prefix("error: ").unwrap_or(first);
+        let object = serde_json::json!({ "error": text, "help": "see stencilc explain --help" });
+        println!("{object}");
+    }
+}
+
 fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
     let device = Device::find(&args.device).ok_or_else(|| {
         CliError::new(

@@ -73,7 +73,10 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             // Help and version go to stdout with status 0; usage errors to
-            // stderr with status 2.
+            // stderr with status 2 (and, for `explain --json`, as JSON on stdout).
+            if error.use_stderr() {
+                explain::usage_error_as_json(&error.to_string());
+            }
             let _ = error.print();
             return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
         }

@@ -123,3 +123,30 @@ fn times_are_the_resource_equations() {
     assert_eq!(c.bound, Resource::Latency);
     assert!((c.time - (3e-6 + latency)).abs() < 1e-12);
 }
+
+#[test]
+fn warnings_name_a_tile_that_does_not_pay_and_an_index_overflow() {
+    let d = h100();
+    let mut spec = copy_1d(1 << 20, 0);
+    spec.block = [32, 8, 1];
+    spec.bounds = vec![(1, 4094), (1, 4094)];
+    spec.grid_dims = vec![65536, 32768]; // 2^31 points
+    let plain = cost(&spec, d, None).unwrap();
+    let mut tiled = spec.clone();
+    tiled.reads = vec![];
+    tiled.tiles = vec![Tile {
+        level: "a".into(),
+        elem: 4,
+        halo: vec![(-2, 2), (-2, 2)],
+        reads_per_point: 9,
+    }];
+    let staged = cost(&tiled, d, None).unwrap();
+    // 4 rounds: 1084 + 3 x 282 ns per block life, against 1084 ns.
+    assert_eq!(staged.memory_rounds, 4);
+    assert!((staged.times.latency / plain.times.latency - 1930.0 / 1084.0).abs() < 1e-9);
+    let text = warnings::warnings(&tiled, &staged, d, Some(&plain), None).join("\n");
+    assert!(text.contains("staging `a` (9 reads per point)"), "{text}");
+    assert!(text.contains("2147483648 points"), "{text}");
+    let text = warnings::warnings(&spec, &plain, d, None, None).join("\n");
+    assert!(!text.contains("staging"), "{text}");
+}
