@@ -16,5 +16,6 @@ pub mod io;
 pub mod ir;
 pub mod kir;
 pub mod lower;
+pub mod model;
 pub mod schedule;
 pub mod source;

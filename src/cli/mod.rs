@@ -11,6 +11,7 @@ pub mod bench_gpu;
 pub mod compile;
 pub mod emit;
 pub mod error;
+pub mod explain;
 pub mod params;
 pub mod program;
 pub mod run;
@@ -41,6 +42,8 @@ pub enum Command {
     /// Source-to-source, like sdslc: replace the SDSL regions of a C/C++ file by
     /// calls to generated C.
     Compile(compile::CompileArgs),
+    /// What each GPU kernel would cost on a device, and why (no GPU needed).
+    Explain(explain::ExplainArgs),
     /// Run the CPU benchmark suite of bench/ and write its results.
     Bench(bench::BenchArgs),
     /// Run the GPU benchmark suite (CUDA) against naive kernels and the copy
@@ -55,6 +58,7 @@ impl Command {
             Command::Run(args) => run::run(args),
             Command::Emit(args) => emit::run(args),
             Command::Compile(args) => compile::run(args),
+            Command::Explain(args) => explain::run(args),
             Command::Bench(args) => bench::run(args),
             Command::BenchGpu(args) => bench_gpu::run_gpu_bench(args)
                 .map_err(|e| CliError::new(format!("{e:#}"), "see bench/gpu/README.md")),
@@ -69,7 +73,10 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => {
             // Help and version go to stdout with status 0; usage errors to
-            // stderr with status 2.
+            // stderr with status 2 (and, for `explain --json`, as JSON on stdout).
+            if error.use_stderr() {
+                explain::usage_error_as_json(&error.to_string());
+            }
             let _ = error.print();
             return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
         }

@@ -1,0 +1,502 @@
+//! `stencilc explain PROGRAM`: what each GPU kernel of a program would cost on
+//! a named device, and why — without a GPU.
+//!
+//! The program is lowered as `run`/`emit` would lower it; for CUDA the kernels
+//! are compiled by NVRTC for the device's architecture and assembled by
+//! `ptxas -v` (registers, spills, shared and constant memory), when both are
+//! found. The performance model (`stencilc::model`, equations in
+//! bench/gpu/MODEL.md) gives traffic per point, occupancy, the bound and the
+//! predicted time; warnings say what would change it. With `--json` every
+//! outcome, errors included, is one JSON object on stdout.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use clap::Args;
+use serde::Serialize;
+use stencilc::exec::env::RunEnv;
+use stencilc::ir::Program;
+use stencilc::lower::{lower, Lowered, Target};
+use stencilc::model::build::{self, RunFacts};
+use stencilc::model::ptxas::{self, PtxasFigures};
+use stencilc::model::{self, warnings, Device, KernelCost, KernelSpec, Role};
+use stencilc::schedule::{Schedule, ScheduleRequest, ShmRequest};
+
+use crate::cli::args::{ParamArgs, ProgramArgs, ScheduleArgs};
+use crate::cli::error::CliError;
+use crate::cli::{params, program};
+
+/// Which kernels to explain.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExplainTarget {
+    /// CUDA C, compiled by NVRTC and assembled by ptxas when found.
+    Cuda,
+    /// OpenCL C (the same kernel IR; no ptxas figures).
+    Opencl,
+}
+
+/// Arguments of `stencilc explain`.
+#[derive(Args, Debug)]
+pub struct ExplainArgs {
+    #[command(flatten)]
+    program: ProgramArgs,
+
+    #[command(flatten)]
+    params: ParamArgs,
+
+    /// Which kernels to explain.
+    #[arg(long, short = 't', value_enum, default_value = "cuda")]
+    target: ExplainTarget,
+
+    /// The GPU to model: h100-sxm (default), h100-pcie, h200, a100, l40s, v100.
+    #[arg(long, value_name = "NAME", default_value = "h100-sxm")]
+    device: String,
+
+    #[command(flatten)]
+    schedule: ScheduleArgs,
+
+    /// Print one JSON object on stdout (also on errors).
+    #[arg(long)]
+    json: bool,
+}
+
+/// One kernel in the report.
+#[derive(Serialize)]
+struct KernelReport {
+    name: String,
+    role: Role,
+    block: [u32; 3],
+    points_per_thread: [u32; 3],
+    ptxas: Option<PtxasFigures>,
+    cost: KernelCost,
+    launches_per_iteration: f64,
+    gstencils_per_s: f64,
+    fraction_of_copy: f64,
+    warnings: Vec<String>,
+}
+
+/// The whole report.
+#[derive(Serialize)]
+struct Report {
+    program: String,
+    target: String,
+    device: Device,
+    parameters: BTreeMap<String, serde_json::Value>,
+    schedule: String,
+    ptxas: PtxasStatus,
+    instructions_counted: &'static str,
+    kernels: Vec<KernelReport>,
+    sweep_seconds: f64,
+    iteration_seconds: f64,
+    gstencils_per_s: f64,
+    fraction_of_copy: f64,
+    notes: Vec<String>,
+}
+
+/// Where ptxas was, or why there are no figures.
+#[derive(Serialize, Default)]
+struct PtxasStatus {
+    path: Option<String>,
+    error: Option<String>,
+}
+
+const INSTRUCTIONS_COUNTED: &str = "from the kernel IR: arithmetic 1, global access 2, shared or \
+     constant access 1, division 10, sqrt 8, other math 20, loop iteration +2; per thread, over \
+     its points";
+
+/// Runs `stencilc explain`.
+pub fn run(args: &ExplainArgs) -> Result<(), CliError> {
+    match explain(args) {
+        Ok(report) => {
+            if args.json {
+                let text = serde_json::to_string_pretty(&report).map_err(|e| {
+                    CliError::new(format!("cannot write JSON: {e}"), "report this bug")
+                })?;
+                println!("{text}");
+            } else {
+                print!("{}", render(&report));
+            }
+            Ok(())
+        }
+        Err(error) => {
+            if args.json {
+                let (message, help) = match &error {
+                    CliError::Plain { message, help } => (message.clone(), help.clone()),
+                    other => (other.to_string(), None),
+                };
+                let object = serde_json::json!({ "error": message, "help": help });
+                println!("{object}");
+            }
+            Err(error)
+        }
+    }
+}
+
+/// A usage error of `stencilc explain ... --json`, printed as a JSON object on
+/// stdout so that `--json` output stays JSON on every path.
+pub fn usage_error_as_json(message: &str) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("explain") && args.iter().any(|a| a == "--json") {
+        let first = message.lines().next().unwrap_or(message);
+        let text = first.strip_prefix("error: ").unwrap_or(first);
+        let object = serde_json::json!({ "error": text, "help": "see stencilc explain --help" });
+        println!("{object}");
+    }
+}
+
+fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
+    let device = Device::find(&args.device).ok_or_else(|| {
+        CliError::new(
+            format!("unknown device `{}`", args.device),
+            format!("choose one of: {}", Device::known_names()),
+        )
+    })?;
+    let program = program::load(&args.program.program, args.program.region)?;
+    let values = params::parse_sets(&program, &args.params.sets)?;
+    let bindings = params::complete(&program, values)?;
+    let env = RunEnv::new(&program, &bindings)?;
+    let target = match args.target {
+        ExplainTarget::Cuda => Target::Cuda,
+        ExplainTarget::Opencl => Target::OpenCl,
+    };
+    let request = ScheduleRequest::from_options(&args.schedule.run_options());
+    let schedule = Schedule::for_run(&program, &request, &env).map_err(|e| {
+        CliError::new(
+            format!("cannot schedule `{}` for the GPU: {e}", program.name),
+            "change --block, --tile or --shm (or the region's pragma) as the message says",
+        )
+    })?;
+    let lowered = lower(&program, &schedule, target);
+    stencilc::schedule::validate(&lowered.module, &device.limits()).map_err(|e| {
+        CliError::new(
+            format!("the schedule does not fit the {}: {e}", device.name),
+            "choose a schedule within the device's limits (--block, --tile, --shm)",
+        )
+    })?;
+    let mut notes = Vec::new();
+    let mut status = PtxasStatus::default();
+    let figures = match target {
+        Target::Cuda => ptxas_figures(&lowered, device, &mut status),
+        Target::OpenCl => {
+            status.error = Some("ptxas figures are given for --target cuda only".into());
+            BTreeMap::new()
+        }
+    };
+    if status.error.is_some() {
+        notes.push(format!(
+            "no ptxas figures ({}); occupancy assumes {} registers per thread",
+            status.error.clone().unwrap_or_default(),
+            model::ASSUMED_REGISTERS
+        ));
+    }
+    let subset_box = |s: &stencilc::ir::Subset| env.subset_box(s);
+    let facts = RunFacts {
+        params: &env.params,
+        grid_dims: &env.grid_dims,
+        subset_box: &subset_box,
+        every: env.every,
+        max_iters: env.max_iters,
+    };
+    let specs = build::specs(&program, &schedule, &lowered, &facts);
+    // The same kernels without shared tiles, to say whether staging pays.
+    let unstaged = unstaged_costs(&program, &request, &env, target, device, &facts, &specs);
+
+    let mut kernels = Vec::new();
+    let (mut sweep, mut iteration, mut points, mut bytes) = (0.0, 0.0, 0u64, 0.0);
+    for (i, spec) in specs.iter().enumerate() {
+        let fig = figures.get(&spec.name).cloned();
+        let cost = model::cost(spec, device, fig.as_ref().map(|f| f.registers)).map_err(|e| {
+            CliError::new(
+                format!(
+                    "kernel `{}` does not fit the {}: {e}",
+                    spec.name, device.name
+                ),
+                "use a smaller --block or --tile, or --shm none",
+            )
+        })?;
+        let warnings = warnings::warnings(
+            spec,
+            &cost,
+            device,
+            unstaged.get(i).and_then(Option::as_ref),
+            fig.as_ref(),
+        );
+        let copy_bytes = compulsory_bytes(spec) * cost.points as f64;
+        if matches!(spec.role, Role::Stencil(_)) {
+            sweep += cost.time;
+            points += cost.points;
+            bytes += copy_bytes;
+        }
+        iteration += cost.time * spec.per_iteration;
+        kernels.push(KernelReport {
+            name: spec.name.clone(),
+            role: spec.role.clone(),
+            block: spec.block,
+            points_per_thread: spec.points_per_thread,
+            ptxas: fig,
+            gstencils_per_s: rate(cost.points, cost.time),
+            fraction_of_copy: copy_bytes / cost.time.max(1e-30) / (device.copy_gb_s * 1e9),
+            launches_per_iteration: spec.per_iteration,
+            cost,
+            warnings,
+        });
+    }
+    if lowered.plan.reductions.iter().any(|_| true) {
+        let per_check = specs
+            .iter()
+            .find(|s| !matches!(s.role, Role::Stencil(_)))
+            .map_or(0.0, |s| s.per_iteration);
+        iteration += model::CHECK_SYNC_US * 1e-6 * per_check;
+    }
+    let mut parameters = BTreeMap::new();
+    for (p, value) in program.params.iter().zip(&env.params) {
+        let json = if value.ty().is_float() {
+            serde_json::json!(value.as_f64())
+        } else {
+            serde_json::json!(value.as_i64())
+        };
+        parameters.insert(p.name.clone(), json);
+    }
+    Ok(Report {
+        program: program.name.clone(),
+        target: format!("{target:?}").to_lowercase(),
+        device: *device,
+        parameters,
+        schedule: schedule.describe(&program),
+        ptxas: status,
+        instructions_counted: INSTRUCTIONS_COUNTED,
+        kernels,
+        sweep_seconds: sweep,
+        iteration_seconds: iteration,
+        gstencils_per_s: rate(points, sweep),
+        fraction_of_copy: if sweep > 0.0 {
+            bytes / sweep / (device.copy_gb_s * 1e9)
+        } else {
+            0.0
+        },
+        notes,
+    })
+}
+
+fn rate(points: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        points as f64 / seconds / 1e9
+    } else {
+        0.0
+    }
+}
+
+/// One read and one write per point per level the kernel touches, as
+/// `bench-gpu` counts effective bytes.
+fn compulsory_bytes(spec: &KernelSpec) -> f64 {
+    let mut levels: Vec<(&str, usize)> = Vec::new();
+    for (name, elem) in spec
+        .reads
+        .iter()
+        .chain(&spec.writes)
+        .map(|a| (a.level.as_str(), a.elem))
+        .chain(spec.tiles.iter().map(|t| (t.level.as_str(), t.elem)))
+    {
+        if !levels.iter().any(|(n, _)| *n == name) {
+            levels.push((name, elem));
+        }
+    }
+    levels.iter().map(|(_, e)| *e as f64).sum()
+}
+
+/// NVRTC → PTX → `ptxas -v`; on any failure the status says why.
+fn ptxas_figures(
+    lowered: &Lowered,
+    device: &Device,
+    status: &mut PtxasStatus,
+) -> BTreeMap<String, PtxasFigures> {
+    let path = match ptxas::find() {
+        Ok(p) => p,
+        Err(e) => {
+            status.error = Some(e);
+            return BTreeMap::new();
+        }
+    };
+    status.path = Some(path.display().to_string());
+    match assemble(lowered, device, &path) {
+        Ok(figures) => figures,
+        Err(e) => {
+            status.error = Some(e);
+            BTreeMap::new()
+        }
+    }
+}
+
+fn assemble(
+    lowered: &Lowered,
+    device: &Device,
+    ptxas_path: &Path,
+) -> Result<BTreeMap<String, PtxasFigures>, String> {
+    let source = stencilc::back::cuda::print(&lowered.module);
+    let compiled = stencilc::exec::cuda::nvrtc::compile_with_log(&source, device.arch)
+        .map_err(|e| format!("NVRTC could not compile the kernels to PTX: {e}"))?;
+    ptxas::run(ptxas_path, &compiled.ptx, device.arch)
+}
+
+/// Per spec, the cost of the same kernel under `--shm none` (same block and
+/// points per thread) where it has tiles.
+fn unstaged_costs(
+    program: &Program,
+    request: &ScheduleRequest,
+    env: &RunEnv,
+    target: Target,
+    device: &Device,
+    facts: &RunFacts<'_>,
+    specs: &[KernelSpec],
+) -> Vec<Option<KernelCost>> {
+    if specs.iter().all(|s| s.tiles.is_empty()) {
+        return vec![None; specs.len()];
+    }
+    let plain_request = ScheduleRequest {
+        shm: ShmRequest::None,
+        ..request.clone()
+    };
+    let Ok(schedule) = Schedule::for_run(program, &plain_request, env) else {
+        return vec![None; specs.len()];
+    };
+    let lowered = lower(program, &schedule, target);
+    let mut status = PtxasStatus::default();
+    let figures = match target {
+        Target::Cuda => ptxas_figures(&lowered, device, &mut status),
+        Target::OpenCl => BTreeMap::new(),
+    };
+    let plain = build::specs(program, &schedule, &lowered, facts);
+    specs
+        .iter()
+        .zip(plain.iter().map(Some).chain(std::iter::repeat(None)))
+        .map(|(spec, other)| {
+            let other = other.filter(|o| !spec.tiles.is_empty() && o.name == spec.name)?;
+            let registers = figures.get(&other.name).map(|f| f.registers);
+            model::cost(other, device, registers).ok()
+        })
+        .collect()
+}
+
+fn render(report: &Report) -> String {
+    let d = &report.device;
+    let mut out = format!(
+        "explain `{}` for the {} ({}, {} SMs at {} GHz, copy {:.0} GB/s{}) — {}\n",
+        report.program,
+        d.name,
+        d.arch,
+        d.sms,
+        d.clock_ghz,
+        d.copy_gb_s,
+        if d.copy_measured {
+            " measured"
+        } else {
+            " estimated"
+        },
+        report.target
+    );
+    let params: Vec<String> = report
+        .parameters
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
+    if !params.is_empty() {
+        out += &format!("parameters: {}\n", params.join(", "));
+    }
+    for line in report.schedule.lines() {
+        out += &format!("schedule: {line}\n");
+    }
+    if let (Some(p), None) = (&report.ptxas.path, &report.ptxas.error) {
+        out += &format!(
+            "ptxas: {p}
+"
+        );
+    }
+    for note in &report.notes {
+        out += &format!("note: {note}\n");
+    }
+    out += &format!("instructions counted {}\n", report.instructions_counted);
+    for k in &report.kernels {
+        let c = &k.cost;
+        let role = match &k.role {
+            Role::Stencil(s) => format!("stencil {s}"),
+            Role::ReductionPart(r) => format!("reduction {r}, partials"),
+            Role::ReductionFinish(r) => format!("reduction {r}, final pass"),
+        };
+        out += &format!(
+            "\nkernel {} ({role}): {} points, block {}x{}x{}, {} point(s) per thread, {} blocks\n",
+            k.name,
+            c.points,
+            k.block[0],
+            k.block[1],
+            k.block[2],
+            k.points_per_thread.iter().product::<u32>(),
+            c.blocks
+        );
+        if let Some(f) = &k.ptxas {
+            out += &format!(
+                "  ptxas:     {} registers, {} B spill stores, {} B spill loads, {} B shared, {} B constant\n",
+                f.registers, f.spill_stores, f.spill_loads, f.shared_bytes, f.constant_bytes
+            );
+        }
+        out += &format!(
+            "  occupancy: {} blocks per SM, {:.0} % of the threads (limited by {}{})\n",
+            c.occupancy.blocks_per_sm,
+            c.occupancy.fraction * 100.0,
+            c.occupancy.limiter,
+            if c.occupancy.registers_from_ptxas {
+                ""
+            } else {
+                "; registers assumed"
+            }
+        );
+        out += &format!(
+            "  per point: DRAM {:.2} B (halo overfetch {:.2}), L2->SM {:.2} B, shared {:.2} B, \
+             L1 {:.3} wavefronts, {:.1} instructions; {} memory round(s) per thread\n",
+            c.dram_bytes_per_point,
+            c.dram_overfetch_per_point,
+            c.l2_bytes_per_point,
+            c.shared_bytes_per_point,
+            c.l1_wavefronts_per_point,
+            c.instructions_per_point,
+            c.memory_rounds
+        );
+        let t = &c.times;
+        let ms = |s: f64| s * 1e3;
+        out += &format!(
+            "  time:      {:.4} ms per launch, bound by {} (DRAM {:.4}, L2 {:.4}, L1 {:.4}, \
+             issue {:.4}, FP64 {:.4}, latency {:.4} ms)\n",
+            ms(c.time),
+            c.bound.describe(),
+            ms(t.dram),
+            ms(t.l2),
+            ms(t.l1),
+            ms(t.issue),
+            ms(t.fp64),
+            ms(t.latency)
+        );
+        if matches!(k.role, Role::Stencil(_)) {
+            out += &format!(
+                "  rate:      {:.1} GStencil/s, {:.0} % of the copy bandwidth\n",
+                k.gstencils_per_s,
+                k.fraction_of_copy * 100.0
+            );
+        } else {
+            out += &format!(
+                "  runs:      {:.4} times per iteration\n",
+                k.launches_per_iteration
+            );
+        }
+        for w in &k.warnings {
+            out += &format!("  warning: {w}\n");
+        }
+    }
+    out += &format!(
+        "\nper sweep: {:.4} ms, {:.1} GStencil/s, {:.0} % of the copy bandwidth; per iteration \
+         (reductions and checks included): {:.4} ms\n",
+        report.sweep_seconds * 1e3,
+        report.gstencils_per_s,
+        report.fraction_of_copy * 100.0,
+        report.iteration_seconds * 1e3
+    );
+    out
+}

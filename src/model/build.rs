@@ -1,0 +1,302 @@
+//! [`KernelSpec`]s of a lowered program: each launch of the host plan with the
+//! accesses of its points (from the program's parts, under the schedule's
+//! placements) and the instruction count of its kernel.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::analysis::access::{body_accesses, iterate_accesses, AccessKind, GridAccess, PartId};
+use crate::analysis::affine::{Affine, Var};
+use crate::analysis::Footprint;
+use crate::ir::{Program, StencilPart, Subset, Value};
+use crate::lower::plan::Launch;
+use crate::lower::{level_name, Lowered};
+use crate::model::{instr, Access, KernelSpec, Role, Tile};
+use crate::schedule::{FieldPlacement, Schedule};
+
+/// The facts of one run the model needs: parameter values and grid sizes.
+pub struct RunFacts<'a> {
+    /// Parameter values, by `ParamId`.
+    pub params: &'a [Value],
+    /// Size per axis of each grid, outermost first, by `GridId`.
+    pub grid_dims: &'a [Vec<usize>],
+    /// The inclusive bounds of a subset for these values.
+    pub subset_box: &'a dyn Fn(&Subset) -> Vec<(i64, i64)>,
+    /// Check every this many iterations (`None` without a check clause).
+    pub every: Option<u64>,
+    /// The iterate's maximum trip count.
+    pub max_iters: u64,
+}
+
+/// Every launch of one iteration of `lowered`, as the model sees it.
+pub fn specs(
+    program: &Program,
+    schedule: &Schedule,
+    lowered: &Lowered,
+    facts: &RunFacts<'_>,
+) -> Vec<KernelSpec> {
+    let mut out = Vec::new();
+    let Some(iterate) = &program.iterate else {
+        return out;
+    };
+    for (s, launches) in lowered.plan.stencils.iter().enumerate() {
+        if launches.is_empty() {
+            continue;
+        }
+        let mut end = s + 1;
+        while end < iterate.stencils.len() && schedule.stencil(end - 1).fuse_with_next {
+            end += 1;
+        }
+        let group = &iterate.stencils[s..end];
+        for (k, launch) in launches.iter().enumerate() {
+            let parts: Vec<&StencilPart> = if group.len() > 1 {
+                group.iter().map(|st| &st.parts[0]).collect()
+            } else {
+                vec![&group[0].parts[k]]
+            };
+            let names: Vec<&str> = group.iter().map(|st| st.name.as_str()).collect();
+            out.push(stencil_spec(
+                program,
+                schedule,
+                s,
+                &parts,
+                launch,
+                lowered,
+                facts,
+                Role::Stencil(names.join("+")),
+            ));
+        }
+    }
+    let per_check = match facts.every {
+        Some(every) if every > 0 => 1.0 / every as f64,
+        _ => 1.0 / facts.max_iters.max(1) as f64,
+    };
+    let accesses = iterate_accesses(program);
+    for (r, plan) in lowered.plan.reductions.iter().enumerate() {
+        let mut partials = 0u64;
+        for (p, launch) in plan.parts.iter().enumerate() {
+            let grids: Vec<&GridAccess> = accesses
+                .iter()
+                .filter(|a| {
+                    a.id == PartId::Reduction {
+                        reduction: r,
+                        part: p,
+                    }
+                })
+                .flat_map(|a| &a.grids)
+                .collect();
+            let mut spec = base_spec(
+                program,
+                launch,
+                lowered,
+                facts,
+                Role::ReductionPart(plan.name.clone()),
+            );
+            spec.reads = distinct(program, facts, grids.into_iter(), AccessKind::Load);
+            spec.per_iteration = per_check;
+            partials += spec.blocks();
+            out.push(spec);
+        }
+        let mut finish = base_spec(
+            program,
+            &plan.finish,
+            lowered,
+            facts,
+            Role::ReductionFinish(plan.name.clone()),
+        );
+        // One block folds every partial: its threads stride over them.
+        finish.bounds = vec![(0, partials.max(1) as i64 - 1)];
+        finish.grid_dims = vec![partials.max(1) as usize];
+        finish.points_per_thread = [
+            partials.max(1).div_ceil(finish.block[0] as u64) as u32,
+            1,
+            1,
+        ];
+        finish.reads = vec![Access {
+            level: format!("{}_partials", plan.name),
+            elem: plan.ty.size_bytes(),
+            offset: vec![0],
+        }];
+        let iterations = finish.points_per_thread[0] as f64;
+        finish.instructions_per_thread *= iterations;
+        finish.per_iteration = per_check;
+        // The loop over partials has a run-time trip count: the compiler unrolls
+        // it by 4, so every fourth load waits for the one before.
+        finish.sequential_loads = finish.points_per_thread[0].div_ceil(4);
+        out.push(finish);
+    }
+    out
+}
+
+fn base_spec(
+    program: &Program,
+    launch: &Launch,
+    lowered: &Lowered,
+    facts: &RunFacts<'_>,
+    role: Role,
+) -> KernelSpec {
+    let kernel = &lowered.module.kernels[launch.kernel];
+    let count = instr::count(kernel);
+    let bounds = launch
+        .subset
+        .as_ref()
+        .map(|s| (facts.subset_box)(s))
+        .unwrap_or_default();
+    let grid_dims = grid_of(program, facts, bounds.len());
+    KernelSpec {
+        name: kernel.name.clone(),
+        role,
+        block: launch.block,
+        points_per_thread: [0, 1, 2].map(|d| launch.points_per_block[d] / launch.block[d].max(1)),
+        bounds,
+        grid_dims,
+        reads: vec![],
+        writes: vec![],
+        tiles: vec![],
+        instructions_per_thread: count.total,
+        fp64_per_thread: count.fp64,
+        shared_bytes: kernel.shared_bytes(),
+        per_iteration: 1.0,
+        sequential_loads: 1,
+    }
+}
+
+/// The sizes of the first grid of `rank` dimensions (row pitches of a launch).
+fn grid_of(program: &Program, facts: &RunFacts<'_>, rank: usize) -> Vec<usize> {
+    program
+        .grids
+        .iter()
+        .enumerate()
+        .find(|(_, g)| g.rank() == rank)
+        .and_then(|(i, _)| facts.grid_dims.get(i).cloned())
+        .unwrap_or_else(|| vec![1; rank])
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stencil_spec(
+    program: &Program,
+    schedule: &Schedule,
+    stencil: usize,
+    parts: &[&StencilPart],
+    launch: &Launch,
+    lowered: &Lowered,
+    facts: &RunFacts<'_>,
+    role: Role,
+) -> KernelSpec {
+    let mut spec = base_spec(program, launch, lowered, facts, role);
+    if let Some(first_written) = parts
+        .iter()
+        .flat_map(|p| Footprint::of_part(program, p).writes)
+        .next()
+    {
+        let grid = program.fields[first_written.field.0].grid;
+        if let Some(dims) = facts.grid_dims.get(grid.0) {
+            spec.grid_dims = dims.clone();
+        }
+    }
+    let placements = &schedule.stencil(stencil).fields;
+    let bodies: Vec<_> = parts.iter().map(|p| body_accesses(&p.body)).collect();
+    let grids = || bodies.iter().flat_map(|b| &b.grids);
+    let staged = |a: &&GridAccess| {
+        placements.get(&(a.target.field, a.target.time)) == Some(&FieldPlacement::SharedTile)
+    };
+    spec.reads = distinct(
+        program,
+        facts,
+        grids().filter(|a| !staged(a)),
+        AccessKind::Load,
+    );
+    spec.writes = distinct(program, facts, grids(), AccessKind::Store);
+    let staged_reads = distinct(program, facts, grids().filter(staged), AccessKind::Load);
+    let footprint = Footprint::merge(
+        &parts
+            .iter()
+            .map(|p| Footprint::of_part(program, p))
+            .collect::<Vec<_>>(),
+    );
+    for extent in &footprint.reads {
+        let level = extent.level();
+        if placements.get(&level) != Some(&FieldPlacement::SharedTile) {
+            continue;
+        }
+        let (Some(halo), false) = (
+            extent.static_box(),
+            footprint.writes_level(level.0, level.1),
+        ) else {
+            continue;
+        };
+        let name = level_name(program, level.0, level.1);
+        spec.tiles.push(Tile {
+            elem: program.fields[level.0 .0].ty.size_bytes(),
+            halo,
+            reads_per_point: staged_reads.iter().filter(|a| a.level == name).count(),
+            level: name,
+        });
+    }
+    spec
+}
+
+/// The distinct (level, offset) pairs of `kind` among `accesses`, every loop
+/// iteration counted; an offset that is not affine counts as 0.
+fn distinct<'a, 'p: 'a>(
+    program: &Program,
+    facts: &RunFacts<'_>,
+    accesses: impl Iterator<Item = &'a GridAccess<'p>>,
+    kind: AccessKind,
+) -> Vec<Access> {
+    let mut seen: BTreeSet<(String, Vec<i64>)> = BTreeSet::new();
+    let mut out = Vec::new();
+    for access in accesses.filter(|a| a.kind == kind) {
+        let target = access.target;
+        let level = level_name(program, target.field, target.time);
+        let elem = program.fields[target.field.0].ty.size_bytes();
+        let forms: Vec<Option<Affine>> = target
+            .offset
+            .iter()
+            .map(|o| Affine::of_expr(program, o))
+            .collect();
+        for values in loop_values(access) {
+            let offset: Vec<i64> = forms
+                .iter()
+                .map(|f| f.as_ref().map_or(0, |f| evaluate(f, facts.params, &values)))
+                .collect();
+            if seen.insert((level.clone(), offset.clone())) {
+                out.push(Access {
+                    level: level.clone(),
+                    elem,
+                    offset,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Every assignment of the access's loop variables (at most 4096).
+fn loop_values(access: &GridAccess) -> Vec<BTreeMap<crate::ir::LocalId, i64>> {
+    let mut out = vec![BTreeMap::new()];
+    for r in &access.loops {
+        let mut next = Vec::new();
+        for partial in &out {
+            for v in r.lo..=r.hi {
+                let mut m: BTreeMap<_, _> = partial.clone();
+                m.insert(r.var, v);
+                next.push(m);
+                if next.len() >= 4096 {
+                    break;
+                }
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+fn evaluate(form: &Affine, params: &[Value], loops: &BTreeMap<crate::ir::LocalId, i64>) -> i64 {
+    form.terms.iter().fold(form.constant, |acc, (var, c)| {
+        let v = match var {
+            Var::Param(p) => params.get(p.0).map_or(0, |v| v.as_i64()),
+            Var::Loop(l) => loops.get(l).copied().unwrap_or(0),
+        };
+        acc.wrapping_add(c.wrapping_mul(v))
+    })
+}

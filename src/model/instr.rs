@@ -1,0 +1,272 @@
+//! Instructions per thread, counted on the kernel IR.
+//!
+//! Each operation costs what it becomes in SASS, roughly: an arithmetic or
+//! logic operation 1; a global load or store 2 (address and access; index
+//! arithmetic is not counted, the compiler folds constant displacements and
+//! shares row bases); a shared or constant access 1; a boundary helper 2
+//! (clamp) or 4 (mirror, wrap); a division 10; `sqrt` 8; `exp`, `log`, `pow`
+//! and the trigonometric functions 20; a loop iteration 2 more (increment,
+//! compare and branch). Loops run their literal trip count; a loop starting at
+//! a thread index runs `end / step` times on average.
+
+use std::collections::HashMap;
+
+use crate::ir::{BinaryOp, MathFn, ScalarType};
+use crate::kir::{KExpr, KStmt, Kernel, Space};
+
+/// Instructions one thread of a kernel executes.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct InstrCount {
+    /// All instructions per thread.
+    pub total: f64,
+    /// Of which `double` arithmetic.
+    pub fp64: f64,
+    /// Whether every loop's trip count was known.
+    pub exact: bool,
+}
+
+/// Counts the instructions of one thread of `kernel`.
+pub fn count(kernel: &Kernel) -> InstrCount {
+    let mut types: HashMap<String, ScalarType> = HashMap::new();
+    for p in &kernel.params {
+        types.insert(p.name.clone(), p.ty);
+    }
+    for s in &kernel.shared {
+        types.insert(s.name.clone(), s.ty);
+    }
+    let mut counter = Counter { types, exact: true };
+    let (total, fp64) = counter.stmts(&kernel.body);
+    InstrCount {
+        total,
+        fp64,
+        exact: counter.exact,
+    }
+}
+
+struct Counter {
+    types: HashMap<String, ScalarType>,
+    exact: bool,
+}
+
+fn literal(e: &KExpr) -> Option<f64> {
+    match e {
+        KExpr::Lit(v) => Some(v.as_f64()),
+        _ => None,
+    }
+}
+
+impl Counter {
+    /// `(instructions, of which fp64)` of a statement list.
+    fn stmts(&mut self, body: &[KStmt]) -> (f64, f64) {
+        let mut total = (0.0, 0.0);
+        for s in body {
+            let (a, b) = self.stmt(s);
+            total.0 += a;
+            total.1 += b;
+        }
+        total
+    }
+
+    fn value(&self, e: &KExpr, double: bool) -> (f64, f64) {
+        let n = expr(e);
+        (n, if double { arithmetic(e) } else { 0.0 })
+    }
+
+    fn stmt(&mut self, s: &KStmt) -> (f64, f64) {
+        match s {
+            KStmt::Decl { name, ty, init } => {
+                self.types.insert(name.clone(), *ty);
+                self.value(init, *ty == ScalarType::Double)
+            }
+            KStmt::Assign { name, value } => {
+                let double = self.types.get(name) == Some(&ScalarType::Double);
+                self.value(value, double)
+            }
+            KStmt::Store { array, value, .. } => {
+                let double = self.types.get(array) == Some(&ScalarType::Double);
+                let (n, d) = self.value(value, double);
+                (n + 2.0, d)
+            }
+            KStmt::For {
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => {
+                let trips = match (literal(start), literal(end), literal(step)) {
+                    (Some(s), Some(e), Some(k)) if k > 0.0 => ((e - s) / k).ceil().max(0.0),
+                    (None, Some(e), Some(k)) if k > 0.0 => e / k,
+                    _ => {
+                        self.exact = false;
+                        1.0
+                    }
+                };
+                let (n, d) = self.stmts(body);
+                (expr(start) + expr(end) + trips * (n + 2.0), trips * d)
+            }
+            KStmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let (a, b) = self.stmts(then);
+                let (c, d) = self.stmts(otherwise);
+                (expr(cond) + 1.0 + a + c, b + d)
+            }
+            KStmt::Block(body) => self.stmts(body),
+            KStmt::Barrier => (1.0, 0.0),
+            KStmt::Comment(_) => (0.0, 0.0),
+        }
+    }
+}
+
+/// Instructions of an expression.
+pub fn expr(e: &KExpr) -> f64 {
+    match e {
+        KExpr::Lit(_) | KExpr::Var(_) => 0.0,
+        KExpr::Builtin(_) => 1.0,
+        KExpr::Load { space, index, .. } => match space {
+            Space::Global => 2.0 + index.iter().map(helpers).sum::<f64>(),
+            Space::Shared | Space::Constant => 1.0,
+        },
+        KExpr::Unary(_, a) | KExpr::Cast(_, a) => 1.0 + expr(a),
+        KExpr::Binary(op, a, b) => {
+            let own = if matches!(op, BinaryOp::Div | BinaryOp::Rem) {
+                10.0
+            } else {
+                1.0
+            };
+            own + expr(a) + expr(b)
+        }
+        KExpr::Select(c, a, b) => 1.0 + expr(c) + expr(a) + expr(b),
+        KExpr::Call { func, args, .. } => call_cost(*func) + args.iter().map(expr).sum::<f64>(),
+        KExpr::Helper(h, args) => helper_cost(*h) + args.iter().map(expr).sum::<f64>(),
+        KExpr::ShuffleDown(a, _) => 2.0 + expr(a),
+    }
+}
+
+/// Boundary helpers inside a global index (the rest of the index is folded).
+fn helpers(e: &KExpr) -> f64 {
+    let mut n = 0.0;
+    e.visit(&mut |s| {
+        if let KExpr::Helper(h, _) = s {
+            n += helper_cost(*h);
+        }
+    });
+    n
+}
+
+/// Floating-point operations of a value: arithmetic outside load indices.
+fn arithmetic(e: &KExpr) -> f64 {
+    match e {
+        KExpr::Binary(_, a, b) => 1.0 + arithmetic(a) + arithmetic(b),
+        KExpr::Unary(_, a) => 1.0 + arithmetic(a),
+        KExpr::Cast(_, a) => arithmetic(a),
+        KExpr::Select(c, a, b) => arithmetic(c) + arithmetic(a) + arithmetic(b),
+        KExpr::Call { func, args, .. } => {
+            call_cost(*func) + args.iter().map(arithmetic).sum::<f64>()
+        }
+        _ => 0.0,
+    }
+}
+
+fn helper_cost(h: crate::kir::Helper) -> f64 {
+    match h {
+        crate::kir::Helper::Clamp => 2.0,
+        crate::kir::Helper::Mirror | crate::kir::Helper::Wrap => 4.0,
+    }
+}
+
+fn call_cost(f: MathFn) -> f64 {
+    match f {
+        MathFn::Sqrt => 8.0,
+        MathFn::Fabs | MathFn::Fmin | MathFn::Fmax | MathFn::Floor | MathFn::Ceil => 1.0,
+        _ => 20.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Value;
+    use crate::kir::{KParam, ParamKind};
+
+    fn kernel(body: Vec<KStmt>, ty: ScalarType) -> Kernel {
+        Kernel {
+            name: "k".into(),
+            block: [32, 8, 1],
+            params: vec![KParam {
+                name: "out".into(),
+                ty,
+                kind: ParamKind::Buffer,
+            }],
+            shared: vec![],
+            body,
+            uses_double: ty == ScalarType::Double,
+        }
+    }
+
+    #[test]
+    fn counts_a_store_of_a_weighted_sum_by_hand() {
+        // out[i] = 0.5 * in[i-1] + in[i+1]: 2 loads (2 each), 1 mul, 1 add, store 2 = 8.
+        let load = |d: i64| KExpr::Load {
+            space: Space::Global,
+            array: "in".into(),
+            index: vec![KExpr::plus(KExpr::var("i"), KExpr::int(d))],
+        };
+        let value = KExpr::bin(
+            BinaryOp::Add,
+            KExpr::bin(BinaryOp::Mul, KExpr::Lit(Value::Double(0.5)), load(-1)),
+            load(1),
+        );
+        let body = vec![KStmt::Store {
+            space: Space::Global,
+            array: "out".into(),
+            index: vec![KExpr::var("i")],
+            value,
+        }];
+        let c = count(&kernel(body.clone(), ScalarType::Float));
+        assert_eq!(c.total, 8.0);
+        assert_eq!(c.fp64, 0.0);
+        assert!(c.exact);
+        assert_eq!(count(&kernel(body, ScalarType::Double)).fp64, 2.0);
+    }
+
+    #[test]
+    fn loops_multiply_their_body_and_a_thread_strided_loop_averages() {
+        let store = KStmt::Store {
+            space: Space::Shared,
+            array: "t".into(),
+            index: vec![KExpr::var("l")],
+            value: KExpr::Load {
+                space: Space::Global,
+                array: "a".into(),
+                index: vec![KExpr::var("l")],
+            },
+        };
+        // for (l = 0; l < 6; l += 2): 3 trips of (2 load + 2 store + 2 loop).
+        let fixed = KStmt::For {
+            var: "l".into(),
+            start: KExpr::int(0),
+            end: KExpr::int(6),
+            step: KExpr::int(2),
+            unroll: false,
+            body: vec![store.clone()],
+        };
+        assert_eq!(count(&kernel(vec![fixed], ScalarType::Float)).total, 18.0);
+        // for (l = tx; l < 40; l += 32): 40/32 = 1.25 trips on average.
+        let strided = KStmt::For {
+            var: "l".into(),
+            start: KExpr::var("tx"),
+            end: KExpr::int(40),
+            step: KExpr::int(32),
+            unroll: false,
+            body: vec![store],
+        };
+        assert_eq!(
+            count(&kernel(vec![strided], ScalarType::Float)).total,
+            1.25 * 6.0
+        );
+    }
+}

@@ -1,0 +1,372 @@
+//! The GPU performance model: what a lowered kernel costs on a named device.
+//!
+//! A kernel is described by a [`KernelSpec`] (built from the program, its
+//! schedule and the lowered kernels by [`build`]): its launch shape, the global
+//! accesses of one point, its shared-memory tiles and its instructions per
+//! thread ([`instr`]). [`cost`] turns it, with a [`Device`] and the registers
+//! `ptxas -v` reports ([`ptxas`]), into bytes per point at each memory level,
+//! occupancy and the time each resource needs; the largest is the bound and the
+//! predicted time. bench/gpu/MODEL.md gives the equations and compares them
+//! with the H100 measurements; [`warnings`] turns the figures into advice.
+
+pub mod build;
+pub mod device;
+pub mod instr;
+pub mod ptxas;
+pub mod traffic;
+pub mod warnings;
+
+use serde::Serialize;
+
+pub use device::{Device, DEVICES};
+
+/// A memory round trip under load (a thread's lifetime when it loads once from
+/// DRAM), ns: calibrated on j2d5pt f32 16384² on the H100 (1.076 ms).
+pub const DRAM_ROUND_NS: f64 = 1084.0;
+/// Each further dependent round of loads that hits L2 (tile loading loops), ns:
+/// calibrated on j2d9pt f32 16384² with its shared tile on the H100 (1.916 ms).
+pub const L2_ROUND_NS: f64 = 282.0;
+/// The fraction of the copy bandwidth a stencil's streams reach when bound by
+/// DRAM: the median of the f64 H100 cases bound by DRAM (0.85–0.89).
+pub const STREAM_EFFICIENCY: f64 = 0.88;
+/// Launch overhead of one kernel, µs.
+pub const LAUNCH_US: f64 = 3.0;
+/// Reading a reduction's value back to the host for the check, µs.
+pub const CHECK_SYNC_US: f64 = 10.0;
+/// Registers assumed per thread when ptxas is not available.
+pub const ASSUMED_REGISTERS: u32 = 32;
+
+/// What a kernel is for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "of")]
+pub enum Role {
+    /// A stencil part (or fused stencils).
+    Stencil(String),
+    /// A reduction part writing per-block partials.
+    ReductionPart(String),
+    /// The single-block pass folding a reduction's partials.
+    ReductionFinish(String),
+}
+
+/// One global access of a point: a field level at an offset.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Access {
+    /// The level, as the generated code names its buffer (`a_t0`).
+    pub level: String,
+    /// Element size, bytes.
+    pub elem: usize,
+    /// Offset per axis, outermost first.
+    pub offset: Vec<i64>,
+}
+
+/// A level staged in a shared-memory tile.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Tile {
+    /// The level's buffer name.
+    pub level: String,
+    /// Element size, bytes.
+    pub elem: usize,
+    /// Smallest and largest offset read per axis, outermost first.
+    pub halo: Vec<(i64, i64)>,
+    /// Distinct offsets each point reads from the tile.
+    pub reads_per_point: usize,
+}
+
+/// Everything the model needs to know about one kernel launch.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KernelSpec {
+    /// The kernel's name in the generated code.
+    pub name: String,
+    /// What it computes.
+    pub role: Role,
+    /// Threads per block, x y z.
+    pub block: [u32; 3],
+    /// Points per thread, x y z.
+    pub points_per_thread: [u32; 3],
+    /// The points, inclusive bounds per axis, outermost first.
+    pub bounds: Vec<(i64, i64)>,
+    /// The grid's extent per axis, outermost first (row pitches).
+    pub grid_dims: Vec<usize>,
+    /// Distinct global reads of one point (levels not staged).
+    pub reads: Vec<Access>,
+    /// Distinct global writes of one point.
+    pub writes: Vec<Access>,
+    /// Shared-memory tiles.
+    pub tiles: Vec<Tile>,
+    /// Instructions per thread, from the kernel IR.
+    pub instructions_per_thread: f64,
+    /// Of which `double` arithmetic.
+    pub fp64_per_thread: f64,
+    /// Static shared memory per block, bytes (the kernel IR's arrays).
+    pub shared_bytes: usize,
+    /// Launches per iteration (1 for stencils; 1/every for reductions).
+    pub per_iteration: f64,
+    /// Loads a thread issues one after the other in a run-time loop (the
+    /// final pass of a reduction); 1 elsewhere.
+    pub sequential_loads: u32,
+}
+
+impl KernelSpec {
+    /// Threads per block.
+    pub fn threads(&self) -> u32 {
+        self.block.iter().product()
+    }
+
+    /// Points each block covers along x, y, z.
+    pub fn points_per_block(&self) -> [u32; 3] {
+        [0, 1, 2].map(|d| self.block[d] * self.points_per_thread[d])
+    }
+
+    /// Points of the launch.
+    pub fn points(&self) -> u64 {
+        self.bounds
+            .iter()
+            .map(|(lo, hi)| (hi - lo + 1).max(0) as u64)
+            .product()
+    }
+
+    /// Blocks of the launch.
+    pub fn blocks(&self) -> u64 {
+        let rank = self.bounds.len();
+        let per_block = self.points_per_block();
+        self.bounds
+            .iter()
+            .enumerate()
+            .map(|(a, (lo, hi))| {
+                let extent = (hi - lo + 1).max(0) as u64;
+                extent.div_ceil(per_block[rank - 1 - a] as u64)
+            })
+            .product()
+    }
+}
+
+/// How many blocks an SM holds, and what stops it holding more.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Occupancy {
+    /// Registers per thread used for the figure.
+    pub registers: u32,
+    /// Whether `registers` came from ptxas (else assumed).
+    pub registers_from_ptxas: bool,
+    /// Resident blocks per SM.
+    pub blocks_per_sm: u32,
+    /// Resident threads over the SM's maximum.
+    pub fraction: f64,
+    /// What limits it: "threads", "registers", "shared memory" or "blocks".
+    pub limiter: String,
+}
+
+/// Computes occupancy; an error names the limit a block exceeds.
+pub fn occupancy(
+    device: &Device,
+    threads: u32,
+    registers: Option<u32>,
+    shared_bytes: usize,
+) -> Result<Occupancy, String> {
+    let regs = registers.unwrap_or(ASSUMED_REGISTERS).max(1);
+    if threads > device.max_threads_per_block {
+        return Err(format!(
+            "a block of {threads} threads exceeds the {} threads per block of the {}",
+            device.max_threads_per_block, device.name
+        ));
+    }
+    if shared_bytes > device.shared_per_block as usize {
+        return Err(format!(
+            "{shared_bytes} bytes of shared memory per block exceed the {} bytes a block may \
+             use on the {}",
+            device.shared_per_block, device.name
+        ));
+    }
+    let warps = threads.div_ceil(32);
+    // Registers are allocated per warp in units of 256.
+    let regs_per_warp = (regs * 32).div_ceil(256) * 256;
+    let by_threads = device.max_threads_per_sm / (warps * 32);
+    let by_registers = device.registers_per_sm / (regs_per_warp * warps);
+    let by_shared = if shared_bytes == 0 {
+        u32::MAX
+    } else {
+        // 1 KiB per block is reserved by the system on sm_80 and later.
+        device.shared_per_sm / (shared_bytes as u32 + 1024)
+    };
+    let candidates = [
+        (by_threads, "threads"),
+        (by_registers, "registers"),
+        (by_shared, "shared memory"),
+        (device.max_blocks_per_sm, "blocks"),
+    ];
+    let (blocks, limiter) = candidates
+        .iter()
+        .copied()
+        .min_by_key(|(n, _)| *n)
+        .unwrap_or((0, "threads"));
+    if blocks == 0 {
+        return Err(format!(
+            "a block of {threads} threads at {regs} registers each needs {} registers, more than \
+             the {} of an SM of the {}",
+            regs_per_warp * warps,
+            device.registers_per_sm,
+            device.name
+        ));
+    }
+    Ok(Occupancy {
+        registers: regs,
+        registers_from_ptxas: registers.is_some(),
+        blocks_per_sm: blocks,
+        fraction: (blocks * warps * 32) as f64 / device.max_threads_per_sm as f64,
+        limiter: limiter.into(),
+    })
+}
+
+/// A resource a kernel can be bound by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resource {
+    /// DRAM bandwidth.
+    Dram,
+    /// L2 to SM bandwidth.
+    L2,
+    /// L1/shared-memory wavefronts (the load/store pipeline).
+    L1,
+    /// Instruction issue.
+    Issue,
+    /// FP64 throughput.
+    Fp64,
+    /// Memory latency: too few loads in flight (Little's law).
+    Latency,
+    /// Launch overhead (the kernel is too small to matter).
+    Launch,
+}
+
+impl Resource {
+    /// In words, for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Resource::Dram => "DRAM bandwidth",
+            Resource::L2 => "L2 bandwidth",
+            Resource::L1 => "L1/shared wavefronts",
+            Resource::Issue => "instruction issue",
+            Resource::Fp64 => "FP64 throughput",
+            Resource::Latency => "memory latency (too few loads in flight)",
+            Resource::Launch => "launch overhead",
+        }
+    }
+}
+
+/// The time each resource needs for one launch, seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Times {
+    /// DRAM bytes over the copy bandwidth × [`STREAM_EFFICIENCY`].
+    pub dram: f64,
+    /// L2→SM bytes over the L2 bandwidth.
+    pub l2: f64,
+    /// L1 wavefronts over one per SM per clock.
+    pub l1: f64,
+    /// Warp instructions over four per SM per clock.
+    pub issue: f64,
+    /// FP64 warp instructions over the SM's FP64 lanes.
+    pub fp64: f64,
+    /// Waves of resident blocks times a block's lifetime.
+    pub latency: f64,
+    /// Launch overhead.
+    pub launch: f64,
+}
+
+/// What one launch costs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KernelCost {
+    /// Points of the launch.
+    pub points: u64,
+    /// Blocks of the launch.
+    pub blocks: u64,
+    /// DRAM bytes per point (compulsory plus tile halos that miss L2).
+    pub dram_bytes_per_point: f64,
+    /// Of which halo overfetch.
+    pub dram_overfetch_per_point: f64,
+    /// L2→SM bytes per point (32-byte sectors a block requests).
+    pub l2_bytes_per_point: f64,
+    /// Shared-memory bytes per point (tile stores and loads).
+    pub shared_bytes_per_point: f64,
+    /// L1 wavefronts per point (global lines and shared accesses).
+    pub l1_wavefronts_per_point: f64,
+    /// Instructions per point (kernel IR count over points per thread).
+    pub instructions_per_point: f64,
+    /// Dependent rounds of memory loads in a block's life.
+    pub memory_rounds: u32,
+    /// Occupancy.
+    pub occupancy: Occupancy,
+    /// Time per resource.
+    pub times: Times,
+    /// Predicted time of one launch, seconds.
+    pub time: f64,
+    /// The resource that sets it.
+    pub bound: Resource,
+}
+
+/// Predicts one launch of `spec` on `device`, with ptxas's registers if known.
+pub fn cost(
+    spec: &KernelSpec,
+    device: &Device,
+    registers: Option<u32>,
+) -> Result<KernelCost, String> {
+    let occupancy = occupancy(device, spec.threads(), registers, spec.shared_bytes)?;
+    let points = spec.points();
+    let blocks = spec.blocks();
+    let traffic = traffic::per_point(spec, device);
+    let n = points as f64;
+    let clock = device.clock_ghz * 1e9;
+    let sms = device.sms as f64;
+    let warps = blocks as f64 * spec.threads().div_ceil(32) as f64;
+    let waves = (blocks as f64 / (sms * occupancy.blocks_per_sm as f64)).max(1.0);
+    let rounds = traffic.rounds.max(spec.sequential_loads).max(1);
+    let lifetime = (DRAM_ROUND_NS + (rounds - 1) as f64 * L2_ROUND_NS) * 1e-9;
+    let times = Times {
+        dram: n * traffic.dram / (device.copy_gb_s * 1e9 * STREAM_EFFICIENCY),
+        l2: n * traffic.l2 / (device.l2_gb_s * 1e9),
+        l1: n * traffic.l1_wavefronts / (sms * clock),
+        issue: warps * spec.instructions_per_thread / (sms * 4.0 * clock),
+        fp64: warps * spec.fp64_per_thread
+            / (sms * (device.fp64_lanes_per_sm as f64 / 32.0) * clock),
+        latency: if points == 0 { 0.0 } else { waves * lifetime },
+        launch: LAUNCH_US * 1e-6,
+    };
+    let ranked = [
+        (times.dram, Resource::Dram),
+        (times.l2, Resource::L2),
+        (times.l1, Resource::L1),
+        (times.issue, Resource::Issue),
+        (times.fp64, Resource::Fp64),
+        (times.latency, Resource::Latency),
+    ];
+    let (slowest, bound) = ranked
+        .iter()
+        .copied()
+        .fold((0.0, Resource::Launch), |best, (t, r)| {
+            if t > best.0 {
+                (t, r)
+            } else {
+                best
+            }
+        });
+    let points_per_thread: u32 = spec.points_per_thread.iter().product();
+    Ok(KernelCost {
+        points,
+        blocks,
+        dram_bytes_per_point: traffic.dram,
+        dram_overfetch_per_point: traffic.dram_overfetch,
+        l2_bytes_per_point: traffic.l2,
+        shared_bytes_per_point: traffic.shared,
+        l1_wavefronts_per_point: traffic.l1_wavefronts,
+        instructions_per_point: spec.instructions_per_thread / points_per_thread.max(1) as f64,
+        memory_rounds: rounds,
+        occupancy,
+        times,
+        time: times.launch + slowest,
+        bound: if slowest < times.launch {
+            Resource::Launch
+        } else {
+            bound
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests;

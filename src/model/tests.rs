@@ -1,0 +1,152 @@
+//! The model's arithmetic on cases computed by hand.
+
+use super::*;
+
+fn h100() -> &'static Device {
+    Device::find("h100").unwrap()
+}
+
+fn access(level: &str, offset: Vec<i64>) -> Access {
+    Access {
+        level: level.into(),
+        elem: 4,
+        offset,
+    }
+}
+
+/// `b[i] = a[i + shift]` over `n` floats, 256 threads per block.
+fn copy_1d(n: i64, shift: i64) -> KernelSpec {
+    KernelSpec {
+        name: "copy".into(),
+        role: Role::Stencil("copy".into()),
+        block: [256, 1, 1],
+        points_per_thread: [1, 1, 1],
+        bounds: vec![(0, n - 1)],
+        grid_dims: vec![n as usize + 64],
+        reads: vec![access("a", vec![shift])],
+        writes: vec![access("b", vec![0])],
+        tiles: vec![],
+        instructions_per_thread: 10.0,
+        fp64_per_thread: 0.0,
+        shared_bytes: 0,
+        per_iteration: 1.0,
+        sequential_loads: 1,
+    }
+}
+
+#[test]
+fn occupancy_follows_threads_registers_and_shared_memory() {
+    let d = h100();
+    // 256 threads at 32 registers: 8 blocks by threads (2048/256) and by
+    // registers (65536 / (32*32*8)).
+    let full = occupancy(d, 256, Some(32), 0).unwrap();
+    assert_eq!((full.blocks_per_sm, full.fraction), (8, 1.0));
+    // 64 registers: 2048 per warp, 16384 per block, 4 blocks, half the threads.
+    let half = occupancy(d, 256, Some(64), 0).unwrap();
+    assert_eq!((half.blocks_per_sm, half.fraction), (4, 0.5));
+    assert_eq!(half.limiter, "registers");
+    // 40 KiB + 1 KiB reserved per block: 228 KiB / 41 KiB = 5 blocks.
+    let shared = occupancy(d, 256, Some(32), 40 * 1024).unwrap();
+    assert_eq!(
+        (shared.blocks_per_sm, shared.limiter.as_str()),
+        (5, "shared memory")
+    );
+    // Registers are allocated per warp in units of 256: 33 registers take 40 per thread.
+    assert_eq!(occupancy(d, 1024, Some(33), 0).unwrap().blocks_per_sm, 1);
+    assert!(occupancy(d, 1024, Some(255), 0)
+        .unwrap_err()
+        .contains("registers"));
+    let err = occupancy(d, 2048, None, 0).unwrap_err();
+    assert!(err.contains("1024 threads per block"), "{err}");
+    let err = occupancy(d, 256, None, 64 * 1024).unwrap_err();
+    assert!(err.contains("49152 bytes"), "{err}");
+}
+
+#[test]
+fn an_aligned_copy_touches_one_line_per_warp_access() {
+    let t = traffic::per_point(&copy_1d(1 << 20, 0), h100());
+    // One 128-byte line for the read and one for the write per 32 points.
+    assert_eq!(t.l1_wavefronts, 2.0 / 32.0);
+    // 4 bytes read and 4 written per point, nothing more from L2.
+    assert_eq!(t.dram, 8.0);
+    assert_eq!(t.l2, 8.0);
+    assert_eq!(t.rounds, 1);
+}
+
+#[test]
+fn a_read_shifted_by_one_element_touches_two_lines() {
+    let t = traffic::per_point(&copy_1d(1 << 20, 1), h100());
+    assert_eq!(t.l1_wavefronts, 3.0 / 32.0);
+    // The block's 256 reads span 1028 bytes: 33 sectors of 32 bytes, plus 32 written.
+    assert_eq!(t.l2, (33.0 + 32.0) * 32.0 / 256.0);
+}
+
+#[test]
+fn a_tile_costs_its_halo_and_one_round_per_loop_trip() {
+    // 32x8 block over a 1024² f32 grid, tile with a halo of 1: 34 x 10 elements
+    // loaded in ceil(34/32) * ceil(10/8) = 4 rounds, 5 reads per point from it.
+    let mut spec = copy_1d(16, 0);
+    spec.block = [32, 8, 1];
+    spec.bounds = vec![(1, 1022), (1, 1022)];
+    spec.grid_dims = vec![1024, 1024];
+    spec.reads = vec![];
+    spec.writes = vec![access("b", vec![0, 0])];
+    spec.tiles = vec![Tile {
+        level: "a".into(),
+        elem: 4,
+        halo: vec![(-1, 1), (-1, 1)],
+        reads_per_point: 5,
+    }];
+    let t = traffic::per_point(&spec, h100());
+    assert_eq!(t.rounds, 4);
+    assert_eq!(t.shared, (340.0 / 256.0 + 5.0) * 4.0);
+    assert_eq!(t.dram, 8.0);
+    assert_eq!(t.dram_overfetch, 0.0);
+}
+
+#[test]
+fn times_are_the_resource_equations() {
+    let n: i64 = 1 << 24;
+    let spec = copy_1d(n, 0);
+    let d = h100();
+    let c = cost(&spec, d, Some(16)).unwrap();
+    assert_eq!(c.blocks, 65536);
+    // 8 bytes per point over 3000 GB/s x 0.88.
+    let dram = (n as f64) * 8.0 / (3000e9 * 0.88);
+    assert!((c.times.dram - dram).abs() < 1e-12);
+    // 65536 blocks over 132 SMs x 8 resident blocks, each living 1084 ns.
+    let latency = 65536.0 / (132.0 * 8.0) * 1084e-9;
+    assert!((c.times.latency - latency).abs() < 1e-12);
+    // 2048 warps per... 65536 blocks x 8 warps x 10 instructions over 4 per clock.
+    let issue = 65536.0 * 8.0 * 10.0 / (132.0 * 4.0 * 1.98e9);
+    assert!((c.times.issue - issue).abs() < 1e-12);
+    assert_eq!(c.bound, Resource::Latency);
+    assert!((c.time - (3e-6 + latency)).abs() < 1e-12);
+}
+
+#[test]
+fn warnings_name_a_tile_that_does_not_pay_and_an_index_overflow() {
+    let d = h100();
+    let mut spec = copy_1d(1 << 20, 0);
+    spec.block = [32, 8, 1];
+    spec.bounds = vec![(1, 4094), (1, 4094)];
+    spec.grid_dims = vec![65536, 32768]; // 2^31 points
+    let plain = cost(&spec, d, None).unwrap();
+    let mut tiled = spec.clone();
+    tiled.reads = vec![];
+    tiled.tiles = vec![Tile {
+        level: "a".into(),
+        elem: 4,
+        halo: vec![(-2, 2), (-2, 2)],
+        reads_per_point: 9,
+    }];
+    let staged = cost(&tiled, d, None).unwrap();
+    // 4 rounds: 1084 + 3 x 282 ns per block life, against 1084 ns.
+    assert_eq!(staged.memory_rounds, 4);
+    assert!((staged.times.latency / plain.times.latency - 1930.0 / 1084.0).abs() < 1e-9);
+    let text = warnings::warnings(&tiled, &staged, d, Some(&plain), None).join("\n");
+    assert!(text.contains("staging `a` (9 reads per point)"), "{text}");
+    assert!(text.contains("2147483648 points"), "{text}");
+    let text = warnings::warnings(&spec, &plain, d, None, None).join("\n");
+    assert!(!text.contains("staging"), "{text}");
+}
