@@ -183,7 +183,10 @@ mod tests {
         let found = cgroup_headrooms("0::/batch/job7\n", mount.path());
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].bytes, 2 * GIB - GIB / 2);
-        assert!(found[0].source.contains("memory.max = 2.0 GiB"), "{found:?}");
+        assert!(
+            found[0].source.contains("memory.max = 2.0 GiB"),
+            "{found:?}"
+        );
         assert!(found[0].source.contains("batch"), "{found:?}");
 
         // A tighter limit on the job itself is found too; the smallest wins.
@@ -227,7 +230,10 @@ mod tests {
         let found = cgroup_headrooms(cgroups, mount.path());
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].bytes, 2 * GIB);
-        assert!(found[0].source.contains("memory.limit_in_bytes"), "{found:?}");
+        assert!(
+            found[0].source.contains("memory.limit_in_bytes"),
+            "{found:?}"
+        );
         // Usage above the limit leaves nothing rather than wrapping around.
         write(&group, "memory.usage_in_bytes", &format!("{}\n", 4 * GIB));
         assert_eq!(cgroup_headrooms(cgroups, mount.path())[0].bytes, 0);

@@ -32,7 +32,10 @@ pub fn stderr_line(text: &str) {
 /// [`CliError::ClosedStdout`]; any other failure is an error that says so.
 pub fn stdout_text(text: &str) -> Result<(), CliError> {
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == ErrorKind::BrokenPipe => Err(CliError::ClosedStdout),
         Err(e) => Err(CliError::new(

@@ -9,7 +9,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
 use stencilc::exec::backend::ProgressHook;
@@ -31,6 +31,8 @@ pub const DELAY: Duration = Duration::from_secs(1);
 /// The progress line of one run.
 pub struct Progress {
     bar: ProgressBar,
+    /// The log the bar is drawn to on a pipe or file (`--progress`).
+    log: Option<LineLog>,
 }
 
 impl Progress {
@@ -39,10 +41,12 @@ impl Progress {
     /// elapsed time).
     pub fn start(mode: Mode, max: u64, counted: bool) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(max), ProgressDrawTarget::hidden());
-        let template = if counted {
-            "{spinner} {elapsed_precise} [{bar:30}] {human_pos}/{human_len} iterations, {per_sec}, ETA {eta}"
-        } else {
-            "{spinner} {elapsed_precise} running {msg}"
+        let terminal = std::io::stderr().is_terminal();
+        let template = match (counted, terminal) {
+            (true, true) => "{spinner} {elapsed_precise} [{bar:30}] {human_pos}/{human_len} iterations, {per_sec}, ETA {eta}",
+            (true, false) => "progress: {elapsed_precise} {human_pos}/{human_len} iterations, {per_sec}, ETA {eta}",
+            (false, true) => "{spinner} {elapsed_precise} running {msg}",
+            (false, false) => "progress: {elapsed_precise} running {msg}",
         };
         if let Ok(style) = ProgressStyle::with_template(template) {
             bar.set_style(style.progress_chars("=> "));
@@ -52,15 +56,14 @@ impl Progress {
                 "{max} iteration(s) in compiled C (it reports no count until done)"
             ));
         }
-        let terminal = std::io::stderr().is_terminal();
+        let mut log = None;
         match mode {
             Mode::Never => {}
             Mode::Always if terminal => show_on_terminal(&bar),
             Mode::Always => {
-                bar.set_draw_target(ProgressDrawTarget::term_like_with_hz(
-                    Box::new(LineLog::default()),
-                    1,
-                ));
+                let lines = LineLog::default();
+                bar.set_draw_target(ProgressDrawTarget::term_like(Box::new(lines.clone())));
+                log = Some(lines);
             }
             Mode::Auto if terminal => {
                 let later = bar.clone();
@@ -76,7 +79,7 @@ impl Progress {
             }
             Mode::Auto => {}
         }
-        Progress { bar }
+        Progress { bar, log }
     }
 
     /// The hook for the back-end's options.
@@ -95,10 +98,14 @@ impl Progress {
         if self.bar.is_hidden() {
             return;
         }
-        if std::io::stderr().is_terminal() {
-            self.bar.finish_and_clear();
-        } else {
-            self.bar.finish();
+        match &self.log {
+            Some(log) => {
+                // Not `finish`, which would show every iteration done when the
+                // check stopped the iterate early.
+                self.bar.abandon();
+                log.flush_last();
+            }
+            None => self.bar.finish_and_clear(),
         }
     }
 }
@@ -109,10 +116,40 @@ fn show_on_terminal(bar: &ProgressBar) {
 }
 
 /// A "terminal" for a pipe or file: each drawing of the bar becomes one plain
-/// line, with no cursor movement and no carriage returns.
+/// line, with no cursor movement and no carriage returns, at most one a
+/// [`LOG_INTERVAL`]; [`LineLog::flush_last`] prints the final state.
+#[derive(Clone, Debug, Default)]
+struct LineLog(Arc<Mutex<LogState>>);
+
+/// How often a logged progress line is written.
+const LOG_INTERVAL: Duration = Duration::from_secs(1);
+
 #[derive(Debug, Default)]
-struct LineLog {
-    pending: Mutex<String>,
+struct LogState {
+    /// The line being drawn.
+    drawing: String,
+    /// The last line drawn and not written (held back by the interval).
+    held: Option<String>,
+    /// When the last line was written.
+    written: Option<Instant>,
+}
+
+impl LineLog {
+    fn state(&self) -> std::sync::MutexGuard<'_, LogState> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Writes the last line drawn if the interval held it back.
+    fn flush_last(&self) {
+        if let Some(line) = self.state().held.take() {
+            write_stderr_line(&line);
+        }
+    }
+}
+
+/// A closed stderr is ignored like every other message.
+fn write_stderr_line(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 impl TermLike for LineLog {
@@ -142,8 +179,7 @@ impl TermLike for LineLog {
     }
 
     fn write_str(&self, s: &str) -> std::io::Result<()> {
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        pending.push_str(s.trim_start_matches('\r'));
+        self.state().drawing.push_str(s.trim_start_matches('\r'));
         Ok(())
     }
 
@@ -152,12 +188,19 @@ impl TermLike for LineLog {
     }
 
     fn flush(&self) -> std::io::Result<()> {
-        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        let line = pending.trim_end().to_string();
-        pending.clear();
-        if !line.is_empty() {
-            // A closed stderr is ignored like every other message.
-            let _ = writeln!(std::io::stderr().lock(), "{line}");
+        let mut state = self.state();
+        let line = state.drawing.trim_end().to_string();
+        state.drawing.clear();
+        if line.is_empty() {
+            return Ok(());
+        }
+        if state.written.is_some_and(|t| t.elapsed() < LOG_INTERVAL) {
+            state.held = Some(line);
+        } else {
+            state.written = Some(Instant::now());
+            state.held = None;
+            drop(state);
+            write_stderr_line(&line);
         }
         Ok(())
     }
