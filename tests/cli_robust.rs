@@ -250,8 +250,11 @@ fn progress_is_forced_by_the_flag_and_absent_on_a_pipe_by_default() {
     assert_eq!(both.status.code(), Some(2));
 }
 
-/// libgomp prints its settings at load time under `OMP_DISPLAY_ENV`.
-fn wait_policy_seen_by_libgomp(user_policy: Option<&str>) -> String {
+/// What libgomp says of its wait policy when loaded with the kernel
+/// (`OMP_DISPLAY_ENV=verbose`): the policy's line and the spin count's. An unset
+/// policy also reads `PASSIVE` but spins 300000 times; only a passive one
+/// spins 0 times.
+fn wait_policy_seen_by_libgomp(user_policy: Option<&str>) -> (String, String) {
     let mut command = stencilc();
     command
         .args([
@@ -264,20 +267,24 @@ fn wait_policy_seen_by_libgomp(user_policy: Option<&str>) -> String {
             "--set",
             "dim1=16",
         ])
-        .env("OMP_DISPLAY_ENV", "true")
-        .env_remove("OMP_WAIT_POLICY");
+        .env("OMP_DISPLAY_ENV", "verbose")
+        .env_remove("OMP_WAIT_POLICY")
+        .env_remove("GOMP_SPINCOUNT");
     if let Some(policy) = user_policy {
         command.env("OMP_WAIT_POLICY", policy);
     }
     let output = command.output().unwrap();
-    assert!(output.status.success(), "{}", text(&output.stderr));
     let stderr = text(&output.stderr);
-    stderr
-        .lines()
-        .find(|l| l.trim_start().starts_with("OMP_WAIT_POLICY"))
-        .unwrap_or_else(|| panic!("libgomp printed no OMP_WAIT_POLICY: {stderr}"))
-        .trim()
-        .to_string()
+    assert!(output.status.success(), "{stderr}");
+    let line = |name: &str| {
+        stderr
+            .lines()
+            .map(str::trim)
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("libgomp printed no {name}: {stderr}"))
+            .to_string()
+    };
+    (line("OMP_WAIT_POLICY"), line("GOMP_SPINCOUNT"))
 }
 
 #[test]
@@ -285,14 +292,12 @@ fn openmp_threads_wait_passively_unless_the_user_chose() {
     if !cc_available() {
         return;
     }
-    assert_eq!(
-        wait_policy_seen_by_libgomp(None),
-        "OMP_WAIT_POLICY = 'PASSIVE'"
-    );
-    assert_eq!(
-        wait_policy_seen_by_libgomp(Some("active")),
-        "OMP_WAIT_POLICY = 'ACTIVE'"
-    );
+    let (policy, spins) = wait_policy_seen_by_libgomp(None);
+    assert_eq!(policy, "OMP_WAIT_POLICY = 'PASSIVE'");
+    assert_eq!(spins, "GOMP_SPINCOUNT = '0'");
+    let (policy, spins) = wait_policy_seen_by_libgomp(Some("active"));
+    assert_eq!(policy, "OMP_WAIT_POLICY = 'ACTIVE'");
+    assert_ne!(spins, "GOMP_SPINCOUNT = '0'");
 }
 
 /// The examples with their inputs, as `run` arguments.

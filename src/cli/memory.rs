@@ -57,6 +57,12 @@ pub fn tightest(headrooms: &[Headroom]) -> Option<&Headroom> {
     headrooms.iter().min_by_key(|h| h.bytes)
 }
 
+/// The limit that refuses a run needing `bytes`: the tightest one, when the run
+/// does not fit it.
+pub fn refusal(bytes: u64, headrooms: &[Headroom]) -> Option<&Headroom> {
+    tightest(headrooms).filter(|tight| bytes > tight.bytes)
+}
+
 /// `MemAvailable` of `/proc/meminfo`, in bytes.
 pub fn mem_available(meminfo: &str) -> Option<u64> {
     meminfo.lines().find_map(|line| {
@@ -196,6 +202,24 @@ mod tests {
         let tight = tightest(&found).unwrap();
         assert_eq!(tight.bytes, GIB - 100);
         assert!(tight.source.contains("job7"), "{tight:?}");
+    }
+
+    #[test]
+    fn the_tightest_limit_refuses_and_is_named() {
+        let limits = [
+            Headroom {
+                source: "MemAvailable in /proc/meminfo".into(),
+                bytes: 20 * GIB,
+            },
+            Headroom {
+                source: "the cgroup limit memory.max = 2.0 GiB of /sys/fs/cgroup/job".into(),
+                bytes: 2 * GIB,
+            },
+        ];
+        let refused = refusal(4 * GIB + GIB / 5, &limits).unwrap();
+        assert!(refused.source.contains("memory.max"), "{refused:?}");
+        assert!(refusal(GIB, &limits).is_none());
+        assert!(refusal(u64::MAX, &[]).is_none());
     }
 
     #[test]

@@ -145,7 +145,15 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     phases.check = started.elapsed();
 
     let copies = if args.verify { 2 } else { 1 };
-    check_memory(&program, &env, copies, &memory::headrooms())?;
+    let headrooms = memory::headrooms();
+    if let Some(tight) = memory::tightest(&headrooms) {
+        say(format!(
+            "memory: {} left under {}",
+            memory::gib(tight.bytes),
+            tight.source
+        ));
+    }
+    check_memory(&program, &env, copies, &headrooms)?;
     let started = Instant::now();
     let mut state = initial_state(&program, &env, &inputs)?;
     let mut reference_state = args.verify.then(|| state.clone());
@@ -415,18 +423,16 @@ fn check_memory(
             "use smaller grid-size parameters",
         ));
     };
-    if let Some(tight) = memory::tightest(headrooms) {
-        if bytes as u64 > tight.bytes {
-            return Err(CliError::new(
-                format!(
-                    "{what} need {} of memory, but {} leaves {}",
-                    memory::gib(bytes as u64),
-                    tight.source,
-                    memory::gib(tight.bytes)
-                ),
-                "use smaller grid-size parameters, or run where more memory is allowed",
-            ));
-        }
+    if let Some(tight) = memory::refusal(bytes as u64, headrooms) {
+        return Err(CliError::new(
+            format!(
+                "{what} need {} of memory, but {} leaves {}",
+                memory::gib(bytes as u64),
+                tight.source,
+                memory::gib(tight.bytes)
+            ),
+            "use smaller grid-size parameters, or run where more memory is allowed",
+        ));
     }
     if Vec::<u8>::new().try_reserve_exact(bytes).is_err() {
         return Err(CliError::new(
