@@ -57,10 +57,7 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
                 "give -o a path in a writable folder",
             )
         }),
-        None => {
-            print!("{text}");
-            Ok(())
-        }
+        None => crate::cli::out::stdout_text(&text),
     }
 }
 

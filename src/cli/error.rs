@@ -20,6 +20,9 @@ pub enum CliError {
         /// How to fix it.
         help: Option<String>,
     },
+    /// Stdout was closed before everything was written (`| head`): not worth a
+    /// message, but the command ends with status 141.
+    ClosedStdout,
 }
 
 impl CliError {
@@ -43,6 +46,7 @@ impl fmt::Display for CliError {
                 }
                 Ok(())
             }
+            CliError::ClosedStdout => write!(f, "error: standard output was closed"),
         }
     }
 }

@@ -3,7 +3,9 @@
 //! Each subcommand is a variant of [`Command`] with its own module; arguments
 //! that several subcommands take (the program, `--set`, `--block`, ...) live in
 //! [`args`]. Errors are [`CliError`]s, printed as `error: ...` with advice on
-//! stderr and exit status 1; clap's usage errors exit with status 2.
+//! stderr and exit status 1; clap's usage errors exit with status 2. A closed
+//! stdout ends a command quietly with status 141, SIGINT and SIGTERM with 130
+//! and 143 (see [`out`]).
 
 pub mod args;
 pub mod bench;
@@ -12,10 +14,14 @@ pub mod compile;
 pub mod emit;
 pub mod error;
 pub mod explain;
+pub mod memory;
+pub mod out;
 pub mod params;
 pub mod program;
+pub mod progress;
 pub mod run;
 pub mod summary;
+pub mod verify;
 
 use std::process::ExitCode;
 
@@ -69,6 +75,7 @@ impl Command {
 /// Parses the command line, runs the command and reports any error.
 pub fn main() -> ExitCode {
     install_panic_hook();
+    out::end_on_signals();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
@@ -83,8 +90,9 @@ pub fn main() -> ExitCode {
     };
     match cli.command.execute() {
         Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::ClosedStdout) => ExitCode::from(out::CLOSED_STDOUT_STATUS),
         Err(error) => {
-            eprintln!("{error}");
+            out::stderr_line(&error.to_string());
             ExitCode::FAILURE
         }
     }
@@ -104,9 +112,11 @@ fn install_panic_hook() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        eprintln!(
+        // Never `eprintln!` here: it panics on a closed stderr, and a panic
+        // inside the panic hook aborts.
+        out::stderr_line(&format!(
             "error: internal error in stencilc: {what}{place}\n  = help: this is a bug in stencilc, not in your program; please report it with the command line and the program"
-        );
+        ));
     }));
 }
 

@@ -3,7 +3,8 @@
 //! Everything that can be checked before computing is checked first: the program,
 //! the field names, every output path (a temporary file is created next to each),
 //! the parameters and every access against the grids, then the inputs. Outputs are
-//! renamed into place only after the whole run succeeded.
+//! renamed into place only after the whole run succeeded (and, with `--verify`,
+//! only when the back-end agreed with the interpreter).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -20,7 +21,11 @@ use crate::cli::args::{
     parse_field_file, BackendArg, FieldFile, ParamArgs, ProgramArgs, ScheduleArgs, ShmChoice,
 };
 use crate::cli::error::{name_list, CliError};
+use crate::cli::memory::{self, Headroom};
+use crate::cli::out::stderr_line;
+use crate::cli::progress::{self, Progress};
 use crate::cli::summary::{Phases, Report};
+use crate::cli::verify::{self, Verification};
 use crate::cli::{params, program};
 
 /// Arguments of `stencilc run`.
@@ -67,6 +72,34 @@ pub struct RunArgs {
     /// Reports each step on stderr.
     #[arg(short, long)]
     verbose: bool,
+
+    /// Shows the progress line on stderr even when it is not a terminal or the
+    /// run is short (by default: on a terminal, after about a second).
+    #[arg(long, conflicts_with = "quiet")]
+    progress: bool,
+
+    /// No progress line and no notes on stderr; errors are still printed.
+    #[arg(short, long, conflicts_with = "verbose")]
+    quiet: bool,
+
+    /// Also runs the interpreter on the same inputs and compares every output
+    /// field (every field without `--output`): exactly for `c` and `interp`,
+    /// within a tolerance for GPU back-ends. A difference fails the run, and no
+    /// output is written.
+    #[arg(long)]
+    verify: bool,
+}
+
+impl RunArgs {
+    fn progress_mode(&self) -> progress::Mode {
+        if self.quiet {
+            progress::Mode::Never
+        } else if self.progress {
+            progress::Mode::Always
+        } else {
+            progress::Mode::Auto
+        }
+    }
 }
 
 /// Runs the command.
@@ -77,7 +110,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     phases.parse = started.elapsed();
     let say = |text: String| {
         if args.verbose {
-            eprintln!("{text}");
+            stderr_line(&text);
         }
     };
     say(format!("parsed `{}` in {:.3?}", program.name, phases.parse));
@@ -89,7 +122,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     for (field, path) in &inputs {
         io::check_input(path, &field_spec(&program, *field))?;
     }
-    let options = run_options(&program, args)?;
+    let mut options = run_options(&program, args)?;
     let mut pending: Vec<(FieldId, PendingOutput)> = outputs
         .iter()
         .map(|(f, path)| Ok((*f, io::prepare_output(path, &field_spec(&program, *f))?)))
@@ -111,9 +144,19 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let env = RunEnv::new(&program, &bindings)?;
     phases.check = started.elapsed();
 
-    check_memory(&program, &env)?;
+    let copies = if args.verify { 2 } else { 1 };
+    let headrooms = memory::headrooms();
+    if let Some(tight) = memory::tightest(&headrooms) {
+        say(format!(
+            "memory: {} left under {}",
+            memory::gib(tight.bytes),
+            tight.source
+        ));
+    }
+    check_memory(&program, &env, copies, &headrooms)?;
     let started = Instant::now();
     let mut state = initial_state(&program, &env, &inputs)?;
+    let mut reference_state = args.verify.then(|| state.clone());
     phases.read = started.elapsed();
     say(format!(
         "read {} input(s) in {:.3?}",
@@ -121,19 +164,61 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         phases.read
     ));
 
-    let mut notice = |text: &str| eprintln!("note: {text}");
-    let (summary, used) = backend::run(
+    let counted = !matches!(args.backend, BackendArg::C);
+    let progress = Progress::start(args.progress_mode(), env.max_iters, counted);
+    options.progress = Some(progress.hook());
+    let mut notice = |text: &str| {
+        if !args.quiet {
+            progress.println(&format!("note: {text}"));
+        }
+    };
+    let ran = backend::run(
         args.backend.into(),
         &program,
         &env,
         &mut state,
         &options,
         &mut notice,
-    )?;
+    );
+    progress.finish();
+    let (summary, used) = ran?;
     say(format!(
         "ran {} iteration(s) on `{used}` in {:.3?}",
         summary.iterations, summary.times.compute
     ));
+
+    let verification = match reference_state.as_mut() {
+        Some(reference) => {
+            let compared: Vec<FieldId> = if outputs.is_empty() {
+                (0..program.fields.len()).map(FieldId).collect()
+            } else {
+                outputs.iter().map(|(f, _)| *f).collect()
+            };
+            Some(verify_against_interpreter(
+                &program, &env, &state, reference, &compared, used, &summary, args,
+            )?)
+        }
+        None => None,
+    };
+    if let Some(verification) = &verification {
+        say(verification.to_text().trim_end().to_string());
+        if let Some(error) = verification.error() {
+            if args.json {
+                let report = Report {
+                    program: &program,
+                    env: &env,
+                    bindings: &bindings,
+                    backend: used,
+                    summary: &summary,
+                    outputs: &[],
+                    phases,
+                    verification: Some(verification),
+                };
+                report.print(true)?;
+            }
+            return Err(error);
+        }
+    }
 
     let started = Instant::now();
     for (field, output) in &mut pending {
@@ -159,9 +244,46 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         summary: &summary,
         outputs: &outputs,
         phases,
+        verification: verification.as_ref(),
     };
-    report.print(args.json);
-    Ok(())
+    report.print(args.json)
+}
+
+/// Runs the interpreter on `reference` (the initial state, a copy) and compares
+/// its result with the back-end's `state` on the fields `compared`.
+#[allow(clippy::too_many_arguments)]
+fn verify_against_interpreter(
+    program: &Program,
+    env: &RunEnv,
+    state: &stencilc::exec::FieldState,
+    reference: &mut stencilc::exec::FieldState,
+    compared: &[FieldId],
+    used: backend::Backend,
+    summary: &stencilc::exec::RunSummary,
+    args: &RunArgs,
+) -> Result<Verification, CliError> {
+    let progress = Progress::start(args.progress_mode(), env.max_iters, true);
+    let ran = stencilc::exec::interp::run_observed(program, env, reference, Some(&progress.hook()));
+    progress.finish();
+    let reference_summary = ran?;
+    let fields = compared
+        .iter()
+        .map(|f| {
+            verify::compare_field(
+                &program.fields[f.0].name,
+                used,
+                state.newest(program, f.0),
+                reference.newest(program, f.0),
+                &env.grid_dims[program.fields[f.0].grid.0],
+            )
+        })
+        .collect();
+    Ok(Verification {
+        backend: used,
+        iterations: summary.iterations,
+        reference_iterations: reference_summary.iterations,
+        fields,
+    })
 }
 
 /// `FIELD=FILE` pairs with the field looked up; an unknown name lists the fields.
@@ -269,30 +391,59 @@ fn run_options(program: &Program, args: &RunArgs) -> Result<RunOptions, CliError
     })
 }
 
-/// Refuses, with a message instead of an abort, a run whose fields cannot be
-/// allocated: the bytes of every time level of every field are reserved once
-/// (and released) before anything is read.
-fn check_memory(program: &Program, env: &RunEnv) -> Result<(), CliError> {
+/// Refuses, with a message instead of an abort or a silent kill by the OOM
+/// killer, a run whose fields do not fit: the bytes of every time level of every
+/// field (`copies` times: twice with `--verify`) are compared with what each
+/// memory limit leaves ([`memory::headrooms`]: `MemAvailable`, cgroup limits),
+/// and reserved once (and released) before anything is read.
+fn check_memory(
+    program: &Program,
+    env: &RunEnv,
+    copies: usize,
+    headrooms: &[Headroom],
+) -> Result<(), CliError> {
     let bytes = program.fields.iter().try_fold(0usize, |total, field| {
         let points: usize = env.grid_dims[field.grid.0].iter().product();
         points
             .checked_mul(field.ty.size_bytes() * field.levels())
             .and_then(|b| total.checked_add(b))
     });
-    let fits = bytes.is_some_and(|b| Vec::<u8>::new().try_reserve_exact(b).is_ok());
-    if fits {
-        return Ok(());
-    }
-    let size = bytes.map_or("more than the address space".to_string(), |b| {
-        format!("{:.1} GiB", b as f64 / f64::from(1u32 << 30))
-    });
-    Err(CliError::new(
+    let bytes = bytes.and_then(|b| b.checked_mul(copies));
+    let what = if copies > 1 {
         format!(
-            "the fields of `{}` need {size} of memory, which cannot be allocated here",
+            "the fields of `{}` (twice: --verify keeps the interpreter's copy)",
             program.name
-        ),
-        "use smaller grid-size parameters",
-    ))
+        )
+    } else {
+        format!("the fields of `{}`", program.name)
+    };
+    let Some(bytes) = bytes else {
+        return Err(CliError::new(
+            format!("{what} need more memory than the address space holds"),
+            "use smaller grid-size parameters",
+        ));
+    };
+    if let Some(tight) = memory::refusal(bytes as u64, headrooms) {
+        return Err(CliError::new(
+            format!(
+                "{what} need {} of memory, but {} leaves {}",
+                memory::gib(bytes as u64),
+                tight.source,
+                memory::gib(tight.bytes)
+            ),
+            "use smaller grid-size parameters, or run where more memory is allowed",
+        ));
+    }
+    if Vec::<u8>::new().try_reserve_exact(bytes).is_err() {
+        return Err(CliError::new(
+            format!(
+                "{what} need {} of memory, which cannot be allocated here",
+                memory::gib(bytes as u64)
+            ),
+            "use smaller grid-size parameters",
+        ));
+    }
+    Ok(())
 }
 
 /// Every time level of every field: its input, or zeros.

@@ -1,6 +1,5 @@
 //! What `stencilc run` prints when it is done: a short text, or JSON (`--json`).
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -9,6 +8,9 @@ use stencilc::exec::backend::Backend;
 use stencilc::exec::env::RunEnv;
 use stencilc::exec::{Bindings, RunSummary};
 use stencilc::ir::{FieldId, Program, Value};
+
+use crate::cli::error::CliError;
+use crate::cli::verify::Verification;
 
 /// Times of the phases the command line measures itself; the back-end measures
 /// compile, upload, compute and download.
@@ -40,11 +42,13 @@ pub struct Report<'a> {
     pub outputs: &'a [(FieldId, PathBuf)],
     /// Times measured by the command line.
     pub phases: Phases,
+    /// The comparison with the interpreter, with `--verify`.
+    pub verification: Option<&'a Verification>,
 }
 
 /// A scalar as JSON: integers stay integers; NaN and infinities become `null`
 /// (JSON has no spelling for them).
-fn value_json(value: Value) -> Json {
+pub fn value_json(value: Value) -> Json {
     match value {
         Value::Int(v) => json!(v),
         Value::Long(v) => json!(v),
@@ -54,7 +58,7 @@ fn value_json(value: Value) -> Json {
 }
 
 /// A scalar for people: no C suffix (`0.5`, not `0.5f`), shortest round-trip digits.
-fn plain_number(value: Value) -> String {
+pub fn plain_number(value: Value) -> String {
     match value {
         Value::Int(v) => v.to_string(),
         Value::Long(v) => v.to_string(),
@@ -96,7 +100,7 @@ impl Report<'_> {
             + t.compute
             + t.download
             + self.phases.write;
-        json!({
+        let mut summary = json!({
             "program": self.program.name,
             "backend": self.backend.to_string(),
             "iterations": s.iterations,
@@ -116,7 +120,11 @@ impl Report<'_> {
                 "write": self.phases.write.as_secs_f64(),
                 "total": total.as_secs_f64(),
             },
-        })
+        });
+        if let Some(verification) = self.verification {
+            summary["verify"] = verification.to_json();
+        }
+        summary
     }
 
     /// The text summary: iterations, why the iterate stopped, the reductions.
@@ -139,17 +147,21 @@ impl Report<'_> {
                 None => text.push_str(&format!("  {name} was not evaluated\n")),
             }
         }
+        if let Some(verification) = self.verification {
+            text.push_str(&verification.to_text());
+        }
         text
     }
 
-    /// Prints the summary on stdout. A closed stdout (`| head`) is not an error
-    /// worth failing a finished run for, so write errors are ignored.
-    pub fn print(&self, json: bool) {
+    /// Prints the summary on stdout. A closed stdout (`| head`) is
+    /// [`CliError::ClosedStdout`]: the outputs are written by then, and the
+    /// command ends quietly with status 141.
+    pub fn print(&self, json: bool) -> Result<(), CliError> {
         let text = if json {
             format!("{:#}\n", self.to_json())
         } else {
             self.to_text()
         };
-        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+        crate::cli::out::stdout_text(&text)
     }
 }

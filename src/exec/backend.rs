@@ -5,6 +5,7 @@
 //! unavailable here. Every back-end runs the same program on the same state.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::exec::{ExecError, FieldState, RunSummary};
 use crate::ir::Program;
@@ -54,6 +55,28 @@ pub struct RunOptions {
     pub fast_math: bool,
     /// Print progress (compilation, cache hits) to stderr.
     pub verbose: bool,
+    /// Told after each iteration of the iterate loop by the back-ends that run
+    /// the loop on the host (the interpreter, OpenCL, CUDA); the compiled C runs
+    /// its loop inside the kernel and tells nothing.
+    pub progress: Option<ProgressHook>,
+}
+
+/// A function called with (iterations done, the iterate's maximum) after each
+/// iteration. It runs on the thread that runs the loop, so it must be cheap.
+#[derive(Clone)]
+pub struct ProgressHook(pub Arc<dyn Fn(u64, u64) + Send + Sync>);
+
+impl ProgressHook {
+    /// Reports that `done` of `max` iterations have run.
+    pub fn tell(&self, done: u64, max: u64) {
+        (self.0)(done, max)
+    }
+}
+
+impl fmt::Debug for ProgressHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ProgressHook")
+    }
 }
 
 /// Runs `program` on `state` with the chosen back-end; returns the summary and the
@@ -105,10 +128,12 @@ pub fn run(
                 }
                 other => return other.map(|s| (s, Backend::C)),
             }
-            crate::exec::interp::run(program, env, state).map(|s| (s, Backend::Interp))
+            crate::exec::interp::run_observed(program, env, state, options.progress.as_ref())
+                .map(|s| (s, Backend::Interp))
         }
         Backend::Interp => {
-            crate::exec::interp::run(program, env, state).map(|s| (s, Backend::Interp))
+            crate::exec::interp::run_observed(program, env, state, options.progress.as_ref())
+                .map(|s| (s, Backend::Interp))
         }
     }
 }

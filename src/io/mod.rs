@@ -17,6 +17,10 @@
 //! creates a temporary file next to it before anything is computed, and
 //! [`PendingOutput::commit`] fills it and renames it over the destination. A run
 //! that fails drops its pending outputs, which deletes the temporary files.
+//! A process that is interrupted (SIGINT, SIGTERM) never drops anything, so
+//! every temporary file is also listed until it is renamed or dropped, and
+//! [`remove_pending_outputs`] deletes the listed ones from a signal handler's
+//! thread before the process exits.
 
 mod grayscale;
 mod npy;
@@ -26,6 +30,7 @@ use std::fmt;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use crate::exec::Buffer;
 use crate::ir::ScalarType;
@@ -338,6 +343,51 @@ pub struct PendingOutput {
     path: PathBuf,
     format: Format,
     field: FieldSpec,
+    listing: Listed,
+}
+
+/// The temporary files of every [`PendingOutput`] alive in this process.
+static PENDING_TEMPS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The list of temporary files, even if a thread panicked while holding it (the
+/// list of paths is valid after any single push or removal).
+fn pending_temps() -> MutexGuard<'static, Vec<PathBuf>> {
+    PENDING_TEMPS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A temporary file's place in [`PENDING_TEMPS`], given up when dropped.
+#[derive(Debug)]
+struct Listed(PathBuf);
+
+impl Listed {
+    fn new(temp: &Path) -> Listed {
+        pending_temps().push(temp.to_path_buf());
+        Listed(temp.to_path_buf())
+    }
+}
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        pending_temps().retain(|p| *p != self.0);
+    }
+}
+
+/// Deletes the temporary file of every output not yet renamed into place and
+/// returns how many there were. For a process about to exit on a signal: the
+/// outputs' destinations stay untouched, and an output being renamed right now
+/// finishes first (renaming holds the same lock). The list stays locked
+/// afterwards, so no output can be renamed any more.
+pub fn remove_pending_outputs() -> usize {
+    let mut temps = pending_temps();
+    let count = temps.len();
+    for temp in temps.drain(..) {
+        let _ = std::fs::remove_file(temp);
+    }
+    // Keep the lock until the process exits.
+    std::mem::forget(temps);
+    count
 }
 
 /// Checks that `path` can receive `field` (supported extension, format suited to
@@ -382,11 +432,13 @@ pub fn prepare_output(path: &Path, field: &FieldSpec) -> Result<PendingOutput, D
             path: path.to_path_buf(),
             source,
         })?;
+    let listing = Listed::new(temp.path());
     Ok(PendingOutput {
         temp,
         path: path.to_path_buf(),
         format,
         field: field.clone(),
+        listing,
     })
 }
 
@@ -436,14 +488,23 @@ impl PendingOutput {
 
     /// Renames the written temporary file over the destination.
     pub fn persist(self) -> Result<(), DataError> {
-        let path = self.path;
-        self.temp
-            .persist(&path)
-            .map(drop)
-            .map_err(|e| DataError::Write {
-                path,
-                source: e.error,
-            })
+        let PendingOutput {
+            temp,
+            path,
+            listing,
+            ..
+        } = self;
+        // Under the lock, so that a signal's cleanup sees either the temporary
+        // file or the finished output, never a half-renamed one.
+        let mut temps = pending_temps();
+        let renamed = temp.persist(&path);
+        temps.retain(|p| *p != listing.0);
+        drop(temps);
+        drop(listing);
+        renamed.map(drop).map_err(|e| DataError::Write {
+            path,
+            source: e.error,
+        })
     }
 }
 

@@ -317,3 +317,27 @@ fn umask() -> u32 {
         .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
         .unwrap_or(0o022)
 }
+
+/// Whether `temp` is on the list a signal's cleanup deletes.
+fn listed(temp: &Path) -> bool {
+    pending_temps().iter().any(|p| p == temp)
+}
+
+#[test]
+fn pending_temporary_files_are_listed_until_renamed_or_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let field = spec("a", ScalarType::Int, 1);
+    let mut kept = prepare_output(&dir.path().join("kept.raw"), &field).unwrap();
+    let dropped = prepare_output(&dir.path().join("dropped.raw"), &field).unwrap();
+    let (kept_temp, dropped_temp) = (
+        kept.temp.path().to_path_buf(),
+        dropped.temp.path().to_path_buf(),
+    );
+    assert!(listed(&kept_temp) && listed(&dropped_temp));
+    drop(dropped);
+    assert!(!listed(&dropped_temp));
+    kept.write(&Buffer::Int(vec![7]), &[1]).unwrap();
+    kept.persist().unwrap();
+    assert!(!listed(&kept_temp));
+    assert!(stray_files(dir.path()).is_empty());
+}

@@ -188,6 +188,19 @@ pub fn run<D: GpuDevice>(
     env: &RunEnv,
     state: &mut FieldState,
 ) -> Result<RunSummary, ExecError> {
+    run_observed(device, program, lowered, env, state, None)
+}
+
+/// [`run`], telling `progress` after each iteration (as launched: the device
+/// may still be computing it).
+pub fn run_observed<D: GpuDevice>(
+    device: &mut D,
+    program: &Program,
+    lowered: &Lowered,
+    env: &RunEnv,
+    state: &mut FieldState,
+    progress: Option<&crate::exec::backend::ProgressHook>,
+) -> Result<RunSummary, ExecError> {
     let mut summary = RunSummary::default();
     crate::schedule::validate(&lowered.module, &device.limits())
         .map_err(|e| ExecError::Failed(e.to_string()))?;
@@ -230,6 +243,9 @@ pub fn run<D: GpuDevice>(
             }
             resident.rotate();
             summary.iterations = k;
+            if let Some(progress) = progress {
+                progress.tell(k, env.max_iters);
+            }
             if stop {
                 summary.stopped_by_check = true;
                 break;

@@ -18,6 +18,7 @@
 mod fusion;
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::ops::Range;
 
 use crate::exec::env::RunEnv;
@@ -272,7 +273,8 @@ impl Schedule {
             .map_err(|e| crate::exec::ExecError::Failed(e.to_string()))?;
         if options.verbose {
             for note in &schedule.notes {
-                eprintln!("stencilc: {note}");
+                // Not `eprintln!`, which panics on a closed stderr.
+                let _ = writeln!(std::io::stderr(), "stencilc: {note}");
             }
         }
         Ok(schedule)

@@ -14,7 +14,7 @@ use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 
-use crate::exec::backend::RunOptions;
+use crate::exec::backend::{ProgressHook, RunOptions};
 use crate::exec::env::RunEnv;
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::ir::{Program, ScalarType, Value};
@@ -287,7 +287,7 @@ pub fn run(
     options: &RunOptions,
 ) -> Result<RunSummary, ExecError> {
     let schedule = Schedule::for_options(program, options, env)?;
-    run_with_schedule(program, env, state, &schedule)
+    run_scheduled(program, env, state, &schedule, options.progress.as_ref())
 }
 
 /// Runs `program` through CUDA under `schedule`.
@@ -296,6 +296,16 @@ pub fn run_with_schedule(
     env: &RunEnv,
     state: &mut FieldState,
     schedule: &Schedule,
+) -> Result<RunSummary, ExecError> {
+    run_scheduled(program, env, state, schedule, None)
+}
+
+fn run_scheduled(
+    program: &Program,
+    env: &RunEnv,
+    state: &mut FieldState,
+    schedule: &Schedule,
+    progress: Option<&ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
     let mut rt = runtime()?
         .lock()
@@ -306,5 +316,5 @@ pub fn run_with_schedule(
         module: None,
         timer: None,
     };
-    crate::lower::drive::run(&mut session, program, &lowered, env, state)
+    crate::lower::drive::run_observed(&mut session, program, &lowered, env, state, progress)
 }

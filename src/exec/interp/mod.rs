@@ -29,6 +29,7 @@ mod vm;
 
 use std::time::Instant;
 
+use crate::exec::backend::ProgressHook;
 use crate::exec::env::{box_is_empty, RunEnv};
 use crate::exec::{ExecError, FieldState, RunSummary};
 use crate::ir::{FieldId, Program, ReduceOp, Value};
@@ -52,6 +53,16 @@ pub fn run(
     program: &Program,
     env: &RunEnv,
     state: &mut FieldState,
+) -> Result<RunSummary, ExecError> {
+    run_observed(program, env, state, None)
+}
+
+/// [`run`], telling `progress` after each iteration.
+pub fn run_observed(
+    program: &Program,
+    env: &RunEnv,
+    state: &mut FieldState,
+    progress: Option<&ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
     check_state(program, env, state)?;
     let start = Instant::now();
@@ -122,6 +133,9 @@ pub fn run(
         drop(views);
         state.rotate();
         summary.iterations = k;
+        if let Some(progress) = progress {
+            progress.tell(k, env.max_iters);
+        }
         if stop {
             summary.stopped_by_check = true;
             break;

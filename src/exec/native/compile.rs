@@ -234,6 +234,20 @@ fn compile_into(
     std::fs::rename(&tmp_object, object).map_err(write_error)
 }
 
+/// Sets `OMP_WAIT_POLICY=passive` unless the user set a policy. OpenMP threads
+/// that wait actively spin on their cores between parallel regions; on a loaded
+/// machine they steal the cores the other threads need, and runs were 10 to 100
+/// times slower. libgomp reads the variable once, when it is loaded with the
+/// first kernel, so this runs before every load (the variable is set only once).
+pub fn prefer_passive_openmp_threads() {
+    static SET: std::sync::Once = std::sync::Once::new();
+    SET.call_once(|| {
+        if std::env::var_os("OMP_WAIT_POLICY").is_none() {
+            std::env::set_var("OMP_WAIT_POLICY", "passive");
+        }
+    });
+}
+
 /// Loads a shared object, once per process per path.
 fn load(path: &Path) -> Result<Arc<Library>, ExecError> {
     static LOADED: OnceLock<Mutex<HashMap<PathBuf, Arc<Library>>>> = OnceLock::new();
@@ -242,6 +256,7 @@ fn load(path: &Path) -> Result<Arc<Library>, ExecError> {
     if let Some(lib) = loaded.get(path) {
         return Ok(lib.clone());
     }
+    prefer_passive_openmp_threads();
     // SAFETY: the object is one stencilc compiled from C it generated; its
     // initialisers are those of libc/libgomp, which are safe to run.
     let library = unsafe { Library::new(path) }.map_err(|e| {

@@ -15,7 +15,7 @@ use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
 use opencl3::program::Program as ClProgram;
 use opencl3::types::CL_BLOCKING;
 
-use crate::exec::backend::RunOptions;
+use crate::exec::backend::{ProgressHook, RunOptions};
 use crate::exec::env::RunEnv;
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::ir::{Program, ScalarType, Value};
@@ -323,7 +323,7 @@ pub fn run(
     options: &RunOptions,
 ) -> Result<RunSummary, ExecError> {
     let schedule = Schedule::for_options(program, options, env)?;
-    run_with_schedule(program, env, state, &schedule)
+    run_scheduled(program, env, state, &schedule, options.progress.as_ref())
 }
 
 /// Runs `program` through OpenCL under `schedule`.
@@ -332,6 +332,16 @@ pub fn run_with_schedule(
     env: &RunEnv,
     state: &mut FieldState,
     schedule: &Schedule,
+) -> Result<RunSummary, ExecError> {
+    run_scheduled(program, env, state, schedule, None)
+}
+
+fn run_scheduled(
+    program: &Program,
+    env: &RunEnv,
+    state: &mut FieldState,
+    schedule: &Schedule,
+    progress: Option<&ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
     let lowered = lower(program, schedule, Target::OpenCl);
     let mut rt = runtime()?
@@ -342,5 +352,5 @@ pub fn run_with_schedule(
         kernels: None,
         events: Vec::new(),
     };
-    crate::lower::drive::run(&mut session, program, &lowered, env, state)
+    crate::lower::drive::run_observed(&mut session, program, &lowered, env, state, progress)
 }
