@@ -8,9 +8,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, Bindings, Buffer, FieldState};
 use stencilc::front::Region;
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::Value;
 use stencilc::source::SourceFile;
 

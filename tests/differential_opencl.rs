@@ -12,8 +12,8 @@ mod common;
 
 use common::gen::{self, Flavor};
 use proptest::prelude::*;
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, opencl, FieldState};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ReduceOp, ScalarType, Value};
 use stencilc::schedule::Schedule;
 

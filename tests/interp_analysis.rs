@@ -3,8 +3,8 @@
 mod common;
 
 use stencilc::analysis::{static_checks, Footprint};
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::Bindings;
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{FieldId, Program, Value};
 use stencilc::source::SourceFile;
 

@@ -6,8 +6,8 @@
 mod common;
 mod reference;
 
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, Bindings, Buffer, ExecError, FieldState, RunSummary};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{BoundaryMode, Program, Value};
 use stencilc::source::SourceFile;
 

@@ -5,8 +5,8 @@ mod common;
 
 use std::time::Instant;
 
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, Bindings, Buffer, FieldState};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::Value;
 use stencilc::source::SourceFile;
 

@@ -4,8 +4,8 @@
 mod common;
 
 use stencilc::exec::backend::RunOptions;
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, native, Bindings, Buffer, FieldState};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::source::SourceFile;
 

@@ -7,8 +7,8 @@ mod common;
 use std::sync::Arc;
 
 use stencilc::exec::backend::RunOptions;
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{native, Buffer, FieldState};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::*;
 use stencilc::source::{SourceFile, Span};
 

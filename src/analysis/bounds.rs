@@ -16,7 +16,7 @@ use crate::analysis::access::{
 use crate::analysis::affine::{Affine, Var};
 use crate::analysis::text::{atom, axis_name, expr_text, ref_text};
 use crate::diag::Diagnostic;
-use crate::exec::env::{box_is_empty, RunEnv};
+use crate::ir::env::{box_is_empty, RunEnv};
 use crate::ir::{BoundaryMode, Expr, Local, LocalId, Program, Value};
 
 /// The most loop-variable combinations the run-time check enumerates for one

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::analysis::access::{body_accesses, iterate_accesses, AccessKind, GridAccess, PartId};
 use crate::analysis::affine::Affine;
 use crate::analysis::bounds::extremes;
-use crate::exec::env::RunEnv;
+use crate::ir::env::RunEnv;
 use crate::ir::{FieldId, Program, StencilPart};
 
 /// A field time level: `(field, time offset)`.

@@ -13,9 +13,9 @@ use std::process::Command;
 use std::time::Instant;
 
 use stencilc::exec::backend::RunOptions;
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::native::{self, compile};
 use stencilc::exec::{Bindings, Buffer, FieldState};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::source::SourceFile;
 

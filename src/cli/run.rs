@@ -10,10 +10,10 @@ use std::time::Instant;
 
 use clap::Args;
 use stencilc::exec::backend::{self, RunOptions};
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{Buffer, FieldState};
 use stencilc::front::suggest;
 use stencilc::io::{self, FieldSpec, PendingOutput};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{FieldId, Program};
 
 use crate::cli::args::{

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value as Json};
 use stencilc::exec::backend::Backend;
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{Bindings, RunSummary};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{FieldId, Program, Value};
 
 /// Times of the phases the command line measures itself; the back-end measures

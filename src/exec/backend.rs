@@ -62,7 +62,7 @@ pub struct RunOptions {
 pub fn run(
     backend: Backend,
     program: &Program,
-    env: &crate::exec::env::RunEnv,
+    env: &crate::ir::env::RunEnv,
     state: &mut FieldState,
     options: &RunOptions,
     notice: &mut dyn FnMut(&str),

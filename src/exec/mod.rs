@@ -6,7 +6,7 @@
 
 pub mod backend;
 pub mod cuda;
-pub mod env;
+pub mod host_plan;
 pub mod interp;
 pub mod native;
 pub mod opencl;

@@ -7,8 +7,10 @@
 //! are explicit. Its `Display` prints SDSL-like text for tests and debugging.
 
 mod display;
+pub mod env;
 mod expr;
 mod program;
+pub(crate) mod semantics;
 mod types;
 
 pub use expr::{BinaryOp, Expr, ExprKind, GridRef, MathFn, Stmt, UnaryOp};

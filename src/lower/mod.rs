@@ -9,7 +9,6 @@
 //! pass. Shared-memory tiles, table placement and boundary handling follow the
 //! schedule; the kernels never compute a shared-memory index with `%` or `/`.
 
-pub mod drive;
 pub mod plan;
 mod point;
 mod reduce;

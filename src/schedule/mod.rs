@@ -20,7 +20,7 @@ mod fusion;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use crate::exec::env::RunEnv;
+use crate::ir::env::RunEnv;
 
 use crate::analysis::footprint::{Footprint, Level, LevelExtent};
 use crate::ir::{FieldId, Program, TableId};

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{Bindings, Buffer, FieldState};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::schedule::{ScheduleRequest, ShmRequest, TablePlacement, ThorinVariant};
 use stencilc::source::SourceFile;

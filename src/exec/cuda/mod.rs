@@ -15,11 +15,11 @@ use cudarc::driver::{
 };
 
 use crate::exec::backend::RunOptions;
-use crate::exec::env::RunEnv;
+use crate::exec::host_plan::{GpuDevice, KernelArg};
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
+use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 use crate::kir::Module;
-use crate::lower::drive::{GpuDevice, KernelArg};
 use crate::lower::{lower, Target};
 use crate::schedule::{DeviceLimits, Schedule};
 
@@ -306,5 +306,5 @@ pub fn run_with_schedule(
         module: None,
         timer: None,
     };
-    crate::lower::drive::run(&mut session, program, &lowered, env, state)
+    crate::exec::host_plan::run(&mut session, program, &lowered, env, state)
 }

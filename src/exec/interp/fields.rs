@@ -2,7 +2,7 @@
 //!
 //! The threads of one part read and write the same buffers at once, so they
 //! hold raw pointers instead of references. This is sound because of what
-//! [`RunEnv::new`](crate::exec::env::RunEnv::new) checked before the run: every
+//! [`RunEnv::new`](crate::ir::env::RunEnv::new) checked before the run: every
 //! store lands inside its grid, every read of a `boundary none` field too, and
 //! within one part every access to a time level that the part writes uses one
 //! and the same offset, so two different points never touch the same element of

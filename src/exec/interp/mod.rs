@@ -22,18 +22,17 @@
 //! iterate), even at the last allowed iteration.
 
 mod compile;
-pub(crate) mod elem;
 mod fields;
 mod parallel;
 mod vm;
 
 use std::time::Instant;
 
-use crate::exec::env::{box_is_empty, RunEnv};
 use crate::exec::{ExecError, FieldState, RunSummary};
+use crate::ir::env::{box_is_empty, RunEnv};
+use crate::ir::semantics::with_elem;
 use crate::ir::{FieldId, Program, ReduceOp, Value};
 use compile::Kernel;
-use elem::with_elem;
 use fields::FieldViews;
 use vm::{value_of, RegElem};
 

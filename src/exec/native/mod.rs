@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use crate::back::c;
 use crate::exec::backend::RunOptions;
-use crate::exec::env::RunEnv;
 use crate::exec::{Buffer, ExecError, FieldState, PhaseTimes, RunSummary};
+use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 
 pub use compile::{Compiler, Kernel};

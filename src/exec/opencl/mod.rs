@@ -16,11 +16,11 @@ use opencl3::program::Program as ClProgram;
 use opencl3::types::CL_BLOCKING;
 
 use crate::exec::backend::RunOptions;
-use crate::exec::env::RunEnv;
+use crate::exec::host_plan::{GpuDevice, KernelArg};
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
+use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 use crate::kir::Module;
-use crate::lower::drive::{GpuDevice, KernelArg};
 use crate::lower::{lower, Target};
 use crate::schedule::{DeviceLimits, Schedule};
 
@@ -342,5 +342,5 @@ pub fn run_with_schedule(
         kernels: None,
         events: Vec::new(),
     };
-    crate::lower::drive::run(&mut session, program, &lowered, env, state)
+    crate::exec::host_plan::run(&mut session, program, &lowered, env, state)
 }

@@ -4,11 +4,11 @@
 //! Arithmetic is C's on the expression's type: the front-end has already made
 //! every conversion explicit, so both operands of an arithmetic operator have
 //! the same type here. The operators and math functions are the interpreter's
-//! own ([`crate::exec::interp::elem`]), so a folded value is exactly what the
+//! own ([`crate::ir::semantics`]), so a folded value is exactly what the
 //! program would compute at run time; only integer division by zero differs,
 //! being a diagnostic here.
 
-use crate::exec::interp::elem::{binary_value, call_value, unary_value};
+use crate::ir::semantics::{binary_value, call_value, unary_value};
 use crate::ir::{BinaryOp, Expr, ExprKind, MathFn, ScalarType, Value};
 use crate::source::Span;
 

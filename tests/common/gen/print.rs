@@ -3,8 +3,8 @@
 
 use std::fmt::{self, Write as _};
 
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{Bindings, Buffer, FieldState};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::source::SourceFile;
 

@@ -21,10 +21,10 @@ use crate::analysis::Footprint;
 use crate::exec::cuda::{
     driver_error, launch_function, nvrtc, runtime, timing_event, DeviceBuffer, Session,
 };
-use crate::exec::env::RunEnv;
+use crate::exec::host_plan::{GpuDevice, KernelArg, Resident};
 use crate::exec::{Bindings, Buffer, ExecError, FieldState};
+use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
-use crate::lower::drive::{GpuDevice, KernelArg, Resident};
 use crate::lower::{lower, Target};
 use crate::schedule::{Schedule, ScheduleRequest};
 

@@ -2,8 +2,8 @@
 //! benchmark's sweep and what they take, resolved against the program's fields
 //! and parameters by name.
 
-use crate::exec::env::RunEnv;
 use crate::exec::ExecError;
+use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType};
 
 /// The baselines' source, compiled with NVRTC at run time (`-Dreal=float|double`).

@@ -9,8 +9,8 @@
 //! located diagnostic, before any buffer is allocated or any point computed.
 
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::exec::interp::elem::{binary_value, call_value, unary_value};
 use crate::exec::{Bindings, Buffer, ExecError, FieldState};
+use crate::ir::semantics::{binary_value, call_value, unary_value};
 use crate::ir::{Expr, ExprKind, FieldId, Program, Subset, Table, Value};
 
 /// A program's uniform values for one run, evaluated once from its [`Bindings`].

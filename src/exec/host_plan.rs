@@ -5,8 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::exec::env::RunEnv;
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
+use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 use crate::kir::Module;
 use crate::lower::plan::{groups_for, ArgSource, HostPlan, Launch};
