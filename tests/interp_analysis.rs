@@ -143,7 +143,7 @@ iterate 1 { stencil s { [m:n-2] : [1]a[0] = [0]a[-1]; } }
         static_checks(&p).is_empty(),
         "m = 0 reads index -1, m = 1 does not"
     );
-    let err = RunEnv::new(
+    let err = stencilc::exec::bind(
         &p,
         &Bindings {
             params: vec![Value::Int(10), Value::Int(0)],

@@ -486,7 +486,7 @@ fn checks_refuse_bad_sizes_inputs_and_accesses_before_running() {
             vec![],
         ),
     );
-    let err = RunEnv::new(
+    let err = stencilc::exec::bind(
         &program,
         &Bindings {
             params: vec![Value::Int(10)],

@@ -46,7 +46,7 @@ fn state(program: &Program, env: &RunEnv) -> FieldState {
         .iter()
         .enumerate()
         .map(|(f, field)| {
-            let len: usize = env.grid_dims[field.grid.0].iter().product();
+            let len: usize = env.grid_dims()[field.grid.0].iter().product();
             let value = |i: usize| (((i * 7919 + f * 104729) % 1000) as f64) / 1000.0;
             let buffer = match field.ty {
                 ScalarType::Float => Buffer::Float((0..len).map(|i| value(i) as f32).collect()),

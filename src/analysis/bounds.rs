@@ -420,7 +420,7 @@ fn check_grid_access(
     }
     let field = &program.fields[access.target.field.0];
     let grid = &program.grids[field.grid.0];
-    let dims = &env.grid_dims[field.grid.0];
+    let dims = &env.grid_dims()[field.grid.0];
     if access.target.offset.len() != dims.len() || bounds.len() != dims.len() {
         return Err(Diagnostic::error(
             format!(

@@ -108,7 +108,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         ));
     }
     let bindings = params::complete(&program, values)?;
-    let env = RunEnv::new(&program, &bindings)?;
+    let env = stencilc::exec::bind(&program, &bindings)?;
     phases.check = started.elapsed();
 
     check_memory(&program, &env)?;
@@ -137,7 +137,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
 
     let started = Instant::now();
     for (field, output) in &mut pending {
-        let dims = &env.grid_dims[program.fields[field.0].grid.0];
+        let dims = &env.grid_dims()[program.fields[field.0].grid.0];
         output.write(state.newest(&program, field.0), dims)?;
     }
     for (field, output) in pending {
@@ -274,7 +274,7 @@ fn run_options(program: &Program, args: &RunArgs) -> Result<RunOptions, CliError
 /// (and released) before anything is read.
 fn check_memory(program: &Program, env: &RunEnv) -> Result<(), CliError> {
     let bytes = program.fields.iter().try_fold(0usize, |total, field| {
-        let points: usize = env.grid_dims[field.grid.0].iter().product();
+        let points: usize = env.grid_dims()[field.grid.0].iter().product();
         points
             .checked_mul(field.ty.size_bytes() * field.levels())
             .and_then(|b| total.checked_add(b))
@@ -303,7 +303,7 @@ fn initial_state(
 ) -> Result<FieldState, CliError> {
     let mut fields = Vec::with_capacity(program.fields.len());
     for (index, field) in program.fields.iter().enumerate() {
-        let dims = &env.grid_dims[field.grid.0];
+        let dims = &env.grid_dims()[field.grid.0];
         let points: usize = dims.iter().product();
         let first = match inputs.iter().find(|(f, _)| f.0 == index) {
             Some((f, path)) => io::read_field(path, &field_spec(program, *f), dims)?,

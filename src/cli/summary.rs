@@ -100,7 +100,7 @@ impl Report<'_> {
             "program": self.program.name,
             "backend": self.backend.to_string(),
             "iterations": s.iterations,
-            "max_iterations": self.env.max_iters,
+            "max_iterations": self.env.max_iters(),
             "stopped_by_check": s.stopped_by_check,
             "reductions": reductions,
             "parameters": parameters,

@@ -82,7 +82,7 @@ pub fn bindings(program: &Program, values: &[(&str, f64)]) -> Bindings {
 pub fn initial_state(program: &Program, env: &RunEnv) -> FieldState {
     let mut fields = Vec::new();
     for (f, field) in program.fields.iter().enumerate() {
-        let len: usize = env.grid_dims[field.grid.0].iter().product();
+        let len: usize = env.grid_dims()[field.grid.0].iter().product();
         let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ (f as u64 + 1).wrapping_mul(0x2545_F491);
         let data: Vec<f64> = (0..len)
             .map(|_| {

@@ -286,6 +286,7 @@ pub fn run(
     state: &mut FieldState,
     options: &RunOptions,
 ) -> Result<RunSummary, ExecError> {
+    crate::exec::check_inputs(program, env, state)?;
     let schedule = Schedule::for_options(program, options, env)?;
     run_with_schedule(program, env, state, &schedule)
 }
@@ -297,6 +298,7 @@ pub fn run_with_schedule(
     state: &mut FieldState,
     schedule: &Schedule,
 ) -> Result<RunSummary, ExecError> {
+    crate::exec::check_inputs(program, env, state)?;
     let mut rt = runtime()?
         .lock()
         .map_err(|_| ExecError::Unavailable("CUDA runtime poisoned".into()))?;

@@ -322,6 +322,7 @@ pub fn run(
     state: &mut FieldState,
     options: &RunOptions,
 ) -> Result<RunSummary, ExecError> {
+    crate::exec::check_inputs(program, env, state)?;
     let schedule = Schedule::for_options(program, options, env)?;
     run_with_schedule(program, env, state, &schedule)
 }
@@ -333,6 +334,7 @@ pub fn run_with_schedule(
     state: &mut FieldState,
     schedule: &Schedule,
 ) -> Result<RunSummary, ExecError> {
+    crate::exec::check_inputs(program, env, state)?;
     let lowered = lower(program, schedule, Target::OpenCl);
     let mut rt = runtime()?
         .lock()
