@@ -104,6 +104,7 @@ fn printed(stdout: &str, label: &str) -> f64 {
 fn regions(path: &Path) -> Vec<Region> {
     let text = std::fs::read_to_string(path).unwrap();
     stencilc::front::parse_regions(SourceFile::new(path.display().to_string(), text))
+        .and_then(stencilc::analysis::checked_regions)
         .unwrap_or_else(|d| panic!("{d}"))
 }
 

@@ -67,6 +67,7 @@ fn state(program: &Program, env: &RunEnv) -> FieldState {
 fn check(path: &std::path::Path) {
     let text = std::fs::read_to_string(path).unwrap();
     let program = stencilc::front::parse_program(SourceFile::new(path.display().to_string(), text))
+        .and_then(stencilc::analysis::checked)
         .unwrap_or_else(|d| panic!("{d}"));
     let env = RunEnv::new(&program, &bindings(&program))
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));

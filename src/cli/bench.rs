@@ -224,8 +224,10 @@ fn bench_one(
     let path = args.dir.join("programs").join(format!("{name}.sdsl"));
     let text = std::fs::read_to_string(&path)
         .map_err(|e| failed(format!("cannot read {}: {e}", path.display())))?;
-    let program =
-        stencilc::front::parse_program(SourceFile::new(path.display().to_string(), text))?;
+    let program = stencilc::analysis::checked(stencilc::front::parse_program(SourceFile::new(
+        path.display().to_string(),
+        text,
+    ))?)?;
     let options = RunOptions::default();
 
     // Compile in the fresh cache, then load again from it.

@@ -191,7 +191,7 @@ pub fn run<D: GpuDevice>(
 ) -> Result<RunSummary, ExecError> {
     crate::exec::check_inputs(program, env, state)?;
     let mut summary = RunSummary::default();
-    crate::schedule::validate(&lowered.module, &device.limits())
+    crate::lower::check_limits(&lowered.module, &device.limits())
         .map_err(|e| ExecError::Failed(e.to_string()))?;
     let t0 = Instant::now();
     device.compile(&lowered.module)?;

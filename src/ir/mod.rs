@@ -10,6 +10,7 @@ mod display;
 pub mod env;
 mod expr;
 mod program;
+mod region;
 pub(crate) mod semantics;
 mod types;
 
@@ -18,6 +19,7 @@ pub use program::{
     BoundaryMode, Check, Constant, Field, Grid, Iterate, Local, Param, Program, ReduceOp,
     Reduction, ReductionPart, ScheduleHints, Stencil, StencilPart, Subset, Table,
 };
+pub use region::Region;
 pub use types::{ScalarType, Value};
 
 macro_rules! define_id {

@@ -45,7 +45,7 @@ pub const EXAMPLES: &[(&str, &[(&str, f64)])] = &[
 /// Parses SDSL text.
 pub fn parse(name: &str, text: &str) -> Program {
     let source = SourceFile::new(format!("{name}.sdsl"), text.to_string());
-    match stencilc::front::parse_program(source) {
+    match stencilc::front::parse_program(source).and_then(stencilc::analysis::checked) {
         Ok(p) => p,
         Err(d) => panic!("{name} does not parse:\n{d}"),
     }

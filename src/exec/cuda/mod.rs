@@ -287,7 +287,7 @@ pub fn run(
     options: &RunOptions,
 ) -> Result<RunSummary, ExecError> {
     crate::exec::check_inputs(program, env, state)?;
-    let schedule = Schedule::for_options(program, options, env)?;
+    let schedule = options.schedule(program, env)?;
     run_with_schedule(program, env, state, &schedule)
 }
 

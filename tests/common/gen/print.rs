@@ -364,7 +364,9 @@ impl GenProgram {
     /// Parses the printed program; panics with the text when the front-end refuses it.
     pub fn parse(&self) -> (String, Program) {
         let text = self.to_string();
-        match stencilc::front::parse_program(SourceFile::new("generated.sdsl", text.clone())) {
+        match stencilc::front::parse_program(SourceFile::new("generated.sdsl", text.clone()))
+            .and_then(stencilc::analysis::checked)
+        {
             Ok(program) => (text, program),
             Err(d) => panic!("the front-end refused a generated program:\n{text}\n{d}"),
         }

@@ -308,7 +308,7 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
         module: None,
         timer: None,
     };
-    crate::schedule::validate(&lowered.module, &session.limits())
+    crate::lower::check_limits(&lowered.module, &session.limits())
         .map_err(|e| failed(e.to_string()))?;
     session.compile(&lowered.module)?;
     let state = initial_state(&program, &env);
