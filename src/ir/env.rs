@@ -7,8 +7,11 @@
 //! its inputs before computing (`exec::check_inputs`).
 
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::semantics::{binary_value, call_value, unary_value};
-use crate::ir::{Expr, ExprKind, FieldId, Program, Subset, Table, Value};
+use crate::ir::eval::{eval, Leaves};
+use crate::ir::{
+    ConstId, Expr, ExprKind, FieldId, GridRef, LocalId, ParamId, Program, ReductionId, Subset,
+    Table, TableId, Value,
+};
 
 /// Values for a program's parameters, indexed by `ParamId`, each of the parameter's type.
 #[derive(Clone, Debug, PartialEq)]
@@ -259,54 +262,14 @@ impl RunEnv {
         locals: &[Value],
         reductions: &[Value],
     ) -> Value {
-        let zero = || Value::Int(0).cast(expr.ty);
-        let eval = |e: &Expr| self.eval_with(e, tables, locals, reductions);
-        let value = match &expr.kind {
-            ExprKind::Literal(v) => *v,
-            ExprKind::Param(p) => self.params.get(p.0).copied().unwrap_or_else(zero),
-            ExprKind::Const(c) => self.constants.get(c.0).copied().unwrap_or_else(zero),
-            ExprKind::Local(l) => locals.get(l.0).copied().unwrap_or_else(zero),
-            ExprKind::Reduction(r) => reductions.get(r.0).copied().unwrap_or_else(zero),
-            ExprKind::Load(_) => zero(),
-            ExprKind::Table { table, index } => {
-                let idx: Vec<i64> = index.iter().map(|e| eval(e).as_i64()).collect();
-                tables
-                    .get(table.0)
-                    .and_then(|t| table_offset(t, &idx).map(|i| t.values[i]))
-                    .unwrap_or_else(zero)
-            }
-            ExprKind::Unary(op, a) => unary_value(*op, eval(a)),
-            ExprKind::Binary(op, a, b) => {
-                let a = eval(a);
-                // `&&` and `||` short-circuit, as in C.
-                match op {
-                    crate::ir::BinaryOp::And if !a.is_true() => Value::Int(0),
-                    crate::ir::BinaryOp::Or if a.is_true() => Value::Int(1),
-                    _ => binary_value(*op, a, eval(b)),
-                }
-            }
-            ExprKind::Select {
-                cond,
-                then,
-                otherwise,
-            } => {
-                if eval(cond).is_true() {
-                    eval(then)
-                } else {
-                    eval(otherwise)
-                }
-            }
-            ExprKind::Call {
-                func,
-                float_form,
-                args,
-            } => {
-                let args: Vec<Value> = args.iter().map(eval).collect();
-                call_value(*func, *float_form, &args)
-            }
-            ExprKind::Cast(a) => eval(a),
+        let leaves = RunLeaves {
+            env: self,
+            tables,
+            locals,
+            reductions,
         };
-        value.cast(expr.ty)
+        // Every leaf has a value here, so the evaluation cannot fail.
+        eval(expr, &leaves).unwrap_or_else(|_| Value::Int(0).cast(expr.ty))
     }
 
     /// The inclusive bounds `(lo, hi)` per axis of a subset, outermost first. An
@@ -346,6 +309,43 @@ impl RunEnv {
             .map(|&p| format!("{} = {}", program.params[p].name, plain(self.params[p])))
             .collect();
         format!(" for {}", parts.join(", "))
+    }
+}
+
+/// The leaves of a run's uniform expressions: missing entries and loads read
+/// as zero (see [`RunEnv::eval_with`]).
+struct RunLeaves<'a> {
+    env: &'a RunEnv,
+    tables: &'a [Table],
+    locals: &'a [Value],
+    reductions: &'a [Value],
+}
+
+const ZERO: Value = Value::Int(0);
+
+impl Leaves for RunLeaves<'_> {
+    fn param(&self, id: ParamId) -> Option<Value> {
+        Some(self.env.params.get(id.0).copied().unwrap_or(ZERO))
+    }
+    fn constant(&self, id: ConstId) -> Option<Value> {
+        Some(self.env.constants.get(id.0).copied().unwrap_or(ZERO))
+    }
+    fn local(&self, id: LocalId) -> Option<Value> {
+        Some(self.locals.get(id.0).copied().unwrap_or(ZERO))
+    }
+    fn reduction(&self, id: ReductionId) -> Option<Value> {
+        Some(self.reductions.get(id.0).copied().unwrap_or(ZERO))
+    }
+    fn table(&self, id: TableId, index: &[i64]) -> Option<Value> {
+        let table = self.tables.get(id.0);
+        Some(
+            table
+                .and_then(|t| table_offset(t, index).map(|i| t.values[i]))
+                .unwrap_or(ZERO),
+        )
+    }
+    fn load(&self, _target: &GridRef) -> Option<Value> {
+        Some(ZERO)
     }
 }
 

@@ -8,6 +8,7 @@
 
 mod display;
 pub mod env;
+pub mod eval;
 mod expr;
 mod program;
 mod region;
