@@ -15,6 +15,8 @@ pub mod front;
 pub mod io;
 pub mod ir;
 pub mod kir;
+#[cfg(test)]
+mod layering;
 pub mod lower;
 pub mod model;
 pub mod schedule;

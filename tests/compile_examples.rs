@@ -8,9 +8,9 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, Bindings, Buffer, FieldState};
 use stencilc::front::Region;
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::Value;
 use stencilc::source::SourceFile;
 
@@ -104,6 +104,7 @@ fn printed(stdout: &str, label: &str) -> f64 {
 fn regions(path: &Path) -> Vec<Region> {
     let text = std::fs::read_to_string(path).unwrap();
     stencilc::front::parse_regions(SourceFile::new(path.display().to_string(), text))
+        .and_then(stencilc::analysis::checked_regions)
         .unwrap_or_else(|d| panic!("{d}"))
 }
 

@@ -13,8 +13,8 @@ use std::sync::OnceLock;
 use common::gen::{self, Flavor, GenProgram};
 use proptest::prelude::*;
 use stencilc::exec::backend::RunOptions;
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, native, FieldState, RunSummary};
+use stencilc::ir::env::RunEnv;
 
 /// Compiled objects go to a private temporary cache, shared by the cases of
 /// this run and removed with the process's temporary directory.

@@ -8,8 +8,8 @@ use common::gen::{self, Flavor};
 use proptest::prelude::*;
 use stencilc::back::gpu_emit::{emit, GpuTarget};
 use stencilc::exec::cuda::nvrtc;
-use stencilc::lower::{lower, Target};
-use stencilc::schedule::{validate, DeviceLimits, Schedule};
+use stencilc::lower::{check_limits, lower, Target};
+use stencilc::schedule::{DeviceLimits, Schedule};
 
 fn nvrtc_here() -> bool {
     common::runtime_available("nvrtc", nvrtc::load().map(|_| ()))
@@ -38,7 +38,7 @@ proptest! {
         let plan = Schedule::new(&program, &request)
             .unwrap_or_else(|e| panic!("the schedule was refused: {e}\n{text}\n{request:?}"));
         let lowered = lower(&program, &plan, Target::Cuda);
-        prop_assume!(validate(&lowered.module, &DeviceLimits::CUDA_DEFAULT).is_ok());
+        prop_assume!(check_limits(&lowered.module, &DeviceLimits::CUDA_DEFAULT).is_ok());
         let source = emit(&program, &request, GpuTarget::Cuda)
             .unwrap_or_else(|e| panic!("the schedule was refused: {e}\n{text}\n{request:?}"));
         let compiled = nvrtc::compile_with_log(&source, "sm_90")
@@ -68,6 +68,7 @@ fn unused_locals_compile_without_warnings() {
         "unused_local.sdsl",
         text,
     ))
+    .and_then(stencilc::analysis::checked)
     .unwrap_or_else(|d| panic!("{d}"));
     let source = emit(
         &program,

@@ -12,8 +12,8 @@ mod common;
 
 use common::gen::{self, Flavor};
 use proptest::prelude::*;
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, opencl, FieldState};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ReduceOp, ScalarType, Value};
 use stencilc::schedule::Schedule;
 
@@ -35,7 +35,7 @@ fn tolerance(ty: ScalarType, scale: f64) -> f64 {
 
 /// Points a reduction combines: a bound on the number of terms of a sum.
 fn points(env: &RunEnv) -> f64 {
-    env.grid_dims[0].iter().product::<usize>() as f64 * 2.0
+    env.grid_dims()[0].iter().product::<usize>() as f64 * 2.0
 }
 
 /// Reductions agree: max and min within the field tolerance (they are exact

@@ -7,7 +7,7 @@ use stencilc::source::SourceFile;
 /// The program's rendered diagnostics; panics if it unexpectedly compiles.
 fn errors(text: &str) -> String {
     let source = SourceFile::new("test.sdsl", text);
-    match parse_program(source) {
+    match parse_program(source).and_then(stencilc::analysis::checked) {
         Ok(p) => panic!("expected an error, but the program compiled:\n{p}"),
         Err(d) => {
             let rendered = d.to_string();

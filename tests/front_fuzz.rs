@@ -100,10 +100,12 @@ fn examples() -> Vec<String> {
 
 /// Runs both entry points; any panic fails the property.
 fn front_end_survives(text: &str) {
-    let _ = parse_program(SourceFile::new("fuzz.sdsl", text));
-    let _ = parse_regions(SourceFile::new("fuzz.c", text));
+    let _ = parse_program(SourceFile::new("fuzz.sdsl", text)).and_then(stencilc::analysis::checked);
+    let _ = parse_regions(SourceFile::new("fuzz.c", text))
+        .and_then(stencilc::analysis::checked_regions);
     let wrapped = format!("#pragma sdsl begin\n{text}\n#pragma sdsl end\n");
-    let _ = parse_regions(SourceFile::new("fuzz.c", wrapped));
+    let _ = parse_regions(SourceFile::new("fuzz.c", wrapped))
+        .and_then(stencilc::analysis::checked_regions);
 }
 
 proptest! {
@@ -153,30 +155,42 @@ proptest! {
 #[test]
 fn deep_nesting_is_a_diagnostic_not_a_stack_overflow() {
     let deep = format!("double c = {}1{};", "(".repeat(5000), ")".repeat(5000));
-    assert!(parse_program(SourceFile::new("deep.sdsl", deep)).is_err());
+    assert!(parse_program(SourceFile::new("deep.sdsl", deep))
+        .and_then(stencilc::analysis::checked)
+        .is_err());
     let chain = format!("double c = 1{};", " + 1".repeat(100_000));
-    assert!(parse_program(SourceFile::new("deep.sdsl", chain)).is_err());
+    assert!(parse_program(SourceFile::new("deep.sdsl", chain))
+        .and_then(stencilc::analysis::checked)
+        .is_err());
     let nested_chains = format!(
         "double c = {}1{};",
         "(1 + 1 + 1 + 1 + ".repeat(99),
         ")".repeat(99)
     );
     // Moderately deep programs still compile.
-    assert!(parse_program(SourceFile::new("deep.sdsl", nested_chains)).is_ok());
+    assert!(parse_program(SourceFile::new("deep.sdsl", nested_chains))
+        .and_then(stencilc::analysis::checked)
+        .is_ok());
     let minus = format!("double c = {}1;", "-".repeat(5000));
-    assert!(parse_program(SourceFile::new("deep.sdsl", minus)).is_err());
+    assert!(parse_program(SourceFile::new("deep.sdsl", minus))
+        .and_then(stencilc::analysis::checked)
+        .is_err());
     let braces = format!(
         "const float K[1] = {}1{};",
         "{".repeat(5000),
         "}".repeat(5000)
     );
-    assert!(parse_program(SourceFile::new("deep.sdsl", braces)).is_err());
+    assert!(parse_program(SourceFile::new("deep.sdsl", braces))
+        .and_then(stencilc::analysis::checked)
+        .is_err());
     let loops = format!(
         "int n; grid g[n]; float griddata a on g at 0;\npointfunction f(p) {{ {} [0]p[0] = 1; {} }}\niterate 1 {{ stencil s {{ [0:n-1] : f(a); }} }}",
         "for i in 0..1 {".repeat(3000),
         "}".repeat(3000)
     );
-    assert!(parse_program(SourceFile::new("deep.sdsl", loops)).is_err());
+    assert!(parse_program(SourceFile::new("deep.sdsl", loops))
+        .and_then(stencilc::analysis::checked)
+        .is_err());
 }
 
 #[test]

@@ -9,7 +9,7 @@ use stencilc::ir::{
 use stencilc::source::SourceFile;
 
 fn parse(text: &str) -> Program {
-    match parse_program(SourceFile::new("test.sdsl", text)) {
+    match parse_program(SourceFile::new("test.sdsl", text)).and_then(stencilc::analysis::checked) {
         Ok(p) => p,
         Err(d) => panic!("program failed to compile:\n{d}"),
     }
@@ -18,7 +18,9 @@ fn parse(text: &str) -> Program {
 fn example(name: &str) -> Program {
     let path = common::examples_dir().join(name);
     let text = std::fs::read_to_string(&path).expect("example exists");
-    match parse_program(SourceFile::new(path.display().to_string(), text)) {
+    match parse_program(SourceFile::new(path.display().to_string(), text))
+        .and_then(stencilc::analysis::checked)
+    {
         Ok(p) => p,
         Err(d) => panic!("{name} failed:\n{d}"),
     }

@@ -4,14 +4,16 @@ use stencilc::front::{parse_regions, Region};
 use stencilc::source::SourceFile;
 
 fn regions(name: &str, text: &str) -> Vec<Region> {
-    match parse_regions(SourceFile::new(name, text)) {
+    match parse_regions(SourceFile::new(name, text)).and_then(stencilc::analysis::checked_regions) {
         Ok(r) => r,
         Err(d) => panic!("regions failed:\n{d}"),
     }
 }
 
 fn region_errors(text: &str) -> String {
-    match parse_regions(SourceFile::new("host.c", text)) {
+    match parse_regions(SourceFile::new("host.c", text))
+        .and_then(stencilc::analysis::checked_regions)
+    {
         Ok(r) => panic!("expected an error, got {} region(s)", r.len()),
         Err(d) => d.to_string(),
     }

@@ -6,8 +6,8 @@ mod common;
 mod gpu_common;
 
 use gpu_common::*;
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{cuda, interp};
+use stencilc::ir::env::RunEnv;
 use stencilc::schedule::Schedule;
 
 #[test]

@@ -3,13 +3,15 @@
 mod common;
 
 use stencilc::analysis::{static_checks, Footprint};
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::Bindings;
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{FieldId, Program, Value};
 use stencilc::source::SourceFile;
 
 fn parse(name: &str, text: &str) -> Program {
-    match stencilc::front::parse_program(SourceFile::new(name, text)) {
+    match stencilc::front::parse_program(SourceFile::new(name, text))
+        .and_then(stencilc::analysis::checked)
+    {
         Ok(p) => p,
         Err(d) => panic!("{name} does not compile:\n{d}"),
     }
@@ -133,7 +135,9 @@ grid g[n];
 double griddata a on g at 0,1;
 iterate 1 { stencil s { [m:n-2] : [1]a[0] = [0]a[-1]; } }
 ";
-    let err = stencilc::front::parse_program(SourceFile::new("always.sdsl", always)).unwrap_err();
+    let err = stencilc::front::parse_program(SourceFile::new("always.sdsl", always))
+        .and_then(stencilc::analysis::checked)
+        .unwrap_err();
     assert!(
         err.to_string().contains("1 past the last element (n-1)"),
         "{err}"
@@ -143,7 +147,7 @@ iterate 1 { stencil s { [m:n-2] : [1]a[0] = [0]a[-1]; } }
         static_checks(&p).is_empty(),
         "m = 0 reads index -1, m = 1 does not"
     );
-    let err = RunEnv::new(
+    let err = stencilc::exec::bind(
         &p,
         &Bindings {
             params: vec![Value::Int(10), Value::Int(0)],

@@ -6,8 +6,8 @@
 mod common;
 mod reference;
 
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, Bindings, Buffer, ExecError, FieldState, RunSummary};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{BoundaryMode, Program, Value};
 use stencilc::source::SourceFile;
 
@@ -16,7 +16,9 @@ fn example(name: &str) -> String {
 }
 
 fn parse(name: &str, text: &str) -> Program {
-    match stencilc::front::parse_program(SourceFile::new(name, text)) {
+    match stencilc::front::parse_program(SourceFile::new(name, text))
+        .and_then(stencilc::analysis::checked)
+    {
         Ok(p) => p,
         Err(d) => panic!("{name} does not compile:\n{d}"),
     }
@@ -320,7 +322,9 @@ fn out_of_grid_writes_are_refused_before_running() {
 #[test]
 fn reads_outside_a_none_field_are_refused_with_the_loop_value() {
     let text = example("gaussian_blur.sdsl").replace(" boundary clamp", "");
-    match stencilc::front::parse_program(SourceFile::new("gaussian_blur.sdsl", text.as_str())) {
+    match stencilc::front::parse_program(SourceFile::new("gaussian_blur.sdsl", text.as_str()))
+        .and_then(stencilc::analysis::checked)
+    {
         // The front-end may prove it without parameter values (rows 0 and -3).
         Err(d) => insta::assert_snapshot!("blur_without_boundary_static", d.to_string()),
         Ok(program) => {

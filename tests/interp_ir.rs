@@ -2,8 +2,8 @@
 //! boundary modes, reductions, locals, loops, tables, conditionals, defined
 //! integer division, time-level rotation, and the checks before a run.
 
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, Bindings, Buffer, ExecError, FieldState};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::*;
 use stencilc::source::{SourceFile, Span};
 
@@ -486,7 +486,7 @@ fn checks_refuse_bad_sizes_inputs_and_accesses_before_running() {
             vec![],
         ),
     );
-    let err = RunEnv::new(
+    let err = stencilc::exec::bind(
         &program,
         &Bindings {
             params: vec![Value::Int(10)],

@@ -5,13 +5,15 @@ mod common;
 
 use std::time::Instant;
 
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, Bindings, Buffer, FieldState};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::Value;
 use stencilc::source::SourceFile;
 
 fn run(name: &str, text: &str, params: Vec<Value>, input: (&str, Buffer)) {
-    let program = stencilc::front::parse_program(SourceFile::new(name, text)).expect("compiles");
+    let program = stencilc::front::parse_program(SourceFile::new(name, text))
+        .and_then(stencilc::analysis::checked)
+        .expect("compiles");
     let env = RunEnv::new(&program, &Bindings { params }).expect("valid parameters");
     let mut inputs: Vec<Option<Buffer>> = vec![None; program.fields.len()];
     for (f, field) in program.fields.iter().enumerate() {

@@ -25,6 +25,7 @@ fn example(name: &str) -> Program {
     let path = common::examples_dir().join(name);
     let text = std::fs::read_to_string(&path).unwrap();
     stencilc::front::parse_program(SourceFile::new(path.display().to_string(), text))
+        .and_then(stencilc::analysis::checked)
         .unwrap_or_else(|d| panic!("{d}"))
 }
 

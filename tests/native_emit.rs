@@ -43,8 +43,9 @@ fn emitted_c_of_every_example() {
     let paths = files(&common::examples_dir(), &["sdsl"]);
     assert!(paths.len() >= 6, "examples found: {}", paths.len());
     for path in paths {
-        let program =
-            stencilc::front::parse_program(source(&path)).unwrap_or_else(|d| panic!("{d}"));
+        let program = stencilc::front::parse_program(source(&path))
+            .and_then(stencilc::analysis::checked)
+            .unwrap_or_else(|d| panic!("{d}"));
         let unit = c::emit_program(&program);
         assert!(unit.source.contains(&format!("int {}(", unit.run_symbol)));
         insta::assert_snapshot!(format!("emit_{}", stem(&path)), unit.source);
@@ -57,8 +58,11 @@ fn generated_part_of_every_embedded_host() {
     assert!(paths.len() >= 3, "hosts found: {}", paths.len());
     for path in paths {
         let extern_c = path.extension().is_some_and(|e| e == "cpp");
-        let output = embed::compile_host(source(&path), embed::EmbedOptions { extern_c })
+        let host = source(&path);
+        let regions = stencilc::front::parse_regions(host.clone())
+            .and_then(stencilc::analysis::checked_regions)
             .unwrap_or_else(|d| panic!("{d}"));
+        let output = embed::rewrite_host(&host, &regions, embed::EmbedOptions { extern_c });
         // The host's own text follows the first `#line 1`; it is the input, unchanged.
         let generated = &output[..output.find("#line 1 ").expect("a #line before the host")];
         insta::assert_snapshot!(format!("compile_{}", stem(&path)), generated);

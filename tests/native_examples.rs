@@ -4,8 +4,8 @@
 mod common;
 
 use stencilc::exec::backend::RunOptions;
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, native, Bindings, Buffer, FieldState};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::source::SourceFile;
 
@@ -46,7 +46,7 @@ fn state(program: &Program, env: &RunEnv) -> FieldState {
         .iter()
         .enumerate()
         .map(|(f, field)| {
-            let len: usize = env.grid_dims[field.grid.0].iter().product();
+            let len: usize = env.grid_dims()[field.grid.0].iter().product();
             let value = |i: usize| (((i * 7919 + f * 104729) % 1000) as f64) / 1000.0;
             let buffer = match field.ty {
                 ScalarType::Float => Buffer::Float((0..len).map(|i| value(i) as f32).collect()),
@@ -67,6 +67,7 @@ fn state(program: &Program, env: &RunEnv) -> FieldState {
 fn check(path: &std::path::Path) {
     let text = std::fs::read_to_string(path).unwrap();
     let program = stencilc::front::parse_program(SourceFile::new(path.display().to_string(), text))
+        .and_then(stencilc::analysis::checked)
         .unwrap_or_else(|d| panic!("{d}"));
     let env = RunEnv::new(&program, &bindings(&program))
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));

@@ -7,8 +7,8 @@ mod common;
 use std::sync::Arc;
 
 use stencilc::exec::backend::RunOptions;
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{native, Buffer, FieldState};
+use stencilc::ir::env::{Bindings, RunEnv};
 use stencilc::ir::*;
 use stencilc::source::{SourceFile, Span};
 
@@ -219,13 +219,15 @@ fn jacobi_matches_reference_for_every_boundary_mode() {
         BoundaryMode::Zero,
     ] {
         let program = jacobi(mode, iters as i32);
-        let env = RunEnv {
-            params: vec![Value::Int(cols as i32), Value::Int(rows as i32)],
-            constants: vec![],
-            grid_dims: vec![vec![rows, cols]],
-            max_iters: iters as u64,
-            every: Some(2),
-        };
+        let env = RunEnv::new(
+            &program,
+            &Bindings {
+                params: vec![Value::Int(cols as i32), Value::Int(rows as i32)],
+            },
+        )
+        .unwrap();
+        assert_eq!(env.grid_dims(), [vec![rows, cols]]);
+        assert_eq!((env.max_iters(), env.every()), (iters as u64, Some(2)));
         let mut state = FieldState {
             fields: vec![vec![
                 Buffer::Float(input.clone()),

@@ -5,8 +5,8 @@ mod common;
 mod gpu_common;
 
 use gpu_common::*;
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, opencl, ExecError};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, Value};
 use stencilc::schedule::{Schedule, ScheduleRequest};
 

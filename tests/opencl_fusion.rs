@@ -8,8 +8,8 @@ mod gpu_common;
 use gpu_common::*;
 use stencilc::back::gpu_emit::{emit, GpuTarget};
 use stencilc::exec::backend::{self, Backend, RunOptions};
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{interp, opencl};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::Program;
 use stencilc::schedule::{Schedule, ScheduleRequest, ShmRequest};
 

@@ -111,8 +111,7 @@ pub fn iterate_accesses(program: &Program) -> Vec<PartAccesses<'_>> {
     }
     for (r, reduction) in iterate.reductions.iter().enumerate() {
         for (p, part) in reduction.parts.iter().enumerate() {
-            let mut value = BodyAccesses::default();
-            collect_expr(&part.value, &[], &mut value);
+            let value = expr_accesses(&part.value);
             out.push(PartAccesses {
                 id: PartId::Reduction {
                     reduction: r,
@@ -141,6 +140,13 @@ pub struct BodyAccesses<'p> {
 pub fn body_accesses(body: &[Stmt]) -> BodyAccesses<'_> {
     let mut acc = BodyAccesses::default();
     collect_stmts(body, &mut Vec::new(), &mut acc);
+    acc
+}
+
+/// The accesses of one expression outside any loop (a reduction part's value).
+pub fn expr_accesses(expr: &Expr) -> BodyAccesses<'_> {
+    let mut acc = BodyAccesses::default();
+    collect_expr(expr, &[], &mut acc);
     acc
 }
 

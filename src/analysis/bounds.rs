@@ -16,7 +16,7 @@ use crate::analysis::access::{
 use crate::analysis::affine::{Affine, Var};
 use crate::analysis::text::{atom, axis_name, expr_text, ref_text};
 use crate::diag::Diagnostic;
-use crate::exec::env::{box_is_empty, RunEnv};
+use crate::ir::env::{box_is_empty, RunEnv};
 use crate::ir::{BoundaryMode, Expr, Local, LocalId, Program, Value};
 
 /// The most loop-variable combinations the run-time check enumerates for one
@@ -420,7 +420,7 @@ fn check_grid_access(
     }
     let field = &program.fields[access.target.field.0];
     let grid = &program.grids[field.grid.0];
-    let dims = &env.grid_dims[field.grid.0];
+    let dims = &env.grid_dims()[field.grid.0];
     if access.target.offset.len() != dims.len() || bounds.len() != dims.len() {
         return Err(Diagnostic::error(
             format!(

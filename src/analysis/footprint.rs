@@ -10,11 +10,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::analysis::access::{body_accesses, iterate_accesses, AccessKind, GridAccess, PartId};
+use crate::analysis::access::{
+    body_accesses, expr_accesses, iterate_accesses, AccessKind, GridAccess, PartId,
+};
 use crate::analysis::affine::Affine;
 use crate::analysis::bounds::extremes;
-use crate::exec::env::RunEnv;
-use crate::ir::{FieldId, Program, StencilPart};
+use crate::ir::env::RunEnv;
+use crate::ir::{Expr, FieldId, Program, StencilPart, Stmt};
 
 /// A field time level: `(field, time offset)`.
 pub type Level = (FieldId, i32);
@@ -100,8 +102,21 @@ impl Footprint {
     /// The footprint of one stencil part, from the program alone (offsets that
     /// depend on parameters are `None`).
     pub fn of_part(program: &Program, part: &StencilPart) -> Footprint {
-        let body = body_accesses(&part.body);
+        Footprint::of_body(program, &part.body)
+    }
+
+    /// The footprint of a statement list (a stencil part's body), from the
+    /// program alone.
+    pub fn of_body(program: &Program, body: &[Stmt]) -> Footprint {
+        let body = body_accesses(body);
         Footprint::collect(body.grids.iter(), |a| static_axes(program, a))
+    }
+
+    /// The footprint of one expression outside any loop (a reduction part's
+    /// value), from the program alone.
+    pub fn of_expr(program: &Program, value: &Expr) -> Footprint {
+        let accesses = expr_accesses(value);
+        Footprint::collect(accesses.grids.iter(), |a| static_axes(program, a))
     }
 
     /// The footprint of several parts run one after the other at each point

@@ -13,9 +13,9 @@ use std::process::Command;
 use std::time::Instant;
 
 use stencilc::exec::backend::RunOptions;
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::native::{self, compile};
 use stencilc::exec::{Bindings, Buffer, FieldState};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::source::SourceFile;
 
@@ -173,7 +173,7 @@ fn initial_state(program: &Program, env: &RunEnv) -> FieldState {
         .fields
         .iter()
         .map(|f| {
-            let len: usize = env.grid_dims[f.grid.0].iter().product();
+            let len: usize = env.grid_dims()[f.grid.0].iter().product();
             let buffer = match f.ty {
                 ScalarType::Float => {
                     Buffer::Float((0..len).map(|i| input_value(i) as f32).collect())
@@ -224,8 +224,10 @@ fn bench_one(
     let path = args.dir.join("programs").join(format!("{name}.sdsl"));
     let text = std::fs::read_to_string(&path)
         .map_err(|e| failed(format!("cannot read {}: {e}", path.display())))?;
-    let program =
-        stencilc::front::parse_program(SourceFile::new(path.display().to_string(), text))?;
+    let program = stencilc::analysis::checked(stencilc::front::parse_program(SourceFile::new(
+        path.display().to_string(),
+        text,
+    ))?)?;
     let options = RunOptions::default();
 
     // Compile in the fresh cache, then load again from it.
@@ -238,7 +240,7 @@ fn bench_one(
 
     // Calibrate the number of sweeps on a short run.
     let probe_steps = 2;
-    let env = RunEnv::new(&program, &bindings(&program, size, probe_steps))?;
+    let env = stencilc::exec::bind(&program, &bindings(&program, size, probe_steps))?;
     let mut state = initial_state(&program, &env);
     let probe = native::execute(&program, &env, &mut state, &unit, &kernel)?;
     let per_sweep = probe.times.compute.as_secs_f64() / probe_steps as f64;
@@ -248,7 +250,7 @@ fn bench_one(
     // Alternate the generated code and the baseline, `repeats` times each, and
     // keep the medians: on a shared machine one run of each, minutes apart, can
     // differ by 30 % for reasons that have nothing to do with the code.
-    let env = RunEnv::new(&program, &bindings(&program, size, sweeps))?;
+    let env = stencilc::exec::bind(&program, &bindings(&program, size, sweeps))?;
     let baseline_binary = compile_baseline(args, name, flags, compiler)?;
     let mut c_times = Vec::new();
     let mut baseline_times = Vec::new();
@@ -290,7 +292,7 @@ fn bench_one(
     let interp_sweep_s = if args.no_interp {
         None
     } else {
-        let env = RunEnv::new(&program, &bindings(&program, size, 1))?;
+        let env = stencilc::exec::bind(&program, &bindings(&program, size, 1))?;
         let mut state = initial_state(&program, &env);
         let s = stencilc::exec::interp::run(&program, &env, &mut state)?;
         Some(s.times.compute.as_secs_f64() / s.iterations.max(1) as f64)

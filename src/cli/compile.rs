@@ -37,7 +37,8 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
         )
     })?;
     let source = SourceFile::new(args.input.display().to_string(), text);
-    let regions = stencilc::front::parse_regions(source.clone())?;
+    let regions =
+        stencilc::analysis::checked_regions(stencilc::front::parse_regions(source.clone())?)?;
     if regions.is_empty() {
         return Err(CliError::new(
             format!("`{}` has no SDSL region", args.input.display()),

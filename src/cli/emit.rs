@@ -7,7 +7,6 @@
 use std::path::PathBuf;
 
 use stencilc::back::gpu_emit::{self, GpuTarget};
-use stencilc::schedule::ScheduleRequest;
 
 use crate::cli::args::ScheduleArgs;
 use crate::cli::error::CliError;
@@ -67,7 +66,7 @@ fn gpu_source(
     schedule: &ScheduleArgs,
     target: GpuTarget,
 ) -> Result<String, CliError> {
-    let request = ScheduleRequest::from_options(&schedule.run_options());
+    let request = schedule.run_options().schedule_request();
     gpu_emit::emit(program, &request, target).map_err(|e| {
         CliError::new(
             format!("cannot schedule `{}` for the GPU: {e}", program.name),

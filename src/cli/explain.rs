@@ -14,7 +14,7 @@ use std::path::Path;
 
 use clap::Args;
 use serde::Serialize;
-use stencilc::exec::env::RunEnv;
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::Program;
 use stencilc::lower::{lower, Lowered, Target};
 use stencilc::model::build::{self, RunFacts};
@@ -154,12 +154,12 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
     let program = program::load(&args.program.program, args.program.region)?;
     let values = params::parse_sets(&program, &args.params.sets)?;
     let bindings = params::complete(&program, values)?;
-    let env = RunEnv::new(&program, &bindings)?;
+    let env = stencilc::exec::bind(&program, &bindings)?;
     let target = match args.target {
         ExplainTarget::Cuda => Target::Cuda,
         ExplainTarget::Opencl => Target::OpenCl,
     };
-    let request = ScheduleRequest::from_options(&args.schedule.run_options());
+    let request = args.schedule.run_options().schedule_request();
     let schedule = Schedule::for_run(&program, &request, &env).map_err(|e| {
         CliError::new(
             format!("cannot schedule `{}` for the GPU: {e}", program.name),
@@ -167,7 +167,7 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
         )
     })?;
     let lowered = lower(&program, &schedule, target);
-    stencilc::schedule::validate(&lowered.module, &device.limits()).map_err(|e| {
+    stencilc::lower::check_limits(&lowered.module, &device.limits()).map_err(|e| {
         CliError::new(
             format!("the schedule does not fit the {}: {e}", device.name),
             "choose a schedule within the device's limits (--block, --tile, --shm)",
@@ -191,11 +191,11 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
     }
     let subset_box = |s: &stencilc::ir::Subset| env.subset_box(s);
     let facts = RunFacts {
-        params: &env.params,
-        grid_dims: &env.grid_dims,
+        params: env.params(),
+        grid_dims: env.grid_dims(),
         subset_box: &subset_box,
-        every: env.every,
-        max_iters: env.max_iters,
+        every: env.every(),
+        max_iters: env.max_iters(),
     };
     let specs = build::specs(&program, &schedule, &lowered, &facts);
     // The same kernels without shared tiles, to say whether staging pays.
@@ -249,7 +249,7 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
         iteration += model::CHECK_SYNC_US * 1e-6 * per_check;
     }
     let mut parameters = BTreeMap::new();
-    for (p, value) in program.params.iter().zip(&env.params) {
+    for (p, value) in program.params.iter().zip(env.params()) {
         let json = if value.ty().is_float() {
             serde_json::json!(value.as_f64())
         } else {

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use stencilc::front;
 use stencilc::ir::Program;
 use stencilc::source::SourceFile;
+use stencilc::{analysis, front};
 
 use crate::cli::error::CliError;
 
@@ -44,9 +44,9 @@ pub fn load(path: &Path, region: Option<usize>) -> Result<Program, CliError> {
                 "leave out --region for a .sdsl program (C/C++ files end in .c, .cc, .cpp, .h, .hpp or .cu)",
             ));
         }
-        return Ok(front::parse_program(source)?);
+        return Ok(analysis::checked(front::parse_program(source)?)?);
     }
-    let mut regions = front::parse_regions(source)?;
+    let mut regions = analysis::checked_regions(front::parse_regions(source)?)?;
     let wanted = region.unwrap_or(0);
     match regions.len() {
         0 => Err(CliError::new(

@@ -11,10 +11,10 @@ use std::time::Instant;
 
 use clap::Args;
 use stencilc::exec::backend::{self, RunOptions};
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{Buffer, FieldState};
 use stencilc::front::suggest;
 use stencilc::io::{self, FieldSpec, PendingOutput};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{FieldId, Program};
 
 use crate::cli::args::{
@@ -141,7 +141,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         ));
     }
     let bindings = params::complete(&program, values)?;
-    let env = RunEnv::new(&program, &bindings)?;
+    let env = stencilc::exec::bind(&program, &bindings)?;
     phases.check = started.elapsed();
 
     let copies = if args.verify { 2 } else { 1 };
@@ -165,7 +165,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     ));
 
     let counted = !matches!(args.backend, BackendArg::C);
-    let progress = Progress::start(args.progress_mode(), env.max_iters, counted);
+    let progress = Progress::start(args.progress_mode(), env.max_iters(), counted);
     options.progress = Some(progress.hook());
     let mut notice = |text: &str| {
         if !args.quiet {
@@ -222,7 +222,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
 
     let started = Instant::now();
     for (field, output) in &mut pending {
-        let dims = &env.grid_dims[program.fields[field.0].grid.0];
+        let dims = &env.grid_dims()[program.fields[field.0].grid.0];
         output.write(state.newest(&program, field.0), dims)?;
     }
     for (field, output) in pending {
@@ -262,7 +262,7 @@ fn verify_against_interpreter(
     summary: &stencilc::exec::RunSummary,
     args: &RunArgs,
 ) -> Result<Verification, CliError> {
-    let progress = Progress::start(args.progress_mode(), env.max_iters, true);
+    let progress = Progress::start(args.progress_mode(), env.max_iters(), true);
     let ran = stencilc::exec::interp::run_observed(program, env, reference, Some(&progress.hook()));
     progress.finish();
     let reference_summary = ran?;
@@ -274,7 +274,7 @@ fn verify_against_interpreter(
                 used,
                 state.newest(program, f.0),
                 reference.newest(program, f.0),
-                &env.grid_dims[program.fields[f.0].grid.0],
+                &env.grid_dims()[program.fields[f.0].grid.0],
             )
         })
         .collect();
@@ -403,7 +403,7 @@ fn check_memory(
     headrooms: &[Headroom],
 ) -> Result<(), CliError> {
     let bytes = program.fields.iter().try_fold(0usize, |total, field| {
-        let points: usize = env.grid_dims[field.grid.0].iter().product();
+        let points: usize = env.grid_dims()[field.grid.0].iter().product();
         points
             .checked_mul(field.ty.size_bytes() * field.levels())
             .and_then(|b| total.checked_add(b))
@@ -454,7 +454,7 @@ fn initial_state(
 ) -> Result<FieldState, CliError> {
     let mut fields = Vec::with_capacity(program.fields.len());
     for (index, field) in program.fields.iter().enumerate() {
-        let dims = &env.grid_dims[field.grid.0];
+        let dims = &env.grid_dims()[field.grid.0];
         let points: usize = dims.iter().product();
         let first = match inputs.iter().find(|(f, _)| f.0 == index) {
             Some((f, path)) => io::read_field(path, &field_spec(program, *f), dims)?,

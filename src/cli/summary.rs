@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value as Json};
 use stencilc::exec::backend::Backend;
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{Bindings, RunSummary};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{FieldId, Program, Value};
 
 use crate::cli::error::CliError;
@@ -104,7 +104,7 @@ impl Report<'_> {
             "program": self.program.name,
             "backend": self.backend.to_string(),
             "iterations": s.iterations,
-            "max_iterations": self.env.max_iters,
+            "max_iterations": self.env.max_iters(),
             "stopped_by_check": s.stopped_by_check,
             "reductions": reductions,
             "parameters": parameters,

@@ -5,10 +5,13 @@
 //! unavailable here. Every back-end runs the same program on the same state.
 
 use std::fmt;
+use std::io::Write as _;
 use std::sync::Arc;
 
 use crate::exec::{ExecError, FieldState, RunSummary};
+use crate::ir::env::RunEnv;
 use crate::ir::Program;
+use crate::schedule::{Schedule, ScheduleRequest, ShmRequest};
 
 /// A back-end the user can ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -79,13 +82,46 @@ impl fmt::Debug for ProgressHook {
     }
 }
 
+impl RunOptions {
+    /// The schedule request these options carry (`--block`, `--tile`, `--shm`,
+    /// `--fuse`).
+    pub fn schedule_request(&self) -> ScheduleRequest {
+        ScheduleRequest {
+            block: self.block.clone(),
+            tile: self.tile.clone(),
+            shm: self
+                .shm
+                .as_deref()
+                .map(ShmRequest::parse)
+                .unwrap_or_default(),
+            tables: None,
+            fuse: self.fuse,
+        }
+    }
+
+    /// The schedule these options ask for (see [`Schedule::for_run`]), with its
+    /// notes (refused fusions, say) printed on stderr under `--verbose`.
+    pub fn schedule(&self, program: &Program, env: &RunEnv) -> Result<Schedule, ExecError> {
+        let request = self.schedule_request();
+        let schedule = Schedule::for_run(program, &request, env)
+            .map_err(|e| ExecError::Failed(e.to_string()))?;
+        if self.verbose {
+            for note in &schedule.notes {
+                // Not `eprintln!`, which panics on a closed stderr.
+                let _ = writeln!(std::io::stderr(), "stencilc: {note}");
+            }
+        }
+        Ok(schedule)
+    }
+}
+
 /// Runs `program` on `state` with the chosen back-end; returns the summary and the
 /// back-end that actually ran. `notice` receives one-line messages (e.g. why
 /// `auto` skipped a back-end).
 pub fn run(
     backend: Backend,
     program: &Program,
-    env: &crate::exec::env::RunEnv,
+    env: &RunEnv,
     state: &mut FieldState,
     options: &RunOptions,
     notice: &mut dyn FnMut(&str),

@@ -6,7 +6,8 @@
 
 pub mod backend;
 pub mod cuda;
-pub mod env;
+pub mod host_plan;
+mod inputs;
 pub mod interp;
 pub mod native;
 pub mod opencl;
@@ -17,6 +18,9 @@ use serde::Serialize;
 
 use crate::diag::Diagnostics;
 use crate::ir::{Program, ScalarType, Value};
+
+pub use crate::ir::env::Bindings;
+pub use inputs::{bind, check_inputs};
 
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
@@ -130,13 +134,6 @@ impl Buffer {
             Buffer::Double(v) => bytes(v),
         }
     }
-}
-
-/// Values for a program's parameters, indexed by `ParamId`, each of the parameter's type.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Bindings {
-    /// One value per parameter.
-    pub params: Vec<Value>,
 }
 
 /// The data of every field: per field, one buffer per time level, indexed by

@@ -19,25 +19,16 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::diag::{Diagnostic, Diagnostics, Severity};
+use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{Program, ScheduleHints};
 use crate::source::{SourceFile, Span};
 
 pub use sema::fold;
 
-/// One `#pragma sdsl begin ... #pragma sdsl end` region of a C/C++ file.
-#[derive(Clone, Debug)]
-pub struct Region {
-    /// Position among the file's regions, from 0 (the `N` of `sdsl_return_N`).
-    pub index: usize,
-    /// The region's program; its spans point into the whole host file.
-    pub program: Program,
-    /// From the start of the `#pragma sdsl begin` line to the end of the
-    /// `#pragma sdsl end` line (what source-to-source replaces).
-    pub span: Span,
-}
+pub use crate::ir::Region;
 
-/// Parses and checks a whole `.sdsl` program.
+/// Parses and checks a whole `.sdsl` program against the language's rules
+/// (accesses are checked by `analysis::checked`, which callers run next).
 pub fn parse_program(source: Arc<SourceFile>) -> Result<Program, Diagnostics> {
     let name = program_name(&source.name, None);
     let range = 0..source.text.len();
@@ -143,7 +134,9 @@ pub enum LoadError {
     },
 }
 
-/// Lexes, parses and checks `source.text[range]` as one program.
+/// Lexes, parses and checks `source.text[range]` as one program (the checks of
+/// the language's rules; those that need the analysis of accesses are
+/// `analysis::checked`'s).
 fn parse_range(
     source: &Arc<SourceFile>,
     range: Range<usize>,
@@ -152,16 +145,7 @@ fn parse_range(
 ) -> Result<Program, Vec<Diagnostic>> {
     let tokens = lexer::lex(&source.text, range).map_err(|d| vec![d])?;
     let module = parser::parse(tokens).map_err(|d| vec![d])?;
-    let program = sema::analyze(&module, source.clone(), name, hints)?;
-    let errors: Vec<Diagnostic> = crate::analysis::static_checks(&program)
-        .into_iter()
-        .filter(|d| d.severity == Severity::Error)
-        .collect();
-    if errors.is_empty() {
-        Ok(program)
-    } else {
-        Err(errors)
-    }
+    sema::analyze(&module, source.clone(), name, hints)
 }
 
 /// A C identifier made from a file name's stem (`jacobi2d`, `my_prog_region1`).

@@ -7,8 +7,12 @@
 //! are explicit. Its `Display` prints SDSL-like text for tests and debugging.
 
 mod display;
+pub mod env;
+pub mod eval;
 mod expr;
 mod program;
+mod region;
+pub(crate) mod semantics;
 mod types;
 
 pub use expr::{BinaryOp, Expr, ExprKind, GridRef, MathFn, Stmt, UnaryOp};
@@ -16,6 +20,7 @@ pub use program::{
     BoundaryMode, Check, Constant, Field, Grid, Iterate, Local, Param, Program, ReduceOp,
     Reduction, ReductionPart, ScheduleHints, Stencil, StencilPart, Subset, Table,
 };
+pub use region::Region;
 pub use types::{ScalarType, Value};
 
 macro_rules! define_id {

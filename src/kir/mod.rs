@@ -206,7 +206,7 @@ pub enum KExpr {
     /// A C conversion to the given type.
     Cast(ScalarType, Box<KExpr>),
     /// `__shfl_down_sync(full mask, value, delta)`: only lowered for dialects with
-    /// warp shuffles ([`crate::lower::Target::has_warp_shuffle`]).
+    /// warp shuffles (`lower::Target::has_warp_shuffle`).
     ShuffleDown(Box<KExpr>, u32),
 }
 

@@ -9,7 +9,6 @@
 //! pass. Shared-memory tiles, table placement and boundary handling follow the
 //! schedule; the kernels never compute a shared-memory index with `%` or `/`.
 
-pub mod drive;
 pub mod plan;
 mod point;
 mod reduce;
@@ -19,7 +18,7 @@ use std::collections::BTreeMap;
 
 use crate::ir::{FieldId, GridId, Program, ScalarType};
 use crate::kir::{ConstArray, KExpr, KParam, Module, ParamKind};
-use crate::schedule::Schedule;
+use crate::schedule::{DeviceLimits, Schedule, ScheduleError};
 use plan::{ArgSource, HostPlan};
 
 /// The target dialect's capabilities that change what lowering emits.
@@ -319,3 +318,44 @@ pub(crate) fn constant_table(
 
 /// Shared helper: `BTreeMap` of the loop variables fixed by unrolling.
 pub(crate) type Fixed = BTreeMap<crate::ir::LocalId, i64>;
+
+/// Checks every kernel of `module` against the device's limits (before any
+/// launch: a kernel the device cannot run fails to launch with a less helpful
+/// message).
+pub fn check_limits(module: &Module, limits: &DeviceLimits) -> Result<(), ScheduleError> {
+    for kernel in &module.kernels {
+        let threads = kernel.threads();
+        if threads > limits.max_threads_per_block {
+            return Err(ScheduleError(format!(
+                "kernel `{}`: block {}x{}x{} has {threads} threads but the device allows {} per \
+                 block; pass a smaller --block (e.g. --block 32,8)",
+                kernel.name,
+                kernel.block[0],
+                kernel.block[1],
+                kernel.block[2],
+                limits.max_threads_per_block
+            )));
+        }
+        for axis in 0..3 {
+            if kernel.block[axis] > limits.max_block_dims[axis] {
+                return Err(ScheduleError(format!(
+                    "kernel `{}`: {} threads along {} but the device allows {}; pass a \
+                     smaller --block",
+                    kernel.name,
+                    kernel.block[axis],
+                    ["x", "y", "z"][axis],
+                    limits.max_block_dims[axis]
+                )));
+            }
+        }
+        let bytes = kernel.shared_bytes();
+        if bytes > limits.shared_bytes_per_block {
+            return Err(ScheduleError(format!(
+                "kernel `{}` needs {bytes} bytes of shared memory per block but the device \
+                 allows {}; use a smaller --block or --tile, or --shm none",
+                kernel.name, limits.shared_bytes_per_block
+            )));
+        }
+    }
+    Ok(())
+}

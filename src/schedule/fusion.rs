@@ -15,7 +15,7 @@
 use std::ops::Range;
 
 use crate::analysis::footprint::{Footprint, Level};
-use crate::exec::env::RunEnv;
+use crate::ir::env::RunEnv;
 use crate::ir::{Program, Stencil, Subset};
 
 /// Splits `stencils` into runs of consecutive stencils that fuse; `notes` gets

@@ -9,7 +9,8 @@
 //!
 //! [`Schedule::new`] applies a default heuristic, then the region's pragma hints,
 //! then the command line ([`ScheduleRequest`]). Any schedule gives the same
-//! results; [`validate`] rejects one a device cannot run before any launch.
+//! results; `lower::check_limits` rejects one a device cannot run before any
+//! launch.
 //!
 //! Time tiling is not implemented: a pragma's `time:` or `time_steps:` above 1
 //! is not applied, and the GPU back-ends say so in a one-line notice
@@ -18,14 +19,12 @@
 mod fusion;
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::ops::Range;
 
-use crate::exec::env::RunEnv;
+use crate::ir::env::RunEnv;
 
 use crate::analysis::footprint::{Footprint, Level, LevelExtent};
 use crate::ir::{FieldId, Program, TableId};
-use crate::kir::Module;
 
 /// Where a field time level read by a stencil lives while the stencil runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -146,21 +145,6 @@ impl ScheduleRequest {
             ..ScheduleRequest::default()
         }
     }
-
-    /// The request carried by the back-end options (`--block`, `--tile`, `--shm`).
-    pub fn from_options(options: &crate::exec::backend::RunOptions) -> ScheduleRequest {
-        ScheduleRequest {
-            block: options.block.clone(),
-            tile: options.tile.clone(),
-            shm: options
-                .shm
-                .as_deref()
-                .map(ShmRequest::parse)
-                .unwrap_or_default(),
-            tables: None,
-            fuse: options.fuse,
-        }
-    }
 }
 
 /// What a device allows per block.
@@ -259,25 +243,6 @@ impl Schedule {
         env: &RunEnv,
     ) -> Result<Schedule, ScheduleError> {
         Schedule::build(program, request, Some(env))
-    }
-
-    /// The schedule a run's options ask for (see [`Schedule::for_run`]), with its
-    /// notes (refused fusions, say) printed on stderr under `--verbose`.
-    pub fn for_options(
-        program: &Program,
-        options: &crate::exec::backend::RunOptions,
-        env: &RunEnv,
-    ) -> Result<Schedule, crate::exec::ExecError> {
-        let request = ScheduleRequest::from_options(options);
-        let schedule = Schedule::for_run(program, &request, env)
-            .map_err(|e| crate::exec::ExecError::Failed(e.to_string()))?;
-        if options.verbose {
-            for note in &schedule.notes {
-                // Not `eprintln!`, which panics on a closed stderr.
-                let _ = writeln!(std::io::stderr(), "stencilc: {note}");
-            }
-        }
-        Ok(schedule)
     }
 
     fn build(
@@ -529,43 +494,4 @@ fn for_each_table(body: &[crate::ir::Stmt], f: &mut dyn FnMut(TableId)) {
             Stmt::For { body, .. } => for_each_table(body, f),
         }
     }
-}
-
-/// Checks every kernel of `module` against the device's limits.
-pub fn validate(module: &Module, limits: &DeviceLimits) -> Result<(), ScheduleError> {
-    for kernel in &module.kernels {
-        let threads = kernel.threads();
-        if threads > limits.max_threads_per_block {
-            return Err(ScheduleError(format!(
-                "kernel `{}`: block {}x{}x{} has {threads} threads but the device allows {} per \
-                 block; pass a smaller --block (e.g. --block 32,8)",
-                kernel.name,
-                kernel.block[0],
-                kernel.block[1],
-                kernel.block[2],
-                limits.max_threads_per_block
-            )));
-        }
-        for axis in 0..3 {
-            if kernel.block[axis] > limits.max_block_dims[axis] {
-                return Err(ScheduleError(format!(
-                    "kernel `{}`: {} threads along {} but the device allows {}; pass a \
-                     smaller --block",
-                    kernel.name,
-                    kernel.block[axis],
-                    ["x", "y", "z"][axis],
-                    limits.max_block_dims[axis]
-                )));
-            }
-        }
-        let bytes = kernel.shared_bytes();
-        if bytes > limits.shared_bytes_per_block {
-            return Err(ScheduleError(format!(
-                "kernel `{}` needs {bytes} bytes of shared memory per block but the device \
-                 allows {}; use a smaller --block or --tile, or --shm none",
-                kernel.name, limits.shared_bytes_per_block
-            )));
-        }
-    }
-    Ok(())
 }

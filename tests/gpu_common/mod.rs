@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{Bindings, Buffer, FieldState};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::schedule::{ScheduleRequest, ShmRequest, TablePlacement, ThorinVariant};
 use stencilc::source::SourceFile;
@@ -45,7 +45,7 @@ pub const EXAMPLES: &[(&str, &[(&str, f64)])] = &[
 /// Parses SDSL text.
 pub fn parse(name: &str, text: &str) -> Program {
     let source = SourceFile::new(format!("{name}.sdsl"), text.to_string());
-    match stencilc::front::parse_program(source) {
+    match stencilc::front::parse_program(source).and_then(stencilc::analysis::checked) {
         Ok(p) => p,
         Err(d) => panic!("{name} does not parse:\n{d}"),
     }
@@ -82,7 +82,7 @@ pub fn bindings(program: &Program, values: &[(&str, f64)]) -> Bindings {
 pub fn initial_state(program: &Program, env: &RunEnv) -> FieldState {
     let mut fields = Vec::new();
     for (f, field) in program.fields.iter().enumerate() {
-        let len: usize = env.grid_dims[field.grid.0].iter().product();
+        let len: usize = env.grid_dims()[field.grid.0].iter().product();
         let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ (f as u64 + 1).wrapping_mul(0x2545_F491);
         let data: Vec<f64> = (0..len)
             .map(|_| {

@@ -2,9 +2,10 @@
 //! reach), which decides the peeled border, and the inline helpers that resolve an
 //! index outside the grid in the border loops.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::ir::{BinaryOp, BoundaryMode, Expr, ExprKind, GridId, Program, Stmt, UnaryOp, Value};
+use crate::analysis::Footprint;
+use crate::ir::{BoundaryMode, Expr, GridId, Program, Stmt};
 
 /// How far the reads of fields with a boundary mode reach from the current point.
 #[derive(Clone, Debug, PartialEq)]
@@ -63,94 +64,32 @@ impl Reach {
 
 /// The reach of a list of statements (a stencil part's body).
 pub(super) fn reach_of_body(program: &Program, body: &[Stmt]) -> Reach {
-    let mut reach = Reach::Inside;
-    let mut loops = HashMap::new();
-    body_reach(program, body, &mut loops, &mut reach);
-    reach.simplified()
+    reach_of(program, &Footprint::of_body(program, body))
 }
 
 /// The reach of one expression (a reduction part's value).
 pub(super) fn reach_of_expr(program: &Program, value: &Expr) -> Reach {
+    reach_of(program, &Footprint::of_expr(program, value))
+}
+
+/// The reach of the reads of fields with a boundary mode, from the shared
+/// footprint analysis (offsets over the loops' ranges; unknown when an offset
+/// depends on a parameter or is not affine).
+fn reach_of(program: &Program, footprint: &Footprint) -> Reach {
     let mut reach = Reach::Inside;
-    expr_reach(program, value, &HashMap::new(), &mut reach);
+    for extent in &footprint.reads {
+        let field = &program.fields[extent.field.0];
+        if field.boundary != BoundaryMode::None {
+            reach.merge(field.grid, extent.static_box());
+        }
+    }
     reach.simplified()
 }
 
-fn body_reach(
-    program: &Program,
-    body: &[Stmt],
-    loops: &mut HashMap<usize, (i64, i64)>,
-    reach: &mut Reach,
-) {
-    for stmt in body {
-        match stmt {
-            Stmt::Assign { value, .. } => expr_reach(program, value, loops, reach),
-            Stmt::Store { target, value, .. } => {
-                // Store offsets are inside the grid (checked before running), but
-                // they may contain reads in their index expressions.
-                for e in &target.offset {
-                    expr_reach(program, e, loops, reach);
-                }
-                expr_reach(program, value, loops, reach);
-            }
-            Stmt::For {
-                var, lo, hi, body, ..
-            } => {
-                if lo > hi {
-                    continue;
-                }
-                let previous = loops.insert(var.0, (*lo, *hi));
-                body_reach(program, body, loops, reach);
-                match previous {
-                    Some(p) => loops.insert(var.0, p),
-                    None => loops.remove(&var.0),
-                };
-            }
-        }
-    }
-}
-
-fn expr_reach(program: &Program, e: &Expr, loops: &HashMap<usize, (i64, i64)>, reach: &mut Reach) {
-    e.visit(&mut |node| {
-        if let ExprKind::Load(r) = &node.kind {
-            let field = &program.fields[r.field.0];
-            if field.boundary != BoundaryMode::None {
-                let offsets: Option<Vec<_>> = r.offset.iter().map(|o| interval(o, loops)).collect();
-                reach.merge(field.grid, offsets);
-            }
-        }
-    });
-}
-
-/// The range of an integer offset expression over the loop variables' ranges, or
-/// `None` when it depends on anything else.
-pub(super) fn interval(e: &Expr, loops: &HashMap<usize, (i64, i64)>) -> Option<(i64, i64)> {
-    match &e.kind {
-        ExprKind::Literal(Value::Int(v)) => Some((*v as i64, *v as i64)),
-        ExprKind::Literal(Value::Long(v)) => Some((*v, *v)),
-        ExprKind::Local(id) => loops.get(&id.0).copied(),
-        ExprKind::Cast(a) if !e.ty.is_float() && !a.ty.is_float() => interval(a, loops),
-        ExprKind::Unary(UnaryOp::Neg, a) => interval(a, loops).map(|(lo, hi)| (-hi, -lo)),
-        ExprKind::Binary(op, a, b) => {
-            let (alo, ahi) = interval(a, loops)?;
-            let (blo, bhi) = interval(b, loops)?;
-            match op {
-                BinaryOp::Add => Some((alo + blo, ahi + bhi)),
-                BinaryOp::Sub => Some((alo - bhi, ahi - blo)),
-                BinaryOp::Mul => {
-                    let products = [alo * blo, alo * bhi, ahi * blo, ahi * bhi];
-                    Some((*products.iter().min()?, *products.iter().max()?))
-                }
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
-
-/// The value of an integer expression made of literals only, if it is one.
+/// The value of an integer expression made of literals only, if it is one,
+/// computed in its own type by the shared evaluator.
 pub(super) fn constant(e: &Expr) -> Option<i64> {
-    interval(e, &HashMap::new()).and_then(|(lo, hi)| (lo == hi).then_some(lo))
+    crate::ir::eval::integer_literal(e)
 }
 
 /// An inline C helper that generated code may need.
@@ -236,4 +175,50 @@ pub(super) fn helper_definitions(used: &BTreeSet<Helper>) -> String {
         .map(|h| h.definition())
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{BinaryOp, ExprKind, ScalarType, Value};
+    use crate::source::{SourceFile, Span};
+
+    fn sum(a: Value, b: Value) -> Expr {
+        let lit = |v: Value| Box::new(Expr::new(ExprKind::Literal(v), v.ty(), Span::default()));
+        Expr::new(
+            ExprKind::Binary(BinaryOp::Add, lit(a), lit(b)),
+            a.ty(),
+            Span::default(),
+        )
+    }
+
+    #[test]
+    fn constant_offsets_wrap_in_their_own_type() {
+        // Computed in 64 bits, `int` offsets gave another element than the other
+        // back-ends, and `long` ones panicked on overflow.
+        let int = sum(Value::Int(i32::MAX), Value::Int(1));
+        assert_eq!(constant(&int), Some(i64::from(i32::MIN)));
+        let long = sum(Value::Long(i64::MAX), Value::Long(1));
+        assert_eq!(constant(&long), Some(i64::MIN));
+        let float = sum(Value::Double(1.0), Value::Double(2.0));
+        assert_eq!(float.ty, ScalarType::Double);
+        assert_eq!(constant(&float), None);
+    }
+
+    #[test]
+    fn reach_follows_named_constants_through_the_footprint() {
+        let text = "int n;\nconst int R = 2;\ngrid g[n];\n\
+                    float griddata a on g at 0,1 boundary clamp;\n\
+                    iterate 1 {\n  stencil s {\n    [0:n-1] : [1]a[0] = [0]a[-R] + [0]a[1];\n  }\n}\n";
+        let program =
+            crate::front::parse_program(SourceFile::new("reach.sdsl", text)).expect("compiles");
+        let part = &program.iterate.as_ref().expect("an iterate").stencils[0].parts[0];
+        let reach = reach_of_body(&program, &part.body);
+        let grid = program.fields[0].grid;
+        assert_eq!(
+            reach,
+            Reach::Known(BTreeMap::from([(grid, vec![(-2, 1)])])),
+            "the offset `-R` is known from the constant"
+        );
+    }
 }

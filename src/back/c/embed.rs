@@ -28,8 +28,7 @@ use std::collections::BTreeSet;
 use crate::back::c::expr::{Access, Scope};
 use crate::back::c::names;
 use crate::back::c::writer::{header, Linkage, Writer};
-use crate::front::Region;
-use crate::ir::{ConstId, ExprKind, Program};
+use crate::ir::{ConstId, ExprKind, Program, Region};
 use crate::source::SourceFile;
 
 mod host_scan;
@@ -40,15 +39,6 @@ pub struct EmbedOptions {
     /// `-x`: give the wrappers C linkage (`extern "C"` under C++), for C++ hosts
     /// whose wrappers are declared in C headers.
     pub extern_c: bool,
-}
-
-/// Parses every region of a host file and rewrites it (see [`rewrite_host`]).
-pub fn compile_host(
-    host: std::sync::Arc<SourceFile>,
-    options: EmbedOptions,
-) -> Result<String, crate::diag::Diagnostics> {
-    let regions = crate::front::parse_regions(host.clone())?;
-    Ok(rewrite_host(&host, &regions, options))
 }
 
 /// The name of the wrapper for a region's program: `<program>_sdsl`, where the

@@ -11,7 +11,7 @@
 //! Layout of one translation unit, top to bottom: headers and boundary helpers,
 //! coefficient tables, one `static` function per stencil and per reduction, the
 //! program's run function (`<name>_run`) with the iterate loop, and either a
-//! uniform entry point for [`exec::native`](crate::exec::native) ([`emit_program`])
+//! uniform entry point for `exec::native` ([`emit_program`])
 //! or host wrappers for embedded regions ([`embed`]).
 //!
 //! Results are bit-identical to the interpreter when compiled with
@@ -31,7 +31,7 @@ use crate::ir::Program;
 
 pub use writer::ENTRY_ABI;
 
-/// A C translation unit for one program, ready for [`exec::native`](crate::exec::native).
+/// A C translation unit for one program, ready for `exec::native`.
 #[derive(Clone, Debug)]
 pub struct CUnit {
     /// The C source text.

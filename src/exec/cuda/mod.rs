@@ -15,11 +15,11 @@ use cudarc::driver::{
 };
 
 use crate::exec::backend::{ProgressHook, RunOptions};
-use crate::exec::env::RunEnv;
+use crate::exec::host_plan::{GpuDevice, KernelArg};
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
+use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 use crate::kir::Module;
-use crate::lower::drive::{GpuDevice, KernelArg};
 use crate::lower::{lower, Target};
 use crate::schedule::{DeviceLimits, Schedule};
 
@@ -286,7 +286,8 @@ pub fn run(
     state: &mut FieldState,
     options: &RunOptions,
 ) -> Result<RunSummary, ExecError> {
-    let schedule = Schedule::for_options(program, options, env)?;
+    crate::exec::check_inputs(program, env, state)?;
+    let schedule = options.schedule(program, env)?;
     run_scheduled(program, env, state, &schedule, options.progress.as_ref())
 }
 
@@ -307,6 +308,7 @@ fn run_scheduled(
     schedule: &Schedule,
     progress: Option<&ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
+    crate::exec::check_inputs(program, env, state)?;
     let mut rt = runtime()?
         .lock()
         .map_err(|_| ExecError::Unavailable("CUDA runtime poisoned".into()))?;
@@ -316,5 +318,5 @@ fn run_scheduled(
         module: None,
         timer: None,
     };
-    crate::lower::drive::run_observed(&mut session, program, &lowered, env, state, progress)
+    crate::exec::host_plan::run_observed(&mut session, program, &lowered, env, state, progress)
 }

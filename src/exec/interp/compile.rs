@@ -9,9 +9,9 @@
 //! are vector registers of one element type, or immediates.
 
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::exec::env::{table_offset, RunEnv};
-use crate::exec::interp::elem::{binary_value, call_value, unary_value};
 use crate::exec::ExecError;
+use crate::ir::env::{table_offset, RunEnv};
+use crate::ir::semantics::{binary_value, call_value, unary_value};
 use crate::ir::{
     BinaryOp, Expr, ExprKind, GridRef, MathFn, Program, ScalarType, Stmt, UnaryOp, Value,
 };

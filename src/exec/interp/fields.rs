@@ -2,11 +2,13 @@
 //!
 //! The threads of one part read and write the same buffers at once, so they
 //! hold raw pointers instead of references. This is sound because of what
-//! [`RunEnv::new`](crate::exec::env::RunEnv::new) checked before the run: every
+//! [`check_inputs`](crate::exec::check_inputs) checked before the run: every
 //! store lands inside its grid, every read of a `boundary none` field too, and
 //! within one part every access to a time level that the part writes uses one
 //! and the same offset, so two different points never touch the same element of
-//! a written level. Reads of other levels race with nothing.
+//! a written level. Reads of other levels race with nothing. The element type
+//! and the store bounds are asserted again per chunk (a few comparisons per
+//! row), so that a broken invariant panics instead of corrupting memory.
 
 use crate::exec::interp::compile::Access;
 use crate::exec::interp::vm::{Chunk, RegElem};
@@ -80,7 +82,7 @@ impl FieldViews {
     #[inline]
     pub(crate) fn load<T: RegElem>(&self, access: &Access, chunk: &Chunk, dst: &mut [T]) {
         let view = &self.fields[access.field];
-        debug_assert_eq!(view.ty, T::TY);
+        assert_eq!(view.ty, T::TY, "a field read or written as another type");
         let base_ptr = view.levels[access.level] as *const T;
         let rank = view.dims.len();
         let mut base = 0i64;
@@ -123,18 +125,21 @@ impl FieldViews {
     #[inline]
     pub(crate) fn store<T: RegElem>(&self, access: &Access, chunk: &Chunk, values: &[T]) {
         let view = &self.fields[access.field];
-        debug_assert_eq!(view.ty, T::TY);
+        assert_eq!(view.ty, T::TY, "a field read or written as another type");
         let base_ptr = view.levels[access.level] as *mut T;
         let rank = view.dims.len();
         let mut base = 0i64;
         for a in 0..rank - 1 {
             let i = chunk.outer[a] + access.offset[a];
-            debug_assert!((0..view.dims[a]).contains(&i), "store outside the grid");
+            assert!((0..view.dims[a]).contains(&i), "store outside the grid");
             base += i * view.strides[a];
         }
         let start = chunk.x0 + access.offset[rank - 1];
-        debug_assert!(start >= 0 && start + values.len() as i64 <= view.dims[rank - 1]);
-        // SAFETY: the run-time checks proved every store inside the grid, and
+        assert!(
+            start >= 0 && start + values.len() as i64 <= view.dims[rank - 1],
+            "store outside the grid"
+        );
+        // SAFETY: the asserts above put every element inside the level, and
         // only this point writes these elements (module docs).
         unsafe {
             std::ptr::copy_nonoverlapping(

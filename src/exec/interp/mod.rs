@@ -22,7 +22,6 @@
 //! iterate), even at the last allowed iteration.
 
 mod compile;
-pub(crate) mod elem;
 mod fields;
 mod parallel;
 mod vm;
@@ -30,11 +29,11 @@ mod vm;
 use std::time::Instant;
 
 use crate::exec::backend::ProgressHook;
-use crate::exec::env::{box_is_empty, RunEnv};
-use crate::exec::{ExecError, FieldState, RunSummary};
-use crate::ir::{FieldId, Program, ReduceOp, Value};
+use crate::exec::{check_inputs, ExecError, FieldState, RunSummary};
+use crate::ir::env::{box_is_empty, RunEnv};
+use crate::ir::semantics::with_elem;
+use crate::ir::{Program, ReduceOp, Value};
 use compile::Kernel;
-use elem::with_elem;
 use fields::FieldViews;
 use vm::{value_of, RegElem};
 
@@ -46,9 +45,10 @@ struct Part {
 
 /// Runs the whole iterate on `state`.
 ///
-/// `env` must come from [`RunEnv::new`] for this program (which checked every
-/// access) and `state` must have, per field, one buffer per time level of the
-/// field's type and grid size (as [`FieldState::initial`] builds it).
+/// The inputs are checked first ([`check_inputs`]): `env` must come from
+/// [`RunEnv::new`] for this program, every access must stay inside its grid for
+/// these values, and `state` must have, per field, one buffer per time level of
+/// the field's type and grid size (as [`FieldState::initial`] builds it).
 pub fn run(
     program: &Program,
     env: &RunEnv,
@@ -64,7 +64,7 @@ pub fn run_observed(
     state: &mut FieldState,
     progress: Option<&ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
-    check_state(program, env, state)?;
+    check_inputs(program, env, state)?;
     let start = Instant::now();
     let mut summary = RunSummary::default();
     let Some(iterate) = &program.iterate else {
@@ -105,14 +105,14 @@ pub fn run_observed(
     }
 
     let mut last: Vec<Option<Value>> = vec![None; iterate.reductions.len()];
-    for k in 1..=env.max_iters {
-        let views = FieldViews::new(program, &env.grid_dims, state);
+    for k in 1..=env.max_iters() {
+        let views = FieldViews::new(program, env.grid_dims(), state);
         for parts in &stencils {
             for part in parts {
                 parallel::run_stencil_part(&part.kernel, &part.bounds, &views);
             }
         }
-        let checked = env.every.is_none_or(|every| k % every == 0);
+        let checked = env.every().is_none_or(|every| k % every == 0);
         let mut stop = false;
         if checked {
             let values: Vec<Value> = iterate
@@ -134,7 +134,7 @@ pub fn run_observed(
         state.rotate();
         summary.iterations = k;
         if let Some(progress) = progress {
-            progress.tell(k, env.max_iters);
+            progress.tell(k, env.max_iters());
         }
         if stop {
             summary.stopped_by_check = true;
@@ -181,50 +181,4 @@ fn reduce<T: RegElem>(op: ReduceOp, parts: &[Part], views: &FieldViews) -> Value
         }
     }
     value_of(total)
-}
-
-/// Refuses a state that does not fit the program (the interpreter relies on
-/// it to index buffers without checks).
-fn check_state(program: &Program, env: &RunEnv, state: &FieldState) -> Result<(), ExecError> {
-    let fail = |what: String| {
-        Err(ExecError::Failed(format!(
-            "{what}; build the state with `FieldState::initial` for this program and these parameter values"
-        )))
-    };
-    if state.fields.len() != program.fields.len() || env.grid_dims.len() != program.grids.len() {
-        return fail(format!(
-            "the state holds {} field(s) but program `{}` declares {}",
-            state.fields.len(),
-            program.name,
-            program.fields.len()
-        ));
-    }
-    for (f, (field, levels)) in program.fields.iter().zip(&state.fields).enumerate() {
-        let rank = env.grid_dims[field.grid.0].len();
-        if !(1..=3).contains(&rank) {
-            return fail(format!(
-                "field `{}` lives on a grid of {rank} dimensions (1 to 3 supported)",
-                field.name
-            ));
-        }
-        let len = env.field_len(program, FieldId(f));
-        if levels.len() != field.levels() {
-            return fail(format!(
-                "field `{}` has {} time level buffer(s) instead of {}",
-                field.name,
-                levels.len(),
-                field.levels()
-            ));
-        }
-        if let Some(b) = levels.iter().find(|b| b.ty() != field.ty || b.len() != len) {
-            return fail(format!(
-                "a buffer of field `{}` holds {} {} values instead of {len} {}",
-                field.name,
-                b.len(),
-                b.ty(),
-                field.ty
-            ));
-        }
-    }
-    Ok(())
 }

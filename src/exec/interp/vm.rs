@@ -6,8 +6,8 @@
 //! chunk. Registers are typed vectors, one file per element type.
 
 use crate::exec::interp::compile::{type_index, Access, Kernel, Op, Operand};
-use crate::exec::interp::elem::{arith, compare, with_elem, Elem, FloatElem};
 use crate::exec::interp::fields::FieldViews;
+use crate::ir::semantics::{arith, compare, with_elem, Elem, FloatElem};
 use crate::ir::{BinaryOp, MathFn, ScalarType, Value};
 
 /// Points per chunk: registers of this many doubles stay in the L1/L2 cache.

@@ -125,6 +125,17 @@ pub struct Kernel {
     pub cache_hit: bool,
     /// Time spent hashing, compiling and loading.
     pub elapsed: Duration,
+    /// blake3 of the C source it was built from, so that it is only ever called
+    /// with the unit (and so the program) it was compiled from. Private: a
+    /// `Kernel` comes only from [`build`].
+    source_hash: blake3::Hash,
+}
+
+impl Kernel {
+    /// Whether this library was built from `source`.
+    pub fn built_from(&self, source: &str) -> bool {
+        self.source_hash == blake3::hash(source.as_bytes())
+    }
 }
 
 /// The cache key of a unit: blake3 of source, compiler identity and flags.
@@ -164,6 +175,7 @@ pub fn build(
         path: object,
         cache_hit,
         elapsed: start.elapsed(),
+        source_hash: blake3::hash(source.as_bytes()),
     })
 }
 

@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use crate::back::c;
 use crate::exec::backend::RunOptions;
-use crate::exec::env::RunEnv;
-use crate::exec::{Buffer, ExecError, FieldState, PhaseTimes, RunSummary};
+use crate::exec::{check_inputs, Buffer, ExecError, FieldState, PhaseTimes, RunSummary};
+use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 
 pub use compile::{Compiler, Kernel};
@@ -56,7 +56,7 @@ pub fn run(
     options: &RunOptions,
     notice: &mut dyn FnMut(&str),
 ) -> Result<RunSummary, ExecError> {
-    check_state(program, env, state)?;
+    check_inputs(program, env, state)?;
     let start = Instant::now();
     let (unit, kernel) = prepare(program, options)?;
     if options.verbose {
@@ -72,13 +72,34 @@ pub fn run(
         ));
     }
     let compile_time = start.elapsed();
-    let mut summary = execute(program, env, state, &unit, &kernel)?;
+    let mut summary = execute_checked(program, env, state, &unit, &kernel)?;
     summary.times.compile = compile_time;
     Ok(summary)
 }
 
-/// Calls a loaded unit's entry point on `state` (already checked against `env`).
+/// Calls a loaded unit's entry point on `state`, after checking the inputs
+/// ([`check_inputs`]) and that `unit` is `program`'s C and `kernel` was built
+/// from it ([`prepare`] returns such a pair): the C code indexes the buffers
+/// without checks.
 pub fn execute(
+    program: &Program,
+    env: &RunEnv,
+    state: &mut FieldState,
+    unit: &c::CUnit,
+    kernel: &Kernel,
+) -> Result<RunSummary, ExecError> {
+    check_inputs(program, env, state)?;
+    if unit.source != c::emit_program(program).source || !kernel.built_from(&unit.source) {
+        return Err(ExecError::Failed(format!(
+            "the compiled unit is not program `{}`'s; prepare it with `native::prepare` from this program",
+            program.name
+        )));
+    }
+    execute_checked(program, env, state, unit, kernel)
+}
+
+/// [`execute`] on inputs already checked.
+fn execute_checked(
     program: &Program,
     env: &RunEnv,
     state: &mut FieldState,
@@ -94,9 +115,9 @@ pub fn execute(
                 unit.entry_symbol
             ))
         })?;
-    let params_f: Vec<f64> = env.params.iter().map(|v| v.as_f64()).collect();
+    let params_f: Vec<f64> = env.params().iter().map(|v| v.as_f64()).collect();
     let params_i: Vec<c_long> = env
-        .params
+        .params()
         .iter()
         .map(|v| {
             if v.ty().is_float() {
@@ -199,40 +220,4 @@ fn reorder_levels(state: &mut FieldState, before: &[*mut c_void], after: &[*mut 
         }
         base += n;
     }
-}
-
-/// Every buffer must have the field's type and its grid's size: the C code
-/// indexes it without bounds checks.
-fn check_state(program: &Program, env: &RunEnv, state: &FieldState) -> Result<(), ExecError> {
-    if state.fields.len() != program.fields.len() {
-        return Err(ExecError::Failed(format!(
-            "the program has {} fields but {} were given",
-            program.fields.len(),
-            state.fields.len()
-        )));
-    }
-    for (field, levels) in program.fields.iter().zip(&state.fields) {
-        let len: usize = env.grid_dims[field.grid.0].iter().product();
-        if levels.len() != field.levels() {
-            return Err(ExecError::Failed(format!(
-                "field `{}` has {} time levels but {} buffers were given",
-                field.name,
-                field.levels(),
-                levels.len()
-            )));
-        }
-        for buffer in levels {
-            if buffer.ty() != field.ty || buffer.len() != len {
-                return Err(ExecError::Failed(format!(
-                    "field `{}` needs {len} `{}` elements but a buffer of {} `{}` was given; \
-                     give it data of the grid's shape",
-                    field.name,
-                    field.ty,
-                    buffer.len(),
-                    buffer.ty()
-                )));
-            }
-        }
-    }
-    Ok(())
 }

@@ -16,11 +16,11 @@ use opencl3::program::Program as ClProgram;
 use opencl3::types::CL_BLOCKING;
 
 use crate::exec::backend::{ProgressHook, RunOptions};
-use crate::exec::env::RunEnv;
+use crate::exec::host_plan::{GpuDevice, KernelArg};
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
+use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 use crate::kir::Module;
-use crate::lower::drive::{GpuDevice, KernelArg};
 use crate::lower::{lower, Target};
 use crate::schedule::{DeviceLimits, Schedule};
 
@@ -322,7 +322,8 @@ pub fn run(
     state: &mut FieldState,
     options: &RunOptions,
 ) -> Result<RunSummary, ExecError> {
-    let schedule = Schedule::for_options(program, options, env)?;
+    crate::exec::check_inputs(program, env, state)?;
+    let schedule = options.schedule(program, env)?;
     run_scheduled(program, env, state, &schedule, options.progress.as_ref())
 }
 
@@ -343,6 +344,7 @@ fn run_scheduled(
     schedule: &Schedule,
     progress: Option<&ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
+    crate::exec::check_inputs(program, env, state)?;
     let lowered = lower(program, schedule, Target::OpenCl);
     let mut rt = runtime()?
         .lock()
@@ -352,5 +354,5 @@ fn run_scheduled(
         kernels: None,
         events: Vec::new(),
     };
-    crate::lower::drive::run_observed(&mut session, program, &lowered, env, state, progress)
+    crate::exec::host_plan::run_observed(&mut session, program, &lowered, env, state, progress)
 }

@@ -3,13 +3,13 @@
 //!
 //! Arithmetic is C's on the expression's type: the front-end has already made
 //! every conversion explicit, so both operands of an arithmetic operator have
-//! the same type here. The operators and math functions are the interpreter's
-//! own ([`crate::exec::interp::elem`]), so a folded value is exactly what the
-//! program would compute at run time; only integer division by zero differs,
-//! being a diagnostic here.
+//! the same type here. The evaluator is the one every layer uses
+//! ([`crate::ir::eval`], with the operators of [`crate::ir::semantics`]), so a
+//! folded value is exactly what the program would compute at run time; only
+//! integer division by zero differs, being a diagnostic here.
 
-use crate::exec::interp::elem::{binary_value, call_value, unary_value};
-use crate::ir::{BinaryOp, Expr, ExprKind, MathFn, ScalarType, Value};
+use crate::ir::eval::{eval, EvalError, Leaves};
+use crate::ir::{ConstId, Expr, ScalarType, Value};
 use crate::source::Span;
 
 /// Why an expression has no compile-time value.
@@ -21,68 +21,27 @@ pub enum FoldError {
     DivisionByZero(Span),
 }
 
-/// Evaluates `expr`; `constant` gives the value of a named constant when it is
-/// known without parameters.
+/// Evaluates `expr` with the shared evaluator ([`crate::ir::eval`]);
+/// `constant` gives the value of a named constant when it is known without
+/// parameters.
 pub fn fold(expr: &Expr, constant: &dyn Fn(usize) -> Option<Value>) -> Result<Value, FoldError> {
-    match &expr.kind {
-        ExprKind::Literal(v) => Ok(*v),
-        ExprKind::Const(id) => constant(id.0).ok_or(FoldError::NotConstant(expr.span)),
-        ExprKind::Cast(inner) => Ok(fold(inner, constant)?.cast(expr.ty)),
-        ExprKind::Unary(op, inner) => Ok(unary_value(*op, fold(inner, constant)?)),
-        ExprKind::Binary(BinaryOp::And, a, b) => {
-            let result = fold(a, constant)?.is_true() && fold(b, constant)?.is_true();
-            Ok(Value::Int(i32::from(result)))
-        }
-        ExprKind::Binary(BinaryOp::Or, a, b) => {
-            let result = fold(a, constant)?.is_true() || fold(b, constant)?.is_true();
-            Ok(Value::Int(i32::from(result)))
-        }
-        ExprKind::Binary(op, a, b) => {
-            binary(*op, fold(a, constant)?, fold(b, constant)?, expr.span)
-        }
-        ExprKind::Select {
-            cond,
-            then,
-            otherwise,
-        } => {
-            if fold(cond, constant)?.is_true() {
-                fold(then, constant)
-            } else {
-                fold(otherwise, constant)
-            }
-        }
-        ExprKind::Call {
-            func,
-            float_form,
-            args,
-        } => {
-            let mut values = Vec::with_capacity(args.len());
-            for a in args {
-                values.push(fold(a, constant)?);
-            }
-            Ok(call(*func, *float_form, &values))
-        }
-        ExprKind::Param(_)
-        | ExprKind::Local(_)
-        | ExprKind::Load(_)
-        | ExprKind::Table { .. }
-        | ExprKind::Reduction(_) => Err(FoldError::NotConstant(expr.span)),
-    }
+    eval(expr, &Constants(constant)).map_err(|e| match e {
+        EvalError::Unknown(span) => FoldError::NotConstant(span),
+        EvalError::DivisionByZero(span) => FoldError::DivisionByZero(span),
+    })
 }
 
-/// `a op b` for operands of one type (C semantics, wrapping integer overflow);
-/// integer division or remainder by zero is an error.
-pub fn binary(op: BinaryOp, a: Value, b: Value, span: Span) -> Result<Value, FoldError> {
-    let divides = matches!(op, BinaryOp::Div | BinaryOp::Rem);
-    if divides && is_integer(b.ty()) && as_integer(b) == Some(0) {
-        return Err(FoldError::DivisionByZero(span));
-    }
-    Ok(binary_value(op, a, b))
-}
+/// Compile-time leaves: literals and the constants known without parameters;
+/// integer division by zero is a mistake to report.
+struct Constants<'a>(&'a dyn Fn(usize) -> Option<Value>);
 
-/// A math function on already-converted arguments.
-pub fn call(func: MathFn, float_form: bool, args: &[Value]) -> Value {
-    call_value(func, float_form, args)
+impl Leaves for Constants<'_> {
+    fn constant(&self, id: ConstId) -> Option<Value> {
+        (self.0)(id.0)
+    }
+    fn refuse_division_by_zero(&self) -> bool {
+        true
+    }
 }
 
 /// The value as an `i64` when it has an integer type.

@@ -3,8 +3,8 @@
 
 use std::fmt::{self, Write as _};
 
-use stencilc::exec::env::RunEnv;
 use stencilc::exec::{Bindings, Buffer, FieldState};
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::source::SourceFile;
 
@@ -336,7 +336,7 @@ impl GenProgram {
             .iter()
             .enumerate()
             .map(|(f, field)| {
-                let len: usize = env.grid_dims[field.grid.0].iter().product();
+                let len: usize = env.grid_dims()[field.grid.0].iter().product();
                 let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ (f as u64 + 1).wrapping_mul(0x2545_F491);
                 let data: Vec<f64> = (0..len)
                     .map(|_| {
@@ -364,7 +364,9 @@ impl GenProgram {
     /// Parses the printed program; panics with the text when the front-end refuses it.
     pub fn parse(&self) -> (String, Program) {
         let text = self.to_string();
-        match stencilc::front::parse_program(SourceFile::new("generated.sdsl", text.clone())) {
+        match stencilc::front::parse_program(SourceFile::new("generated.sdsl", text.clone()))
+            .and_then(stencilc::analysis::checked)
+        {
             Ok(program) => (text, program),
             Err(d) => panic!("the front-end refused a generated program:\n{text}\n{d}"),
         }

@@ -21,10 +21,10 @@ use crate::analysis::Footprint;
 use crate::exec::cuda::{
     driver_error, launch_function, nvrtc, runtime, timing_event, DeviceBuffer, Session,
 };
-use crate::exec::env::RunEnv;
+use crate::exec::host_plan::{GpuDevice, KernelArg, Resident};
 use crate::exec::{Bindings, Buffer, ExecError, FieldState};
+use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
-use crate::lower::drive::{GpuDevice, KernelArg, Resident};
 use crate::lower::{lower, Target};
 use crate::schedule::{Schedule, ScheduleRequest};
 
@@ -167,7 +167,7 @@ pub fn case_env(program: &Program, case: &BenchCase) -> Result<RunEnv, ExecError
             .1;
         params.push(Value::Double(value).cast(p.ty));
     }
-    RunEnv::new(program, &Bindings { params })
+    crate::exec::bind(program, &Bindings { params })
 }
 
 /// Deterministic inputs in [0.5, 1.5): every level of a field gets the same data.
@@ -177,7 +177,7 @@ fn initial_state(program: &Program, env: &RunEnv) -> FieldState {
         .iter()
         .enumerate()
         .map(|(f, field)| {
-            let len: usize = env.grid_dims[field.grid.0].iter().product();
+            let len: usize = env.grid_dims()[field.grid.0].iter().product();
             let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ (f as u64 + 1).wrapping_mul(0x2545_F491);
             let mut next = move || {
                 seed ^= seed << 13;
@@ -278,7 +278,7 @@ impl NaiveSweep {
                 .iter()
                 .map(|a| match *a {
                     naive::Resolved::Level(f, l) => KernelArg::Buffer(&self.levels[f][l]),
-                    naive::Resolved::Param(p) => KernelArg::Value(env.params[p]),
+                    naive::Resolved::Param(p) => KernelArg::Value(env.params()[p]),
                 })
                 .collect();
             launch_function(stream, function, self.groups, self.block, &args)?;
@@ -308,7 +308,7 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
         module: None,
         timer: None,
     };
-    crate::schedule::validate(&lowered.module, &session.limits())
+    crate::lower::check_limits(&lowered.module, &session.limits())
         .map_err(|e| failed(e.to_string()))?;
     session.compile(&lowered.module)?;
     let state = initial_state(&program, &env);
@@ -429,7 +429,7 @@ fn initial_state_shape(program: &Program, env: &RunEnv) -> FieldState {
             .fields
             .iter()
             .map(|f| {
-                let len: usize = env.grid_dims[f.grid.0].iter().product();
+                let len: usize = env.grid_dims()[f.grid.0].iter().product();
                 vec![Buffer::zeros(f.ty, len); f.levels()]
             })
             .collect(),

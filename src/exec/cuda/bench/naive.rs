@@ -2,8 +2,8 @@
 //! benchmark's sweep and what they take, resolved against the program's fields
 //! and parameters by name.
 
-use crate::exec::env::RunEnv;
 use crate::exec::ExecError;
+use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType};
 
 /// The baselines' source, compiled with NVRTC at run time (`-Dreal=float|double`).
@@ -171,7 +171,7 @@ pub fn resolve(
 /// Blocks and block shape covering every point of the program's first grid, one
 /// thread per point.
 pub fn launch_shape(program: &Program, env: &RunEnv) -> ([u32; 3], [u32; 3]) {
-    let dims = &env.grid_dims[program.fields[0].grid.0];
+    let dims = &env.grid_dims()[program.fields[0].grid.0];
     let rank = dims.len();
     let block = crate::schedule::default_block(rank);
     let mut groups = [1u32; 3];

@@ -1,31 +1,53 @@
-//! Parameter values made concrete: constants, grid sizes, trip counts, and the
-//! checks that must pass before anything runs.
+//! Parameter values made concrete: constants, grid sizes and trip counts.
 //!
 //! [`RunEnv::new`] binds the parameters, evaluates the constants in order, the
-//! grid sizes, the iteration count and the check interval, and then checks every
-//! grid access of every stencil and reduction against the grids (see
-//! [`crate::analysis::bounds`]). A program that would write outside a grid, or
-//! read outside the grid of a `boundary none` field, is refused here with a
-//! located diagnostic, before any buffer is allocated or any point computed.
+//! grid sizes, the iteration count and the check interval, and refuses values
+//! that make a size or count meaningless. It does not check accesses against the
+//! grids: that is analysis (`analysis::bounds`), which every executor runs on
+//! its inputs before computing (`exec::check_inputs`).
 
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::exec::interp::elem::{binary_value, call_value, unary_value};
-use crate::exec::{Bindings, Buffer, ExecError, FieldState};
-use crate::ir::{Expr, ExprKind, FieldId, Program, Subset, Table, Value};
+use crate::ir::eval::{eval, Leaves};
+use crate::ir::{
+    ConstId, Expr, ExprKind, FieldId, GridRef, LocalId, ParamId, Program, ReductionId, Subset,
+    Table, TableId, Value,
+};
+
+/// Values for a program's parameters, indexed by `ParamId`, each of the parameter's type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bindings {
+    /// One value per parameter.
+    pub params: Vec<Value>,
+}
+
+/// Why parameter values cannot be bound to a program.
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    /// The values make a grid size, the iteration count or the check interval
+    /// meaningless; located at the expression.
+    #[error("{0}")]
+    Located(Diagnostics),
+    /// Not one value per parameter.
+    #[error("{0}")]
+    WrongCount(String),
+}
 
 /// A program's uniform values for one run, evaluated once from its [`Bindings`].
+///
+/// Built only by [`RunEnv::new`], so its values are those of some program; the
+/// executors check that it is theirs ([`RunEnv::belongs_to`]).
 #[derive(Clone, Debug)]
 pub struct RunEnv {
     /// Parameter values, by `ParamId`.
-    pub params: Vec<Value>,
+    params: Vec<Value>,
     /// Constant values, by `ConstId`.
-    pub constants: Vec<Value>,
+    constants: Vec<Value>,
     /// Size per axis of each grid, outermost first, by `GridId`.
-    pub grid_dims: Vec<Vec<usize>>,
+    grid_dims: Vec<Vec<usize>>,
     /// The iterate's maximum trip count (0 without an iterate).
-    pub max_iters: u64,
+    max_iters: u64,
     /// Check every this many iterations (`None` without a check clause).
-    pub every: Option<u64>,
+    every: Option<u64>,
 }
 
 /// The most elements one field level may have (2^34: 128 GiB of doubles), so
@@ -33,14 +55,14 @@ pub struct RunEnv {
 const MAX_FIELD_ELEMENTS: u128 = 1 << 34;
 
 impl RunEnv {
-    /// Evaluates everything uniform and checks every access against the grids.
+    /// Evaluates everything uniform.
     ///
     /// Errors: a wrong number of parameter values; a grid size below 1, a
     /// negative iteration count or a check interval below 1 (located at the
-    /// expression); any access that leaves its grid (located at the reference).
-    pub fn new(program: &Program, bindings: &Bindings) -> Result<RunEnv, ExecError> {
+    /// expression). Accesses are not checked here (see the module docs).
+    pub fn new(program: &Program, bindings: &Bindings) -> Result<RunEnv, BindError> {
         if bindings.params.len() != program.params.len() {
-            return Err(ExecError::Failed(format!(
+            return Err(BindError::WrongCount(format!(
                 "program `{}` has {} parameter(s) but {} value(s) were given; give one value per parameter",
                 program.name,
                 program.params.len(),
@@ -147,15 +169,70 @@ impl RunEnv {
             }
         }
         if errors.is_empty() {
-            errors = crate::analysis::bounds::check_run_time(program, &env);
-        }
-        if errors.is_empty() {
             Ok(env)
         } else {
-            Err(ExecError::Located(Diagnostics::new(
+            Err(BindError::Located(Diagnostics::new(
                 program.source.clone(),
                 errors,
             )))
+        }
+    }
+
+    /// Parameter values, by `ParamId`, each of its parameter's type.
+    pub fn params(&self) -> &[Value] {
+        &self.params
+    }
+
+    /// Constant values, by `ConstId`, each of its constant's type.
+    pub fn constants(&self) -> &[Value] {
+        &self.constants
+    }
+
+    /// Size per axis of each grid, outermost first, by `GridId`; every size is at
+    /// least 1.
+    pub fn grid_dims(&self) -> &[Vec<usize>] {
+        &self.grid_dims
+    }
+
+    /// The iterate's maximum trip count (0 without an iterate).
+    pub fn max_iters(&self) -> u64 {
+        self.max_iters
+    }
+
+    /// Check every this many iterations (`None` without a check clause).
+    pub fn every(&self) -> Option<u64> {
+        self.every
+    }
+
+    /// The values as [`Bindings`] (what [`RunEnv::new`] was given, converted to
+    /// each parameter's type).
+    pub fn bindings(&self) -> Bindings {
+        Bindings {
+            params: self.params.clone(),
+        }
+    }
+
+    /// Whether this environment is `program`'s: binding its parameter values to
+    /// `program` gives the same grid sizes, trip count, check interval and
+    /// constants of the same types. An environment built for another program
+    /// would make an executor index buffers with another program's sizes.
+    pub fn belongs_to(&self, program: &Program) -> bool {
+        let types_match =
+            |values: &[Value], types: &mut dyn Iterator<Item = crate::ir::ScalarType>| {
+                values.iter().all(|v| types.next() == Some(v.ty())) && types.next().is_none()
+            };
+        if !types_match(&self.params, &mut program.params.iter().map(|p| p.ty))
+            || !types_match(&self.constants, &mut program.constants.iter().map(|c| c.ty))
+        {
+            return false;
+        }
+        match RunEnv::new(program, &self.bindings()) {
+            Ok(fresh) => {
+                fresh.grid_dims == self.grid_dims
+                    && fresh.max_iters == self.max_iters
+                    && fresh.every == self.every
+            }
+            Err(_) => false,
         }
     }
 
@@ -185,54 +262,14 @@ impl RunEnv {
         locals: &[Value],
         reductions: &[Value],
     ) -> Value {
-        let zero = || Value::Int(0).cast(expr.ty);
-        let eval = |e: &Expr| self.eval_with(e, tables, locals, reductions);
-        let value = match &expr.kind {
-            ExprKind::Literal(v) => *v,
-            ExprKind::Param(p) => self.params.get(p.0).copied().unwrap_or_else(zero),
-            ExprKind::Const(c) => self.constants.get(c.0).copied().unwrap_or_else(zero),
-            ExprKind::Local(l) => locals.get(l.0).copied().unwrap_or_else(zero),
-            ExprKind::Reduction(r) => reductions.get(r.0).copied().unwrap_or_else(zero),
-            ExprKind::Load(_) => zero(),
-            ExprKind::Table { table, index } => {
-                let idx: Vec<i64> = index.iter().map(|e| eval(e).as_i64()).collect();
-                tables
-                    .get(table.0)
-                    .and_then(|t| table_offset(t, &idx).map(|i| t.values[i]))
-                    .unwrap_or_else(zero)
-            }
-            ExprKind::Unary(op, a) => unary_value(*op, eval(a)),
-            ExprKind::Binary(op, a, b) => {
-                let a = eval(a);
-                // `&&` and `||` short-circuit, as in C.
-                match op {
-                    crate::ir::BinaryOp::And if !a.is_true() => Value::Int(0),
-                    crate::ir::BinaryOp::Or if a.is_true() => Value::Int(1),
-                    _ => binary_value(*op, a, eval(b)),
-                }
-            }
-            ExprKind::Select {
-                cond,
-                then,
-                otherwise,
-            } => {
-                if eval(cond).is_true() {
-                    eval(then)
-                } else {
-                    eval(otherwise)
-                }
-            }
-            ExprKind::Call {
-                func,
-                float_form,
-                args,
-            } => {
-                let args: Vec<Value> = args.iter().map(eval).collect();
-                call_value(*func, *float_form, &args)
-            }
-            ExprKind::Cast(a) => eval(a),
+        let leaves = RunLeaves {
+            env: self,
+            tables,
+            locals,
+            reductions,
         };
-        value.cast(expr.ty)
+        // Every leaf has a value here, so the evaluation cannot fail.
+        eval(expr, &leaves).unwrap_or_else(|_| Value::Int(0).cast(expr.ty))
     }
 
     /// The inclusive bounds `(lo, hi)` per axis of a subset, outermost first. An
@@ -275,6 +312,43 @@ impl RunEnv {
     }
 }
 
+/// The leaves of a run's uniform expressions: missing entries and loads read
+/// as zero (see [`RunEnv::eval_with`]).
+struct RunLeaves<'a> {
+    env: &'a RunEnv,
+    tables: &'a [Table],
+    locals: &'a [Value],
+    reductions: &'a [Value],
+}
+
+const ZERO: Value = Value::Int(0);
+
+impl Leaves for RunLeaves<'_> {
+    fn param(&self, id: ParamId) -> Option<Value> {
+        Some(self.env.params.get(id.0).copied().unwrap_or(ZERO))
+    }
+    fn constant(&self, id: ConstId) -> Option<Value> {
+        Some(self.env.constants.get(id.0).copied().unwrap_or(ZERO))
+    }
+    fn local(&self, id: LocalId) -> Option<Value> {
+        Some(self.locals.get(id.0).copied().unwrap_or(ZERO))
+    }
+    fn reduction(&self, id: ReductionId) -> Option<Value> {
+        Some(self.reductions.get(id.0).copied().unwrap_or(ZERO))
+    }
+    fn table(&self, id: TableId, index: &[i64]) -> Option<Value> {
+        let table = self.tables.get(id.0);
+        Some(
+            table
+                .and_then(|t| table_offset(t, index).map(|i| t.values[i]))
+                .unwrap_or(ZERO),
+        )
+    }
+    fn load(&self, _target: &GridRef) -> Option<Value> {
+        Some(ZERO)
+    }
+}
+
 /// A value as a user would write it, without C's type suffixes.
 fn plain(v: Value) -> String {
     match v {
@@ -311,65 +385,6 @@ pub(crate) fn table_offset(table: &Table, index: &[i64]) -> Option<usize> {
         offset = offset * n + i as usize;
     }
     (offset < table.values.len()).then_some(offset)
-}
-
-impl FieldState {
-    /// The state a run starts from: every time level of field `f` is a copy of
-    /// `inputs[f]`, or zeros when it is `None`.
-    ///
-    /// Errors when `inputs` does not have one entry per field, or when an input
-    /// has the wrong element type or length for its field.
-    pub fn initial(
-        program: &Program,
-        env: &RunEnv,
-        inputs: Vec<Option<Buffer>>,
-    ) -> Result<FieldState, ExecError> {
-        if inputs.len() != program.fields.len() {
-            return Err(ExecError::Failed(format!(
-                "program `{}` has {} field(s) but {} input slot(s) were given; pass one (possibly empty) input per field",
-                program.name,
-                program.fields.len(),
-                inputs.len()
-            )));
-        }
-        let mut fields = Vec::with_capacity(inputs.len());
-        for (f, (field, input)) in program.fields.iter().zip(inputs).enumerate() {
-            let len = env.field_len(program, FieldId(f));
-            let buffer = match input {
-                None => Buffer::zeros(field.ty, len),
-                Some(b) if b.ty() != field.ty => {
-                    return Err(ExecError::Failed(format!(
-                        "the input for field `{}` holds {} values but the field is declared {}; convert the data to {}",
-                        field.name,
-                        b.ty(),
-                        field.ty,
-                        field.ty
-                    )))
-                }
-                Some(b) if b.len() != len => {
-                    let dims: Vec<String> = env
-                        .field_dims(program, FieldId(f))
-                        .iter()
-                        .map(usize::to_string)
-                        .collect();
-                    return Err(ExecError::Failed(format!(
-                        "the input for field `{}` has {} elements but its grid is {} = {len}; give data of the grid's shape or change the size parameters",
-                        field.name,
-                        b.len(),
-                        dims.join(" x ")
-                    )));
-                }
-                Some(b) => b,
-            };
-            let mut levels = Vec::with_capacity(field.levels());
-            for _ in 1..field.levels() {
-                levels.push(buffer.clone());
-            }
-            levels.push(buffer);
-            fields.push(levels);
-        }
-        Ok(FieldState { fields })
-    }
 }
 
 /// Whether a box of points (from [`RunEnv::subset_box`]) holds no point.

@@ -5,8 +5,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::exec::env::RunEnv;
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
+use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 use crate::kir::Module;
 use crate::lower::plan::{groups_for, ArgSource, HostPlan, Launch};
@@ -73,7 +73,7 @@ impl<B> Resident<B> {
     ) -> Result<Self, ExecError> {
         let mut levels = Vec::new();
         for (f, field) in program.fields.iter().enumerate() {
-            let len: usize = env.grid_dims[field.grid.0].iter().product();
+            let len: usize = env.grid_dims()[field.grid.0].iter().product();
             let mut list = Vec::new();
             for level in 0..field.levels() {
                 let mut buf = device.alloc(field.ty, len)?;
@@ -180,7 +180,8 @@ impl<B> Resident<B> {
     }
 }
 
-/// Runs `lowered` (of `program`) on `device`, updating `state` like the interpreter.
+/// Runs `lowered` (of `program`) on `device`, updating `state` like the
+/// interpreter, once the inputs pass [`check_inputs`](crate::exec::check_inputs).
 pub fn run<D: GpuDevice>(
     device: &mut D,
     program: &Program,
@@ -201,8 +202,9 @@ pub fn run_observed<D: GpuDevice>(
     state: &mut FieldState,
     progress: Option<&crate::exec::backend::ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
+    crate::exec::check_inputs(program, env, state)?;
     let mut summary = RunSummary::default();
-    crate::schedule::validate(&lowered.module, &device.limits())
+    crate::lower::check_limits(&lowered.module, &device.limits())
         .map_err(|e| ExecError::Failed(e.to_string()))?;
     let t0 = Instant::now();
     device.compile(&lowered.module)?;
@@ -217,12 +219,12 @@ pub fn run_observed<D: GpuDevice>(
     let mut compute = Duration::ZERO;
     let mut values: Vec<Option<Value>> = vec![None; plan.reductions.len()];
     if let Some(iterate) = &program.iterate {
-        for k in 1..=env.max_iters {
+        for k in 1..=env.max_iters() {
             resident.stencils(device, plan, env)?;
-            let checked = match env.every {
+            let checked = match env.every() {
                 Some(every) => every > 0 && k % every == 0,
                 // Without a check only the last value can be observed.
-                None => k == env.max_iters,
+                None => k == env.max_iters(),
             };
             let mut stop = false;
             if checked && !plan.reductions.is_empty() {
@@ -233,7 +235,7 @@ pub fn run_observed<D: GpuDevice>(
                     .collect();
             }
             if checked {
-                if let (Some(check), Some(_)) = (&iterate.check, env.every) {
+                if let (Some(check), Some(_)) = (&iterate.check, env.every()) {
                     // As in the interpreter; every reduction was just evaluated.
                     let reduced: Vec<Value> = values.iter().flatten().copied().collect();
                     stop = env
@@ -244,7 +246,7 @@ pub fn run_observed<D: GpuDevice>(
             resident.rotate();
             summary.iterations = k;
             if let Some(progress) = progress {
-                progress.tell(k, env.max_iters);
+                progress.tell(k, env.max_iters());
             }
             if stop {
                 summary.stopped_by_check = true;
@@ -299,10 +301,10 @@ fn run_launch<D: GpuDevice>(
             ArgSource::Level(f, t) => {
                 KernelArg::Buffer(&bufs.levels[f.0][(t - bufs.time_lo[f.0]) as usize])
             }
-            ArgSource::Param(p) => KernelArg::Value(env.params[p.0]),
-            ArgSource::Const(c) => KernelArg::Value(env.constants[c.0]),
+            ArgSource::Param(p) => KernelArg::Value(env.params()[p.0]),
+            ArgSource::Const(c) => KernelArg::Value(env.constants()[c.0]),
             ArgSource::GridSize(g, a) => {
-                KernelArg::Value(Value::Int(env.grid_dims[g.0][*a] as i32))
+                KernelArg::Value(Value::Int(env.grid_dims()[g.0][*a] as i32))
             }
             ArgSource::Lo(a) => KernelArg::Value(Value::Int(bounds[*a].0 as i32)),
             ArgSource::Hi(a) => KernelArg::Value(Value::Int(bounds[*a].1 as i32)),
