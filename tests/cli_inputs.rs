@@ -1,0 +1,188 @@
+//! Hardening of the command line's inputs: outputs that would overwrite the
+//! source, parameter and shape messages, long source lines in diagnostics, the
+//! benchmark folder, and pragma options naming host constants.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs `stencilc` in `dir`.
+fn stencilc(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stencilc"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// Asserts a failure (status 1, no panic) and returns stderr.
+fn fails(dir: &Path, args: &[&str]) -> String {
+    let output = stencilc(dir, args);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    stderr
+}
+
+/// Asserts success and returns (stdout, stderr).
+fn succeeds(dir: &Path, args: &[&str]) -> (String, String) {
+    let output = stencilc(dir, args);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{stderr}");
+    (stdout, stderr)
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A host file with one region, as in `examples/embedded/jacobi2d_host.c`.
+fn host_file(dir: &Path) -> (PathBuf, String) {
+    let text = std::fs::read_to_string(repo().join("examples/embedded/jacobi2d_host.c")).unwrap();
+    let path = dir.join("h.c");
+    std::fs::write(&path, &text).unwrap();
+    (path, text)
+}
+
+#[test]
+fn compile_refuses_to_write_over_its_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, text) = host_file(dir.path());
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&input, dir.path().join("link.c")).unwrap();
+    std::fs::hard_link(&input, dir.path().join("hard.c")).unwrap();
+    let mut outputs = vec!["h.c", "./h.c", "sub/../h.c", "hard.c"];
+    let absolute = input.display().to_string();
+    outputs.push(&absolute);
+    if cfg!(unix) {
+        outputs.push("link.c");
+    }
+    for out in outputs {
+        let stderr = fails(dir.path(), &["compile", "-f", "h.c", "-o", out]);
+        assert!(stderr.contains("is the input"), "{out}: {stderr}");
+        assert!(stderr.contains("give -o a different file"), "{stderr}");
+        assert_eq!(std::fs::read_to_string(&input).unwrap(), text, "{out}");
+    }
+    // Another file is fine.
+    succeeds(dir.path(), &["compile", "-f", "h.c", "-o", "out.c"]);
+    assert!(std::fs::read_to_string(dir.path().join("out.c"))
+        .unwrap()
+        .contains("sdsl_return_0"));
+    assert_eq!(std::fs::read_to_string(&input).unwrap(), text);
+}
+
+#[test]
+fn a_parameter_that_empties_several_axes_is_reported_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = repo().join("examples/wave2d.sdsl");
+    let program = program.to_str().unwrap();
+    let stderr = fails(
+        dir.path(),
+        &[
+            "run", program, "--set", "n=-5", "--set", "steps=1", "--set", "c2=0.1",
+        ],
+    );
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("would have size -5").count(), 1, "{stderr}");
+    // Both axes are marked.
+    assert!(stderr.contains("grid g[n][n];"), "{stderr}");
+    assert!(stderr.contains("^  ^"), "{stderr}");
+}
+
+/// A `.npy` with the given shape of `float32` zeros.
+fn write_npy(path: &Path, shape: &[usize]) {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shape_text = if shape.len() == 1 {
+        format!("({},)", dims[0])
+    } else {
+        format!("({})", dims.join(", "))
+    };
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape_text}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&u16::try_from(header.len()).unwrap().to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.resize(bytes.len() + 4 * shape.iter().product::<usize>(), 0);
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn an_input_of_the_wrong_rank_is_named_before_missing_parameters() {
+    let dir = tempfile::tempdir().unwrap();
+    write_npy(&dir.path().join("a3.npy"), &[4, 5, 6]);
+    let program = repo().join("examples/jacobi2d.sdsl");
+    let stderr = fails(
+        dir.path(),
+        &["run", program.to_str().unwrap(), "--input", "a=a3.npy"],
+    );
+    assert!(!stderr.contains("not given a value"), "{stderr}");
+    assert!(stderr.contains("`a3.npy`"), "{stderr}");
+    assert!(stderr.contains("(4, 5, 6)"), "{stderr}");
+    assert!(stderr.contains("3-D array"), "{stderr}");
+    assert!(stderr.contains("field `a` is on a 2-D grid"), "{stderr}");
+}
+
+#[test]
+fn a_diagnostic_on_a_huge_line_shows_a_window_around_the_caret() {
+    let dir = tempfile::tempdir().unwrap();
+    // More than a megabyte on one line, with an unknown name in the middle.
+    let params = |from: usize| -> String {
+        (from..from + 50_000)
+            .map(|i| format!("int p{i}; "))
+            .collect()
+    };
+    let before = format!("int n; {}grid g[n][", params(0));
+    let text = format!(
+        "{before}nope]; {}float griddata a on g at 0,1;\n",
+        params(50_000)
+    );
+    assert!(text.len() > 1_000_000);
+    std::fs::write(dir.path().join("long.sdsl"), &text).unwrap();
+    let stderr = fails(dir.path(), &["run", "long.sdsl", "--set", "n=8"]);
+    assert!(
+        stderr.len() < 2_000,
+        "{} bytes: {}",
+        stderr.len(),
+        &stderr[..2_000]
+    );
+    let column = before.chars().count() + 1;
+    assert!(
+        stderr.contains(&format!("long.sdsl:1:{column}")),
+        "{stderr}"
+    );
+    // The shown line is cut on both sides, and the caret sits under `nope`.
+    let lines: Vec<&str> = stderr.lines().collect();
+    let source = lines
+        .iter()
+        .position(|l| l.starts_with("1 │"))
+        .expect("the source line");
+    let shown = lines[source];
+    assert!(shown.contains("1 │ ..."), "{shown}");
+    assert!(shown.ends_with("..."), "{shown}");
+    let caret = lines[source + 1].find('^').expect("a caret");
+    assert_eq!(&shown[caret..caret + 4], "nope", "{stderr}");
+}
+
+#[test]
+fn bench_outside_the_repository_says_where_it_looked_and_suggests_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let stderr = fails(dir.path(), &["bench", "--only", "j2d5pt"]);
+    let looked = dir
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("bench")
+        .join("programs");
+    assert!(
+        stderr.contains(&looked.display().to_string())
+            || stderr.contains(&dir.path().join("bench/programs").display().to_string()),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--dir"), "{stderr}");
+    assert!(!stderr.contains("bench: j2d5pt"), "nothing ran: {stderr}");
+}
