@@ -80,6 +80,18 @@ impl Diagnostic {
         self
     }
 
+    /// The diagnostic on one line, `file:line:col: message; help`, for errors
+    /// carried as text.
+    pub fn one_line(&self, source: &SourceFile) -> String {
+        let (line, col) = source.line_col(self.span.start as usize);
+        let mut text = format!("{}:{line}:{col}: {}", source.name, self.message);
+        if let Some(help) = &self.help {
+            text.push_str("; ");
+            text.push_str(help);
+        }
+        text
+    }
+
     /// Renders the diagnostic against its source, without colours.
     ///
     /// A source line longer than [`MAX_SHOWN_LINE`] characters is shown as a
@@ -363,12 +375,19 @@ impl Diagnostics {
 }
 
 impl fmt::Display for Diagnostics {
-    /// Renders every diagnostic; diagnostics that say the same thing (one
-    /// message, label and help at several places, such as a size that is too
-    /// small on two axes) are shown once, with a caret at each place.
+    /// Renders every diagnostic; diagnostics that say the same thing on one
+    /// line (one message, label and help at several places, such as a size
+    /// that is too small on two axes) are shown once, with a caret at each place.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let same = |a: &Diagnostic, b: &Diagnostic| {
-            a.severity == b.severity
+        let lines: Vec<usize> = self
+            .items
+            .iter()
+            .map(|d| self.source.line_col(d.span.start as usize).0)
+            .collect();
+        let same = |i: usize, j: usize| {
+            let (a, b) = (&self.items[i], &self.items[j]);
+            lines[i] == lines[j]
+                && a.severity == b.severity
                 && a.message == b.message
                 && a.label == b.label
                 && a.help == b.help
@@ -377,13 +396,12 @@ impl fmt::Display for Diagnostics {
         };
         let mut shown = 0;
         for (i, d) in self.items.iter().enumerate() {
-            if self.items[..i].iter().any(|earlier| same(earlier, d)) {
+            if (0..i).any(|earlier| same(earlier, i)) {
                 continue;
             }
-            let also: Vec<Span> = self.items[i + 1..]
-                .iter()
-                .filter(|later| same(d, later) && later.span != d.span)
-                .map(|later| later.span)
+            let also: Vec<Span> = (i + 1..self.items.len())
+                .filter(|&later| same(i, later) && self.items[later].span != d.span)
+                .map(|later| self.items[later].span)
                 .collect();
             if shown > 0 {
                 writeln!(f)?;

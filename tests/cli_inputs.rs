@@ -186,3 +186,93 @@ fn bench_outside_the_repository_says_where_it_looked_and_suggests_dir() {
     assert!(stderr.contains("--dir"), "{stderr}");
     assert!(!stderr.contains("bench: j2d5pt"), "nothing ran: {stderr}");
 }
+
+/// An OverTile-style host: pragma options name a `#define` and, optionally,
+/// a host variable.
+fn overtile_host(dir: &Path, block: &str) -> PathBuf {
+    let text = format!(
+        "#include <stdio.h>
+#define IterPerCall 4
+int main(void) {{
+    int BX = 8;
+    int dim0 = 16, dim1 = 16;
+    float a[16][16] = {{{{0}}}};
+#pragma sdsl begin time_steps:IterPerCall block:{block} tile:1,1 time:1
+int dim0;
+int dim1;
+grid g[dim1][dim0];
+float griddata a on g at 0,1;
+iterate 2 {{
+    stencil s {{
+        [1:dim1-2][1:dim0-2] : [1]a[0][0] = 0.25f*([0]a[-1][0] + [0]a[1][0] + [0]a[0][-1] + [0]a[0][1]);
+    }}
+}}
+#pragma sdsl end
+    printf(\"%d\\n\", sdsl_return_0);
+    return 0;
+}}
+"
+    );
+    let path = dir.join("overtile.c");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn pragma_options_may_name_defines_and_host_identifiers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Every value from `#define`s: accepted, and the schedule uses them.
+    overtile_host(d, "IterPerCall*2,8");
+    let (cuda, _) = succeeds(d, &["emit", "overtile.c", "--target", "cuda"]);
+    assert!(cuda.contains("block 8,8,1"), "{cuda}");
+    succeeds(
+        d,
+        &[
+            "run",
+            "overtile.c",
+            "--set",
+            "dim0=16",
+            "--set",
+            "dim1=16",
+            "--backend",
+            "interp",
+        ],
+    );
+    succeeds(d, &["compile", "-f", "overtile.c", "-o", "out.c"]);
+
+    // A host variable: the commands that need its value ask for it at the
+    // identifier, with file:line:col and a caret.
+    overtile_host(d, "BX*2,8");
+    let stderr = fails(d, &["emit", "overtile.c", "--target", "cuda"]);
+    assert!(stderr.contains("overtile.c:7:49"), "{stderr}");
+    assert!(stderr.contains("uses the host identifier `BX`"), "{stderr}");
+    assert!(stderr.contains("--set BX=VALUE"), "{stderr}");
+    let pragma = stderr
+        .lines()
+        .find(|l| l.contains("#pragma sdsl begin"))
+        .expect("the pragma line");
+    let caret = stderr.lines().find(|l| l.contains('^')).expect("a caret");
+    let at = caret.find('^').unwrap();
+    assert_eq!(&pragma[at..at + 2], "BX", "{stderr}");
+    let run = ["run", "overtile.c", "--set", "dim0=16", "--set", "dim1=16"];
+    let stderr = fails(d, &run);
+    assert!(stderr.contains("--set BX=VALUE"), "{stderr}");
+    assert!(stderr.contains("--backend c"), "{stderr}");
+    // Given with --set, it is used.
+    let (cuda, _) = succeeds(
+        d,
+        &["emit", "overtile.c", "--target", "cuda", "--set", "BX=16"],
+    );
+    assert!(cuda.contains("block 32,8,1"), "{cuda}");
+    let stderr = fails(
+        d,
+        &["emit", "overtile.c", "--target", "cuda", "--set", "BX=four"],
+    );
+    assert!(stderr.contains("not an integer for `BX`"), "{stderr}");
+    // The interpreter and the C output do not need it.
+    succeeds(d, &[&run[..], &["--backend", "interp"]].concat());
+    succeeds(d, &["compile", "-f", "overtile.c", "-o", "out.c"]);
+    let out = std::fs::read_to_string(d.join("out.c")).unwrap();
+    assert!(out.contains("sdsl_return_0"), "{out}");
+}

@@ -82,6 +82,12 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
                 embed::wrapper_symbol(&region.program),
                 region.index
             );
+            if region.program.hints.all_values().next().is_some() {
+                eprintln!(
+                    "region {}: the pragma's options (block, tile, time) are GPU schedule hints; the C code does not use them",
+                    region.index
+                );
+            }
         }
     }
     let output = embed::rewrite_host(
