@@ -335,3 +335,104 @@ fn readme_example_commands_run_and_jacobi_stops_as_documented() {
         }
     }
 }
+
+/// A program whose constant, stencil, reduction and check each hold `value`
+/// (an expression of `[0]a[..][..]` reads where a field read is allowed;
+/// `constant` where only uniform values are).
+fn deep_program(value: &str, constant: &str) -> String {
+    format!(
+        "int n;
+double k = {constant};
+grid g[n][n];
+float griddata a on g at 0,1;
+iterate 2 {{
+    stencil s {{
+        [1:n-2][1:n-2] : [1]a[0][0] = {value};
+    }}
+    reduction r + {{
+        [1:n-2][1:n-2] : {value};
+    }}
+}} check (r < k + {constant}) every 1 iterations
+"
+    )
+}
+
+fn sum_of(terms: usize, term: &dyn Fn(usize) -> String) -> String {
+    (0..terms).map(term).collect::<Vec<_>>().join(" + ")
+}
+
+/// Runs every pass over the program: checks and folding, the interpreter's
+/// compilation and run, the C, CUDA and OpenCL printers, and source-to-source.
+fn every_pass_survives(dir: &Path, name: &str, program: &str) {
+    std::fs::write(dir.join(format!("{name}.sdsl")), program).unwrap();
+    let file = format!("{name}.sdsl");
+    let (stdout, _) = succeeds(
+        dir,
+        &[
+            "run",
+            &file,
+            "--set",
+            "n=8",
+            "--backend",
+            "interp",
+            "--json",
+        ],
+    );
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(summary["iterations"].as_u64().unwrap() >= 1, "{stdout}");
+    for target in ["c", "cuda", "opencl"] {
+        let (code, _) = succeeds(dir, &["emit", &file, "--target", target]);
+        assert!(code.len() > program.len() / 4, "{target}");
+    }
+    let host = format!(
+        "int main(void) {{\n#pragma sdsl begin\n{program}#pragma sdsl end\n  return 0;\n}}\n"
+    );
+    std::fs::write(dir.join(format!("{name}.c")), host).unwrap();
+    succeeds(
+        dir,
+        &[
+            "compile",
+            "-f",
+            &format!("{name}.c"),
+            "-o",
+            &format!("{name}.out.c"),
+        ],
+    );
+}
+
+#[test]
+fn long_flat_sums_and_the_deepest_accepted_nesting_pass_every_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let read = |i: usize| format!("[0]a[0][{}]", i % 3).replace("[2]", "[-1]");
+    // A flat sum of 5000 terms (the old limit refused 1000).
+    let flat = deep_program(&sum_of(5000, &read), &sum_of(5000, &|_| "1".into()));
+    every_pass_survives(d, "flat", &flat);
+
+    // The deepest expression accepted: a sum of nearly MAX_EXPR_DEPTH terms
+    // under 45 levels of `-(...)`, near the source nesting limit (each level
+    // is two: the operator and the parenthesis).
+    let limit = stencilc::front::MAX_EXPR_DEPTH;
+    let wrap = |inner: String| format!("{}{inner}{}", "-(".repeat(45), ")".repeat(45));
+    let terms = limit - 200;
+    let deepest = deep_program(
+        &wrap(sum_of(terms, &read)),
+        &wrap(sum_of(terms, &|_| "1".into())),
+    );
+    every_pass_survives(d, "deepest", &deepest);
+
+    // One level deeper in the source, or a longer chain, is refused with the limit named.
+    let nested = deep_program(&format!("{}1{}", "-(".repeat(60), ")".repeat(60)), "1");
+    std::fs::write(d.join("nested.sdsl"), nested).unwrap();
+    let stderr = fails(d, &["run", "nested.sdsl", "--set", "n=8"]);
+    assert!(stderr.contains("nests too deeply"), "{stderr}");
+    assert!(stderr.contains("at most 100 nested levels"), "{stderr}");
+    let long = deep_program(&sum_of(limit + 1, &read), "1");
+    std::fs::write(d.join("long.sdsl"), long).unwrap();
+    let stderr = fails(d, &["run", "long.sdsl", "--set", "n=8"]);
+    assert!(stderr.contains("nests too deeply"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("at most {limit} levels deep")),
+        "{stderr}"
+    );
+}
