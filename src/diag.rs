@@ -414,3 +414,47 @@ impl fmt::Display for Diagnostics {
 }
 
 impl std::error::Error for Diagnostics {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render_at(text: &str, at: usize, len: usize) -> String {
+        let source = SourceFile::new("t.sdsl", text.to_string());
+        Diagnostic::error("bad", Span::new(at, at + len))
+            .with_label("here")
+            .render(&source)
+    }
+
+    #[test]
+    fn long_lines_are_cut_around_the_caret_on_char_boundaries() {
+        let line = format!("{}X{}", "é".repeat(500), "ü".repeat(500));
+        let text = format!("short\n{line}\nnext\n");
+        let x = text.find('X').unwrap();
+        let shown = render_at(&text, x, 1);
+        assert!(shown.contains("t.sdsl:2:501"), "{shown}");
+        let source_line = shown.lines().find(|l| l.starts_with("2 │")).unwrap();
+        assert!(source_line.starts_with("2 │ ...é") && source_line.ends_with("ü..."));
+        assert!(
+            source_line.chars().count() <= MAX_SHOWN_LINE + 10,
+            "{source_line}"
+        );
+        // The caret is under the X, counted in characters.
+        let caret_line = shown.lines().find(|l| l.contains('^')).unwrap();
+        let caret = caret_line.chars().position(|c| c == '^').unwrap();
+        assert_eq!(source_line.chars().nth(caret), Some('X'), "{shown}");
+        // At the very start and the very end of the line, and past the text.
+        for at in [
+            text.find('é').unwrap(),
+            text.find("\nnext").unwrap(),
+            text.len(),
+        ] {
+            let shown = render_at(&text, at, 0);
+            assert!(shown.contains("t.sdsl:"), "{shown}");
+        }
+        // A caret spanning the whole long line is clipped too.
+        let start = text.find('é').unwrap();
+        let shown = render_at(&text, start, line.len());
+        assert!(shown.len() < 1_000, "{shown}");
+    }
+}
