@@ -291,8 +291,7 @@ fn readme_example_commands() -> Vec<(String, String)> {
         .map(|row| {
             let command = row
                 .split('`')
-                .filter(|part| part.starts_with("stencilc "))
-                .last()
+                .rfind(|part| part.starts_with("stencilc "))
                 .expect("a command in the row");
             (row.to_string(), command.to_string())
         })
