@@ -57,9 +57,9 @@ fn figure_4_1_host_file() {
     let r = &found[0];
     assert_eq!(r.index, 0);
     assert_eq!(r.program.name, "jacobi");
-    assert_eq!(r.program.hints.block, Some(vec![64, 8]));
-    assert_eq!(r.program.hints.tile, Some(vec![1, 8]));
-    assert_eq!(r.program.hints.time, Some(10));
+    assert_eq!(r.program.hints.block_values().unwrap(), Some(vec![64, 8]));
+    assert_eq!(r.program.hints.tile_values().unwrap(), Some(vec![1, 8]));
+    assert_eq!(r.program.hints.time.as_ref().unwrap().text, "10");
     assert_eq!(r.program.hints.time_steps, None);
     assert_eq!(r.program.params.len(), 3);
     assert_eq!(r.program.fields[0].name, "a");
@@ -106,10 +106,10 @@ void h() {
     assert_eq!(found[0].program.name, "two_region0");
     assert_eq!(found[1].program.name, "two_region1");
     let hints = &found[0].program.hints;
-    assert_eq!(hints.time_steps, Some(1));
-    assert_eq!(hints.block, Some(vec![8, 8, 8]));
-    assert_eq!(hints.tile, Some(vec![1, 3, 1]));
-    assert_eq!(hints.time, Some(1));
+    assert_eq!(hints.time_steps.as_ref().unwrap().text, "1");
+    assert_eq!(hints.block_values().unwrap(), Some(vec![8, 8, 8]));
+    assert_eq!(hints.tile_values().unwrap(), Some(vec![1, 3, 1]));
+    assert_eq!(hints.time.as_ref().unwrap().text, "1");
     assert_eq!(found[1].index, 1);
     assert_eq!(found[1].program.hints.block, None);
     assert!(found[1].program.iterate.is_none());

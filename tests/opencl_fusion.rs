@@ -186,7 +186,7 @@ fn gpu_back_ends_say_that_time_tiling_is_not_implemented() {
         seen
     };
     assert!(notices(&program, Backend::OpenCl).is_empty());
-    program.hints.time = Some(4);
+    program.hints.time = Some(stencilc::ir::HintValue::literal(4));
     for backend in [Backend::OpenCl, Backend::Cuda] {
         let seen = notices(&program, backend);
         assert_eq!(

@@ -89,6 +89,7 @@ struct Row {
 
 /// Runs the suite and writes the reports.
 pub fn run(args: &BenchArgs) -> Result<(), CliError> {
+    check_bench_dir(&args.dir)?;
     let cache = std::env::temp_dir().join(format!("stencilc-bench-{}", std::process::id()));
     // A fresh cache, so that the compile time reported is a real compilation.
     std::env::set_var("STENCILC_CACHE_DIR", &cache);
@@ -123,6 +124,30 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
         args.dir.join("results.json").display()
     );
     Ok(())
+}
+
+/// Refuses, before anything runs, a `--dir` without the suite's `programs/`
+/// and `baseline/` folders, saying where it looked (`bench` is relative to the
+/// current folder, so running elsewhere than the repository root lands here).
+fn check_bench_dir(dir: &Path) -> Result<(), CliError> {
+    let missing: Vec<PathBuf> = ["programs", "baseline"]
+        .iter()
+        .map(|sub| dir.join(sub))
+        .filter(|path| !path.is_dir())
+        .collect();
+    let Some(first) = missing.first() else {
+        return Ok(());
+    };
+    let shown = std::path::absolute(first).unwrap_or_else(|_| first.clone());
+    Err(CliError::new(
+        format!(
+            "no benchmark suite in `{}`: looked for the folder `{}`, which does not exist",
+            dir.display(),
+            shown.display()
+        ),
+        "run `stencilc bench` from the root of the stencilc repository, or give the suite's \
+         folder with `--dir PATH/TO/stencilc/bench`",
+    ))
 }
 
 /// `NOTES.md` of the bench folder (measurements made by hand), if there is one:
@@ -209,7 +234,7 @@ fn reset_peak_rss() {
 fn failed(what: String) -> CliError {
     CliError::new(
         what,
-        "check that the bench folder is complete and a C compiler works",
+        "check that the bench folder (`--dir`, default `bench`) is complete and a C compiler works",
     )
 }
 

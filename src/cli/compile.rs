@@ -1,7 +1,7 @@
 //! `stencilc compile`: source-to-source for C/C++ files with SDSL regions, with
 //! sdslc's options (guide ch. 5): `-f IN -o OUT [-b c|affine-c] [-x] [-v]`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use stencilc::back::c::embed::{self, EmbedOptions};
 use stencilc::source::SourceFile;
@@ -30,6 +30,7 @@ pub struct CompileArgs {
 
 /// Runs `stencilc compile`.
 pub fn run(args: &CompileArgs) -> Result<(), CliError> {
+    refuse_output_over_input(&args.input, &args.output)?;
     let text = std::fs::read_to_string(&args.input).map_err(|e| {
         CliError::new(
             format!("cannot read `{}`: {e}", args.input.display()),
@@ -82,6 +83,12 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
                 embed::wrapper_symbol(&region.program),
                 region.index
             );
+            if region.program.hints.all_values().next().is_some() {
+                eprintln!(
+                    "region {}: the pragma's options (block, tile, time) are GPU schedule hints; the C code does not use them",
+                    region.index
+                );
+            }
         }
     }
     let output = embed::rewrite_host(
@@ -101,4 +108,52 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
         eprintln!("wrote {}", args.output.display());
     }
     Ok(())
+}
+
+/// Refuses an output that is the input (the same path, a symbolic link to it, a
+/// path through `..` or a hard link): writing it would replace the SDSL source.
+fn refuse_output_over_input(input: &Path, output: &Path) -> Result<(), CliError> {
+    if !is_same_file(input, output) {
+        return Ok(());
+    }
+    Err(CliError::new(
+        format!(
+            "the output `{}` is the input `{}`: writing it would replace the SDSL regions with generated code and lose them",
+            output.display(),
+            input.display()
+        ),
+        "give -o a different file, e.g. `-o out.c`; nothing was written",
+    ))
+}
+
+/// Whether two paths name one file: equal after resolving links and `..`, or
+/// (for existing files) the same device and inode.
+fn is_same_file(a: &Path, b: &Path) -> bool {
+    if let (Some(a), Some(b)) = (resolve(a), resolve(b)) {
+        if a == b {
+            return true;
+        }
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(a), Ok(b)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return a.dev() == b.dev() && a.ino() == b.ino();
+        }
+    }
+    false
+}
+
+/// The canonical form of `path`; for a file that does not exist yet, its
+/// folder's canonical form joined with its name.
+fn resolve(path: &Path) -> Option<PathBuf> {
+    if let Ok(full) = path.canonicalize() {
+        return Some(full);
+    }
+    let name = path.file_name()?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Some(parent.canonicalize().ok()?.join(name))
 }

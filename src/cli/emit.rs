@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use stencilc::back::gpu_emit::{self, GpuTarget};
 
-use crate::cli::args::ScheduleArgs;
+use crate::cli::args::{ParamArgs, ScheduleArgs};
 use crate::cli::error::CliError;
 
 /// What `emit` can print.
@@ -39,11 +39,17 @@ pub struct EmitArgs {
     /// The GPU schedule (ignored for `--target c`).
     #[command(flatten)]
     pub schedule: ScheduleArgs,
+    /// Values of the host identifiers that the region's pragma options use
+    /// (`--set BX=16` for `block:BX*2,8`); parameters may be given too.
+    #[command(flatten)]
+    pub params: ParamArgs,
 }
 
 /// Runs `stencilc emit`.
 pub fn run(args: &EmitArgs) -> Result<(), CliError> {
-    let program = crate::cli::program::load(&args.program, args.region)?;
+    let mut program = crate::cli::program::load(&args.program, args.region)?;
+    let values = crate::cli::params::parse_sets(&program, &args.params.sets)?;
+    crate::cli::params::bind_hint_values(&mut program, &args.params.sets, &values)?;
     let text = match args.target {
         EmitTarget::C => stencilc::back::c::emit_program(&program).source,
         EmitTarget::Cuda => gpu_source(&program, &args.schedule, GpuTarget::Cuda)?,
@@ -67,6 +73,12 @@ fn gpu_source(
     target: GpuTarget,
 ) -> Result<String, CliError> {
     let request = schedule.run_options().schedule_request();
+    stencilc::schedule::hinted_shape(program, &request).map_err(|d| {
+        CliError::Located(stencilc::diag::Diagnostics::new(
+            program.source.clone(),
+            vec![d],
+        ))
+    })?;
     gpu_emit::emit(program, &request, target).map_err(|e| {
         CliError::new(
             format!("cannot schedule `{}` for the GPU: {e}", program.name),

@@ -88,13 +88,38 @@ pub fn main() -> ExitCode {
             return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
         }
     };
-    match cli.command.execute() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(CliError::ClosedStdout) => ExitCode::from(out::CLOSED_STDOUT_STATUS),
-        Err(error) => {
+    match execute_on_a_deep_stack(cli.command) {
+        Some(Ok(())) => ExitCode::SUCCESS,
+        Some(Err(CliError::ClosedStdout)) => ExitCode::from(out::CLOSED_STDOUT_STATUS),
+        Some(Err(error)) => {
             out::stderr_line(&error.to_string());
             ExitCode::FAILURE
         }
+        // A panic, already reported by the hook.
+        None => ExitCode::FAILURE,
+    }
+}
+
+/// Stack for the command's thread. Every pass over a program (parser, checks,
+/// folding, interpreter, code printers) recurses once per level of an
+/// expression, and the front-end accepts expressions up to
+/// [`stencilc::front::MAX_EXPR_DEPTH`] levels deep (a flat sum of that many
+/// terms); unoptimised builds need a few KiB per level in the deepest pass.
+/// The memory is reserved, and only used as deep as a program needs.
+const COMMAND_STACK_BYTES: usize = 1 << 30;
+
+/// Runs the command on a thread with [`COMMAND_STACK_BYTES`] of stack (on
+/// this thread if no such thread can be made); `None` if it panicked.
+fn execute_on_a_deep_stack(command: Command) -> Option<Result<(), CliError>> {
+    let command = std::sync::Arc::new(command);
+    let on_thread = std::sync::Arc::clone(&command);
+    match std::thread::Builder::new()
+        .name("stencilc".into())
+        .stack_size(COMMAND_STACK_BYTES)
+        .spawn(move || on_thread.execute())
+    {
+        Ok(handle) => handle.join().ok(),
+        Err(_) => Some(command.execute()),
     }
 }
 

@@ -8,10 +8,13 @@
 
 use std::path::{Path, PathBuf};
 
+use stencilc::diag::Diagnostics;
+use stencilc::exec::backend::{Backend, RunOptions};
 use stencilc::exec::Bindings;
 use stencilc::front::suggest;
 use stencilc::io;
 use stencilc::ir::{Expr, ExprKind, FieldId, ParamId, Program, ScalarType, Value};
+use stencilc::schedule;
 
 use crate::cli::args::Assignment;
 use crate::cli::error::{name_list, CliError};
@@ -72,11 +75,15 @@ fn describe_params(program: &Program) -> String {
 }
 
 /// The values `--set` gives, by `ParamId`; unknown names, bad values and
-/// duplicates are errors.
+/// duplicates are errors. Names of host identifiers in the region's pragma
+/// options are left to [`bind_hint_values`].
 pub fn parse_sets(program: &Program, sets: &[Assignment]) -> Result<Vec<Option<Value>>, CliError> {
     let mut values: Vec<Option<Value>> = vec![None; program.params.len()];
     for set in sets {
         let Some(index) = program.params.iter().position(|p| p.name == set.name) else {
+            if program.hints.uses(&set.name) {
+                continue;
+            }
             let message = if program.constants.iter().any(|c| c.name == set.name) {
                 format!(
                     "`{}` is a constant of the program, not a parameter",
@@ -85,11 +92,23 @@ pub fn parse_sets(program: &Program, sets: &[Assignment]) -> Result<Vec<Option<V
             } else {
                 format!("`{}` is not a parameter of the program", set.name)
             };
-            let names = program.params.iter().map(|p| p.name.as_str());
-            let help = match suggest::closest(&set.name, names) {
+            let hint_names = program.hints.names();
+            let names = program
+                .params
+                .iter()
+                .map(|p| p.name.as_str())
+                .chain(hint_names.iter().map(|(n, _)| *n));
+            let mut help = match suggest::closest(&set.name, names) {
                 Some(close) => format!("did you mean `{close}`? ({})", describe_params(program)),
                 None => describe_params(program),
             };
+            if !hint_names.is_empty() {
+                let listed: Vec<&str> = hint_names.iter().map(|(n, _)| *n).collect();
+                help.push_str(&format!(
+                    "; the region's pragma uses the host identifier(s) {}",
+                    name_list(&listed)
+                ));
+            }
             return Err(CliError::new(
                 format!("{message} (in `--set {}={}`)", set.name, set.value),
                 help,
@@ -124,6 +143,103 @@ pub fn parse_sets(program: &Program, sets: &[Assignment]) -> Result<Vec<Option<V
         }
     }
     Ok(values)
+}
+
+/// Gives the host identifiers of the region's pragma options (`block:BX*2,8`)
+/// their values: a program parameter of that name gives its value (from
+/// `params`), any other name takes its `--set NAME=VALUE`, which overrides a
+/// `#define` of the host file. Names nobody gives stay without a value; a
+/// command that needs one reports it at the identifier.
+pub fn bind_hint_values(
+    program: &mut Program,
+    sets: &[Assignment],
+    params: &[Option<Value>],
+) -> Result<(), CliError> {
+    let names: Vec<String> = program
+        .hints
+        .names()
+        .iter()
+        .map(|(n, _)| n.to_string())
+        .collect();
+    for name in names {
+        if let Some(index) = program.params.iter().position(|p| p.name == name) {
+            match params.get(index).copied().flatten() {
+                Some(Value::Int(v)) => {
+                    program.hints.values.insert(name, i64::from(v));
+                }
+                Some(Value::Long(v)) => {
+                    program.hints.values.insert(name, v);
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let given: Vec<&Assignment> = sets.iter().filter(|s| s.name == name).collect();
+        let set = match given.as_slice() {
+            [] => continue,
+            [one] => *one,
+            _ => {
+                return Err(CliError::new(
+                    format!("`{name}` is set more than once"),
+                    format!("give `--set {name}=VALUE` once"),
+                ))
+            }
+        };
+        let value = parse_c_integer(&set.value).ok_or_else(|| {
+            CliError::new(
+                format!(
+                    "`{}` is not an integer for `{name}`, a host identifier of the region's pragma options (in `--set {name}={}`)",
+                    set.value, set.value
+                ),
+                format!("give an integer, e.g. `--set {name}=8`"),
+            )
+        })?;
+        program.hints.values.insert(name, value);
+    }
+    Ok(())
+}
+
+/// Checks, before any input is read, that the pragma's `block:` and `tile:`
+/// (where `--block`/`--tile` do not override them) have values for a back-end
+/// that schedules GPU kernels; the interpreter and C back-end do not use them.
+pub fn check_hint_values(
+    program: &Program,
+    backend: Backend,
+    options: &RunOptions,
+) -> Result<(), CliError> {
+    if matches!(backend, Backend::Interp | Backend::C) {
+        return Ok(());
+    }
+    let request = options.schedule_request();
+    schedule::hinted_shape(program, &request)
+        .map(drop)
+        .map_err(|mut diagnostic| {
+            if backend == Backend::Auto {
+                let help = diagnostic.help.take().unwrap_or_default();
+                diagnostic.help = Some(format!(
+                    "{help}; or choose `--backend c` or `--backend interp`, which do not use the pragma's GPU options"
+                ));
+            }
+            CliError::Located(Diagnostics::new(program.source.clone(), vec![diagnostic]))
+        })
+}
+
+/// A C integer literal (`8`, `-8`, `0x20`, `8u`, `8L`).
+fn parse_c_integer(text: &str) -> Option<i64> {
+    let text = text.trim();
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let digits = digits.trim_end_matches(['u', 'U', 'l', 'L']);
+    let value = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) => i64::from_str_radix(hex, 16).ok()?,
+        None => digits.parse().ok()?,
+    };
+    Some(if negative { -value } else { value })
 }
 
 /// The parameter an expression is, seen through casts (`grid g[n]` with `long n`

@@ -106,7 +106,7 @@ impl RunArgs {
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let mut phases = Phases::default();
     let started = Instant::now();
-    let program = program::load(&args.program.program, args.program.region)?;
+    let mut program = program::load(&args.program.program, args.program.region)?;
     phases.parse = started.elapsed();
     let say = |text: String| {
         if args.verbose {
@@ -140,6 +140,8 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             inferred.from.display()
         ));
     }
+    params::bind_hint_values(&mut program, &args.params.sets, &values)?;
+    params::check_hint_values(&program, args.backend.into(), &options)?;
     let bindings = params::complete(&program, values)?;
     let env = stencilc::exec::bind(&program, &bindings)?;
     phases.check = started.elapsed();

@@ -103,6 +103,14 @@ impl RunOptions {
     /// notes (refused fusions, say) printed on stderr under `--verbose`.
     pub fn schedule(&self, program: &Program, env: &RunEnv) -> Result<Schedule, ExecError> {
         let request = self.schedule_request();
+        // A pragma option naming a value that was not given is shown with its
+        // line and a caret.
+        crate::schedule::hinted_shape(program, &request).map_err(|d| {
+            ExecError::Located(crate::diag::Diagnostics::new(
+                program.source.clone(),
+                vec![d],
+            ))
+        })?;
         let schedule = Schedule::for_run(program, &request, env)
             .map_err(|e| ExecError::Failed(e.to_string()))?;
         if self.verbose {

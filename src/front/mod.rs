@@ -27,6 +27,22 @@ pub use sema::fold;
 
 pub use crate::ir::Region;
 
+/// The deepest expression accepted, in levels of its tree: each parenthesis,
+/// call, unary operator or conditional counts one level, and so does each
+/// operator of a chain, because `a + b + c` is `(a + b) + c` (a sum of 20 000
+/// terms is 20 000 deep). Every later pass recurses over the tree, so this
+/// bounds their stack use; parentheses, brackets and calls may in addition
+/// nest at most [`MAX_NESTING`] deep in the source. Unoptimised builds need a
+/// few KiB of stack per level in the deepest pass, so the command line runs
+/// on a thread with a large stack; a library caller that takes programs this
+/// deep should do the same.
+pub const MAX_EXPR_DEPTH: usize = 20_000;
+
+/// How deeply parentheses, brackets, calls, unary operators, conditionals and
+/// statements may nest in the source (the parser recurses on each).
+pub const MAX_NESTING: usize = 100;
+
+
 /// Parses and checks a whole `.sdsl` program against the language's rules
 /// (accesses are checked by `analysis::checked`, which callers run next).
 pub fn parse_program(source: Arc<SourceFile>) -> Result<Program, Diagnostics> {

@@ -181,6 +181,18 @@ pub enum DataError {
         /// The file's shape, outermost first.
         found: Vec<usize>,
     },
+    /// The array has another number of dimensions than the field's grid.
+    #[error("`{}` holds a {}-D array of shape {} but field `{field}` is on a {rank}-D grid", path.display(), found.len(), shape_text(found))]
+    RankMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The field.
+        field: String,
+        /// The file's shape, outermost first.
+        found: Vec<usize>,
+        /// The number of dimensions of the field's grid.
+        rank: usize,
+    },
     /// The array's element type is not the field's.
     #[error("`{}` holds {found} elements but field `{field}` is {ty} (dtype {})", path.display(), npy::descr_of(*ty))]
     DtypeMismatch {
@@ -269,6 +281,9 @@ impl DataError {
                 "give an array of shape {} (outermost axis first), or change the grid-size parameters with --set",
                 shape_text(expected)
             ),
+            DataError::RankMismatch { field, rank, .. } => format!(
+                "give `{field}` a {rank}-D array (outermost axis first), or check that the file is the one meant for `{field}`"
+            ),
             DataError::DtypeMismatch { ty, .. } => format!(
                 "convert the array to {} first (in NumPy: `a.astype(np.{})`); stencilc does not convert silently",
                 npy::descr_of(*ty),
@@ -314,10 +329,20 @@ pub fn probe_shape(path: &Path) -> Result<Option<Vec<usize>>, DataError> {
 }
 
 /// Checks what can be checked of an input before the grid's size is known: a
-/// supported extension, a format suited to the field, and a readable file.
+/// supported extension, a format suited to the field, a readable file, and for
+/// formats that record a shape, as many dimensions as the field's grid.
 pub fn check_input(path: &Path, field: &FieldSpec) -> Result<(), DataError> {
     Format::from_path(path)?.check_compatible(path, field)?;
-    open(path).map(drop)
+    open(path).map(drop)?;
+    match probe_shape(path)? {
+        Some(found) if found.len() != field.rank => Err(DataError::RankMismatch {
+            path: path.to_path_buf(),
+            field: field.name.clone(),
+            found,
+            rank: field.rank,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Reads a field's values from a file whose format its extension gives.

@@ -10,15 +10,17 @@ mod display;
 pub mod env;
 pub mod eval;
 mod expr;
+mod hints;
 mod program;
 mod region;
 pub(crate) mod semantics;
 mod types;
 
 pub use expr::{BinaryOp, Expr, ExprKind, GridRef, MathFn, Stmt, UnaryOp};
+pub use hints::{HintEvalError, HintExpr, HintOp, HintValue, ScheduleHints};
 pub use program::{
     BoundaryMode, Check, Constant, Field, Grid, Iterate, Local, Param, Program, ReduceOp,
-    Reduction, ReductionPart, ScheduleHints, Stencil, StencilPart, Subset, Table,
+    Reduction, ReductionPart, Stencil, StencilPart, Subset, Table,
 };
 pub use region::Region;
 pub use types::{ScalarType, Value};

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::ir::expr::{Expr, Stmt};
 use crate::ir::types::{ScalarType, Value};
-use crate::ir::{GridId, LocalId};
+use crate::ir::{GridId, LocalId, ScheduleHints};
 use crate::source::{SourceFile, Span};
 
 /// A validated SDSL program (one `.sdsl` file or one embedded region).
@@ -338,23 +338,5 @@ pub struct ReductionPart {
     /// Value at each point (no locals).
     pub value: Expr,
     /// Where.
-    pub span: Span,
-}
-
-/// Options from `#pragma sdsl begin gpu(block:64,8 tile:1,8 time:10)` or
-/// `#pragma sdsl begin time_steps:1 block:8,8,8 tile:1,3,1 time:1`.
-///
-/// Lists are as written in the pragma; the GPU schedule interprets them.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ScheduleHints {
-    /// Threads per block, as written.
-    pub block: Option<Vec<u32>>,
-    /// Points per thread, as written.
-    pub tile: Option<Vec<u32>>,
-    /// Time tile.
-    pub time: Option<u32>,
-    /// `time_steps:` of the OverTile spelling.
-    pub time_steps: Option<u32>,
-    /// Where the pragma's options are.
     pub span: Span,
 }

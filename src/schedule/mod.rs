@@ -257,6 +257,8 @@ impl Schedule {
             });
         };
         check_shm_names(program, request)?;
+        let hinted = hinted_shape(program, request)
+            .map_err(|d| ScheduleError(d.one_line(&program.source)))?;
         let mut notes = Vec::new();
         let groups: Vec<Range<usize>> = if request.fuse {
             fusion::groups(program, &iterate.stencils, env, &mut notes)
@@ -266,7 +268,7 @@ impl Schedule {
         let mut stencils = Vec::new();
         for group in groups {
             let members = &iterate.stencils[group.clone()];
-            let schedule = group_schedule(program, members, request)?;
+            let schedule = group_schedule(program, members, request, &hinted)?;
             for i in group.clone() {
                 stencils.push(StencilSchedule {
                     fuse_with_next: i + 1 < group.end,
@@ -323,16 +325,51 @@ impl Schedule {
 /// every iteration runs as one sweep per stencil, with the same results.
 pub fn time_tiling_notice(program: &Program) -> Option<String> {
     let hints = &program.hints;
-    let (option, steps) = match (hints.time, hints.time_steps) {
-        (Some(t), _) if t > 1 => ("time", t),
-        (_, Some(t)) if t > 1 => ("time_steps", t),
-        _ => return None,
-    };
+    let asked = [("time", &hints.time), ("time_steps", &hints.time_steps)]
+        .into_iter()
+        .find_map(|(option, value)| {
+            let value = value.as_ref()?;
+            match value.evaluate(option, &hints.values) {
+                Ok(1) => None,
+                Ok(steps) if value.text == steps.to_string() => Some(format!("`{option}:{steps}`")),
+                Ok(steps) => Some(format!("`{option}:{}` ({steps})", value.text)),
+                // The value does not change what runs: say what is asked.
+                Err(_) => Some(format!("`{option}:{}`", value.text)),
+            }
+        })?;
     Some(format!(
-        "`{}` asks for `{option}:{steps}` (time tiling), which stencilc does not implement yet; \
+        "`{}` asks for {asked} (time tiling), which stencilc does not implement yet; \
          running one sweep per stencil and iteration",
         program.name
     ))
+}
+
+/// The pragma's `block:` and `tile:`, evaluated where the request does not
+/// override them; an identifier without a value is an error at the identifier.
+pub fn hinted_shape(
+    program: &Program,
+    request: &ScheduleRequest,
+) -> Result<HintedShape, crate::diag::Diagnostic> {
+    let hints = &program.hints;
+    Ok(HintedShape {
+        block: match request.block {
+            Some(_) => None,
+            None => hints.block_values()?,
+        },
+        tile: match request.tile {
+            Some(_) => None,
+            None => hints.tile_values()?,
+        },
+    })
+}
+
+/// Threads per block and points per thread from the region's pragma.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HintedShape {
+    /// `block:`, innermost axis first.
+    pub block: Option<Vec<u32>>,
+    /// `tile:`, innermost axis first.
+    pub tile: Option<Vec<u32>>,
 }
 
 /// Rejects `--shm` names that are neither a field nor a table.
@@ -364,11 +401,12 @@ fn group_schedule(
     program: &Program,
     members: &[crate::ir::Stencil],
     request: &ScheduleRequest,
+    hinted: &HintedShape,
 ) -> Result<StencilSchedule, ScheduleError> {
     let leader = &members[0];
     let rank = stencil_rank(program, leader);
-    let block_req = request.block.as_ref().or(program.hints.block.as_ref());
-    let tile_req = request.tile.as_ref().or(program.hints.tile.as_ref());
+    let block_req = request.block.as_ref().or(hinted.block.as_ref());
+    let tile_req = request.tile.as_ref().or(hinted.tile.as_ref());
     let block = match block_req {
         Some(b) => axes3(b, "block", rank, &leader.name)?,
         None => default_block(rank),

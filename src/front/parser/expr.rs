@@ -23,10 +23,11 @@ impl Parser {
         if expr.height <= MAX_EXPR_HEIGHT {
             return Ok(());
         }
-        Err(Diagnostic::error("the expression is too long", expr.span)
-            .with_label("too many nested operations")
+        Err(Diagnostic::error("the expression nests too deeply", expr.span)
+            .with_label(format!("more than {MAX_EXPR_HEIGHT} levels deep"))
             .with_help(format!(
-                "split it into several statements with local variables; an expression may nest at most {MAX_EXPR_HEIGHT} operations deep"
+                "split it into several statements with local variables; an expression may be at most {MAX_EXPR_HEIGHT} levels deep, \
+                 each operator of a chain such as `a + b + c` counting as one level"
             )))
     }
 
@@ -262,8 +263,8 @@ impl Parser {
 
 const MAX_LEVEL: usize = 5;
 
-/// The deepest expression tree accepted (a chain `a + b + ...` of N terms is N deep).
-const MAX_EXPR_HEIGHT: usize = 1000;
+/// The deepest expression tree accepted; see [`crate::front::MAX_EXPR_DEPTH`].
+const MAX_EXPR_HEIGHT: usize = crate::front::MAX_EXPR_DEPTH;
 
 fn precedence(op: BinaryOp) -> usize {
     match op {

@@ -14,7 +14,7 @@ use crate::source::Span;
 
 /// How deeply expressions, statements and initializers may nest before the
 /// parser gives up (instead of overflowing the stack on hostile input).
-const MAX_DEPTH: usize = 100;
+const MAX_DEPTH: usize = crate::front::MAX_NESTING;
 
 /// Parses a token list (ending with `Eof`) into a module.
 pub fn parse(tokens: Vec<Token>) -> Result<Module, Diagnostic> {

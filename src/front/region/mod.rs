@@ -3,11 +3,19 @@
 //!
 //! Two spellings of the options are accepted: the guide's
 //! `gpu(block:64,8 tile:1,8 time:10)` and the OverTile sources'
-//! `time_steps:1 block:8,8,8 tile:1,3,1 time:1`.
+//! `time_steps:1 block:8,8,8 tile:1,3,1 time:1`. Values are integer
+//! expressions of literals and host identifiers (`time_steps:IterPerCall
+//! block:BX*2,8`); an identifier `#define`d before the region (to an integer
+//! expression) takes that value, any other is left for the user to give.
+
+mod options;
 
 use crate::diag::Diagnostic;
 use crate::ir::ScheduleHints;
 use crate::source::Span;
+
+pub use options::parse_options;
+use options::Defines;
 
 /// One region found in a host file, before its program is parsed.
 #[derive(Clone, Debug)]
@@ -35,10 +43,15 @@ pub fn find_regions(text: &str) -> Result<Vec<RawRegion>, Vec<Diagnostic>> {
     let mut regions = Vec::new();
     let mut errors = Vec::new();
     let mut open: Option<(Span, ScheduleHints, usize)> = None;
+    let mut defines = Defines::default();
     let mut offset = 0;
-    for raw_line in text.split_inclusive('\n') {
+    let mut lines = text.split_inclusive('\n').peekable();
+    while let Some(raw_line) = lines.next() {
         let line_start = offset;
         offset += raw_line.len();
+        if open.is_none() && defines.directive(raw_line, &mut lines, &mut offset) {
+            continue;
+        }
         let Some(pragma) = pragma_line(text, line_start, raw_line) else {
             continue;
         };
@@ -69,7 +82,9 @@ pub fn find_regions(text: &str) -> Result<Vec<RawRegion>, Vec<Diagnostic>> {
                 }
                 let options_start = verb_start + verb.len();
                 let options = &text[options_start..pragma.line.end];
-                match parse_options(options, options_start) {
+                match parse_options(options, options_start)
+                    .and_then(|hints| defines.apply(hints))
+                {
                     Ok(hints) => open = Some((line_span, hints, offset)),
                     Err(diag) => {
                         errors.push(diag);
@@ -151,155 +166,88 @@ fn first_word(s: &str, base: usize) -> (&str, usize) {
     (&rest[..len], base + skipped)
 }
 
-/// Parses the options after `begin`; `base` is their offset in the file.
-pub fn parse_options(options: &str, base: usize) -> Result<ScheduleHints, Diagnostic> {
-    let mut hints = ScheduleHints {
-        span: Span::new(base, base + options.len()),
-        ..ScheduleHints::default()
-    };
-    let mut text = options.trim_end();
-    // `gpu( ... )` wraps the options in the guide's spelling.
-    let trimmed = text.trim_start();
-    let mut body_base = base + (text.len() - trimmed.len());
-    text = trimmed;
-    if let Some(inner) = text.strip_prefix("gpu") {
-        let inner_trim = inner.trim_start();
-        let Some(args) = inner_trim.strip_prefix('(') else {
-            return Err(option_error("expected `(` after `gpu`", body_base, 3));
-        };
-        let Some(close) = args.rfind(')') else {
-            return Err(option_error(
-                "`gpu(` is never closed",
-                body_base,
-                text.len(),
-            ));
-        };
-        if !args[close + 1..].trim().is_empty() {
-            let at = body_base + text.len() - args.len() + close + 1;
-            return Err(option_error(
-                "unexpected text after `gpu(...)`",
-                at,
-                args.len() - close - 1,
-            ));
-        }
-        body_base += text.len() - args.len();
-        text = &args[..close];
-    }
-    let mut pos = 0;
-    let bytes = text.as_bytes();
-    while pos < bytes.len() {
-        if bytes[pos].is_ascii_whitespace() {
-            pos += 1;
-            continue;
-        }
-        let key_start = pos;
-        while pos < bytes.len() && (bytes[pos].is_ascii_alphanumeric() || bytes[pos] == b'_') {
-            pos += 1;
-        }
-        let key = &text[key_start..pos];
-        if key.is_empty() || pos >= bytes.len() || bytes[pos] != b':' {
-            let len = key.len().max(1);
-            return Err(option_error(
-                "expected an option such as `block:64,8`",
-                body_base + key_start,
-                len,
-            ));
-        }
-        pos += 1;
-        let value_start = pos;
-        while pos < bytes.len()
-            && (bytes[pos].is_ascii_digit()
-                || bytes[pos] == b','
-                || bytes[pos] == b' ' && next_is_digit_after_comma(text, pos))
-        {
-            pos += 1;
-        }
-        let value_text = &text[value_start..pos];
-        let values: Result<Vec<u32>, _> = value_text
-            .split(',')
-            .map(|v| v.trim().parse::<u32>())
-            .collect();
-        let values = match values {
-            Ok(v) if !v.is_empty() && v.iter().all(|&x| x > 0) => v,
-            _ => {
-                return Err(option_error(
-                    &format!("option `{key}` needs positive integers separated by commas"),
-                    body_base + value_start,
-                    value_text.len().max(1),
-                ))
-            }
-        };
-        let single = |values: &[u32]| -> Result<u32, Diagnostic> {
-            if values.len() == 1 {
-                Ok(values[0])
-            } else {
-                Err(option_error(
-                    &format!("option `{key}` takes a single integer"),
-                    body_base + value_start,
-                    value_text.len(),
-                ))
-            }
-        };
-        match key {
-            "block" => hints.block = Some(values),
-            "tile" => hints.tile = Some(values),
-            "time" => hints.time = Some(single(&values)?),
-            "time_steps" => hints.time_steps = Some(single(&values)?),
-            _ => {
-                return Err(Diagnostic::error(
-                    format!("unknown region option `{key}`"),
-                    Span::new(body_base + key_start, body_base + key_start + key.len()),
-                )
-                .with_label("not an option")
-                .with_help("the options are `block:`, `tile:`, `time:` and `time_steps:`, e.g. `gpu(block:64,8 tile:1,8 time:10)`"))
-            }
-        }
-    }
-    if let (Some(block), Some(tile)) = (&hints.block, &hints.tile) {
-        if block.len() != tile.len() {
-            return Err(Diagnostic::error(
-                "`block` and `tile` list different numbers of dimensions",
-                hints.span,
-            )
-            .with_label(format!(
-                "block has {}, tile has {}",
-                block.len(),
-                tile.len()
-            ))
-            .with_help("give both one integer per spatial dimension of the grid"));
-        }
-    }
-    Ok(hints)
-}
-
-/// Allows `block:8, 8` (a space after a comma) without swallowing the next option.
-fn next_is_digit_after_comma(text: &str, pos: usize) -> bool {
-    let before = text[..pos].trim_end();
-    before.ends_with(',')
-}
-
-fn option_error(message: &str, at: usize, len: usize) -> Diagnostic {
-    Diagnostic::error(message.to_string(), Span::new(at, at + len.max(1)))
-        .with_label("bad region option")
-        .with_help("region options read `gpu(block:64,8 tile:1,8 time:10)` or `block:8,8,8 tile:1,3,1 time:1 time_steps:1`")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ir::HintValue;
+
+    fn values(list: &Option<Vec<HintValue>>) -> Vec<String> {
+        list.iter().flatten().map(|v| v.text.clone()).collect()
+    }
 
     #[test]
     fn both_spellings() {
         let h = parse_options(" gpu(block:64,8 tile:1,8 time:10)", 0).expect("parses");
-        assert_eq!(h.block, Some(vec![64, 8]));
-        assert_eq!(h.tile, Some(vec![1, 8]));
-        assert_eq!(h.time, Some(10));
+        assert_eq!(h.block_values().unwrap(), Some(vec![64, 8]));
+        assert_eq!(h.tile_values().unwrap(), Some(vec![1, 8]));
+        assert_eq!(h.time.as_ref().unwrap().text, "10");
         let h = parse_options(" time_steps:1 block:8,8,8 tile:1,3,1 time:1", 0).expect("parses");
-        assert_eq!(h.time_steps, Some(1));
-        assert_eq!(h.block, Some(vec![8, 8, 8]));
-        assert_eq!(h.tile, Some(vec![1, 3, 1]));
-        assert_eq!(h.time, Some(1));
+        assert_eq!(h.time_steps.as_ref().unwrap().text, "1");
+        assert_eq!(h.block_values().unwrap(), Some(vec![8, 8, 8]));
+        assert_eq!(h.tile_values().unwrap(), Some(vec![1, 3, 1]));
+        assert_eq!(h.time.as_ref().unwrap().text, "1");
         assert_eq!(parse_options("", 0).expect("empty").block, None);
+        // A space after a comma, and C literals.
+        let h = parse_options("block:8, 0x10 tile:1,2u", 0).expect("parses");
+        assert_eq!(h.block_values().unwrap(), Some(vec![8, 16]));
+        assert_eq!(h.tile_values().unwrap(), Some(vec![1, 2]));
+    }
+
+    #[test]
+    fn values_may_be_host_identifiers_and_expressions() {
+        let text = " time_steps:IterPerCall block:BX*2,(8+BY)/2 tile:1,-1+3 time:1";
+        let h = parse_options(text, 100).expect("parses");
+        assert_eq!(values(&h.block), ["BX*2", "(8+BY)/2"]);
+        assert_eq!(values(&h.tile), ["1", "-1+3"]);
+        let names: Vec<&str> = h.names().iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["BX", "BY", "IterPerCall"]);
+        // Spans point at the identifier in the file.
+        let (_, span) = h.names()[0];
+        assert_eq!(
+            &text[span.start as usize - 100..span.end as usize - 100],
+            "BX"
+        );
+        // Without values, evaluating says which identifier and how to give it.
+        let missing = h.block_values().unwrap_err();
+        assert!(missing.message.contains("`BX`"), "{}", missing.message);
+        assert!(missing.help.as_deref().unwrap().contains("--set BX="));
+        assert_eq!(h.tile_values().unwrap(), Some(vec![1, 2]));
+        let mut h = h;
+        h.values.insert("BX".into(), 16);
+        h.values.insert("BY".into(), 8);
+        assert_eq!(h.block_values().unwrap(), Some(vec![32, 8]));
+    }
+
+    #[test]
+    fn defines_before_the_region_give_values() {
+        let host = "#define BX 8\n#define BY (BX / 2) /* half */\n#define STEPS \\\n   4u\n#define F(x) x\n\
+                    #pragma sdsl begin time_steps:STEPS block:BX*2,BY tile:1,F\nint n;\n#pragma sdsl end\n\
+                    #undef BX\n#define BY 3\n\
+                    #pragma sdsl begin block:BX,BY\nint n;\n#pragma sdsl end\n";
+        let regions = find_regions(host).expect("regions");
+        let first = &regions[0].hints;
+        assert_eq!(first.block_values().unwrap(), Some(vec![16, 4]));
+        assert_eq!(first.values.get("STEPS"), Some(&4));
+        // A function-like macro is not a value.
+        assert!(first.tile_values().unwrap_err().message.contains("`F`"));
+        let second = &regions[1].hints;
+        assert_eq!(second.values.get("BY"), Some(&3));
+        assert!(second.block_values().unwrap_err().message.contains("`BX`"));
+    }
+
+    #[test]
+    fn known_values_must_be_positive() {
+        let err =
+            find_regions("#define BX 4\n#pragma sdsl begin block:BX-4\nint n;\n#pragma sdsl end\n")
+                .unwrap_err();
+        assert!(err[0].message.contains("`BX-4` is 0"), "{}", err[0].message);
+        assert!(parse_options("block:8/0", 0).is_err());
+        // Cyclic macros have no value (and do not recurse forever).
+        let regions = find_regions(
+            "#define A B\n#define B A\n#pragma sdsl begin block:A\nint n;\n#pragma sdsl end\n",
+        )
+        .expect("regions");
+        assert!(regions[0].hints.block_values().is_err());
     }
 
     #[test]
@@ -309,5 +257,12 @@ mod tests {
         assert!(parse_options("gpu(block:4", 0).is_err());
         assert!(parse_options("time:1,2", 0).is_err());
         assert!(parse_options("block", 0).is_err());
+        assert!(parse_options("block:", 0).is_err());
+        assert!(parse_options("block:8 8", 0).is_err());
+        assert!(parse_options("block:(8", 0).is_err());
+        assert!(parse_options("block:8;", 0).is_err());
+        assert!(parse_options("block:09", 0).is_err());
+        let long = format!("block:{}", vec!["1"; 200].join("+"));
+        assert!(parse_options(&long, 0).is_err());
     }
 }
