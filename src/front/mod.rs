@@ -42,7 +42,6 @@ pub const MAX_EXPR_DEPTH: usize = 20_000;
 /// statements may nest in the source (the parser recurses on each).
 pub const MAX_NESTING: usize = 100;
 
-
 /// Parses and checks a whole `.sdsl` program against the language's rules
 /// (accesses are checked by `analysis::checked`, which callers run next).
 pub fn parse_program(source: Arc<SourceFile>) -> Result<Program, Diagnostics> {
