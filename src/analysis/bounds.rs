@@ -13,7 +13,7 @@ use crate::analysis::access::{
     iterate_accesses, loops_used, AccessKind, GridAccess, LoopRange, PartAccesses, PartId,
     TableAccess,
 };
-use crate::analysis::affine::{Affine, Var};
+use crate::analysis::affine::{Affine, LowerBounds, Var};
 use crate::analysis::text::{atom, axis_name, expr_text, ref_text};
 use crate::diag::Diagnostic;
 use crate::exec::env::{box_is_empty, RunEnv};
@@ -143,6 +143,7 @@ fn static_grid_access(
     if grid.rank() != access.target.offset.len() || grid.rank() != ranges.len() {
         return None;
     }
+    let facts = run_facts(program, ranges);
     for (axis, range) in ranges.iter().enumerate() {
         let Some((lo, hi)) = range else {
             continue;
@@ -158,45 +159,57 @@ fn static_grid_access(
         let reference = ref_text(program, locals, access.target);
         let (bound_lo, bound_hi) = &part.subset.ranges[axis];
         let off = atom(program, locals, offset_expr);
-        if let Some(v) = lo.add(&omin).and_then(|f| f.as_constant()) {
-            if v < 0 {
-                let at = witness(&offset, &access.loops, false);
-                return Some(
+        let reach_lo = lo.add(&omin);
+        let before_first = reach_lo
+            .as_ref()
+            .and_then(|f| f.scale(-1))
+            .and_then(|f| facts.minimum(&f));
+        if let Some(before) = before_first.filter(|&b| b > 0) {
+            let v = match reach_lo.as_ref().and_then(|f| f.as_constant()) {
+                Some(v) => format!("{v}"),
+                None => format!("at most -{before}"),
+            };
+            let at = witness(&offset, &access.loops, false);
+            return Some(
                     Diagnostic::error(
                         format!(
                             "`{reference}` {} {axis_n} {}+{off} = {v}{}, before the first {axis_n} (0), \
-                             for every value of the parameters",
+                             {}",
                             verb(access.kind),
                             atom(program, &[], bound_lo),
-                            witness_text(locals, &at)
+                            witness_text(locals, &at),
+                            for_every(&reach_lo)
                         ),
                         offset_span(access, axis),
                     )
                     .with_label(format!("{} outside the grid of `{}`", verb(access.kind), field.name))
-                    .with_secondary(bound_lo.span, format!("the subset starts at {axis_n} {}", lo.constant))
+                    .with_secondary(bound_lo.span, format!("the subset starts at {axis_n} {}", atom(program, &[], bound_lo)))
                     .with_help(help_for(program, access)),
                 );
-            }
         }
         let Some(dim) = Affine::of_expr(program, &grid.dims[axis]) else {
             continue;
         };
-        let past = hi
+        let past_form = hi
             .add(&omax)
             .and_then(|f| f.sub(&dim))
-            .and_then(|f| f.add(&Affine::constant(1)))
-            .and_then(|f| f.as_constant());
+            .and_then(|f| f.add(&Affine::constant(1)));
+        let past = past_form.as_ref().and_then(|f| facts.minimum(f));
         if let Some(k) = past.filter(|&k| k > 0) {
+            let k = match past_form.as_ref().and_then(|f| f.as_constant()) {
+                Some(_) => format!("{k}"),
+                None => format!("at least {k}"),
+            };
             let at = witness(&offset, &access.loops, true);
             return Some(
                 Diagnostic::error(
                     format!(
-                        "`{reference}` {} {axis_n} {}+{off}{}, {k} past the last {axis_n} ({}), \
-                         for every value of the parameters",
+                        "`{reference}` {} {axis_n} {}+{off}{}, {k} past the last {axis_n} ({}), {}",
                         verb(access.kind),
                         atom(program, &[], bound_hi),
                         witness_text(locals, &at),
-                        last_text(program, &grid.dims[axis], None)
+                        last_text(program, &grid.dims[axis], None),
+                        for_every(&past_form)
                     ),
                     offset_span(access, axis),
                 )
@@ -211,6 +224,35 @@ fn static_grid_access(
         }
     }
     None
+}
+
+/// What holds whenever a part runs: every grid size is at least 1 (every run
+/// path refuses smaller sizes) and each axis of the part's subset has
+/// `lo <= hi` (else the part computes nothing).
+fn run_facts(program: &Program, ranges: &[Option<(Affine, Affine)>]) -> LowerBounds {
+    let mut facts = LowerBounds::default();
+    for dim in program.grids.iter().flat_map(|g| &g.dims) {
+        if let Some(f) = Affine::of_expr(program, dim).and_then(|d| d.sub(&Affine::constant(1))) {
+            facts.assume_non_negative(&f);
+        }
+    }
+    for (lo, hi) in ranges.iter().flatten() {
+        if let Some(extent) = hi.sub(lo) {
+            facts.assume_non_negative(&extent);
+        }
+    }
+    facts
+}
+
+/// How far a static proof reaches: every parameter value when the form was a
+/// constant, else every value for which the part runs.
+fn for_every(form: &Option<Affine>) -> &'static str {
+    if form.as_ref().and_then(|f| f.as_constant()).is_some() {
+        "for every value of the parameters"
+    } else {
+        "for every value of the parameters for which this part runs (grid sizes at least 1, \
+         subset not empty)"
+    }
 }
 
 /// The loop-variable values at which an affine offset is smallest (or largest).
