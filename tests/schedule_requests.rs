@@ -165,3 +165,34 @@ proptest::proptest! {
         }
     }
 }
+
+/// `emit --target cuda|opencl` prints no host code, so it says what the host
+/// must check before launching, naming each access that only the sizes decide.
+#[test]
+fn emitted_gpu_code_lists_the_checks_its_host_makes() {
+    use stencilc::back::gpu_emit::{emit, GpuTarget};
+    let program = parse(
+        "segi",
+        "int Nx; int Ny; grid g[Ny][Nx];
+double griddata phi on g at 0,1;
+iterate 1 {
+    stencil wrap {
+        [0:Ny-1][Nx-1:Nx-1] : [1]phi[0][Nx-1] = [0]phi[0][0];
+    }
+}
+",
+    );
+    for target in [GpuTarget::Cuda, GpuTarget::OpenCl] {
+        let text = emit(&program, &ScheduleRequest::default(), target).unwrap();
+        for expected in [
+            "every grid has at most 2147483647 points",
+            "64-bit indices",
+            "- line 5: `[1]phi[0][Nx-1]` writes past the last column of `phi`",
+        ] {
+            assert!(
+                text.contains(expected),
+                "{target:?}: no `{expected}` in:\n{text}"
+            );
+        }
+    }
+}
