@@ -313,3 +313,175 @@ fn only_the_c_code_generators_are_accepted() {
         text(&out.stderr)
     );
 }
+
+/// A host whose region writes `[1]phi[0][0][Nx-1]` on the subset's last
+/// column, `Nx-1`: inside the grid only when `Nx` is 1 (the first argument), so
+/// only the generated code can tell, from the actual value.
+const PARAMETER_DEPENDENT_WRITE: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+    int Nx = argc > 1 ? atoi(argv[1]) : 4;
+    int Ny = argc > 2 ? atoi(argv[2]) : 3;
+    int Nz = 2;
+    long long count = (long long)Nx * Ny * Nz;
+    /* A grid too large to allocate is passed as NULL: the region must refuse it. */
+    double *phi = count <= 1000 ? (double *)malloc((size_t)count * sizeof(double) + 1) : NULL;
+    for (long long i = 0; phi && i < count; i++) phi[i] = (double)i;
+    #pragma sdsl begin
+    int Nx;
+    int Ny;
+    int Nz;
+    grid g[Nz][Ny][Nx];
+    double griddata phi on g at 0,1;
+    iterate 1 {
+        stencil wrap {
+            [0:Nz-1][0:Ny-1][Nx-1:Nx-1] : [1]phi[0][0][Nx-1] = [0]phi[0][0][0] + 1.0;
+        }
+    }
+    #pragma sdsl end
+    double sum = 0.0;
+    for (long long i = 0; phi && i < count; i++) sum += phi[i];
+    printf("status %d sum %g\n", sdsl_return_0, sum);
+    free(phi);
+    return 0;
+}
+"#;
+
+/// Whether gcc links a program built with AddressSanitizer (skipping, with a
+/// reason, if not).
+fn asan_available() -> bool {
+    if !compiler_available("gcc") {
+        return false;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("probe.c");
+    std::fs::write(&source, "int main(void) { return 0; }\n").unwrap();
+    let probe = Command::new("gcc")
+        .args(["-fsanitize=address", "-o"])
+        .arg(dir.path().join("probe"))
+        .arg(&source)
+        .output()
+        .map_err(|e| format!("gcc -fsanitize=address: {e}"))
+        .and_then(|o| {
+            o.status
+                .success()
+                .then_some(())
+                .ok_or_else(|| format!("gcc -fsanitize=address: {}", text(&o.stderr)))
+        });
+    common::runtime_available("cc", probe)
+}
+
+#[test]
+fn a_write_outside_the_grid_for_the_given_sizes_returns_4_and_writes_nothing_under_asan() {
+    if !asan_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("host.c");
+    std::fs::write(&host, PARAMETER_DEPENDENT_WRITE).unwrap();
+    let generated = dir.path().join("host.out.c");
+    let out = stencilc_compile(&host, &generated, &[]);
+    assert!(out.status.success(), "stencilc: {}", text(&out.stderr));
+    let exe = dir.path().join("host");
+    let built = Command::new("gcc")
+        .args(["-g", "-fsanitize=address", "-fopenmp", "-Wall", "-Werror"])
+        .arg(&generated)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lm")
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "gcc: {}", text(&built.stderr));
+    let run = |args: &[&str]| {
+        Command::new(&exe)
+            .args(args)
+            .env("OMP_NUM_THREADS", "2")
+            .output()
+            .unwrap()
+    };
+
+    // Nx = 4: the write would land at column 6 of 4. The check refuses before
+    // computing: status 4, one line on stderr, the host array as it was
+    // (0 + 1 + ... + 23 = 276), and no report from AddressSanitizer.
+    let outside = run(&["4"]);
+    let stderr = text(&outside.stderr);
+    assert_eq!(text(&outside.stdout), "status 4 sum 276\n", "{stderr}");
+    assert!(outside.status.success(), "{stderr}");
+    assert!(!stderr.contains("AddressSanitizer"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "`[1]phi[0][0][Nx-1]` writes past the last column of `phi` (index 6; the last is 3)"
+        ),
+        "{stderr}"
+    );
+
+    // Nx = 1: inside the grid; every point gets its old value plus 1.
+    let inside = run(&["1"]);
+    assert_eq!(
+        text(&inside.stdout),
+        "status 0 sum 21\n",
+        "{}",
+        text(&inside.stderr)
+    );
+
+    // A size below 1, and 2^30 x 2^30 x 2 doubles (2^64 bytes, past what a
+    // `long` index reaches): status 5 and a message, before any allocation.
+    for args in [&["0"][..], &["1073741824", "1073741824"][..]] {
+        let refused = run(args);
+        let stderr = text(&refused.stderr);
+        assert_eq!(
+            text(&refused.stdout),
+            "status 5 sum 0\n",
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("is empty or too large to index with long"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_write_outside_the_grid_for_every_size_is_refused_by_compile_and_emit() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("host.c");
+    // OverTile segi3d's shape: the subset already reaches column Nx-1, and the
+    // write adds Nx-1 more: at least one column past the grid whenever it runs.
+    let always_outside = PARAMETER_DEPENDENT_WRITE.replace("[Nx-1:Nx-1]", "[1:Nx-1]");
+    std::fs::write(&host, &always_outside).unwrap();
+    let generated = dir.path().join("host.out.c");
+    let out = stencilc_compile(&host, &generated, &[]);
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "compile accepted it:\n{stderr}");
+    assert!(!generated.exists(), "compile wrote {}", generated.display());
+    let located = "host.c:20:53";
+    for expected in [
+        located,
+        "writes column (Nx-1)+(Nx-1), at least 1 past the last column (Nx-1)",
+        "for every value of the parameters for which this part runs",
+        "help: narrow this part's subset or change the offset",
+    ] {
+        assert!(stderr.contains(expected), "no `{expected}` in:\n{stderr}");
+    }
+    for target in ["c", "opencl", "cuda"] {
+        let emitted = Command::new(env!("CARGO_BIN_EXE_stencilc"))
+            .args(["emit", "--target", target])
+            .arg(&host)
+            .output()
+            .unwrap();
+        let stderr = text(&emitted.stderr);
+        assert!(
+            !emitted.status.success(),
+            "emit --target {target} accepted it"
+        );
+        assert!(
+            emitted.stdout.is_empty(),
+            "emit --target {target} printed code"
+        );
+        assert!(
+            stderr.contains(located) && stderr.contains("^"),
+            "{target}: {stderr}"
+        );
+    }
+}

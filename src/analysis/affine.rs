@@ -142,6 +142,50 @@ impl Affine {
     }
 }
 
+/// Lower bounds of parameters known to hold wherever a fact applies (a grid
+/// size is at least 1 in every run; a part's subset bounds satisfy `lo <= hi`
+/// whenever the part runs), used to prove a form positive without values.
+#[derive(Clone, Debug, Default)]
+pub struct LowerBounds {
+    bounds: BTreeMap<Var, i64>,
+}
+
+impl LowerBounds {
+    /// Records `form >= 0`: when the form has one variable `a*v + b` with
+    /// `a > 0`, this gives `v >= ceil(-b / a)`; other forms are ignored.
+    pub fn assume_non_negative(&mut self, form: &Affine) {
+        let mut terms = form.terms.iter();
+        let (Some((&var, &a)), None) = (terms.next(), terms.next()) else {
+            return;
+        };
+        if a <= 0 {
+            return;
+        }
+        let Some(bound) = form
+            .constant
+            .checked_neg()
+            .map(|b| b.div_euclid(a) + i64::from(b.rem_euclid(a) != 0))
+        else {
+            return;
+        };
+        let entry = self.bounds.entry(var).or_insert(bound);
+        *entry = (*entry).max(bound);
+    }
+
+    /// The smallest value `form` can take, when every variable has a positive
+    /// coefficient and a known lower bound (`None` otherwise, or on overflow).
+    pub fn minimum(&self, form: &Affine) -> Option<i64> {
+        let mut min = form.constant;
+        for (var, &c) in &form.terms {
+            if c <= 0 {
+                return None;
+            }
+            min = min.checked_add(c.checked_mul(*self.bounds.get(var)?)?)?;
+        }
+        Some(min)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,5 +216,25 @@ mod tests {
         let (min, max) = form.loop_extremes(&[r]).unwrap();
         assert_eq!(min.as_constant(), Some(-5));
         assert_eq!(max.as_constant(), Some(7));
+    }
+
+    #[test]
+    fn lower_bounds_prove_positive_forms() {
+        let n = Var::Param(ParamId(0));
+        let form = |c: i64, k: i64| Affine {
+            terms: BTreeMap::from([(n, k)]),
+            constant: c,
+        };
+        let mut facts = LowerBounds::default();
+        // `n - 2 >= 0` (a subset [1:n-1] runs): n >= 2, so `n - 1` is at least 1.
+        facts.assume_non_negative(&form(-2, 1));
+        assert_eq!(facts.minimum(&form(-1, 1)), Some(1));
+        // `2n - 3 >= 0`: n >= 2 (rounded up); the stronger bound is kept.
+        facts.assume_non_negative(&form(-3, 2));
+        facts.assume_non_negative(&form(5, 1));
+        assert_eq!(facts.minimum(&form(0, 1)), Some(2));
+        // A negative coefficient or an unknown variable proves nothing.
+        assert_eq!(facts.minimum(&form(10, -1)), None);
+        assert_eq!(LowerBounds::default().minimum(&form(0, 1)), None);
     }
 }

@@ -13,11 +13,11 @@ use crate::analysis::access::{
     iterate_accesses, loops_used, AccessKind, GridAccess, LoopRange, PartAccesses, PartId,
     TableAccess,
 };
-use crate::analysis::affine::{Affine, Var};
+use crate::analysis::affine::{Affine, LowerBounds, Var};
 use crate::analysis::text::{atom, axis_name, expr_text, ref_text};
 use crate::diag::Diagnostic;
 use crate::ir::env::{box_is_empty, RunEnv};
-use crate::ir::{BoundaryMode, Expr, Local, LocalId, Program, Value};
+use crate::ir::{BoundaryMode, Expr, Local, LocalId, Program, Subset, Value};
 
 /// The most loop-variable combinations the run-time check enumerates for one
 /// offset or index (loops in stencils are short; this only bounds the work).
@@ -143,6 +143,7 @@ fn static_grid_access(
     if grid.rank() != access.target.offset.len() || grid.rank() != ranges.len() {
         return None;
     }
+    let facts = run_facts(program, ranges);
     for (axis, range) in ranges.iter().enumerate() {
         let Some((lo, hi)) = range else {
             continue;
@@ -158,45 +159,57 @@ fn static_grid_access(
         let reference = ref_text(program, locals, access.target);
         let (bound_lo, bound_hi) = &part.subset.ranges[axis];
         let off = atom(program, locals, offset_expr);
-        if let Some(v) = lo.add(&omin).and_then(|f| f.as_constant()) {
-            if v < 0 {
-                let at = witness(&offset, &access.loops, false);
-                return Some(
+        let reach_lo = lo.add(&omin);
+        let before_first = reach_lo
+            .as_ref()
+            .and_then(|f| f.scale(-1))
+            .and_then(|f| facts.minimum(&f));
+        if let Some(before) = before_first.filter(|&b| b > 0) {
+            let v = match reach_lo.as_ref().and_then(|f| f.as_constant()) {
+                Some(v) => format!("{v}"),
+                None => format!("at most -{before}"),
+            };
+            let at = witness(&offset, &access.loops, false);
+            return Some(
                     Diagnostic::error(
                         format!(
                             "`{reference}` {} {axis_n} {}+{off} = {v}{}, before the first {axis_n} (0), \
-                             for every value of the parameters",
+                             {}",
                             verb(access.kind),
                             atom(program, &[], bound_lo),
-                            witness_text(locals, &at)
+                            witness_text(locals, &at),
+                            for_every(&reach_lo)
                         ),
                         offset_span(access, axis),
                     )
                     .with_label(format!("{} outside the grid of `{}`", verb(access.kind), field.name))
-                    .with_secondary(bound_lo.span, format!("the subset starts at {axis_n} {}", lo.constant))
+                    .with_secondary(bound_lo.span, format!("the subset starts at {axis_n} {}", atom(program, &[], bound_lo)))
                     .with_help(help_for(program, access)),
                 );
-            }
         }
         let Some(dim) = Affine::of_expr(program, &grid.dims[axis]) else {
             continue;
         };
-        let past = hi
+        let past_form = hi
             .add(&omax)
             .and_then(|f| f.sub(&dim))
-            .and_then(|f| f.add(&Affine::constant(1)))
-            .and_then(|f| f.as_constant());
+            .and_then(|f| f.add(&Affine::constant(1)));
+        let past = past_form.as_ref().and_then(|f| facts.minimum(f));
         if let Some(k) = past.filter(|&k| k > 0) {
+            let k = match past_form.as_ref().and_then(|f| f.as_constant()) {
+                Some(_) => format!("{k}"),
+                None => format!("at least {k}"),
+            };
             let at = witness(&offset, &access.loops, true);
             return Some(
                 Diagnostic::error(
                     format!(
-                        "`{reference}` {} {axis_n} {}+{off}{}, {k} past the last {axis_n} ({}), \
-                         for every value of the parameters",
+                        "`{reference}` {} {axis_n} {}+{off}{}, {k} past the last {axis_n} ({}), {}",
                         verb(access.kind),
                         atom(program, &[], bound_hi),
                         witness_text(locals, &at),
-                        last_text(program, &grid.dims[axis], None)
+                        last_text(program, &grid.dims[axis], None),
+                        for_every(&past_form)
                     ),
                     offset_span(access, axis),
                 )
@@ -211,6 +224,35 @@ fn static_grid_access(
         }
     }
     None
+}
+
+/// What holds whenever a part runs: every grid size is at least 1 (every run
+/// path refuses smaller sizes) and each axis of the part's subset has
+/// `lo <= hi` (else the part computes nothing).
+fn run_facts(program: &Program, ranges: &[Option<(Affine, Affine)>]) -> LowerBounds {
+    let mut facts = LowerBounds::default();
+    for dim in program.grids.iter().flat_map(|g| &g.dims) {
+        if let Some(f) = Affine::of_expr(program, dim).and_then(|d| d.sub(&Affine::constant(1))) {
+            facts.assume_non_negative(&f);
+        }
+    }
+    for (lo, hi) in ranges.iter().flatten() {
+        if let Some(extent) = hi.sub(lo) {
+            facts.assume_non_negative(&extent);
+        }
+    }
+    facts
+}
+
+/// How far a static proof reaches: every parameter value when the form was a
+/// constant, else every value for which the part runs.
+fn for_every(form: &Option<Affine>) -> &'static str {
+    if form.as_ref().and_then(|f| f.as_constant()).is_some() {
+        "for every value of the parameters"
+    } else {
+        "for every value of the parameters for which this part runs (grid sizes at least 1, \
+         subset not empty)"
+    }
 }
 
 /// The loop-variable values at which an affine offset is smallest (or largest).
@@ -574,6 +616,143 @@ fn check_collisions(
                 .with_help("access a time level that a part writes at one offset only, or move the other access to a separate stencil"),
             );
             break;
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Generated code: the conditions left for run time.
+
+/// Which end of an axis a [`RunTimeBound`] guards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// `subset lo + smallest offset >= 0`.
+    Start,
+    /// `subset hi + largest offset <= size - 1`.
+    End,
+}
+
+/// One access-axis condition that code generated without parameter values
+/// (`compile`, `emit`) must check before computing: the [`static_bounds`]
+/// analysis could neither prove it broken for every value (then the program is
+/// refused) nor kept for every value (then no check is needed).
+#[derive(Clone, Debug)]
+pub struct RunTimeBound<'p> {
+    /// The part whose access this is.
+    pub part: PartId,
+    /// The part's subset: the condition applies only when it is not empty.
+    pub subset: &'p Subset,
+    /// The grid the access indexes.
+    pub grid: crate::ir::GridId,
+    /// The axis (outermost first).
+    pub axis: usize,
+    /// Which end of the axis.
+    pub side: Side,
+    /// The offset along the axis, as written.
+    pub offset: &'p Expr,
+    /// The offset's smallest (at [`Side::Start`]) or largest (at [`Side::End`])
+    /// value over its loops, when it is affine: a form of parameters only.
+    pub extreme: Option<Affine>,
+    /// The axes of the subset that may be empty for some parameter values
+    /// (`lo <= hi` is tested for these only; the others always hold).
+    pub may_be_empty: Vec<usize>,
+    /// The loops the offset uses, over which a non-affine offset is checked.
+    pub loops: Vec<LoopRange>,
+    /// What goes wrong when the condition fails, for the message:
+    /// "line 8: `[1]phi[0][0][Nx-1]` writes past the last column of `phi`".
+    pub what: String,
+}
+
+/// The conditions that generated code checks from the actual parameter values
+/// (see [`RunTimeBound`]), in program order: every write, and every read of a
+/// `boundary none` field, on each axis and end that the affine analysis does
+/// not prove inside the grid whenever the part runs.
+pub fn run_time_bounds(program: &Program) -> Vec<RunTimeBound<'_>> {
+    let mut out = Vec::new();
+    for part in iterate_accesses(program) {
+        let locals = part_locals(program, part.id);
+        let ranges: Vec<Option<(Affine, Affine)>> = part
+            .subset
+            .ranges
+            .iter()
+            .map(|(lo, hi)| Some((Affine::of_expr(program, lo)?, Affine::of_expr(program, hi)?)))
+            .collect();
+        let facts = run_facts(program, &ranges);
+        let sizes_only = run_facts(program, &[]);
+        let may_be_empty: Vec<usize> = ranges
+            .iter()
+            .enumerate()
+            .filter(|(_, range)| {
+                let extent = range.as_ref().and_then(|(lo, hi)| hi.sub(lo));
+                extent
+                    .and_then(|e| e.as_constant().or_else(|| sizes_only.minimum(&e)))
+                    .is_none_or(|e| e < 0)
+            })
+            .map(|(axis, _)| axis)
+            .collect();
+        for access in &part.grids {
+            if access.loops.iter().any(|r| r.hi < r.lo) || !must_stay_inside(program, access) {
+                continue;
+            }
+            let field = &program.fields[access.target.field.0];
+            let grid = &program.grids[field.grid.0];
+            if grid.rank() != access.target.offset.len() || grid.rank() != ranges.len() {
+                continue;
+            }
+            let (line, _) = program.source.line_col(access.span.start as usize);
+            for (axis, offset) in access.target.offset.iter().enumerate() {
+                let extremes =
+                    Affine::of_expr(program, offset).and_then(|o| o.loop_extremes(&access.loops));
+                let range = ranges[axis].as_ref();
+                let dim = Affine::of_expr(program, &grid.dims[axis]);
+                for side in [Side::Start, Side::End] {
+                    let extreme = extremes.as_ref().map(|(min, max)| match side {
+                        Side::Start => min.clone(),
+                        Side::End => max.clone(),
+                    });
+                    // The margin that must not be negative: `lo + min` at the
+                    // start, `size - 1 - (hi + max)` at the end.
+                    let margin = match (side, range, &extreme) {
+                        (Side::Start, Some((lo, _)), Some(e)) => lo.add(e),
+                        (Side::End, Some((_, hi)), Some(e)) => dim
+                            .as_ref()
+                            .and_then(|d| d.sub(hi))
+                            .and_then(|f| f.sub(e))
+                            .and_then(|f| f.add(&Affine::constant(-1))),
+                        _ => None,
+                    };
+                    let proven_inside = margin
+                        .as_ref()
+                        .and_then(|m| m.as_constant().or_else(|| facts.minimum(m)))
+                        .is_some_and(|m| m >= 0);
+                    if proven_inside {
+                        continue;
+                    }
+                    let end = match side {
+                        Side::Start => "before the first",
+                        Side::End => "past the last",
+                    };
+                    out.push(RunTimeBound {
+                        part: part.id,
+                        subset: part.subset,
+                        grid: field.grid,
+                        axis,
+                        side,
+                        offset,
+                        extreme,
+                        may_be_empty: may_be_empty.clone(),
+                        loops: loops_used(offset, &access.loops),
+                        what: format!(
+                            "line {line}: `{}` {} {end} {} of `{}`",
+                            ref_text(program, locals, access.target),
+                            verb(access.kind),
+                            axis_name(grid.rank(), axis),
+                            field.name
+                        ),
+                    });
+                }
+            }
         }
     }
     out

@@ -42,5 +42,30 @@ pub fn emit(
         header.push_str(note);
         header.push('\n');
     }
+    header.push_str(&host_checks(program));
     Ok(header + &text)
+}
+
+/// The comment listing what a host must check before launching these kernels,
+/// as `stencilc run` does (the kernels themselves do not check).
+fn host_checks(program: &Program) -> String {
+    let mut text = format!(
+        "// host: `stencilc run` checks before any launch (a host of its own must too), from the sizes given:\n\
+         //   every grid has at most {} points (the kernels index with 32-bit int; 64-bit indices\n\
+         //   are planned, issue 8), and every launch at most {:?} blocks along x, y, z;\n",
+        crate::lower::plan::MAX_GPU_GRID_POINTS,
+        crate::lower::plan::MAX_GROUPS
+    );
+    let bounds = crate::analysis::bounds::run_time_bounds(program);
+    if bounds.is_empty() {
+        text.push_str(
+            "//   (every access stays inside its grid whatever the sizes: nothing to check)\n",
+        );
+    } else {
+        text.push_str("//   and that none of these accesses leaves its grid:\n");
+        for check in &bounds {
+            text.push_str(&format!("//   - {}\n", check.what));
+        }
+    }
+    text
 }

@@ -102,7 +102,9 @@ impl<B> Resident<B> {
             for part in &r.parts {
                 offsets.push(total as i32);
                 if let Some(subset) = &part.subset {
-                    if let Some(g) = groups_for(&env.subset_box(subset), part.points_per_block) {
+                    if let Some(g) = groups_for(&env.subset_box(subset), part.points_per_block)
+                        .map_err(|e| ExecError::Failed(e.to_string()))?
+                    {
                         total += g.iter().map(|&v| v as u64).product::<u64>();
                     }
                 }
@@ -206,6 +208,13 @@ pub fn run_observed<D: GpuDevice>(
     let mut summary = RunSummary::default();
     crate::lower::check_limits(&lowered.module, &device.limits())
         .map_err(|e| ExecError::Failed(e.to_string()))?;
+    // Sizes the kernels cannot index or launch, refused before any launch.
+    let grids = program.grids.iter().map(|g| g.name.as_str());
+    let dims = env.grid_dims().iter().map(Vec::as_slice);
+    lowered
+        .plan
+        .check(grids.zip(dims), &|subset| env.subset_box(subset))
+        .map_err(|e| ExecError::Failed(e.to_string()))?;
     let t0 = Instant::now();
     device.compile(&lowered.module)?;
     summary.times.compile = t0.elapsed();
@@ -285,7 +294,9 @@ fn run_launch<D: GpuDevice>(
     let (bounds, groups) = match &launch.subset {
         Some(subset) => {
             let bounds = env.subset_box(subset);
-            match groups_for(&bounds, launch.points_per_block) {
+            match groups_for(&bounds, launch.points_per_block)
+                .map_err(|e| ExecError::Failed(e.to_string()))?
+            {
                 Some(g) => (bounds, g),
                 None => {
                     // An empty part: a reduction must still publish identity partials.

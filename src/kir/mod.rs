@@ -94,7 +94,10 @@ pub struct SharedArray {
 impl SharedArray {
     /// Size in bytes.
     pub fn bytes(&self) -> usize {
-        self.dims.iter().product::<usize>() * self.ty.size_bytes()
+        // Saturating: an oversized tile must fail the device check, not wrap.
+        self.dims
+            .iter()
+            .fold(self.ty.size_bytes(), |bytes, &d| bytes.saturating_mul(d))
     }
 }
 
@@ -118,12 +121,14 @@ pub struct Kernel {
 impl Kernel {
     /// Threads per block.
     pub fn threads(&self) -> u32 {
-        self.block.iter().product()
+        self.block.iter().fold(1u32, |n, &b| n.saturating_mul(b))
     }
 
     /// Static shared memory per block, in bytes.
     pub fn shared_bytes(&self) -> usize {
-        self.shared.iter().map(SharedArray::bytes).sum()
+        self.shared
+            .iter()
+            .fold(0usize, |sum, a| sum.saturating_add(a.bytes()))
     }
 }
 

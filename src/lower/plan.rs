@@ -68,17 +68,143 @@ pub struct HostPlan {
     pub reductions: Vec<ReductionPlan>,
 }
 
-/// Blocks per axis (x, y, z) for a launch over `bounds`; `None` when it is empty.
-pub fn groups_for(bounds: &[(i64, i64)], points_per_block: [u32; 3]) -> Option<[u32; 3]> {
+/// The most blocks a launch may have along x, y and z: CUDA's grid limits
+/// (OpenCL's are at least as large on the devices stencilc targets).
+pub const MAX_GROUPS: [u64; 3] = [i32::MAX as u64, 65535, 65535];
+
+/// The most points a grid may have on the GPU back-ends: their kernels index
+/// fields with 32-bit `int` arithmetic.
+pub const MAX_GPU_GRID_POINTS: u64 = i32::MAX as u64;
+
+/// Why a launch or a grid cannot run as planned, as a sentence saying what to change.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlanError(pub String);
+
+/// Blocks per axis (x, y, z) for a launch over `bounds`; `Ok(None)` when it is
+/// empty. Refuses zero points per block and more blocks than [`MAX_GROUPS`].
+pub fn groups_for(
+    bounds: &[(i64, i64)],
+    points_per_block: [u32; 3],
+) -> Result<Option<[u32; 3]>, PlanError> {
+    if bounds.len() > 3 {
+        return Err(PlanError(format!(
+            "a launch over {} axes; the GPU back-ends run 1 to 3",
+            bounds.len()
+        )));
+    }
+    if points_per_block.contains(&0) {
+        return Err(PlanError(format!(
+            "a launch computes {points_per_block:?} points per block (x, y, z); every axis needs \
+             at least 1: give positive --block and --tile sizes"
+        )));
+    }
     let rank = bounds.len();
     let mut groups = [1u32; 3];
-    for (axis, (lo, hi)) in bounds.iter().enumerate() {
+    for (axis, &(lo, hi)) in bounds.iter().enumerate() {
         if hi < lo {
-            return None;
+            return Ok(None);
         }
         let d = rank - 1 - axis;
-        let extent = (hi - lo + 1) as u64;
-        groups[d] = extent.div_ceil(points_per_block[d] as u64) as u32;
+        let extent = hi.abs_diff(lo).saturating_add(1);
+        let count = extent.div_ceil(u64::from(points_per_block[d]));
+        if count > MAX_GROUPS[d] {
+            return Err(PlanError(format!(
+                "a launch over {extent} points along {} needs {count} blocks of {} points, more \
+                 than the limit of {} blocks along that axis; give a larger --block or --tile \
+                 along {0}, or a smaller grid",
+                ["x", "y", "z"][d],
+                points_per_block[d],
+                MAX_GROUPS[d]
+            )));
+        }
+        groups[d] = count as u32;
     }
-    Some(groups)
+    Ok(Some(groups))
+}
+
+impl HostPlan {
+    /// What the host checks before any launch, from the actual sizes: every grid
+    /// within [`MAX_GPU_GRID_POINTS`] (see [`check_grid_sizes`]) and every
+    /// launch's block count within [`MAX_GROUPS`] (`subset_box` gives a
+    /// subset's bounds for this run's parameter values). Accesses outside
+    /// the grids are refused before this, when the parameters are bound.
+    pub fn check<'a>(
+        &self,
+        grids: impl IntoIterator<Item = (&'a str, &'a [usize])>,
+        subset_box: &dyn Fn(&Subset) -> Vec<(i64, i64)>,
+    ) -> Result<(), PlanError> {
+        check_grid_sizes(grids)?;
+        let reductions = self
+            .reductions
+            .iter()
+            .flat_map(|r| r.parts.iter().chain([&r.finish]));
+        let mut partials = 0u64;
+        for launch in self.stencils.iter().flatten().chain(reductions) {
+            if let Some(subset) = &launch.subset {
+                if let Some(groups) = groups_for(&subset_box(subset), launch.points_per_block)? {
+                    let blocks: u64 = groups.iter().map(|&g| u64::from(g)).product();
+                    partials = partials.saturating_add(blocks);
+                }
+            }
+        }
+        if partials > i32::MAX as u64 {
+            return Err(PlanError(format!(
+                "the launches need {partials} blocks in all, more than the {} partial results \
+                 the reductions count with 32-bit `int`; use a smaller grid",
+                i32::MAX
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Refuses grids the GPU kernels cannot index: more than
+/// [`MAX_GPU_GRID_POINTS`] points (`grids` gives each grid's name and sizes).
+pub fn check_grid_sizes<'a>(
+    grids: impl IntoIterator<Item = (&'a str, &'a [usize])>,
+) -> Result<(), PlanError> {
+    for (name, dims) in grids {
+        let points = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d as u64));
+        if points.is_none_or(|p| p > MAX_GPU_GRID_POINTS) {
+            let sizes: Vec<String> = dims.iter().map(usize::to_string).collect();
+            return Err(PlanError(format!(
+                "grid `{name}` ({}) has more than {MAX_GPU_GRID_POINTS} points, the most the GPU \
+                 kernels index with their 32-bit `int` indices (64-bit indices are planned, \
+                 issue 8); use a smaller grid, or --backend c",
+                sizes.join(" x ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_are_counted_without_overflow_or_division_by_zero() {
+        assert_eq!(groups_for(&[(0, 99)], [32, 1, 1]), Ok(Some([4, 1, 1])));
+        assert_eq!(groups_for(&[(5, 4)], [32, 1, 1]), Ok(None));
+        // 256 threads x 16777216 points wrapped to 0 points per block in u32.
+        assert!(groups_for(&[(0, 99)], [0, 1, 1]).is_err());
+        let whole = (i64::MIN, i64::MAX);
+        let err = groups_for(&[whole, (0, 0)], [1, 1, 1]).unwrap_err();
+        assert!(err.0.contains("limit of 65535 blocks"), "{err}");
+    }
+
+    #[test]
+    fn grids_past_32_bit_indices_are_refused_naming_the_limit() {
+        let small: &[usize] = &[46340, 46340];
+        assert_eq!(check_grid_sizes([("g", small)]), Ok(()));
+        let large: &[usize] = &[46341, 46341];
+        let err = check_grid_sizes([("g", large)]).unwrap_err();
+        assert!(
+            err.0.contains("2147483647") && err.0.contains("issue 8"),
+            "{err}"
+        );
+        let overflowing: &[usize] = &[usize::MAX, usize::MAX];
+        assert!(check_grid_sizes([("g", overflowing)]).is_err());
+    }
 }

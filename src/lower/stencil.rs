@@ -87,7 +87,9 @@ fn lower_part(
     let rank = subset.rank();
     let block = schedule.block;
     let tile = schedule.tile;
-    let per_block: [u32; 3] = [block[0] * tile[0], block[1] * tile[1], block[2] * tile[2]];
+    // The schedule keeps block x tile within MAX_POINTS_PER_BLOCK; saturating
+    // keeps a hand-made schedule from wrapping (the host plan then refuses it).
+    let per_block: [u32; 3] = [0, 1, 2].map(|d| block[d].saturating_mul(tile[d]));
     let vars: Vec<AxisVars> = (0..rank).map(axis_vars).collect();
     // Outermost-first lists of the point's variables.
     let coords = (0..rank)
@@ -161,7 +163,7 @@ fn lower_part(
         let extents: Vec<usize> = (0..rank)
             .map(|a| {
                 let d = rank - 1 - a;
-                per_block[d] as usize + (range[a].1 - range[a].0) as usize
+                (per_block[d] as usize).saturating_add(range[a].1.abs_diff(range[a].0) as usize)
             })
             .collect();
         ctx.shared.push(SharedArray {

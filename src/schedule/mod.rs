@@ -184,6 +184,12 @@ const TILE_MIN_REUSE: usize = 9;
 /// Tables with at most this many elements are folded into literals.
 const FOLD_MAX_ELEMENTS: usize = 1024;
 
+/// The most points one block may compute (threads times points per thread,
+/// over all axes): 2^20, far above what any device runs in one block (1024
+/// threads on CUDA), so that every product of block and tile sizes fits the
+/// 32-bit `int` arithmetic of the kernels and the host's `u32` counts.
+pub const MAX_POINTS_PER_BLOCK: u64 = 1 << 20;
+
 /// An invalid schedule request, as a sentence saying what to change.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -209,6 +215,30 @@ fn axes3(list: &[u32], what: &str, rank: usize, stencil: &str) -> Result<[u32; 3
         out[i] = *v;
     }
     Ok(out)
+}
+
+/// Refuses a block and tile whose points per block exceed
+/// [`MAX_POINTS_PER_BLOCK`] (computed in `u64`: three `u32` factors of each
+/// kind cannot overflow it before the comparison).
+fn check_points_per_block(
+    block: [u32; 3],
+    tile: [u32; 3],
+    stencil: &str,
+) -> Result<(), ScheduleError> {
+    let points = block.iter().zip(&tile).try_fold(1u64, |acc, (&b, &t)| {
+        acc.checked_mul(u64::from(b))?.checked_mul(u64::from(t))
+    });
+    match points {
+        Some(p) if p <= MAX_POINTS_PER_BLOCK => Ok(()),
+        _ => Err(ScheduleError(format!(
+            "stencil `{stencil}`: block {} with tile {} asks each block to compute {} points, \
+             more than the limit of {MAX_POINTS_PER_BLOCK} (2^20) points per block; \
+             give a smaller --tile or --block (e.g. --block 32,8 --tile 1,4)",
+            join(&block),
+            join(&tile),
+            points.map_or_else(|| "more than 2^64".to_string(), |p| p.to_string())
+        ))),
+    }
 }
 
 fn join(list: &[u32]) -> String {
@@ -415,6 +445,7 @@ fn group_schedule(
         Some(t) => axes3(t, "tile", rank, &leader.name)?,
         None => [1, 1, 1],
     };
+    check_points_per_block(block, tile, &leader.name)?;
     let parts: Vec<&crate::ir::StencilPart> = members.iter().flat_map(|s| &s.parts).collect();
     let mut footprints: Vec<Footprint> = parts
         .iter()
@@ -444,11 +475,11 @@ fn group_schedule(
                 ShmRequest::Names(names) => names.contains(&field.name),
                 ShmRequest::Auto => {
                     reads.distinct >= TILE_MIN_REUSE
-                        && shared_bytes + bytes <= HEURISTIC_SHARED_BUDGET
+                        && shared_bytes.saturating_add(bytes) <= HEURISTIC_SHARED_BUDGET
                 }
             };
             let placement = if tileable && wanted {
-                shared_bytes += bytes;
+                shared_bytes = shared_bytes.saturating_add(bytes);
                 FieldPlacement::SharedTile
             } else if read_only {
                 FieldPlacement::ReadOnly
@@ -497,20 +528,25 @@ fn field_rank(program: &Program, f: FieldId) -> usize {
     program.grids[program.fields[f.0].grid.0].rank()
 }
 
+/// The bytes of a level's shared tile (points per block plus the halo, per
+/// axis); `usize::MAX` when the reads have no static box or the count overflows,
+/// which no device's shared memory holds.
 fn tile_bytes(reads: &LevelExtent, block: [u32; 3], tile: [u32; 3], elem: usize) -> usize {
     let Some(range) = reads.static_box() else {
-        return usize::MAX / 4;
+        return usize::MAX;
     };
     let rank = range.len();
     range
         .iter()
         .enumerate()
-        .map(|(axis, (lo, hi))| {
+        .try_fold(elem, |bytes, (axis, (lo, hi))| {
             let d = rank - 1 - axis;
-            (block[d] * tile[d]) as usize + (hi - lo) as usize
+            let points = u64::from(block[d]).checked_mul(u64::from(tile[d]))?;
+            let halo = u64::try_from(hi.checked_sub(*lo)?).ok()?;
+            let extent = usize::try_from(points.checked_add(halo)?).ok()?;
+            bytes.checked_mul(extent)
         })
-        .product::<usize>()
-        * elem
+        .unwrap_or(usize::MAX)
 }
 
 fn for_each_table(body: &[crate::ir::Stmt], f: &mut dyn FnMut(TableId)) {

@@ -282,7 +282,9 @@ impl Writer<'_> {
         let (line, _) = p.source.line_col(region.span.start as usize);
         self.line(&format!(
             "/* Region {} (line {line}): binds its parameters and griddata to the host variables\n   \
-             of the same names. Returns 0, 2 if a host array has the wrong size, 3 if out of memory. */",
+             of the same names. Returns 0, 2 if a host array has the wrong size, 3 if out of memory,\n   \
+             4 if an access would leave its grid, 5 if a grid is empty or too large to index\n   \
+             (4 and 5 print a line on stderr; the host arrays are left as they were). */",
             region.index
         ));
         if options.extern_c {
@@ -302,6 +304,7 @@ impl Writer<'_> {
         self.function_head(&format!("int {}", wrapper_symbol(p)), &list.join(", "));
         self.open("{");
         self.size_constants();
+        self.grid_size_checks();
         self.line(&format!("{} summary;", names::summary_type(p)));
         self.line("int status;");
         for f in &p.fields {
@@ -372,11 +375,11 @@ impl Writer<'_> {
             let ty = names::c_type(f.ty);
             let newest = f.level_of(f.newest_offset());
             self.line(&format!(
-                "/* {}: leave the newest level in the host array, free the others */",
+                "/* {}: leave the newest level in the host array (unless the run failed), free the others */",
                 f.name
             ));
             self.line(&format!(
-                "if ({0}_levels[{newest}] != {0}) memcpy({0}, {0}_levels[{newest}], {0}_count * sizeof({ty}));",
+                "if (status == 0 && {0}_levels[{newest}] != {0}) memcpy({0}, {0}_levels[{newest}], {0}_count * sizeof({ty}));",
                 f.name
             ));
             for l in 0..f.levels() {

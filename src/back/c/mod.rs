@@ -20,6 +20,7 @@
 //! reductions combine per-row partial results in row order, as the interpreter does.
 
 mod boundary;
+pub mod checks;
 pub mod embed;
 mod expr;
 mod loops;

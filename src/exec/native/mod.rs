@@ -169,6 +169,17 @@ fn execute_checked(
                 "out of memory for the reduction partials; use a smaller grid".into(),
             ))
         }
+        4 | 5 => {
+            return Err(ExecError::Failed(format!(
+            "the compiled kernel refused the sizes (status {status}: {}; its message is above); \
+                 change the parameter values",
+            if status == 4 {
+                "an access would leave its grid"
+            } else {
+                "a grid is empty or too large to index"
+            }
+        )))
+        }
         other => {
             return Err(ExecError::Failed(format!(
                 "the compiled kernel failed with status {other}"
