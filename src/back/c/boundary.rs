@@ -4,7 +4,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::ir::{BinaryOp, BoundaryMode, Expr, ExprKind, GridId, Program, Stmt, UnaryOp, Value};
+use crate::ir::{
+    BinaryOp, BoundaryMode, Expr, ExprKind, GridId, Program, ScalarType, Stmt, UnaryOp, Value,
+};
+pub(super) use crate::kir::helpers::Helper;
+use crate::kir::helpers::{self, Spelling};
 
 /// How far the reads of fields with a boundary mode reach from the current point.
 #[derive(Clone, Debug, PartialEq)]
@@ -123,117 +127,49 @@ fn expr_reach(program: &Program, e: &Expr, loops: &HashMap<usize, (i64, i64)>, r
 }
 
 /// The range of an integer offset expression over the loop variables' ranges, or
-/// `None` when it depends on anything else.
+/// `None` when it depends on anything else or when some value of a
+/// sub-expression leaves its type (it would wrap: the bounds would be wrong).
 pub(super) fn interval(e: &Expr, loops: &HashMap<usize, (i64, i64)>) -> Option<(i64, i64)> {
-    match &e.kind {
-        ExprKind::Literal(Value::Int(v)) => Some((*v as i64, *v as i64)),
-        ExprKind::Literal(Value::Long(v)) => Some((*v, *v)),
-        ExprKind::Local(id) => loops.get(&id.0).copied(),
-        ExprKind::Cast(a) if !e.ty.is_float() && !a.ty.is_float() => interval(a, loops),
-        ExprKind::Unary(UnaryOp::Neg, a) => interval(a, loops).map(|(lo, hi)| (-hi, -lo)),
+    let (lo, hi) = match &e.kind {
+        ExprKind::Literal(Value::Int(v)) => (*v as i64, *v as i64),
+        ExprKind::Literal(Value::Long(v)) => (*v, *v),
+        ExprKind::Local(id) => loops.get(&id.0).copied()?,
+        ExprKind::Cast(a) if !e.ty.is_float() && !a.ty.is_float() => interval(a, loops)?,
+        ExprKind::Unary(UnaryOp::Neg, a) => {
+            let (lo, hi) = interval(a, loops)?;
+            (hi.checked_neg()?, lo.checked_neg()?)
+        }
         ExprKind::Binary(op, a, b) => {
             let (alo, ahi) = interval(a, loops)?;
             let (blo, bhi) = interval(b, loops)?;
             match op {
-                BinaryOp::Add => Some((alo + blo, ahi + bhi)),
-                BinaryOp::Sub => Some((alo - bhi, ahi - blo)),
+                BinaryOp::Add => (alo.checked_add(blo)?, ahi.checked_add(bhi)?),
+                BinaryOp::Sub => (alo.checked_sub(bhi)?, ahi.checked_sub(blo)?),
                 BinaryOp::Mul => {
-                    let products = [alo * blo, alo * bhi, ahi * blo, ahi * bhi];
-                    Some((*products.iter().min()?, *products.iter().max()?))
+                    let products = [
+                        alo.checked_mul(blo)?,
+                        alo.checked_mul(bhi)?,
+                        ahi.checked_mul(blo)?,
+                        ahi.checked_mul(bhi)?,
+                    ];
+                    (*products.iter().min()?, *products.iter().max()?)
                 }
-                _ => None,
+                _ => return None,
             }
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    let fits = e.ty != ScalarType::Int || (lo >= i32::MIN as i64 && hi <= i32::MAX as i64);
+    fits.then_some((lo, hi))
 }
 
-/// The value of an integer expression made of literals only, if it is one.
-pub(super) fn constant(e: &Expr) -> Option<i64> {
-    interval(e, &HashMap::new()).and_then(|(lo, hi)| (lo == hi).then_some(lo))
-}
-
-/// An inline C helper that generated code may need.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(super) enum Helper {
-    /// `sdsl_min`/`sdsl_max` on `long`, for loop bounds.
-    MinMax,
-    /// `sdsl_clamp(i, n)`.
-    Clamp,
-    /// `sdsl_mirror(i, n)`.
-    Mirror,
-    /// `sdsl_periodic(i, n)`.
-    Periodic,
-    /// `sdsl_inside(i, n)`.
-    Inside,
-}
-
-impl Helper {
-    /// The helper that resolves an index for a mode (`None` for zero and none).
-    pub(super) fn for_mode(mode: BoundaryMode) -> Option<Helper> {
-        match mode {
-            BoundaryMode::Clamp => Some(Helper::Clamp),
-            BoundaryMode::Mirror => Some(Helper::Mirror),
-            BoundaryMode::Periodic => Some(Helper::Periodic),
-            BoundaryMode::Zero | BoundaryMode::None => None,
-        }
-    }
-
-    /// The C function's name.
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Helper::MinMax => "sdsl_max",
-            Helper::Clamp => "sdsl_clamp",
-            Helper::Mirror => "sdsl_mirror",
-            Helper::Periodic => "sdsl_periodic",
-            Helper::Inside => "sdsl_inside",
-        }
-    }
-
-    /// The C definition.
-    fn definition(self) -> &'static str {
-        match self {
-            Helper::MinMax => {
-                "static inline long sdsl_min(long a, long b) { return a < b ? a : b; }\n\
-                 static inline long sdsl_max(long a, long b) { return a > b ? a : b; }\n"
-            }
-            Helper::Clamp => {
-                "/* boundary clamp: the nearest edge element */\n\
-                 static inline long sdsl_clamp(long i, long n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }\n"
-            }
-            Helper::Mirror => {
-                "/* boundary mirror: reflected without repeating the edge (-1 reads 1) */\n\
-                 static inline long sdsl_mirror(long i, long n)\n\
-                 {\n\
-                 \x20   long period, m;\n\
-                 \x20   if (i >= 0 && i < n) return i;\n\
-                 \x20   if (n == 1) return 0;\n\
-                 \x20   period = 2 * (n - 1);\n\
-                 \x20   m = i % period;\n\
-                 \x20   if (m < 0) m += period;\n\
-                 \x20   return m < n ? m : period - m;\n\
-                 }\n"
-            }
-            Helper::Periodic => {
-                "/* boundary periodic: wrapped around (-1 reads n-1) */\n\
-                 static inline long sdsl_periodic(long i, long n)\n\
-                 {\n\
-                 \x20   long m = i % n;\n\
-                 \x20   return m < 0 ? m + n : m;\n\
-                 }\n"
-            }
-            Helper::Inside => {
-                "/* boundary zero: reads outside the grid give 0 */\n\
-                 static inline int sdsl_inside(long i, long n) { return i >= 0 && i < n; }\n"
-            }
-        }
-    }
+/// The value of an integer offset expression when it is known as the C is
+/// written, computed in its type as the program computes it.
+pub(super) fn constant(program: &Program, e: &Expr) -> Option<i64> {
+    helpers::known_value(program, e, &|_| None).map(Value::as_i64)
 }
 
 /// The C definitions of the helpers used, in a fixed order.
 pub(super) fn helper_definitions(used: &BTreeSet<Helper>) -> String {
-    used.iter()
-        .map(|h| h.definition())
-        .collect::<Vec<_>>()
-        .join("\n")
+    helpers::definitions(used.iter().copied(), Spelling::C)
 }
