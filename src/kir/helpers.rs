@@ -50,6 +50,46 @@ pub enum Helper {
         /// The integer target type.
         to: ScalarType,
     },
+    /// `sdsl_add_i32`, `sdsl_neg_i64` and the like: two's complement wrapping
+    /// arithmetic, for the GPU languages, which have no `-fwrapv` (their
+    /// compilers otherwise assume that signed arithmetic never overflows and
+    /// may, for instance, compute an `int` product in 64 bits). The type is
+    /// `Int` or `Long`.
+    Wrapping(WrapOp, ScalarType),
+}
+
+/// An integer operation that [`Helper::Wrapping`] computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WrapOp {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `-a`.
+    Neg,
+}
+
+impl WrapOp {
+    /// The operation for a binary operator, if it is one of `+ - *`.
+    pub fn of_binary(op: BinaryOp) -> Option<WrapOp> {
+        match op {
+            BinaryOp::Add => Some(WrapOp::Add),
+            BinaryOp::Sub => Some(WrapOp::Sub),
+            BinaryOp::Mul => Some(WrapOp::Mul),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            WrapOp::Add => "add",
+            WrapOp::Sub => "sub",
+            WrapOp::Mul => "mul",
+            WrapOp::Neg => "neg",
+        }
+    }
 }
 
 /// How one target family spells a helper's declaration.
@@ -142,6 +182,7 @@ impl Helper {
             Helper::Div(ty) => format!("sdsl_div_{}", short(ty)),
             Helper::Rem(ty) => format!("sdsl_rem_{}", short(ty)),
             Helper::FloatToInt { from, to } => format!("sdsl_{}_to_{}", short(from), short(to)),
+            Helper::Wrapping(op, ty) => format!("sdsl_{}_{}", op.name(), short(ty)),
         }
     }
 
@@ -240,6 +281,25 @@ impl Helper {
                      if (x <= -{bound}) return {min};\n    \
                      if (x >= {bound}) return {max};\n    \
                      return ({t})x;\n}}"
+                );
+            }
+            Helper::Wrapping(op, ty) => {
+                let t = ty.name();
+                let u = unsigned(ty);
+                let (params, value) = match op {
+                    WrapOp::Neg => (format!("{t} a"), format!("({u})0 - ({u})a")),
+                    _ => {
+                        let symbol = match op {
+                            WrapOp::Add => '+',
+                            WrapOp::Sub => '-',
+                            _ => '*',
+                        };
+                        (format!("{t} a, {t} b"), format!("({u})a {symbol} ({u})b"))
+                    }
+                };
+                let _ = writeln!(
+                    out,
+                    "{q} {t} {name}({params}) {{ return ({t})({value}); }}"
                 );
             }
         }

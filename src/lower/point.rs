@@ -5,12 +5,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::Level;
-use crate::exec::interp::elem::binary_value;
+use crate::exec::interp::elem::{binary_value, unary_value};
 use crate::ir::{
     BinaryOp, BoundaryMode, Expr, ExprKind, GridRef, LocalId, Program, ScalarType, Stmt, TableId,
-    Value,
+    UnaryOp, Value,
 };
-use crate::kir::helpers;
+use crate::kir::helpers::{self, WrapOp};
 use crate::kir::{Helper, KExpr, KStmt, Module, SharedArray, Space};
 use crate::lower::plan::ArgSource;
 use crate::lower::{constant_table, ident, Fixed, Params};
@@ -185,7 +185,16 @@ impl<'a> PointCtx<'a> {
                 // The front-end only allows reductions in the check, which runs on the host.
                 KExpr::Lit(Value::Int(0))
             }
-            ExprKind::Unary(op, a) => KExpr::Unary(*op, Box::new(self.expr(a, module))),
+            ExprKind::Unary(op, a) => {
+                let a = self.expr(a, module);
+                match (op, &a) {
+                    (_, KExpr::Lit(v)) if !v.ty().is_float() => KExpr::Lit(unary_value(*op, *v)),
+                    (UnaryOp::Neg, _) if !e.ty.is_float() => {
+                        KExpr::Helper(Helper::Wrapping(WrapOp::Neg, e.ty), vec![a])
+                    }
+                    _ => KExpr::Unary(*op, Box::new(a)),
+                }
+            }
             ExprKind::Binary(op, a, b) => {
                 let a = self.expr(a, module);
                 let b = self.expr(b, module);
@@ -199,7 +208,10 @@ impl<'a> PointCtx<'a> {
                     KExpr::Lit(v) => Some(*v),
                     _ => None,
                 };
-                match Helper::for_operator(*op, e.ty, divisor) {
+                let wrapping = WrapOp::of_binary(*op)
+                    .filter(|_| !e.ty.is_float())
+                    .map(|w| Helper::Wrapping(w, e.ty));
+                match Helper::for_operator(*op, e.ty, divisor).or(wrapping) {
                     Some(helper) => KExpr::Helper(helper, vec![a, b]),
                     None => KExpr::Binary(*op, Box::new(a), Box::new(b)),
                 }
