@@ -19,18 +19,7 @@ use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::schedule::{Schedule, ScheduleRequest};
 use stencilc::source::SourceFile;
 
-const INTS: [i64; 10] = [
-    7,
-    -7,
-    i32::MIN as i64,
-    i32::MAX as i64,
-    -1,
-    0,
-    5,
-    3,
-    -2,
-    1,
-];
+const INTS: [i64; 10] = [7, -7, i32::MIN as i64, i32::MAX as i64, -1, 0, 5, 3, -2, 1];
 const LONGS: [i64; 10] = [7, -7, i64::MIN, i64::MAX, -1, 0, 5, 3, -2, 1];
 const FLOATS: [f64; 18] = [
     1e10,
@@ -223,7 +212,11 @@ fn integer_division_and_remainder_by_zero_and_minus_one() {
         [0:n-1] : [0]sl[0] = [0]al[0] / (long)zero + [0]al[0] % (long)minus + [0]al[0] / -1L \
                              + [0]al[0] % 4L;\n\
         }\n}\n";
-    check("division", text, &[("n", 100.0), ("zero", 0.0), ("minus", -1.0)]);
+    check(
+        "division",
+        text,
+        &[("n", 100.0), ("zero", 0.0), ("minus", -1.0)],
+    );
 }
 
 #[test]
@@ -243,8 +236,9 @@ fn float_to_integer_conversions_saturate() {
     check("casts", text, &[("n", 36.0)]);
 }
 
-/// Reads at offsets that wrap in `int`, `long` offsets, offsets many grid sizes
-/// away and parameter offsets, under every boundary mode, on 1-, 2- and 5-point
+/// Reads at offsets that wrap in `int`, `long` offsets up to the type's limits
+/// (no overflow panic in a debug build), offsets many grid sizes away and
+/// parameter offsets, under every boundary mode, on 1-, 2- and 5-point
 /// grids.
 #[test]
 fn offsets_far_outside_the_grid_read_the_same_element() {
@@ -253,13 +247,15 @@ fn offsets_far_outside_the_grid_read_the_same_element() {
             "int n;\nint k;\ngrid g[n];\n\
              int griddata v on g at 0 boundary {mode};\nlong griddata w on g at 0 boundary {mode};\n\
              int griddata o1 on g at 0;\nint griddata o2 on g at 0;\nint griddata o3 on g at 0;\n\
-             int griddata o4 on g at 0;\nlong griddata o5 on g at 0;\n\
+             int griddata o4 on g at 0;\nlong griddata o5 on g at 0;\nlong griddata o6 on g at 0;\n\
              iterate 1 {{\n  stencil far {{\n\
              [0:n-1] : [0]o1[0] = [0]v[2147483647 + 3] + 10 * [0]v[-2147483647 - 5];\n\
              [0:n-1] : [0]o2[0] = [0]v[-7] + 10 * [0]v[13] + 100 * [0]v[-1] + 1000 * [0]v[1];\n\
              [0:n-1] : [0]o3[0] = [0]v[k] + 10 * [0]v[-k] + 100 * [0]v[k * 1000000000];\n\
              [0:n-1] : [0]o4[0] = [0]v[(int)(4294967296L + 5L)] + 10 * [0]v[4611686018427387904L * 4L + 3L];\n\
              [0:n-1] : [0]o5[0] = [0]w[4294967301L] + 10L * [0]w[-4294967301L] + 100L * [0]w[(long)k * 3000000000L];\n\
+             [0:n-1] : [0]o6[0] = [0]w[9223372036854775807L] + 10L * [0]w[-9223372036854775807L - 1L] \
+                                  + 100L * [0]w[(long)k * 4611686018427387904L];\n\
              }}\n}}\n"
         );
         for n in [1.0, 2.0, 5.0] {

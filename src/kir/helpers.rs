@@ -127,11 +127,11 @@ fn unsigned(ty: ScalarType) -> &'static str {
     }
 }
 
-/// The C literals of an integer type's minimum and maximum.
-fn limits(ty: ScalarType) -> (&'static str, &'static str) {
+/// The C literal of an integer type's maximum.
+fn max_literal(ty: ScalarType) -> &'static str {
     match ty {
-        ScalarType::Long => ("(-9223372036854775807L - 1L)", "9223372036854775807L"),
-        _ => ("(-2147483647 - 1)", "2147483647"),
+        ScalarType::Long => "9223372036854775807L",
+        _ => "2147483647",
     }
 }
 
@@ -190,6 +190,12 @@ impl Helper {
     pub fn definition(self, spelling: Spelling<'_>) -> String {
         let q = spelling.qualifier;
         let idx = spelling.index;
+        // `(int)` where a 64-bit value in range is returned as a GPU index.
+        let narrow = if idx == "long" {
+            String::new()
+        } else {
+            format!("({idx})")
+        };
         let name = self.name();
         let mut out = String::new();
         match self {
@@ -205,7 +211,7 @@ impl Helper {
                     out,
                     "/* boundary clamp: the nearest edge element */\n\
                      {q} {idx} {name}(long i, {idx} n)\n{{\n    \
-                     return i < 0 ? 0 : (i >= n ? n - 1 : ({idx})i);\n}}"
+                     return i < 0 ? 0 : (i >= n ? n - 1 : {narrow}i);\n}}"
                 );
             }
             Helper::Mirror => {
@@ -214,12 +220,12 @@ impl Helper {
                     "/* boundary mirror: reflected without repeating the edge (-1 reads 1) */\n\
                      {q} {idx} {name}(long i, {idx} n)\n{{\n    \
                      long period, m;\n    \
-                     if (i >= 0 && i < n) return ({idx})i;\n    \
+                     if (i >= 0 && i < n) return {narrow}i;\n    \
                      if (n == 1) return 0;\n    \
                      period = 2 * ((long)n - 1);\n    \
                      m = i % period;\n    \
                      if (m < 0) m += period;\n    \
-                     return ({idx})(m < n ? m : period - m);\n}}"
+                     return {narrow}(m < n ? m : period - m);\n}}"
                 );
             }
             Helper::Periodic => {
@@ -228,9 +234,9 @@ impl Helper {
                     "/* boundary periodic: wrapped around (-1 reads n-1) */\n\
                      {q} {idx} {name}(long i, {idx} n)\n{{\n    \
                      long m;\n    \
-                     if (i >= 0 && i < n) return ({idx})i;\n    \
+                     if (i >= 0 && i < n) return {narrow}i;\n    \
                      m = i % n;\n    \
-                     return ({idx})(m < 0 ? m + n : m);\n}}"
+                     return {narrow}(m < 0 ? m + n : m);\n}}"
                 );
             }
             Helper::Inside => {
@@ -240,6 +246,9 @@ impl Helper {
                      {q} int {name}(long i, {idx} n) {{ return i >= 0 && i < n; }}"
                 );
             }
+            // Branch-free (selects only), so that the C compiler can vectorise
+            // a loop of them and pair `/` and `%` of the same operands: the
+            // divisor is replaced by 1 where the hardware would trap.
             Helper::Div(ty) => {
                 let t = ty.name();
                 let u = unsigned(ty);
@@ -247,9 +256,8 @@ impl Helper {
                     out,
                     "/* {t} division: x / 0 is 0, MIN / -1 wraps to MIN */\n\
                      {q} {t} {name}({t} a, {t} b)\n{{\n    \
-                     if (b == 0) return 0;\n    \
-                     if (b == -1) return ({t})(({u})0 - ({u})a);\n    \
-                     return a / b;\n}}"
+                     {t} q = a / ((b == 0 || b == -1) ? 1 : b);\n    \
+                     return b == 0 ? 0 : (b == -1 ? ({t})(({u})0 - ({u})a) : q);\n}}"
                 );
             }
             Helper::Rem(ty) => {
@@ -258,29 +266,32 @@ impl Helper {
                     out,
                     "/* {t} remainder: x % 0 and x % -1 are 0 */\n\
                      {q} {t} {name}({t} a, {t} b)\n{{\n    \
-                     return (b == 0 || b == -1) ? 0 : a % b;\n}}"
+                     return a % ((b == 0 || b == -1) ? 1 : b);\n}}"
                 );
             }
             Helper::FloatToInt { from, to } => {
                 let (f, t) = (from.name(), to.name());
-                let (min, max) = limits(to);
-                // The limits as `from` literals: -2^31 and 2^31 (or 2^63) are
-                // exact in float and double; truncation is defined strictly
-                // between them.
+                let max = max_literal(to);
+                // -2^31 and 2^31 (or 2^63) are exact in float and double, and
+                // truncation is defined on [-2^31, 2^31): the value converted is
+                // clamped into that range (NaN to 0) before the cast.
                 let bound = match (to, from) {
                     (ScalarType::Long, ScalarType::Float) => "9223372036854775808.0f",
                     (ScalarType::Long, _) => "9223372036854775808.0",
                     (_, ScalarType::Float) => "2147483648.0f",
                     _ => "2147483648.0",
                 };
+                let zero = if from == ScalarType::Float {
+                    "0.0f"
+                } else {
+                    "0.0"
+                };
                 let _ = writeln!(
                     out,
                     "/* {f} to {t}: truncated toward zero, saturated, NaN gives 0 */\n\
                      {q} {t} {name}({f} x)\n{{\n    \
-                     if (x != x) return 0;\n    \
-                     if (x <= -{bound}) return {min};\n    \
-                     if (x >= {bound}) return {max};\n    \
-                     return ({t})x;\n}}"
+                     {f} in_range = x < -{bound} ? -{bound} : (x < {bound} ? x : {zero});\n    \
+                     return x >= {bound} ? {max} : ({t})in_range;\n}}"
                 );
             }
             Helper::Wrapping(op, ty) => {
@@ -297,10 +308,7 @@ impl Helper {
                         (format!("{t} a, {t} b"), format!("({u})a {symbol} ({u})b"))
                     }
                 };
-                let _ = writeln!(
-                    out,
-                    "{q} {t} {name}({params}) {{ return ({t})({value}); }}"
-                );
+                let _ = writeln!(out, "{q} {t} {name}({params}) {{ return ({t})({value}); }}");
             }
         }
         out
@@ -377,6 +385,7 @@ mod tests {
         };
         let c = Helper::Mirror.definition(Spelling::C);
         let g = Helper::Mirror.definition(gpu);
+        let g = g.replace("(int)", "");
         assert_eq!(c.replace("long", "int"), g.replace("long", "int"));
     }
 }

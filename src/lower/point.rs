@@ -278,6 +278,18 @@ impl<'a> PointCtx<'a> {
         module: &mut Module,
     ) -> KExpr {
         let base = KExpr::Cast(ScalarType::Long, Box::new(self.coords[axis].clone()));
+        // A coordinate plus an offset beyond `int` may pass the `long` limits:
+        // it wraps, as in the interpreter.
+        let beyond_int =
+            offset.ty == ScalarType::Long && value.is_none_or(|v| i32::try_from(v).is_err());
+        if beyond_int {
+            let k = match value {
+                Some(v) => KExpr::Lit(Value::Long(v)),
+                None => self.expr(offset, module),
+            };
+            let add = Helper::Wrapping(WrapOp::Add, ScalarType::Long);
+            return KExpr::Helper(add, vec![base, k]);
+        }
         match value {
             Some(v) if v < 0 && v != i64::MIN => KExpr::Binary(
                 BinaryOp::Sub,

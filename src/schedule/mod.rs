@@ -502,10 +502,12 @@ fn tile_bytes(reads: &LevelExtent, block: [u32; 3], tile: [u32; 3], elem: usize)
         .enumerate()
         .map(|(axis, (lo, hi))| {
             let d = rank - 1 - axis;
-            (block[d] * tile[d]) as usize + (hi - lo) as usize
+            // Saturating: an offset far outside the grid makes a tile too large
+            // to stage, not an overflow.
+            ((block[d] * tile[d]) as usize).saturating_add(hi.saturating_sub(*lo) as usize)
         })
-        .product::<usize>()
-        * elem
+        .fold(1usize, usize::saturating_mul)
+        .saturating_mul(elem)
 }
 
 fn for_each_table(body: &[crate::ir::Stmt], f: &mut dyn FnMut(TableId)) {

@@ -10,6 +10,10 @@ use crate::ir::{
 pub(super) use crate::kir::helpers::Helper;
 use crate::kir::helpers::{self, Spelling};
 
+/// The largest reach (per axis and direction) peeled as a border; farther reads
+/// are resolved at every point.
+const MAX_PEELED_REACH: i64 = 1 << 31;
+
 /// How far the reads of fields with a boundary mode reach from the current point.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) enum Reach {
@@ -35,6 +39,12 @@ impl Reach {
     }
 
     fn merge(&mut self, grid: GridId, offsets: Option<Vec<(i64, i64)>>) {
+        // Peeling a border wider than any grid axis gains nothing, and its loop
+        // bounds (grid size minus reach) could overflow: resolve every read.
+        let offsets = offsets.filter(|o| {
+            o.iter()
+                .all(|&(lo, hi)| lo >= -MAX_PEELED_REACH && hi <= MAX_PEELED_REACH)
+        });
         let Some(offsets) = offsets else {
             *self = Reach::Unknown;
             return;

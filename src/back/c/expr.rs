@@ -287,6 +287,7 @@ impl Writer<'_> {
 fn shifted(base: &str, off: &str) -> String {
     match off.parse::<i64>() {
         Ok(0) => base.to_string(),
+        Ok(i64::MIN) => format!("{base} + (-9223372036854775807L - 1L)"),
         Ok(v) if v < 0 => format!("{base} - {}", -v),
         Ok(v) => format!("{base} + {v}"),
         Err(_) => format!("{base} + {off}"),
@@ -295,6 +296,13 @@ fn shifted(base: &str, off: &str) -> String {
 
 /// ` + 2 * g_s0`, ` - g_s0`, ` + 1`.
 fn signed(v: i64, stride: Option<&str>) -> String {
+    if v == i64::MIN {
+        let min = "(-9223372036854775807L - 1L)";
+        return match stride {
+            None => format!(" + {min}"),
+            Some(s) => format!(" + {min} * {s}"),
+        };
+    }
     let sign = if v < 0 { '-' } else { '+' };
     let magnitude = v.unsigned_abs();
     match (magnitude, stride) {
