@@ -151,6 +151,18 @@ pub enum GenExpr {
     MinMax(bool, bool, Box<GenExpr>, Box<GenExpr>),
     /// `(a CMP b) ? c : d`
     Select(Cmp, Box<[GenExpr; 4]>),
+    /// `((int)(a) / (int)(b))`, `%` when `rem`, in `long` when `long`: integer
+    /// division by any value, zero, -1 and `MIN` included (the operands are
+    /// conversions that may be out of range, which saturate).
+    IntDiv {
+        rem: bool,
+        long: bool,
+        a: Box<GenExpr>,
+        b: Box<GenExpr>,
+    },
+    /// `((int)((a) * 1.0e10))` (`long`: `* 1.0e19`): a conversion that is
+    /// usually out of range.
+    BigCast(bool, Box<GenExpr>),
 }
 
 /// How a stored float value is kept finite.

@@ -93,6 +93,7 @@ impl Ctx<'_> {
             GenExpr::Neg(a) => self.is_int(a),
             GenExpr::Add(a, b) | GenExpr::Sub(a, b) => self.is_int(a) && self.is_int(b),
             GenExpr::Select(_, parts) => self.is_int(&parts[2]) && self.is_int(&parts[3]),
+            GenExpr::IntDiv { long, .. } | GenExpr::BigCast(long, _) => !long,
             _ => false,
         }
     }
@@ -170,6 +171,25 @@ impl Ctx<'_> {
                 self.expr(a),
                 self.expr(b)
             ),
+            GenExpr::IntDiv { rem, long, a, b } => {
+                let t = if *long { "long" } else { "int" };
+                let a = format!("(({t})({}))", self.expr(a));
+                if is_constant(b) {
+                    // The front-end folds a constant divisor and reports a
+                    // division by zero: divide only by what is known at run time.
+                    return a;
+                }
+                let op = if *rem { "%" } else { "/" };
+                format!("({a} {op} ({t})({}))", self.expr(b))
+            }
+            GenExpr::BigCast(long, a) => {
+                let (t, scale) = if *long {
+                    ("long", "1.0e19")
+                } else {
+                    ("int", "1.0e10")
+                };
+                format!("(({t})(({}) * {scale}))", self.expr(a))
+            }
             GenExpr::Select(cmp, parts) => format!(
                 "(({} {} {}) ? {} : {})",
                 self.expr(&parts[0]),
@@ -204,7 +224,15 @@ impl Ctx<'_> {
             | GenExpr::Alpha
             | GenExpr::Const(_)
             | GenExpr::Local(_) => {}
-            GenExpr::Neg(a) | GenExpr::Math1(_, _, a) => self.reads(a, out),
+            GenExpr::Neg(a) | GenExpr::Math1(_, _, a) | GenExpr::BigCast(_, a) => {
+                self.reads(a, out)
+            }
+            GenExpr::IntDiv { a, b, .. } => {
+                self.reads(a, out);
+                if !is_constant(b) {
+                    self.reads(b, out);
+                }
+            }
             GenExpr::Add(a, b)
             | GenExpr::Sub(a, b)
             | GenExpr::Mul(a, b)
@@ -637,4 +665,20 @@ fn mentions(text: &str, name: &str) -> bool {
         let after = text[at + name.len()..].chars().next();
         !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
     })
+}
+
+/// Whether `e` is made of literals only (the front-end folds it).
+fn is_constant(e: &GenExpr) -> bool {
+    match e {
+        GenExpr::Read { .. } | GenExpr::Alpha | GenExpr::Const(_) | GenExpr::Local(_) => false,
+        GenExpr::Lit(..) | GenExpr::IntLit(_) => true,
+        GenExpr::Neg(a) | GenExpr::Math1(_, _, a) | GenExpr::BigCast(_, a) => is_constant(a),
+        GenExpr::Add(a, b)
+        | GenExpr::Sub(a, b)
+        | GenExpr::Mul(a, b)
+        | GenExpr::SafeDiv(a, b)
+        | GenExpr::MinMax(_, _, a, b)
+        | GenExpr::IntDiv { a, b, .. } => is_constant(a) && is_constant(b),
+        GenExpr::Select(_, parts) => parts.iter().all(is_constant),
+    }
 }

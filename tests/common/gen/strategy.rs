@@ -76,6 +76,9 @@ pub fn expr_strategy(flavor: Flavor) -> BoxedStrategy<GenExpr> {
             2 => (b(), b()).prop_map(|(a, c)| GenExpr::Sub(a, c)),
             2 => (b(), b()).prop_map(|(a, c)| GenExpr::Mul(a, c)),
             1 => (b(), b()).prop_map(|(a, c)| GenExpr::SafeDiv(a, c)),
+            1 => (any::<bool>(), any::<bool>(), b(), b())
+                .prop_map(|(rem, long, a, b)| GenExpr::IntDiv { rem, long, a, b }),
+            1 => (any::<bool>(), b()).prop_map(|(long, a)| GenExpr::BigCast(long, a)),
             2 => (math.clone(), any::<bool>(), b()).prop_map(|(m, s, a)| GenExpr::Math1(m, s, a)),
             1 => (any::<bool>(), any::<bool>(), b(), b())
                 .prop_map(|(m, s, a, c)| GenExpr::MinMax(m, s, a, c)),
