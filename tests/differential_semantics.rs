@@ -3,8 +3,9 @@
 //! and NaN, and reads at offsets far outside the grid (wrapping `int` offsets,
 //! `long` offsets, parameter offsets, 1-point grids) under every boundary mode.
 //! Hand-written programs on field data full of zeros, `MIN`, -1, huge floats and
-//! NaN run in the interpreter, natively in C and on OpenCL (PoCL in CI), and
-//! their CUDA compiles with NVRTC without a warning.
+//! NaN run in the interpreter, natively in C, on OpenCL (PoCL in CI) and on a
+//! CUDA GPU where there is one, and their CUDA compiles with NVRTC without a
+//! warning.
 
 mod common;
 
@@ -14,7 +15,7 @@ use stencilc::back::gpu_emit::{emit, GpuTarget};
 use stencilc::exec::backend::RunOptions;
 use stencilc::exec::cuda::nvrtc;
 use stencilc::exec::env::RunEnv;
-use stencilc::exec::{interp, native, opencl, Bindings, Buffer, FieldState};
+use stencilc::exec::{cuda, interp, native, opencl, Bindings, Buffer, FieldState};
 use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::schedule::{Schedule, ScheduleRequest};
 use stencilc::source::SourceFile;
@@ -179,6 +180,15 @@ fn check(name: &str, text: &str, params: &[(&str, f64)]) {
         )
         .unwrap_or_else(|e| panic!("{name} in C: {e}"));
         assert_same(&program, &expected, &actual, "C");
+    }
+
+    let gpu_here =
+        common::runtime_available("gpu", cuda::probe().map(|_| ()).map_err(|e| e.to_string()));
+    if gpu_here {
+        let mut actual = state(&program, &env);
+        cuda::run(&program, &env, &mut actual, &RunOptions::default())
+            .unwrap_or_else(|e| panic!("{name} on CUDA: {e}"));
+        assert_same(&program, &expected, &actual, "CUDA");
     }
 
     if common::runtime_available("nvrtc", nvrtc::load().map(|_| ())) {
