@@ -160,6 +160,15 @@ pub enum GenExpr {
         a: Box<GenExpr>,
         b: Box<GenExpr>,
     },
+    /// `[t]f[k * scale][0]`: a read at an offset that depends on the parameter
+    /// `k` (legal only for a field with a boundary mode that the stencil does
+    /// not write; otherwise printed at offset zero). `scale` may make the offset
+    /// wrap around in `int`.
+    ParamRead {
+        field: usize,
+        level: usize,
+        scale: i32,
+    },
     /// `((int)((a) * 1.0e10))` (`long`: `* 1.0e19`): a conversion that is
     /// usually out of range.
     BigCast(bool, Box<GenExpr>),

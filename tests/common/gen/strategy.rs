@@ -55,6 +55,12 @@ pub fn expr_strategy(flavor: Flavor) -> BoxedStrategy<GenExpr> {
         1 => Just(GenExpr::Alpha),
         1 => (0usize..3).prop_map(GenExpr::Const),
         2 => (0usize..4).prop_map(GenExpr::Local),
+        1 => (
+            0usize..3,
+            0usize..3,
+            prop_oneof![3 => -3i32..=3, 1 => Just(1_000_000_007), 1 => Just(i32::MAX)],
+        )
+            .prop_map(|(field, level, scale)| GenExpr::ParamRead { field, level, scale }),
     ];
     let math = match flavor {
         Flavor::Full => prop_oneof![
