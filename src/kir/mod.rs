@@ -7,7 +7,10 @@
 //! Every memory access names its address space, so a printer only spells it; the
 //! CUDA and OpenCL printers differ in spelling alone (see [`print::Dialect`]).
 
+pub mod helpers;
 pub mod print;
+
+pub use helpers::Helper;
 
 use crate::ir::{MathFn, ScalarType, Value};
 
@@ -141,29 +144,6 @@ pub enum Builtin {
     BlockIdx(u8),
     /// Number of blocks in the grid along an axis.
     NumGroups(u8),
-}
-
-/// Integer helpers the printers define once per module: index remapping for the
-/// boundary modes. They are only used where an index may leave the grid.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Helper {
-    /// `sc_clamp(i, n)`: the nearest index in `0..n`.
-    Clamp,
-    /// `sc_mirror(i, n)`: reflected without repeating the edge.
-    Mirror,
-    /// `sc_wrap(i, n)`: periodic.
-    Wrap,
-}
-
-impl Helper {
-    /// The helper's name in generated code.
-    pub fn name(self) -> &'static str {
-        match self {
-            Helper::Clamp => "sc_clamp",
-            Helper::Mirror => "sc_mirror",
-            Helper::Wrap => "sc_wrap",
-        }
-    }
 }
 
 /// Binary operators (C semantics; comparisons yield `int`).

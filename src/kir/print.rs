@@ -7,6 +7,7 @@
 use std::fmt::Write;
 
 use crate::ir::{UnaryOp, Value};
+use crate::kir::helpers::{self, Spelling};
 use crate::kir::{Builtin, Helper, KExpr, KParam, KStmt, Kernel, Module};
 
 /// How a GPU language spells the kernel IR's constructs.
@@ -48,9 +49,11 @@ pub fn print_module(module: &Module, dialect: &dyn Dialect) -> String {
     if !helpers.is_empty() {
         out.push('\n');
     }
-    for helper in helpers {
-        print_helper(&mut out, helper, dialect);
-    }
+    let spelling = Spelling {
+        qualifier: dialect.helper_qualifier(),
+        index: "int",
+    };
+    out.push_str(&helpers::definitions(helpers, spelling));
     if !module.constants.is_empty() {
         out.push('\n');
     }
@@ -84,7 +87,7 @@ fn used_helpers(module: &Module) -> Vec<Helper> {
             }
         });
     }
-    found.sort_by_key(|h| h.name());
+    found.sort();
     found
 }
 
@@ -122,25 +125,6 @@ pub fn visit_exprs(body: &[KStmt], f: &mut dyn FnMut(&KExpr)) {
             KStmt::Barrier | KStmt::Comment(_) => {}
         }
     }
-}
-
-fn print_helper(out: &mut String, helper: Helper, dialect: &dyn Dialect) {
-    let q = dialect.helper_qualifier();
-    let body = match helper {
-        Helper::Clamp => "return i < 0 ? 0 : (i >= n ? n - 1 : i);",
-        // Indices inside the grid (nearly all) return before any division.
-        Helper::Wrap => {
-            "if (i >= 0 && i < n) return i;\n    int m = i % n;\n    return m < 0 ? m + n : m;"
-        }
-        Helper::Mirror => {
-            "if (i >= 0 && i < n) return i;\n    if (n == 1) return 0;\n    int period = 2 * (n - 1);\n    int m = i % period;\n    if (m < 0) m += period;\n    return m < n ? m : period - m;"
-        }
-    };
-    let _ = writeln!(
-        out,
-        "{q} int {}(int i, int n) {{\n    {body}\n}}",
-        helper.name()
-    );
 }
 
 fn print_kernel(out: &mut String, kernel: &Kernel, dialect: &dyn Dialect) {

@@ -4,13 +4,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::analysis::access::LoopRange;
-use crate::analysis::affine::Affine;
 use crate::analysis::Level;
+use crate::ir::semantics::{binary_value, unary_value};
 use crate::ir::{
     BinaryOp, BoundaryMode, Expr, ExprKind, GridRef, LocalId, Program, ScalarType, Stmt, TableId,
-    Value,
+    UnaryOp, Value,
 };
+use crate::kir::helpers::{self, WrapOp};
 use crate::kir::{Helper, KExpr, KStmt, Module, SharedArray, Space};
 use crate::lower::plan::ArgSource;
 use crate::lower::{constant_table, ident, Fixed, Params};
@@ -185,14 +185,35 @@ impl<'a> PointCtx<'a> {
                 // The front-end only allows reductions in the check, which runs on the host.
                 KExpr::Lit(Value::Int(0))
             }
-            ExprKind::Unary(op, a) => KExpr::Unary(*op, Box::new(self.expr(a, module))),
+            ExprKind::Unary(op, a) => {
+                let a = self.expr(a, module);
+                match (op, &a) {
+                    (_, KExpr::Lit(v)) if !v.ty().is_float() => KExpr::Lit(unary_value(*op, *v)),
+                    (UnaryOp::Neg, _) if !e.ty.is_float() => {
+                        KExpr::Helper(Helper::Wrapping(WrapOp::Neg, e.ty), vec![a])
+                    }
+                    _ => KExpr::Unary(*op, Box::new(a)),
+                }
+            }
             ExprKind::Binary(op, a, b) => {
                 let a = self.expr(a, module);
                 let b = self.expr(b, module);
-                if a_is_int_lit(&a) && a_is_int_lit(&b) {
-                    KExpr::bin(*op, a, b)
-                } else {
-                    KExpr::Binary(*op, Box::new(a), Box::new(b))
+                if let (KExpr::Lit(x), KExpr::Lit(y)) = (&a, &b) {
+                    if !x.ty().is_float() {
+                        // The interpreter's operator: `7 / 0` is 0, not a C error.
+                        return KExpr::Lit(binary_value(*op, *x, *y));
+                    }
+                }
+                let divisor = match &b {
+                    KExpr::Lit(v) => Some(*v),
+                    _ => None,
+                };
+                let wrapping = WrapOp::of_binary(*op)
+                    .filter(|_| !e.ty.is_float())
+                    .map(|w| Helper::Wrapping(w, e.ty));
+                match Helper::for_operator(*op, e.ty, divisor).or(wrapping) {
+                    Some(helper) => KExpr::Helper(helper, vec![a, b]),
+                    None => KExpr::Binary(*op, Box::new(a), Box::new(b)),
                 }
             }
             ExprKind::Select {
@@ -215,8 +236,9 @@ impl<'a> PointCtx<'a> {
             },
             ExprKind::Cast(a) => {
                 let inner = self.expr(a, module);
-                match (&inner, e.ty) {
+                match (&inner, Helper::for_cast(a.ty, e.ty)) {
                     (KExpr::Lit(v), _) => KExpr::Lit(v.cast(e.ty)),
+                    (_, Some(helper)) => KExpr::Helper(helper, vec![inner]),
                     _ => KExpr::Cast(e.ty, Box::new(inner)),
                 }
             }
@@ -224,15 +246,11 @@ impl<'a> PointCtx<'a> {
     }
 
     /// The value of an integer offset or index expression when it is known at
-    /// compile time with the unrolled loops' variables fixed.
+    /// compile time with the unrolled loops' variables fixed, computed in the
+    /// expression's type as the interpreter computes it.
     fn static_index(&self, e: &Expr) -> Option<i64> {
-        let fixed: Vec<LoopRange> = self
-            .fixed
-            .iter()
-            .map(|(&var, &v)| LoopRange { var, lo: v, hi: v })
-            .collect();
-        let (value, _) = Affine::of_expr(self.program, e)?.loop_extremes(&fixed)?;
-        value.as_constant()
+        let fixed = |l: LocalId| self.fixed.get(&l).copied();
+        helpers::known_value(self.program, e, &fixed).map(Value::as_i64)
     }
 
     /// An integer offset expression: a literal when the unrolled loops fix it.
@@ -247,6 +265,49 @@ impl<'a> PointCtx<'a> {
                     KExpr::Cast(ScalarType::Int, Box::new(k))
                 };
                 (k, None)
+            }
+        }
+    }
+
+    /// `(long)coordinate + offset` on axis `axis`, the offset in 64 bits.
+    fn wide_coordinate(
+        &mut self,
+        axis: usize,
+        offset: &Expr,
+        value: Option<i64>,
+        module: &mut Module,
+    ) -> KExpr {
+        let base = KExpr::Cast(ScalarType::Long, Box::new(self.coords[axis].clone()));
+        // A coordinate plus an offset beyond `int` may pass the `long` limits:
+        // it wraps, as in the interpreter.
+        let beyond_int =
+            offset.ty == ScalarType::Long && value.is_none_or(|v| i32::try_from(v).is_err());
+        if beyond_int {
+            let k = match value {
+                Some(v) => KExpr::Lit(Value::Long(v)),
+                None => self.expr(offset, module),
+            };
+            let add = Helper::Wrapping(WrapOp::Add, ScalarType::Long);
+            return KExpr::Helper(add, vec![base, k]);
+        }
+        match value {
+            Some(v) if v < 0 && v != i64::MIN => KExpr::Binary(
+                BinaryOp::Sub,
+                Box::new(base),
+                Box::new(KExpr::Lit(Value::Long(-v))),
+            ),
+            Some(v) => KExpr::Binary(
+                BinaryOp::Add,
+                Box::new(base),
+                Box::new(KExpr::Lit(Value::Long(v))),
+            ),
+            None => {
+                let k = self.expr(offset, module);
+                let k = match offset.ty {
+                    ScalarType::Long => k,
+                    _ => KExpr::Cast(ScalarType::Long, Box::new(k)),
+                };
+                KExpr::Binary(BinaryOp::Add, Box::new(base), Box::new(k))
             }
         }
     }
@@ -296,18 +357,20 @@ impl<'a> PointCtx<'a> {
         let mut inside: Option<KExpr> = None;
         for (a, (o, value)) in offsets.into_iter().enumerate() {
             let c = KExpr::plus(self.coords[a].clone(), o);
-            if value == Some(0) {
+            if value == Some(0) || mode == BoundaryMode::None {
+                // Inside the grid (the analysis checked reads of `none` fields).
                 coords.push(c);
                 continue;
             }
+            // The coordinate read, in 64 bits as the interpreter computes it:
+            // an offset far outside the grid must not wrap before it is mapped.
+            let wide = self.wide_coordinate(a, &r.offset[a], value, module);
             let n = self.params.grid_size(self.program, grid, a);
-            match mode {
-                BoundaryMode::None => coords.push(c),
-                BoundaryMode::Clamp => coords.push(KExpr::Helper(Helper::Clamp, vec![c, n])),
-                BoundaryMode::Mirror => coords.push(KExpr::Helper(Helper::Mirror, vec![c, n])),
-                BoundaryMode::Periodic => coords.push(KExpr::Helper(Helper::Wrap, vec![c, n])),
-                BoundaryMode::Zero => {
-                    let test = in_range(&c, n);
+            match Helper::for_mode(mode) {
+                Some(helper) => coords.push(KExpr::Helper(helper, vec![wide, n])),
+                None => {
+                    // Zero: where the read is inside, the 32-bit coordinate is it.
+                    let test = KExpr::Helper(Helper::Inside, vec![wide, n]);
                     inside = Some(match inside {
                         None => test,
                         Some(prev) => KExpr::bin(BinaryOp::And, prev, test),
@@ -399,10 +462,6 @@ impl<'a> PointCtx<'a> {
             })
             .collect()
     }
-}
-
-fn a_is_int_lit(e: &KExpr) -> bool {
-    matches!(e, KExpr::Lit(Value::Int(_)))
 }
 
 fn flat_index(shape: &[usize], idx: &[i64]) -> Option<usize> {

@@ -382,7 +382,7 @@ fn tile_load(
         coords.push(match mode {
             BoundaryMode::Clamp => KExpr::Helper(Helper::Clamp, vec![g, n]),
             BoundaryMode::Mirror => KExpr::Helper(Helper::Mirror, vec![g, n]),
-            BoundaryMode::Periodic => KExpr::Helper(Helper::Wrap, vec![g, n]),
+            BoundaryMode::Periodic => KExpr::Helper(Helper::Periodic, vec![g, n]),
             // Cells outside the grid of a `none` field are never read by a point
             // of the subset (analysis checked); they load as zero like `zero`.
             BoundaryMode::Zero | BoundaryMode::None => {

@@ -172,9 +172,15 @@ fn arithmetic(e: &KExpr) -> f64 {
 }
 
 fn helper_cost(h: crate::kir::Helper) -> f64 {
+    use crate::kir::Helper;
     match h {
-        crate::kir::Helper::Clamp => 2.0,
-        crate::kir::Helper::Mirror | crate::kir::Helper::Wrap => 4.0,
+        Helper::MinMax | Helper::Inside | Helper::Wrapping(..) => 1.0,
+        Helper::Clamp => 2.0,
+        Helper::Periodic | Helper::FloatToInt { .. } => 4.0,
+        Helper::Mirror => 6.0,
+        // A guarded integer division: the compare-and-select around the
+        // division's own ~20-instruction sequence.
+        Helper::Div(_) | Helper::Rem(_) => 24.0,
     }
 }
 

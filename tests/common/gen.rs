@@ -12,7 +12,13 @@
 //!   so such reads never leave the grid;
 //! - stored float values are bounded (clamped or squashed) unless the tree says
 //!   "raw", and int fields store a clamped conversion, so nothing overflows;
-//! - a division divides by `2 + x*x`, never by something that can be zero.
+//! - a float division divides by `2 + x*x`, never by something that can be zero;
+//!   integer `/` and `%` (`int` and `long`) divide by anything known only at run
+//!   time (zero, -1 and `MIN` included, whose results the language defines), and
+//!   conversions of scaled values to `int`/`long` are often out of range;
+//! - a read at the parameter offset `k * scale` (which may wrap in `int`) is
+//!   printed so only for a field with a boundary mode that its stencil does not
+//!   write.
 #![allow(dead_code)]
 
 mod ast;

@@ -5,7 +5,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::analysis::Footprint;
-use crate::ir::{BoundaryMode, Expr, GridId, Program, Stmt};
+use crate::ir::{BoundaryMode, Expr, GridId, Program, Stmt, Value};
+pub(super) use crate::kir::helpers::Helper;
+use crate::kir::helpers::{self, Spelling};
+
+/// The largest reach (per axis and direction) peeled as a border; farther reads
+/// are resolved at every point.
+const MAX_PEELED_REACH: i64 = 1 << 31;
 
 /// How far the reads of fields with a boundary mode reach from the current point.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +38,12 @@ impl Reach {
     }
 
     fn merge(&mut self, grid: GridId, offsets: Option<Vec<(i64, i64)>>) {
+        // Peeling a border wider than any grid axis gains nothing, and its loop
+        // bounds (grid size minus reach) could overflow: resolve every read.
+        let offsets = offsets.filter(|o| {
+            o.iter()
+                .all(|&(lo, hi)| lo >= -MAX_PEELED_REACH && hi <= MAX_PEELED_REACH)
+        });
         let Some(offsets) = offsets else {
             *self = Reach::Unknown;
             return;
@@ -86,95 +98,18 @@ fn reach_of(program: &Program, footprint: &Footprint) -> Reach {
     reach.simplified()
 }
 
-/// The value of an integer expression made of literals only, if it is one,
-/// computed in its own type by the shared evaluator.
-pub(super) fn constant(e: &Expr) -> Option<i64> {
-    crate::ir::eval::integer_literal(e)
-}
-
-/// An inline C helper that generated code may need.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(super) enum Helper {
-    /// `sdsl_min`/`sdsl_max` on `long`, for loop bounds.
-    MinMax,
-    /// `sdsl_clamp(i, n)`.
-    Clamp,
-    /// `sdsl_mirror(i, n)`.
-    Mirror,
-    /// `sdsl_periodic(i, n)`.
-    Periodic,
-    /// `sdsl_inside(i, n)`.
-    Inside,
-}
-
-impl Helper {
-    /// The helper that resolves an index for a mode (`None` for zero and none).
-    pub(super) fn for_mode(mode: BoundaryMode) -> Option<Helper> {
-        match mode {
-            BoundaryMode::Clamp => Some(Helper::Clamp),
-            BoundaryMode::Mirror => Some(Helper::Mirror),
-            BoundaryMode::Periodic => Some(Helper::Periodic),
-            BoundaryMode::Zero | BoundaryMode::None => None,
-        }
+/// The value of an integer offset expression when it is known as the C is
+/// written, computed in its type as the program computes it.
+pub(super) fn constant(program: &Program, e: &Expr) -> Option<i64> {
+    if e.ty.is_float() {
+        return None;
     }
-
-    /// The C function's name.
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Helper::MinMax => "sdsl_max",
-            Helper::Clamp => "sdsl_clamp",
-            Helper::Mirror => "sdsl_mirror",
-            Helper::Periodic => "sdsl_periodic",
-            Helper::Inside => "sdsl_inside",
-        }
-    }
-
-    /// The C definition.
-    fn definition(self) -> &'static str {
-        match self {
-            Helper::MinMax => {
-                "static inline long sdsl_min(long a, long b) { return a < b ? a : b; }\n\
-                 static inline long sdsl_max(long a, long b) { return a > b ? a : b; }\n"
-            }
-            Helper::Clamp => {
-                "/* boundary clamp: the nearest edge element */\n\
-                 static inline long sdsl_clamp(long i, long n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }\n"
-            }
-            Helper::Mirror => {
-                "/* boundary mirror: reflected without repeating the edge (-1 reads 1) */\n\
-                 static inline long sdsl_mirror(long i, long n)\n\
-                 {\n\
-                 \x20   long period, m;\n\
-                 \x20   if (i >= 0 && i < n) return i;\n\
-                 \x20   if (n == 1) return 0;\n\
-                 \x20   period = 2 * (n - 1);\n\
-                 \x20   m = i % period;\n\
-                 \x20   if (m < 0) m += period;\n\
-                 \x20   return m < n ? m : period - m;\n\
-                 }\n"
-            }
-            Helper::Periodic => {
-                "/* boundary periodic: wrapped around (-1 reads n-1) */\n\
-                 static inline long sdsl_periodic(long i, long n)\n\
-                 {\n\
-                 \x20   long m = i % n;\n\
-                 \x20   return m < 0 ? m + n : m;\n\
-                 }\n"
-            }
-            Helper::Inside => {
-                "/* boundary zero: reads outside the grid give 0 */\n\
-                 static inline int sdsl_inside(long i, long n) { return i >= 0 && i < n; }\n"
-            }
-        }
-    }
+    helpers::known_value(program, e, &|_| None).map(Value::as_i64)
 }
 
 /// The C definitions of the helpers used, in a fixed order.
 pub(super) fn helper_definitions(used: &BTreeSet<Helper>) -> String {
-    used.iter()
-        .map(|h| h.definition())
-        .collect::<Vec<_>>()
-        .join("\n")
+    helpers::definitions(used.iter().copied(), Spelling::C)
 }
 
 #[cfg(test)]
@@ -196,13 +131,16 @@ mod tests {
     fn constant_offsets_wrap_in_their_own_type() {
         // Computed in 64 bits, `int` offsets gave another element than the other
         // back-ends, and `long` ones panicked on overflow.
+        let text = "int n;\ngrid g[n];\nfloat griddata a on g;\n";
+        let program =
+            crate::front::parse_program(SourceFile::new("wrap.sdsl", text)).expect("compiles");
         let int = sum(Value::Int(i32::MAX), Value::Int(1));
-        assert_eq!(constant(&int), Some(i64::from(i32::MIN)));
+        assert_eq!(constant(&program, &int), Some(i64::from(i32::MIN)));
         let long = sum(Value::Long(i64::MAX), Value::Long(1));
-        assert_eq!(constant(&long), Some(i64::MIN));
+        assert_eq!(constant(&program, &long), Some(i64::MIN));
         let float = sum(Value::Double(1.0), Value::Double(2.0));
         assert_eq!(float.ty, ScalarType::Double);
-        assert_eq!(constant(&float), None);
+        assert_eq!(constant(&program, &float), None);
     }
 
     #[test]

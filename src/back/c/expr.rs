@@ -5,7 +5,7 @@
 use crate::back::c::boundary::{self, Helper};
 use crate::back::c::names;
 use crate::back::c::writer::Writer;
-use crate::ir::{BinaryOp, BoundaryMode, Expr, ExprKind, GridRef, Stmt, UnaryOp};
+use crate::ir::{BinaryOp, BoundaryMode, Expr, ExprKind, GridRef, Stmt, UnaryOp, Value};
 
 /// Where the current point is, which decides how grid reads are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +58,17 @@ impl Writer<'_> {
                 }
             }
             ExprKind::Binary(op, a, b) => {
+                let divisor = boundary::constant(program, b).map(|v| Value::Long(v).cast(b.ty));
+                if let Some(helper) = Helper::for_operator(*op, e.ty, divisor) {
+                    self.helpers.insert(helper);
+                    let (a, b) = (self.expr(a, scope), self.expr(b, scope));
+                    return format!(
+                        "{}({}, {})",
+                        helper.name(),
+                        strip_parens(&a),
+                        strip_parens(&b)
+                    );
+                }
                 let left = self.expr(a, scope);
                 // C's `+ -` and `* / %` associate to the left, so a left operand
                 // of the same precedence needs no parentheses: `a + b + c` means
@@ -97,6 +108,9 @@ impl Writer<'_> {
                 let inner = self.expr(a, scope);
                 if a.ty == e.ty {
                     inner
+                } else if let Some(helper) = Helper::for_cast(a.ty, e.ty) {
+                    self.helpers.insert(helper);
+                    format!("{}({})", helper.name(), strip_parens(&inner))
                 } else {
                     format!("(({}){inner})", names::c_type(e.ty))
                 }
@@ -106,7 +120,7 @@ impl Writer<'_> {
 
     /// An integer offset or index as a `long` C expression.
     fn offset_text(&mut self, e: &Expr, scope: Scope<'_>) -> String {
-        match boundary::constant(e) {
+        match boundary::constant(self.program, e) {
             Some(v) => v.to_string(),
             None => format!("(long){}", self.expr(e, scope)),
         }
@@ -207,7 +221,7 @@ impl Writer<'_> {
         let last = r.offset.len() - 1;
         for (axis, o) in r.offset.iter().enumerate() {
             let stride = (axis != last).then(|| names::grid_stride(program, grid, axis));
-            match (boundary::constant(o), stride) {
+            match (boundary::constant(program, o), stride) {
                 (Some(0), _) => {}
                 (Some(v), None) => text.push_str(&signed(v, None)),
                 (Some(v), Some(s)) => text.push_str(&signed(v, Some(&s))),
@@ -273,6 +287,7 @@ impl Writer<'_> {
 fn shifted(base: &str, off: &str) -> String {
     match off.parse::<i64>() {
         Ok(0) => base.to_string(),
+        Ok(i64::MIN) => format!("{base} + (-9223372036854775807L - 1L)"),
         Ok(v) if v < 0 => format!("{base} - {}", -v),
         Ok(v) => format!("{base} + {v}"),
         Err(_) => format!("{base} + {off}"),
@@ -281,6 +296,13 @@ fn shifted(base: &str, off: &str) -> String {
 
 /// ` + 2 * g_s0`, ` - g_s0`, ` + 1`.
 fn signed(v: i64, stride: Option<&str>) -> String {
+    if v == i64::MIN {
+        let min = "(-9223372036854775807L - 1L)";
+        return match stride {
+            None => format!(" + {min}"),
+            Some(s) => format!(" + {min} * {s}"),
+        };
+    }
     let sign = if v < 0 { '-' } else { '+' };
     let magnitude = v.unsigned_abs();
     match (magnitude, stride) {

@@ -89,7 +89,7 @@ impl FieldViews {
         for a in 0..rank - 1 {
             match view
                 .boundary
-                .resolve(chunk.outer[a] + access.offset[a], view.dims[a])
+                .resolve(chunk.outer[a].wrapping_add(access.offset[a]), view.dims[a])
             {
                 Some(i) => base += i * view.strides[a],
                 None => {
@@ -99,8 +99,14 @@ impl FieldViews {
             }
         }
         let n = view.dims[rank - 1];
-        let start = chunk.x0 + access.offset[rank - 1];
-        if start >= 0 && start + dst.len() as i64 <= n {
+        // Coordinates are 64-bit and wrap, as in generated code (README,
+        // "Execution semantics"): an offset near the `long` limits is no panic.
+        let start = chunk.x0.wrapping_add(access.offset[rank - 1]);
+        if start >= 0
+            && start
+                .checked_add(dst.len() as i64)
+                .is_some_and(|end| end <= n)
+        {
             // SAFETY: `base + start .. + len` lies inside the level (all axes in
             // range), and no other thread writes these elements (module docs).
             unsafe {
@@ -112,7 +118,7 @@ impl FieldViews {
             }
         } else {
             for (i, d) in dst.iter_mut().enumerate() {
-                *d = match view.boundary.resolve(start + i as i64, n) {
+                *d = match view.boundary.resolve(start.wrapping_add(i as i64), n) {
                     // SAFETY: `resolve` returns an index inside `0..n`.
                     Some(x) => unsafe { base_ptr.add((base + x) as usize).read() },
                     None => T::default(),

@@ -151,6 +151,27 @@ pub enum GenExpr {
     MinMax(bool, bool, Box<GenExpr>, Box<GenExpr>),
     /// `(a CMP b) ? c : d`
     Select(Cmp, Box<[GenExpr; 4]>),
+    /// `((int)(a) / (int)(b))`, `%` when `rem`, in `long` when `long`: integer
+    /// division by any value, zero, -1 and `MIN` included (the operands are
+    /// conversions that may be out of range, which saturate).
+    IntDiv {
+        rem: bool,
+        long: bool,
+        a: Box<GenExpr>,
+        b: Box<GenExpr>,
+    },
+    /// `[t]f[k * scale][0]`: a read at an offset that depends on the parameter
+    /// `k` (legal only for a field with a boundary mode that the stencil does
+    /// not write; otherwise printed at offset zero). `scale` may make the offset
+    /// wrap around in `int`.
+    ParamRead {
+        field: usize,
+        level: usize,
+        scale: i32,
+    },
+    /// `((int)((a) * 1.0e10))` (`long`: `* 1.0e19`): a conversion that is
+    /// usually out of range.
+    BigCast(bool, Box<GenExpr>),
 }
 
 /// How a stored float value is kept finite.

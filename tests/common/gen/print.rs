@@ -87,12 +87,16 @@ impl Ctx<'_> {
                 self.program.fields[field % self.program.fields.len()].ty == Ty::Int
             }
             GenExpr::IntLit(_) => true,
+            GenExpr::ParamRead { field, .. } => {
+                self.program.fields[field % self.program.fields.len()].ty == Ty::Int
+            }
             GenExpr::Local(i) => {
                 !self.locals.is_empty() && self.local_ty(*i % self.locals.len()) == Ty::Int
             }
             GenExpr::Neg(a) => self.is_int(a),
             GenExpr::Add(a, b) | GenExpr::Sub(a, b) => self.is_int(a) && self.is_int(b),
             GenExpr::Select(_, parts) => self.is_int(&parts[2]) && self.is_int(&parts[3]),
+            GenExpr::IntDiv { long, .. } | GenExpr::BigCast(long, _) => !long,
             _ => false,
         }
     }
@@ -116,6 +120,26 @@ impl Ctx<'_> {
             } => {
                 let off = offset.map(i64::from);
                 self.read_text(self.resolve(*field, *level, off), None)
+            }
+            GenExpr::ParamRead {
+                field,
+                level,
+                scale,
+            } => {
+                let (f, l, zero) = self.resolve(*field, *level, [0; 3]);
+                let decl = &self.program.fields[f];
+                let text = self.read_text((f, l, zero), None);
+                if decl.boundary == Boundary::None || self.written.contains(&(f, l)) {
+                    return text;
+                }
+                // The first axis's `[0]` (after `[time]name`) reads at `k * scale`.
+                let name_end = text.find(']').expect("time level") + 1;
+                let first_axis = name_end + text[name_end..].find("[0]").expect("an axis");
+                format!(
+                    "{}[k * {scale}]{}",
+                    &text[..first_axis],
+                    &text[first_axis + 3..]
+                )
             }
             GenExpr::Lit(v, suffix) => self.lit(f64::from(*v) / 4.0, *suffix),
             GenExpr::IntLit(v) => format!("{v}"),
@@ -170,6 +194,25 @@ impl Ctx<'_> {
                 self.expr(a),
                 self.expr(b)
             ),
+            GenExpr::IntDiv { rem, long, a, b } => {
+                let t = if *long { "long" } else { "int" };
+                let a = format!("(({t})({}))", self.expr(a));
+                if is_constant(b) {
+                    // The front-end folds a constant divisor and reports a
+                    // division by zero: divide only by what is known at run time.
+                    return a;
+                }
+                let op = if *rem { "%" } else { "/" };
+                format!("({a} {op} ({t})({}))", self.expr(b))
+            }
+            GenExpr::BigCast(long, a) => {
+                let (t, scale) = if *long {
+                    ("long", "1.0e19")
+                } else {
+                    ("int", "1.0e10")
+                };
+                format!("(({t})(({}) * {scale}))", self.expr(a))
+            }
             GenExpr::Select(cmp, parts) => format!(
                 "(({} {} {}) ? {} : {})",
                 self.expr(&parts[0]),
@@ -199,12 +242,24 @@ impl Ctx<'_> {
                 level,
                 offset,
             } => out.push(self.resolve(*field, *level, offset.map(i64::from))),
+            // Offset only for fields with a boundary mode, which need no margin.
+            GenExpr::ParamRead { field, level, .. } => {
+                out.push(self.resolve(*field, *level, [0; 3]))
+            }
             GenExpr::Lit(..)
             | GenExpr::IntLit(_)
             | GenExpr::Alpha
             | GenExpr::Const(_)
             | GenExpr::Local(_) => {}
-            GenExpr::Neg(a) | GenExpr::Math1(_, _, a) => self.reads(a, out),
+            GenExpr::Neg(a) | GenExpr::Math1(_, _, a) | GenExpr::BigCast(_, a) => {
+                self.reads(a, out)
+            }
+            GenExpr::IntDiv { a, b, .. } => {
+                self.reads(a, out);
+                if !is_constant(b) {
+                    self.reads(b, out);
+                }
+            }
             GenExpr::Add(a, b)
             | GenExpr::Sub(a, b)
             | GenExpr::Mul(a, b)
@@ -312,7 +367,13 @@ impl GenProgram {
         sel.map(|s| !matches!(s, AxisSel::Range(..)))
     }
 
-    /// Parameter values: the sizes and `alpha`.
+    /// The value of the offset parameter `k`, from -4 to 4 (derived from
+    /// `alpha`, so that shrinking one shrinks both).
+    pub fn shift(&self) -> i64 {
+        (self.alpha * 10.0).round() as i64 - 5
+    }
+
+    /// Parameter values: the sizes, `alpha` and `k`.
     pub fn bindings(&self, program: &Program) -> Bindings {
         Bindings {
             params: program
@@ -321,6 +382,7 @@ impl GenProgram {
                 .map(|p| {
                     let v = match p.name.as_str() {
                         "alpha" => self.alpha,
+                        "k" => self.shift() as f64,
                         name => self.sizes[name[1..].parse::<usize>().expect("size param")] as f64,
                     };
                     Value::Double(v).cast(p.ty)
@@ -506,6 +568,7 @@ impl fmt::Display for GenProgram {
             writeln!(head, "int n{axis};").unwrap();
         }
         writeln!(head, "double alpha;").unwrap();
+        writeln!(head, "int k;").unwrap();
         for (i, (ty, v)) in self.constants.iter().enumerate() {
             let suffix = if *ty == Ty::Float { "f" } else { "" };
             // Half the constants depend on the parameter, as in the guide.
@@ -639,4 +702,24 @@ fn mentions(text: &str, name: &str) -> bool {
         let after = text[at + name.len()..].chars().next();
         !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
     })
+}
+
+/// Whether `e` is made of literals only (the front-end folds it).
+fn is_constant(e: &GenExpr) -> bool {
+    match e {
+        GenExpr::Read { .. }
+        | GenExpr::ParamRead { .. }
+        | GenExpr::Alpha
+        | GenExpr::Const(_)
+        | GenExpr::Local(_) => false,
+        GenExpr::Lit(..) | GenExpr::IntLit(_) => true,
+        GenExpr::Neg(a) | GenExpr::Math1(_, _, a) | GenExpr::BigCast(_, a) => is_constant(a),
+        GenExpr::Add(a, b)
+        | GenExpr::Sub(a, b)
+        | GenExpr::Mul(a, b)
+        | GenExpr::SafeDiv(a, b)
+        | GenExpr::MinMax(_, _, a, b)
+        | GenExpr::IntDiv { a, b, .. } => is_constant(a) && is_constant(b),
+        GenExpr::Select(_, parts) => parts.iter().all(is_constant),
+    }
 }

@@ -55,6 +55,12 @@ pub fn expr_strategy(flavor: Flavor) -> BoxedStrategy<GenExpr> {
         1 => Just(GenExpr::Alpha),
         1 => (0usize..3).prop_map(GenExpr::Const),
         2 => (0usize..4).prop_map(GenExpr::Local),
+        1 => (
+            0usize..3,
+            0usize..3,
+            prop_oneof![3 => -3i32..=3, 1 => Just(1_000_000_007), 1 => Just(i32::MAX)],
+        )
+            .prop_map(|(field, level, scale)| GenExpr::ParamRead { field, level, scale }),
     ];
     let math = match flavor {
         Flavor::Full => prop_oneof![
@@ -76,6 +82,9 @@ pub fn expr_strategy(flavor: Flavor) -> BoxedStrategy<GenExpr> {
             2 => (b(), b()).prop_map(|(a, c)| GenExpr::Sub(a, c)),
             2 => (b(), b()).prop_map(|(a, c)| GenExpr::Mul(a, c)),
             1 => (b(), b()).prop_map(|(a, c)| GenExpr::SafeDiv(a, c)),
+            1 => (any::<bool>(), any::<bool>(), b(), b())
+                .prop_map(|(rem, long, a, b)| GenExpr::IntDiv { rem, long, a, b }),
+            1 => (any::<bool>(), b()).prop_map(|(long, a)| GenExpr::BigCast(long, a)),
             2 => (math.clone(), any::<bool>(), b()).prop_map(|(m, s, a)| GenExpr::Math1(m, s, a)),
             1 => (any::<bool>(), any::<bool>(), b(), b())
                 .prop_map(|(m, s, a, c)| GenExpr::MinMax(m, s, a, c)),
