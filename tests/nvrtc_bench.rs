@@ -180,10 +180,16 @@ fn the_three_thorin_variants_compile_to_different_kernels() {
         assert!(no_shm.contains(&format!("{table}_global[")));
         assert!(!no_shm.contains("__shared__"), "{stem} no-shm:\n{no_shm}");
         // tables: the table copied into shared memory, the field read from global.
-        assert!(tables.contains(&format!("{table}_shared")), "{stem} tables:\n{tables}");
+        assert!(
+            tables.contains(&format!("{table}_shared")),
+            "{stem} tables:\n{tables}"
+        );
         assert!(!tables.contains(&global));
         // tiles and tables: a field tile besides the table.
-        assert!(both.contains(&format!("{table}_shared")), "{stem} both:\n{both}");
+        assert!(
+            both.contains(&format!("{table}_shared")),
+            "{stem} both:\n{both}"
+        );
         assert!(
             both.matches("__shared__").count() > tables.matches("__shared__").count(),
             "{stem} tiles-tables has no field tile:\n{both}"
@@ -198,7 +204,10 @@ fn j2d9pt_table_computes_what_j2d9pt_computes() {
     // the Thorin cases measure the same stencil as the j2d9pt ones.
     let Some(dir) = programs_dir() else { return };
     let cases = standard_suite(&dir, true);
-    let plain = cases.iter().find(|c| c.label == "j2d9pt f32 shm-none").unwrap();
+    let plain = cases
+        .iter()
+        .find(|c| c.label == "j2d9pt f32 shm-none")
+        .unwrap();
     let mut table = plain.clone();
     table.path = dir.join("j2d9pt_table.sdsl");
     let strip = |s: String| {
@@ -225,10 +234,19 @@ fn every_case_has_a_prediction_without_a_gpu() {
             // The reductions and the check cost something on top of the sweep.
             assert!(p.iteration_ms > p.sweep_ms, "{}: {p:?}", case.label);
         } else {
-            assert!((p.iteration_ms - p.sweep_ms).abs() < 1e-12, "{}: {p:?}", case.label);
+            assert!(
+                (p.iteration_ms - p.sweep_ms).abs() < 1e-12,
+                "{}: {p:?}",
+                case.label
+            );
         }
         // Whatever ptxas does here, the prediction says where its registers came from.
-        assert_eq!(p.note.is_none(), p.registers_from_ptxas, "{}: {p:?}", case.label);
+        assert_eq!(
+            p.note.is_none(),
+            p.registers_from_ptxas,
+            "{}: {p:?}",
+            case.label
+        );
     }
     let case = &standard_suite(&dir, true)[0];
     let p = predict_case(case, "Some Future GPU").unwrap();

@@ -46,8 +46,12 @@ pub fn predict(
     for spec in &specs {
         let regs = registers.get(&spec.name).copied();
         all_known &= regs.is_some();
-        let c = cost(spec, device, regs)
-            .map_err(|e| format!("kernel `{}` does not fit the {}: {e}", spec.name, device.name))?;
+        let c = cost(spec, device, regs).map_err(|e| {
+            format!(
+                "kernel `{}` does not fit the {}: {e}",
+                spec.name, device.name
+            )
+        })?;
         if matches!(spec.role, Role::Stencil(_)) {
             sweep += c.time;
         } else {
@@ -70,7 +74,10 @@ pub fn predict(
 /// ptxas's registers per kernel of `lowered` for `device`'s architecture:
 /// NVRTC to PTX, then `ptxas -v` wherever [`ptxas::find`] finds it (on a CUDA
 /// machine, `/usr/local/cuda/bin/ptxas`). The error says why there are none.
-pub fn ptxas_registers(lowered: &Lowered, device: &Device) -> Result<BTreeMap<String, u32>, String> {
+pub fn ptxas_registers(
+    lowered: &Lowered,
+    device: &Device,
+) -> Result<BTreeMap<String, u32>, String> {
     let path = ptxas::find()?;
     let source = crate::back::cuda::print(&lowered.module);
     let compiled = crate::exec::cuda::nvrtc::compile_with_log(&source, device.arch)

@@ -404,7 +404,16 @@ mod tests {
         let header: Vec<&str> = rows[0].split('|').map(str::trim).collect();
         assert_eq!(
             &header[1..9],
-            &["case", "schedule", "ms/sweep", "pred", "meas/pred", "ms/iter", "pred", "meas/pred"]
+            &[
+                "case",
+                "schedule",
+                "ms/sweep",
+                "pred",
+                "meas/pred",
+                "ms/iter",
+                "pred",
+                "meas/pred"
+            ]
         );
         let width = header.len();
         let check: Vec<&str> = rows[1].split('|').map(str::trim).collect();
