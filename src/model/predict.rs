@@ -135,3 +135,100 @@ pub fn preset_for_name(name: &str) -> Option<&'static Device> {
     };
     Device::find(key)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exec::env::RunEnv;
+    use crate::exec::Bindings;
+    use crate::ir::Value;
+    use crate::lower::{lower, Target};
+    use crate::schedule::ScheduleRequest;
+
+    const CHECKED: &str = "int n;\nint steps;\ngrid g[n][n];\nfloat griddata a on g at 0,1;\n\
+        iterate steps {\n    stencil s {\n        [1:n-2][1:n-2] : [1]a[0][0] = 0.25f*([0]a[-1][0] + \
+        [0]a[1][0] + [0]a[0][-1] + [0]a[0][1]);\n    }\n    reduction change max {\n        \
+        [1:n-2][1:n-2] : fabsf([1]a[0][0] - [0]a[0][0]);\n    }\n} check (change < 0.001f) \
+        every 4 iterations\n";
+
+    #[test]
+    fn an_iteration_is_the_sweep_plus_reductions_at_their_share_plus_the_read_back() {
+        let source = crate::source::SourceFile::new("checked.sdsl", CHECKED);
+        let program = crate::front::parse_program(source).unwrap();
+        let bindings = Bindings {
+            params: vec![Value::Int(4096), Value::Int(100)],
+        };
+        let env = RunEnv::new(&program, &bindings).unwrap();
+        let schedule = Schedule::for_run(&program, &ScheduleRequest::default(), &env).unwrap();
+        let lowered = lower(&program, &schedule, Target::Cuda);
+        let subset_box = |s: &crate::ir::Subset| env.subset_box(s);
+        let facts = RunFacts {
+            params: &env.params,
+            grid_dims: &env.grid_dims,
+            subset_box: &subset_box,
+            every: env.every,
+            max_iters: env.max_iters,
+        };
+        let device = Device::find("h100").unwrap();
+        let specs = build::specs(&program, &schedule, &lowered, &facts);
+        let (mut stencils, mut reductions) = (0.0, 0.0);
+        for spec in &specs {
+            let t = cost(spec, device, None).unwrap().time;
+            match spec.role {
+                Role::Stencil(_) => stencils += t,
+                _ => reductions += t,
+            }
+        }
+        assert!(reductions > 0.0);
+        let p = predict(
+            &program,
+            &schedule,
+            &lowered,
+            &facts,
+            device,
+            &BTreeMap::new(),
+        )
+        .unwrap();
+        assert!((p.sweep_ms - stencils * 1e3).abs() < 1e-12);
+        // Checked every 4 iterations: a quarter of the reductions and the read-back.
+        let expected = stencils + (reductions + CHECK_SYNC_US * 1e-6) / 4.0;
+        assert!((p.iteration_ms - expected * 1e3).abs() < 1e-12, "{p:?}");
+        assert!(!p.registers_from_ptxas);
+        // Registers from ptxas for every kernel: said so; more registers than
+        // assumed cannot make a kernel faster.
+        let many: BTreeMap<String, u32> = specs.iter().map(|s| (s.name.clone(), 128)).collect();
+        let q = predict(&program, &schedule, &lowered, &facts, device, &many).unwrap();
+        assert!(q.registers_from_ptxas);
+        assert!(q.sweep_ms >= p.sweep_ms);
+    }
+
+    #[test]
+    fn driver_names_find_their_presets() {
+        let key = |name: &str| preset_for_name(name).map(|d| d.key);
+        assert_eq!(key("NVIDIA H100 80GB HBM3"), Some("h100-sxm"));
+        assert_eq!(key("NVIDIA H100 PCIe"), Some("h100-pcie"));
+        assert_eq!(key("NVIDIA H200"), Some("h200"));
+        assert_eq!(key("NVIDIA A100-SXM4-80GB"), Some("a100"));
+        assert_eq!(key("NVIDIA L40S"), Some("l40s"));
+        assert_eq!(key("Tesla V100-SXM2-16GB"), Some("v100"));
+        assert_eq!(key("NVIDIA GeForce RTX 4090"), None);
+    }
+
+    #[test]
+    fn ptxas_is_looked_for_in_the_cuda_toolkit_of_the_device_machine() {
+        // The device machine has CUDA 13 at /usr/local/cuda: its ptxas is a candidate
+        // whether or not /usr/local/cuda exists here (the fallback names it).
+        let others = std::fs::read_dir("/usr/local")
+            .map(|d| {
+                d.flatten().any(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    name.starts_with("cuda") && name != "cuda"
+                })
+            })
+            .unwrap_or(false);
+        if !others {
+            assert!(ptxas::candidates()
+                .contains(&std::path::PathBuf::from("/usr/local/cuda/bin/ptxas")));
+        }
+    }
+}
