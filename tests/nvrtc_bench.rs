@@ -252,3 +252,43 @@ fn every_case_has_a_prediction_without_a_gpu() {
     let p = predict_case(case, "Some Future GPU").unwrap();
     assert!(p.note.unwrap().contains("no preset for `Some Future GPU`"));
 }
+
+#[test]
+fn the_predicted_column_is_what_explain_prints() {
+    let Some(dir) = programs_dir() else { return };
+    for label in ["j2d5pt_check f32 shm-none", "j2d5pt_check f32 default"] {
+        let case = standard_suite(&dir, true)
+            .into_iter()
+            .find(|c| c.label == label)
+            .unwrap();
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_stencilc"));
+        cmd.arg("explain")
+            .arg(&case.path)
+            .args(["--device", "h100", "--json"]);
+        for (name, value) in &case.params {
+            cmd.arg("--set").arg(format!("{name}={value}"));
+        }
+        if case.schedule_label == "shm-none" {
+            cmd.args(["--shm", "none"]);
+        }
+        let output = cmd.output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let predicted = predict_case(&case, "NVIDIA H100 80GB HBM3").unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+        let sweep = report["sweep_seconds"].as_f64().unwrap() * 1e3;
+        let iteration = report["iteration_seconds"].as_f64().unwrap() * 1e3;
+        assert!(
+            close(sweep, predicted.sweep_ms),
+            "{label}: {sweep} vs {predicted:?}"
+        );
+        assert!(
+            close(iteration, predicted.iteration_ms),
+            "{label}: {iteration} vs {predicted:?}"
+        );
+    }
+}
