@@ -31,6 +31,10 @@ if [ -z "${STENCILC_NVRTC:-}" ]; then
         echo "run.sh: NVRTC from $nvrtc" >&2
     fi
 fi
+# The model's ptxas (registers per kernel for the `pred` column): stencilc looks
+# on PATH, in $CUDA_HOME/bin and /usr/local/cuda*/bin; say which it will find.
+ptxas="${STENCILC_PTXAS:-$(command -v ptxas || ls /usr/local/cuda*/bin/ptxas 2>/dev/null | head -n 1 || true)}"
+echo "run.sh: ptxas ${ptxas:-not found (the model assumes 32 registers per thread)}" >&2
 if command -v nvidia-smi >/dev/null; then
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.memory --format=csv \
         > "$out/gpu.csv" || true

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use stencilc::exec::cuda::bench::suite::{default_programs_dir, results_markdown, standard_suite};
+use stencilc::exec::cuda::bench::suite::{
+    default_programs_dir, results_json, results_markdown, standard_suite,
+};
 use stencilc::exec::cuda::bench::{measure, BenchOptions};
 use stencilc::exec::cuda::probe;
 
@@ -50,25 +52,28 @@ pub fn run_gpu_bench(args: &BenchGpuArgs) -> anyhow::Result<()> {
         .collect();
     anyhow::ensure!(!cases.is_empty(), "no benchmark case matches the filter");
     let mut outcomes = Vec::new();
-    let mut json = Vec::new();
     for case in cases {
         eprintln!("bench-gpu: {}", case.label);
         let outcome = measure(&case, options).map_err(|e| e.to_string());
         match &outcome {
             Ok(r) => eprintln!(
-                "  {:.4} ms/sweep, {:.0} % of copy, {} vs naive",
+                "  {:.4} ms/sweep (predicted {}){}, {:.0} % of copy, {} vs naive",
                 r.stencilc_ms,
+                r.predicted
+                    .as_ref()
+                    .map_or("–".into(), |p| format!("{:.4}", p.sweep_ms)),
+                r.iteration_ms.map_or(String::new(), |m| format!(
+                    ", {m:.4} ms/iteration (predicted {})",
+                    r.predicted
+                        .as_ref()
+                        .map_or("–".into(), |p| format!("{:.4}", p.iteration_ms))
+                )),
                 100.0 * r.fraction_of_copy,
                 r.speedup_vs_naive
                     .map_or("no naive kernel".into(), |s| format!("{s:.2}x"))
             ),
             Err(why) => eprintln!("  failed: {why}"),
         }
-        json.push(serde_json::json!({
-            "case": &case,
-            "result": outcome.as_ref().ok(),
-            "error": outcome.as_ref().err(),
-        }));
         outcomes.push((case, outcome));
     }
     std::fs::create_dir_all(&args.out)
@@ -77,8 +82,7 @@ pub fn run_gpu_bench(args: &BenchGpuArgs) -> anyhow::Result<()> {
     let md_path = args.out.join("RESULTS.md");
     std::fs::write(&md_path, markdown).with_context(|| format!("writing {}", md_path.display()))?;
     let json_path = args.out.join("results.json");
-    let text =
-        serde_json::to_string_pretty(&serde_json::json!({ "device": device, "cases": json }))?;
+    let text = serde_json::to_string_pretty(&results_json(&device, &outcomes))?;
     std::fs::write(&json_path, text).with_context(|| format!("writing {}", json_path.display()))?;
     eprintln!(
         "bench-gpu: wrote {} and {}",

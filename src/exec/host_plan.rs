@@ -140,7 +140,7 @@ impl<B> Resident<B> {
     }
 
     /// Evaluates every reduction on the device; returns their values.
-    fn reductions<D: GpuDevice<Buf = B>>(
+    pub fn reductions<D: GpuDevice<Buf = B>>(
         &self,
         device: &mut D,
         plan: &HostPlan,

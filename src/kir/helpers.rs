@@ -1,6 +1,6 @@
 //! The small inline functions that make generated C, OpenCL C and CUDA compute
 //! what the interpreter computes where C leaves the result undefined or
-//! implementation-defined (see [`crate::exec::interp::elem`] for the defined
+//! implementation-defined (see [`crate::ir::semantics`] for the defined
 //! results): integer `/` and `%` by zero and `MIN / -1`, float to integer
 //! conversions out of range or NaN, and the boundary modes' index mapping.
 //!

@@ -58,6 +58,8 @@ pub struct ConstArray {
     pub ty: ScalarType,
     /// Elements, flattened row-major.
     pub values: Vec<Value>,
+    /// In global rather than constant memory ([`crate::schedule::TablePlacement::Global`]).
+    pub global: bool,
 }
 
 /// What a kernel parameter is.

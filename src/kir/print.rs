@@ -22,6 +22,11 @@ pub trait Dialect {
     fn shared_qualifier(&self) -> &'static str;
     /// A constant-memory array declaration's qualifier.
     fn constant_qualifier(&self) -> &'static str;
+    /// A module-scope table in global memory: its qualifier (the constant one
+    /// where the dialect has no writable module-scope arrays).
+    fn global_table_qualifier(&self) -> &'static str {
+        self.constant_qualifier()
+    }
     /// The qualifier of a device helper function.
     fn helper_qualifier(&self) -> &'static str;
     /// A built-in index.
@@ -62,7 +67,11 @@ pub fn print_module(module: &Module, dialect: &dyn Dialect) -> String {
         let _ = writeln!(
             out,
             "{} {} {}[{}] = {{{}}};",
-            dialect.constant_qualifier(),
+            if table.global {
+                dialect.global_table_qualifier()
+            } else {
+                dialect.constant_qualifier()
+            },
             table.ty.name(),
             table.name,
             table.values.len(),

@@ -298,19 +298,26 @@ pub fn level_name(program: &Program, field: FieldId, time: i32) -> String {
     }
 }
 
-/// Adds table `t` to the module's constant memory once; returns its name.
+/// Adds table `t` to the module once, in constant memory or (`global`) as a
+/// global-memory array named `<table>_global`; returns its name.
 pub(crate) fn constant_table(
     program: &Program,
     t: crate::ir::TableId,
     module: &mut Module,
+    global: bool,
 ) -> String {
     let table = &program.tables[t.0];
-    let name = ident(&table.name);
+    let name = if global {
+        format!("{}_global", ident(&table.name))
+    } else {
+        ident(&table.name)
+    };
     if !module.constants.iter().any(|c| c.name == name) {
         module.constants.push(ConstArray {
             name: name.clone(),
             ty: table.ty,
             values: table.values.clone(),
+            global,
         });
     }
     name

@@ -420,7 +420,8 @@ impl<'a> PointCtx<'a> {
             });
         }
         let flat = flat.unwrap_or_else(|| KExpr::int(0));
-        let const_name = constant_table(self.program, t, module);
+        let global = placement == TablePlacement::Global;
+        let const_name = constant_table(self.program, t, module, global);
         if placement == TablePlacement::Shared {
             let shared_name = format!("{const_name}_shared");
             if !self.shared_tables.iter().any(|(id, _)| *id == t) {
@@ -438,7 +439,11 @@ impl<'a> PointCtx<'a> {
             };
         }
         KExpr::Load {
-            space: Space::Constant,
+            space: if global {
+                Space::Global
+            } else {
+                Space::Constant
+            },
             array: const_name,
             index: vec![flat],
         }

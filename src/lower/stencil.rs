@@ -288,7 +288,7 @@ fn lower_part(
             init: linear_thread(rank, block, &vars),
         });
         for (t, shared_name) in ctx.shared_tables.clone() {
-            let const_name = crate::lower::constant_table(program, t, module);
+            let const_name = crate::lower::constant_table(program, t, module, false);
             let len = program.tables[t.0].values.len();
             kernel_body.push(KStmt::Comment(format!(
                 "coefficient table {const_name} into shared memory"

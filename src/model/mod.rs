@@ -12,6 +12,7 @@
 pub mod build;
 pub mod device;
 pub mod instr;
+pub mod predict;
 pub mod ptxas;
 pub mod traffic;
 pub mod warnings;

@@ -48,6 +48,11 @@ pub enum TablePlacement {
     Constant,
     /// Copied into shared memory at the start of each block.
     Shared,
+    /// A module-scope array in global memory (CUDA `__device__`, not `const`,
+    /// so the compiler cannot fold it): every read is a global load. The
+    /// Thorin report's `no_shm` variant; OpenCL 1.2 has no such arrays and
+    /// keeps the table in constant memory.
+    Global,
 }
 
 /// The schedule of one stencil.
@@ -107,7 +112,7 @@ impl ShmRequest {
 /// The shared-memory variants compared in the Thorin report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ThorinVariant {
-    /// `no_shm`: nothing in shared memory; tables in constant memory.
+    /// `no_shm`: nothing in shared memory; tables in global memory.
     NoShm,
     /// `shm_filteronly`: coefficient tables in shared memory.
     TablesOnly,
@@ -135,7 +140,7 @@ impl ScheduleRequest {
     /// The request for one of the Thorin report's variants.
     pub fn thorin(variant: ThorinVariant) -> ScheduleRequest {
         let (shm, tables) = match variant {
-            ThorinVariant::NoShm => (ShmRequest::None, TablePlacement::Constant),
+            ThorinVariant::NoShm => (ShmRequest::None, TablePlacement::Global),
             ThorinVariant::TablesOnly => (ShmRequest::None, TablePlacement::Shared),
             ThorinVariant::TilesAndTables => (ShmRequest::Auto, TablePlacement::Shared),
         };

@@ -51,6 +51,10 @@ impl Dialect for Cuda {
         "__constant__ const"
     }
 
+    fn global_table_qualifier(&self) -> &'static str {
+        "__device__"
+    }
+
     fn helper_qualifier(&self) -> &'static str {
         "static __device__ __forceinline__"
     }

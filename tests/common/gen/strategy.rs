@@ -271,6 +271,7 @@ pub fn schedule_strategy() -> impl Strategy<Value = GenSchedule> {
             Just(TablePlacement::Literals),
             Just(TablePlacement::Constant),
             Just(TablePlacement::Shared),
+            Just(TablePlacement::Global),
         ]),
     )
         .prop_map(|(block, tile, shm, fuse, tables)| GenSchedule {

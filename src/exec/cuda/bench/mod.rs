@@ -4,10 +4,16 @@
 //! copy bandwidth (`cuMemcpyDtoD` of the same number of bytes).
 //!
 //! Every measurement is the median over `sweeps` sweeps after `warmup` sweeps,
-//! each timed with CUDA events with the data on the device. See
-//! `bench/gpu/README.md` for the command that runs the whole set.
+//! each timed with CUDA events with the data on the device. Programs with
+//! reductions or a check are also timed by whole iterations, as `run --backend
+//! cuda` executes them (stencils, reductions when the check is due, the value
+//! read back and the check evaluated). Beside each measured time stands the
+//! performance model's prediction ([`crate::model::predict`]) for the same
+//! schedule and sizes. See `bench/gpu/README.md` for the command that runs the
+//! whole set.
 
 pub mod naive;
+pub mod predicted;
 pub mod suite;
 
 use std::fmt;
@@ -18,6 +24,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use serde::Serialize;
 
 use crate::analysis::Footprint;
+use crate::exec::cuda::bench::predicted::predict_with_ptxas;
 use crate::exec::cuda::{
     driver_error, launch_function, nvrtc, runtime, timing_event, DeviceBuffer, Session,
 };
@@ -25,7 +32,10 @@ use crate::exec::host_plan::{GpuDevice, KernelArg, Resident};
 use crate::exec::{Bindings, Buffer, ExecError, FieldState};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
-use crate::lower::{lower, Target};
+use crate::lower::{lower, Lowered, Target};
+use crate::model::build::RunFacts;
+use crate::model::predict::{preset_for_name, Prediction};
+use crate::model::Device;
 use crate::schedule::{Schedule, ScheduleRequest};
 
 /// The element type a case runs in.
@@ -102,6 +112,18 @@ pub struct BenchResult {
     pub bytes: u64,
     /// stencilc's median time per sweep, in ms.
     pub stencilc_ms: f64,
+    /// The mean time of one whole iteration (stencils, reductions when the
+    /// check is due, the check), in ms: for programs with reductions or a check.
+    pub iteration_ms: Option<f64>,
+    /// The model's prediction for the same schedule and sizes (`None` when the
+    /// model could not cost a kernel: `prediction_error` says why).
+    pub predicted: Option<Prediction>,
+    /// Why there is no prediction.
+    pub prediction_error: Option<String>,
+    /// `stencilc_ms / predicted.sweep_ms`.
+    pub sweep_measured_over_predicted: Option<f64>,
+    /// `iteration_ms / predicted.iteration_ms`.
+    pub iteration_measured_over_predicted: Option<f64>,
     /// The naive kernels' median time per sweep, in ms (when `naive.cu` has them).
     pub naive_ms: Option<f64>,
     /// The median time of a device-to-device copy of `bytes / 2`, in ms.
@@ -119,6 +141,24 @@ pub struct BenchResult {
     /// After one sweep from the same data, the largest difference between
     /// stencilc's and the naive kernels' fields, relative to the largest magnitude.
     pub max_rel_diff_vs_naive: Option<f64>,
+}
+
+impl BenchResult {
+    /// Fills the measured/predicted ratios from the figures.
+    pub fn with_ratios(mut self) -> Self {
+        let ratio = |measured: f64, predicted: f64| {
+            (predicted > 0.0 && measured.is_finite()).then(|| measured / predicted)
+        };
+        self.sweep_measured_over_predicted = self
+            .predicted
+            .as_ref()
+            .and_then(|p| ratio(self.stencilc_ms, p.sweep_ms));
+        self.iteration_measured_over_predicted = match (&self.predicted, self.iteration_ms) {
+            (Some(p), Some(m)) => ratio(m, p.iteration_ms),
+            _ => None,
+        };
+        self
+    }
 }
 
 fn failed(msg: impl Into<String>) -> ExecError {
@@ -168,6 +208,60 @@ pub fn case_env(program: &Program, case: &BenchCase) -> Result<RunEnv, ExecError
         params.push(Value::Double(value).cast(p.ty));
     }
     crate::exec::bind(program, &Bindings { params })
+}
+
+/// The model's prediction for `lowered` on the preset matching the CUDA
+/// device `device_name` (the H100 SXM preset when none matches, with a note),
+/// with ptxas's registers where ptxas is found, else assumed ones.
+pub fn predict_lowered(
+    program: &Program,
+    schedule: &Schedule,
+    lowered: &Lowered,
+    env: &RunEnv,
+    device_name: &str,
+) -> Result<Prediction, String> {
+    let (device, unknown) = match preset_for_name(device_name) {
+        Some(d) => (d, false),
+        None => (Device::default_device(), true),
+    };
+    let subset_box = |s: &crate::ir::Subset| env.subset_box(s);
+    let facts = RunFacts {
+        params: env.params(),
+        grid_dims: env.grid_dims(),
+        subset_box: &subset_box,
+        every: env.every(),
+        max_iters: env.max_iters(),
+    };
+    let mut prediction = predict_with_ptxas(program, schedule, lowered, &facts, device)?;
+    if unknown {
+        let note = format!(
+            "no preset for `{device_name}`: predicted for the {}",
+            device.name
+        );
+        prediction.note = Some(match prediction.note {
+            Some(n) => format!("{note}; {n}"),
+            None => note,
+        });
+    }
+    Ok(prediction)
+}
+
+/// The model's prediction for a case (no GPU needed): its program, schedule
+/// and sizes as [`measure`] runs them, on the preset for `device_name`.
+pub fn predict_case(case: &BenchCase, device_name: &str) -> Result<Prediction, String> {
+    let program = load_program(case).map_err(|e| e.to_string())?;
+    let env = case_env(&program, case).map_err(|e| e.to_string())?;
+    let schedule = Schedule::for_run(&program, &case.request, &env).map_err(|e| e.to_string())?;
+    let lowered = lower(&program, &schedule, Target::Cuda);
+    predict_lowered(&program, &schedule, &lowered, &env, device_name)
+}
+
+/// Whether a program's iteration is more than its sweep (reductions or a check).
+pub fn has_iteration_work(program: &Program) -> bool {
+    program
+        .iterate
+        .as_ref()
+        .is_some_and(|i| !i.reductions.is_empty() || i.check.is_some())
 }
 
 /// Deterministic inputs in [0.5, 1.5): every level of a field gets the same data.
@@ -259,6 +353,34 @@ fn median_ms(
     }
     times.sort_by(f64::total_cmp);
     Ok(times[times.len() / 2])
+}
+
+/// Runs `step` `warmup` times untimed, then `count` times between two events
+/// on `stream`; returns the elapsed time in ms (host waits inside `step`, such
+/// as a reduction's read-back, count).
+fn elapsed_ms(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    warmup: usize,
+    count: u64,
+    mut step: impl FnMut() -> Result<(), ExecError>,
+) -> Result<f64, ExecError> {
+    for _ in 0..warmup {
+        step()?;
+    }
+    let (start, end) = (timing_event(ctx)?, timing_event(ctx)?);
+    start
+        .record(stream)
+        .map_err(driver_error("recording an event"))?;
+    for _ in 0..count {
+        step()?;
+    }
+    end.record(stream)
+        .map_err(driver_error("recording an event"))?;
+    stream.synchronize().map_err(driver_error("synchronize"))?;
+    Ok(start
+        .elapsed_ms(&end)
+        .map_err(driver_error("reading an event"))? as f64)
 }
 
 /// The naive sweep of a case on the device: compiled kernels, their resolved
@@ -378,6 +500,36 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
         resident.rotate();
         Ok(())
     })?;
+    let iteration_ms = if has_iteration_work(&program) {
+        // Iterations numbered from 1, as `run` numbers them, so that the check
+        // falls due every `every` iterations; the check is evaluated but does
+        // not stop the timing.
+        let mut k = 0u64;
+        let iterations = options.sweeps.max(1) as u64;
+        let iterations = match env.every() {
+            Some(every) if every > 1 => iterations.div_ceil(every) * every,
+            _ => iterations,
+        };
+        let total = elapsed_ms(&ctx, &stream, options.warmup, iterations, || {
+            k += 1;
+            resident.stencils(&mut session, plan, &env)?;
+            let due = match env.every() {
+                Some(every) => every > 0 && k % every == 0,
+                None => true,
+            };
+            if due && !plan.reductions.is_empty() {
+                let values = resident.reductions(&mut session, plan, &env)?;
+                if let Some(check) = program.iterate.as_ref().and_then(|i| i.check.as_ref()) {
+                    let _ = env.eval_with(&check.cond, &program.tables, &[], &values);
+                }
+            }
+            resident.rotate();
+            Ok(())
+        })?;
+        Some(total / iterations as f64)
+    } else {
+        None
+    };
     let naive_ms = match &mut naive_sweep {
         None => None,
         Some(naive) => Some(median_ms(&ctx, &stream, options, || {
@@ -402,6 +554,11 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
             .map_err(driver_error("device-to-device copy"))
     })?;
 
+    let (predicted, prediction_error) =
+        match predict_lowered(&program, &schedule, &lowered, &env, &rt.name) {
+            Ok(p) => (Some(p), None),
+            Err(e) => (None, Some(e)),
+        };
     let seconds = stencilc_ms / 1e3;
     let effective_gb_per_s = bytes as f64 / seconds / 1e9;
     let copy_gb_per_s = 2.0 * half as f64 / (copy_ms / 1e3) / 1e9;
@@ -411,6 +568,11 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
         points,
         bytes,
         stencilc_ms,
+        iteration_ms,
+        predicted,
+        prediction_error,
+        sweep_measured_over_predicted: None,
+        iteration_measured_over_predicted: None,
         naive_ms,
         copy_ms,
         gstencils_per_s: points as f64 / seconds / 1e9,
@@ -419,7 +581,8 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
         fraction_of_copy: effective_gb_per_s / copy_gb_per_s,
         speedup_vs_naive: naive_ms.map(|n| n / stencilc_ms),
         max_rel_diff_vs_naive,
-    })
+    }
+    .with_ratios())
 }
 
 /// Zeroed buffers of every field level's shape, to download into.

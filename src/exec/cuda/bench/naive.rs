@@ -45,8 +45,10 @@ pub fn recipe(name: &str) -> Option<&'static [NaiveLaunch]> {
         };
     }
     Some(match name {
-        "j2d5pt" => single!("j2d5pt"),
-        "j2d9pt" => single!("j2d9pt"),
+        // The check's reduction has no naive counterpart: the sweeps compare.
+        "j2d5pt" | "j2d5pt_check" => single!("j2d5pt"),
+        // The same weights, from a table.
+        "j2d9pt" | "j2d9pt_table" => single!("j2d9pt"),
         "box2d2r" => single!("box2d2r"),
         "gradient2d" => single!("gradient2d"),
         "star3d1r" => single!("star3d1r"),

@@ -4,9 +4,13 @@
 //! The set (issue 4): every program of `bench/programs` at 2-D 16384² or 3-D
 //! 512³ in f32 and f64 (the Rician denoiser is written in double and runs in
 //! f64 only), the Gaussian blur on a 3840×2160 image, and the Thorin report's
-//! three variants (no shared memory; tables only; tiles and tables) of the blur
-//! and of j2d9pt. Each case runs under the default schedule and `--shm none`,
-//! so a staged schedule can be compared with the global-memory one.
+//! three variants (no shared memory, the table in global memory; the table in
+//! shared memory; tiles and table in shared memory) of the blur and of j2d9pt
+//! with its weights in a table (`j2d9pt_table`). Each case runs under the
+//! default schedule and `--shm none`, so a staged schedule can be compared with
+//! the global-memory one. `j2d5pt_check` (a max-change reduction checked every
+//! iteration) and the Rician denoiser (checked every 10) are also timed by
+//! whole iterations.
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -174,6 +178,11 @@ pub fn standard_suite(programs: &Path, quick: bool) -> Vec<BenchCase> {
         );
     }
     both(
+        "j2d5pt_check",
+        Precision::F32,
+        p(&[("n", s.side_2d), ("steps", 1.0)]),
+    );
+    both(
         "rician3d",
         Precision::Native,
         p(&[
@@ -202,7 +211,7 @@ pub fn standard_suite(programs: &Path, quick: bool) -> Vec<BenchCase> {
         ));
         cases.push(case(
             programs,
-            "j2d9pt",
+            "j2d9pt_table",
             Precision::F32,
             p(&[("n", s.side_2d), ("steps", 1.0)]),
             label,
@@ -215,6 +224,16 @@ pub fn standard_suite(programs: &Path, quick: bool) -> Vec<BenchCase> {
 /// A result or the reason a case could not be measured.
 pub type Outcome = Result<BenchResult, String>;
 
+/// A time in ms with 4 decimals, or `–`.
+fn ms(value: Option<f64>) -> String {
+    value.map_or("–".into(), |v| format!("{v:.4}"))
+}
+
+/// A measured/predicted ratio, or `–`.
+fn times(value: Option<f64>) -> String {
+    value.map_or("–".into(), |v| format!("{v:.2}×"))
+}
+
 /// `bench/gpu/RESULTS.md`: one table of every case on `device`.
 pub fn results_markdown(device: &str, outcomes: &[(BenchCase, Outcome)]) -> String {
     let mut out = String::new();
@@ -225,52 +244,238 @@ pub fn results_markdown(device: &str, outcomes: &[(BenchCase, Outcome)]) -> Stri
     );
     out.push_str(
         "Time per sweep is the median over the measured sweeps (CUDA events, data on the \
-         device). Effective bytes count one read and one write per point per field level a \
-         stencil touches; copy bandwidth is `cuMemcpyDtoD` of half those bytes (it reads and \
-         writes each), so `of copy` is the fraction of the achievable bandwidth. `vs naive` is \
-         the naive kernel's time over stencilc's (above 1: stencilc is faster); `max diff` is \
-         the largest difference from the naive result after one sweep, relative to the \
-         largest magnitude.\n\n",
+         device). `ms/iter` is the mean time of a whole iteration as `run --backend cuda` \
+         executes it (stencils, the reductions when the check is due, their values read back \
+         and the check evaluated), for programs with reductions or a check. `pred` columns \
+         are the performance model's prediction (`stencilc explain`, bench/gpu/MODEL.md) for \
+         the same schedule and sizes on the matching device preset, and `meas/pred` the \
+         measured time over the predicted one. Effective bytes count one read and one write \
+         per point per field level a stencil touches; copy bandwidth is `cuMemcpyDtoD` of \
+         half those bytes (it reads and writes each), so `of copy` is the fraction of the \
+         achievable bandwidth. `vs naive` is the naive kernel's time over stencilc's (above \
+         1: stencilc is faster); `max diff` is the largest difference from the naive result \
+         after one sweep, relative to the largest magnitude.\n\n",
     );
     out.push_str(
-        "| case | schedule | ms/sweep | GStencil/s | GB/s | of copy | naive ms | vs naive | max diff |\n\
-         |---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| case | schedule | ms/sweep | pred | meas/pred | ms/iter | pred | meas/pred | \
+         GStencil/s | GB/s | of copy | naive ms | vs naive | max diff |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
+    let mut notes: Vec<String> = Vec::new();
     for (case, outcome) in outcomes {
         match outcome {
             Ok(r) => {
-                let naive = r.naive_ms.map_or("–".into(), |v| format!("{v:.4}"));
-                let ratio = r
-                    .speedup_vs_naive
-                    .map_or("–".into(), |v| format!("{v:.2}×"));
                 let diff = r
                     .max_rel_diff_vs_naive
                     .map_or("–".into(), |v| format!("{v:.1e}"));
+                let predicted = r.predicted.as_ref();
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {:.4} | {:.2} | {:.1} | {:.0} % | {naive} | {ratio} | {diff} |",
+                    "| {} | {} | {:.4} | {} | {} | {} | {} | {} | {:.2} | {:.1} | {:.0} % | {} | {} | {diff} |",
                     case.label,
                     r.schedule.replace('\n', "; "),
                     r.stencilc_ms,
+                    ms(predicted.map(|p| p.sweep_ms)),
+                    times(r.sweep_measured_over_predicted),
+                    ms(r.iteration_ms),
+                    ms(predicted
+                        .filter(|_| r.iteration_ms.is_some())
+                        .map(|p| p.iteration_ms)),
+                    times(r.iteration_measured_over_predicted),
                     r.gstencils_per_s,
                     r.effective_gb_per_s,
-                    100.0 * r.fraction_of_copy
+                    100.0 * r.fraction_of_copy,
+                    ms(r.naive_ms),
+                    times(r.speedup_vs_naive),
                 );
+                let note = predicted
+                    .and_then(|p| p.note.clone())
+                    .or_else(|| r.prediction_error.clone());
+                if let Some(note) = note {
+                    if !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                }
             }
             Err(why) => {
                 let _ = writeln!(
                     out,
-                    "| {} | – | failed: {} | | | | | | |",
+                    "| {} | – | failed: {} | | | | | | | | | | | |",
                     case.label,
                     why.replace('|', "/").replace('\n', " ")
                 );
             }
         }
     }
+    if !notes.is_empty() {
+        out.push_str("\nModel notes:\n\n");
+        for note in notes {
+            let _ = writeln!(out, "- {note}");
+        }
+    }
     out
+}
+
+/// `results.json`: the device and, per case, the case, its result (measured
+/// figures, the prediction and their ratios) or its error.
+pub fn results_json(device: &str, outcomes: &[(BenchCase, Outcome)]) -> serde_json::Value {
+    let cases: Vec<serde_json::Value> = outcomes
+        .iter()
+        .map(|(case, outcome)| {
+            serde_json::json!({
+                "case": case,
+                "result": outcome.as_ref().ok(),
+                "error": outcome.as_ref().err(),
+            })
+        })
+        .collect();
+    serde_json::json!({ "device": device, "cases": cases })
 }
 
 /// Where `run.sh` and the CLI look for the programs by default.
 pub fn default_programs_dir() -> PathBuf {
     PathBuf::from("bench/programs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::predict::Prediction;
+
+    fn fake_result(iteration_ms: Option<f64>, note: Option<&str>) -> BenchResult {
+        BenchResult {
+            device: "NVIDIA H100 80GB HBM3 (sm_90)".into(),
+            schedule: "j2d5pt: block 32,8,1\nmax_change: block 256".into(),
+            points: 1000,
+            bytes: 8000,
+            stencilc_ms: 1.5,
+            iteration_ms,
+            predicted: Some(Prediction {
+                device: "h100-sxm".into(),
+                sweep_ms: 1.2,
+                iteration_ms: 2.0,
+                registers_from_ptxas: note.is_none(),
+                note: note.map(String::from),
+            }),
+            prediction_error: None,
+            sweep_measured_over_predicted: None,
+            iteration_measured_over_predicted: None,
+            naive_ms: Some(3.0),
+            copy_ms: 1.0,
+            gstencils_per_s: 0.5,
+            effective_gb_per_s: 5.0,
+            copy_gb_per_s: 8.0,
+            fraction_of_copy: 0.625,
+            speedup_vs_naive: Some(2.0),
+            max_rel_diff_vs_naive: Some(1e-7),
+        }
+        .with_ratios()
+    }
+
+    fn outcomes() -> Vec<(BenchCase, Outcome)> {
+        let cases = standard_suite(Path::new("bench/programs"), true);
+        let find = |label: &str| cases.iter().find(|c| c.label == label).unwrap().clone();
+        vec![
+            (
+                find("j2d5pt_check f32 default"),
+                Ok(fake_result(Some(2.5), Some("no ptxas figures (not found)"))),
+            ),
+            (find("j2d5pt f32 default"), Ok(fake_result(None, None))),
+            (
+                find("j2d9pt f32 shm-none"),
+                Err("CUDA: out of memory | try smaller sizes".into()),
+            ),
+        ]
+    }
+
+    #[test]
+    fn ratios_are_measured_over_predicted() {
+        let r = fake_result(Some(2.5), None);
+        assert!((r.sweep_measured_over_predicted.unwrap() - 1.25).abs() < 1e-12);
+        assert!((r.iteration_measured_over_predicted.unwrap() - 1.25).abs() < 1e-12);
+        let r = fake_result(None, None);
+        assert_eq!(r.iteration_measured_over_predicted, None);
+    }
+
+    #[test]
+    fn the_table_puts_each_prediction_beside_its_measurement() {
+        let md = results_markdown("NVIDIA H100 80GB HBM3 (sm_90)", &outcomes());
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+        let header: Vec<&str> = rows[0].split('|').map(str::trim).collect();
+        assert_eq!(
+            &header[1..9],
+            &[
+                "case",
+                "schedule",
+                "ms/sweep",
+                "pred",
+                "meas/pred",
+                "ms/iter",
+                "pred",
+                "meas/pred"
+            ]
+        );
+        let width = header.len();
+        let check: Vec<&str> = rows[1].split('|').map(str::trim).collect();
+        assert_eq!(check.len(), width);
+        assert_eq!(
+            &check[1..9],
+            &[
+                "j2d5pt_check f32 default",
+                "j2d5pt: block 32,8,1; max_change: block 256",
+                "1.5000",
+                "1.2000",
+                "1.25×",
+                "2.5000",
+                "2.0000",
+                "1.25×"
+            ]
+        );
+        // Without iteration work there is no iteration time, nor its prediction.
+        let plain: Vec<&str> = rows[2].split('|').map(str::trim).collect();
+        assert_eq!(&plain[6..9], &["–", "–", "–"]);
+        // A failed case keeps the table's shape; `|` in the reason cannot break it.
+        let failed: Vec<&str> = rows[3].split('|').map(str::trim).collect();
+        assert_eq!(failed.len(), width);
+        assert!(failed[3].starts_with("failed: CUDA: out of memory / try"));
+        assert!(md.contains("\n- no ptxas figures (not found)\n"), "{md}");
+    }
+
+    #[test]
+    fn the_json_carries_measurements_predictions_ratios_and_errors() {
+        let json = results_json("dev", &outcomes());
+        let text = serde_json::to_string_pretty(&json).unwrap();
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["device"], "dev");
+        let first = &back["cases"][0];
+        assert_eq!(first["case"]["label"], "j2d5pt_check f32 default");
+        assert_eq!(first["result"]["stencilc_ms"], 1.5);
+        assert_eq!(first["result"]["iteration_ms"], 2.5);
+        assert_eq!(first["result"]["predicted"]["sweep_ms"], 1.2);
+        assert_eq!(first["result"]["predicted"]["iteration_ms"], 2.0);
+        assert_eq!(first["result"]["predicted"]["device"], "h100-sxm");
+        assert_eq!(first["result"]["sweep_measured_over_predicted"], 1.25);
+        assert_eq!(first["result"]["iteration_measured_over_predicted"], 1.25);
+        assert!(first["error"].is_null());
+        assert!(back["cases"][1]["result"]["iteration_ms"].is_null());
+        let failed = &back["cases"][2];
+        assert!(failed["result"].is_null());
+        assert_eq!(failed["error"], "CUDA: out of memory | try smaller sizes");
+    }
+
+    #[test]
+    fn the_suite_has_whole_iteration_cases_and_thorin_on_a_table() {
+        let cases = standard_suite(Path::new("bench/programs"), false);
+        let labels: Vec<&str> = cases.iter().map(|c| c.label.as_str()).collect();
+        for label in [
+            "j2d5pt_check f32 default",
+            "j2d5pt_check f32 shm-none",
+            "rician3d native default",
+            "j2d9pt_table f32 thorin-no-shm",
+            "j2d9pt_table f32 thorin-tables",
+            "j2d9pt_table f32 thorin-tiles-tables",
+        ] {
+            assert!(labels.contains(&label), "missing {label}");
+        }
+    }
 }

@@ -1,0 +1,52 @@
+//! The model's prediction for a bench case with ptxas's registers: NVRTC (a
+//! runtime library, hence here in `exec` rather than in `model`) compiles the
+//! kernels to PTX, and `ptxas -v` counts their registers.
+
+use std::collections::BTreeMap;
+
+use crate::lower::Lowered;
+use crate::model::build::RunFacts;
+use crate::model::predict::{predict, Prediction};
+use crate::model::{ptxas, Device, ASSUMED_REGISTERS};
+use crate::schedule::Schedule;
+
+/// ptxas's registers per kernel of `lowered` for `device`'s architecture:
+/// NVRTC to PTX, then `ptxas -v` wherever [`ptxas::find`](crate::model::ptxas::find) finds it (on a CUDA
+/// machine, `/usr/local/cuda/bin/ptxas`). The error says why there are none.
+pub fn ptxas_registers(
+    lowered: &Lowered,
+    device: &Device,
+) -> Result<BTreeMap<String, u32>, String> {
+    let path = ptxas::find()?;
+    let source = crate::back::cuda::print(&lowered.module);
+    let compiled = crate::exec::cuda::nvrtc::compile_with_log(&source, device.arch)
+        .map_err(|e| format!("NVRTC could not compile the kernels to PTX: {e}"))?;
+    let figures = ptxas::run(&path, &compiled.ptx, device.arch)?;
+    Ok(figures
+        .into_iter()
+        .map(|(name, f)| (name, f.registers))
+        .collect())
+}
+
+/// [`predict`](crate::model::predict::predict) with ptxas's registers where ptxas runs, else with
+/// [`ASSUMED_REGISTERS`](crate::model::ASSUMED_REGISTERS) and a note saying why.
+pub fn predict_with_ptxas(
+    program: &crate::ir::Program,
+    schedule: &Schedule,
+    lowered: &Lowered,
+    facts: &RunFacts<'_>,
+    device: &Device,
+) -> Result<Prediction, String> {
+    let (registers, note) = match ptxas_registers(lowered, device) {
+        Ok(r) => (r, None),
+        Err(why) => (
+            BTreeMap::new(),
+            Some(format!(
+                "no ptxas figures ({why}); {ASSUMED_REGISTERS} registers per thread assumed"
+            )),
+        ),
+    };
+    let mut prediction = predict(program, schedule, lowered, facts, device, &registers)?;
+    prediction.note = note;
+    Ok(prediction)
+}
