@@ -55,7 +55,7 @@ fn interpret(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(common::proptest_config(gen::cases(200)))]
 
     #[test]
     fn generated_programs_are_valid(generated in gen::program_strategy(Flavor::Full)) {
@@ -64,12 +64,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: gen::cases(24),
-        max_global_rejects: 4096,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(common::proptest_config(gen::cases(24)))]
 
     #[test]
     fn native_c_equals_the_interpreter_bit_for_bit(generated in gen::program_strategy(Flavor::Full)) {

@@ -16,12 +16,7 @@ fn nvrtc_here() -> bool {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: gen::cases(32),
-        max_global_rejects: 4096,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(common::proptest_config(gen::cases(32)))]
 
     #[test]
     fn nvrtc_compiles_generated_programs_without_warnings(

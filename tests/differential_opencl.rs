@@ -105,12 +105,7 @@ fn fields_close(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: gen::cases(24),
-        max_global_rejects: 4096,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(common::proptest_config(gen::cases(24)))]
 
     #[test]
     fn opencl_agrees_with_the_interpreter_under_random_schedules(
@@ -145,4 +140,20 @@ proptest! {
             prop_assert!(false, "{}\n{}", msg, what);
         }
     }
+}
+
+/// The seeds committed in `differential_opencl.proptest-regressions`, beside
+/// this file, are found by the property's configuration, which replays them
+/// before any new case.
+#[test]
+fn committed_regression_seeds_are_replayed() {
+    let persistence = common::proptest_config(1)
+        .failure_persistence
+        .expect("failure persistence is on");
+    let seeds = persistence.load_persisted_failures2(Some(file!()));
+    assert!(
+        !seeds.is_empty(),
+        "no regression seed found for {}",
+        file!()
+    );
 }
