@@ -1,10 +1,17 @@
 //! Property test: no input text makes the front-end panic — random strings,
-//! token soups from the SDSL vocabulary, and mutations of the examples.
+//! token soups from the SDSL vocabulary, and mutations of the examples — nor
+//! the back-ends on what the front-end accepts: the C writer (stand-alone and
+//! embedded in its host), and lowering under the default schedule (and with
+//! fusion) with the CUDA and OpenCL printers. Errors are fine; panics are not.
 
 mod common;
 
 use proptest::prelude::*;
+use stencilc::back::c::{self, embed};
+use stencilc::back::gpu_emit::{emit, GpuTarget};
 use stencilc::front::{parse_program, parse_regions};
+use stencilc::ir::Program;
+use stencilc::schedule::ScheduleRequest;
 use stencilc::source::SourceFile;
 
 const VOCABULARY: &[&str] = &[
@@ -98,16 +105,48 @@ fn examples() -> Vec<String> {
     texts
 }
 
-/// Runs both entry points; any panic fails the property.
+/// Runs both entry points, and the back-ends on every program they accept;
+/// any panic fails the property.
 fn front_end_survives(text: &str) {
-    let _ = parse_program(SourceFile::new("fuzz.sdsl", text));
-    let _ = parse_regions(SourceFile::new("fuzz.c", text));
-    let wrapped = format!("#pragma sdsl begin\n{text}\n#pragma sdsl end\n");
-    let _ = parse_regions(SourceFile::new("fuzz.c", wrapped));
+    if let Ok(program) = parse_program(SourceFile::new("fuzz.sdsl", text)) {
+        back_ends_survive(&program);
+    }
+    host_survives(text);
+    host_survives(&format!("#pragma sdsl begin\n{text}\n#pragma sdsl end\n"));
+}
+
+/// The regions of a C host file, and `stencilc compile`'s rewriting of it.
+fn host_survives(text: &str) {
+    let host = SourceFile::new("fuzz.c", text);
+    if let Ok(regions) = parse_regions(host.clone()) {
+        for region in &regions {
+            back_ends_survive(&region.program);
+        }
+        for extern_c in [false, true] {
+            let _ = embed::compile_host(host.clone(), embed::EmbedOptions { extern_c });
+        }
+    }
+}
+
+/// `emit --target c|cuda|opencl` on a program the front-end accepted: the GPU
+/// targets lower it under the default schedule (its pragma hints applied) and
+/// with fusion asked for.
+fn back_ends_survive(program: &Program) {
+    let unit = c::emit_program(program);
+    assert!(unit.source.contains(&unit.run_symbol));
+    let fused = ScheduleRequest {
+        fuse: true,
+        ..ScheduleRequest::default()
+    };
+    for request in [ScheduleRequest::default(), fused] {
+        for target in [GpuTarget::Cuda, GpuTarget::OpenCl] {
+            let _ = emit(program, &request, target);
+        }
+    }
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(common::proptest_config(common::gen::cases(256)))]
 
     #[test]
     fn random_strings(text in "\\PC{0,200}") {
@@ -193,5 +232,17 @@ fn extreme_values_do_not_panic() {
         "int n; grid g[n]; float griddata a on g at 0,1; pointfunction f(p) { for i in -2147483648..2147483647 { [1]p[i] = 1; } } iterate 1 { stencil s { [0:n-1] : f(a); } }",
     ] {
         front_end_survives(text);
+    }
+}
+
+/// The back-end half of the property on inputs known to reach it: every example,
+/// stand-alone and as a region of a C host.
+#[test]
+fn every_example_goes_through_every_back_end() {
+    for text in examples() {
+        let program = parse_program(SourceFile::new("example.sdsl", text.as_str()))
+            .unwrap_or_else(|d| panic!("{d}"));
+        back_ends_survive(&program);
+        front_end_survives(&text);
     }
 }
