@@ -1,0 +1,217 @@
+//! `stencilc explain`: the report of each kernel, with real ptxas figures where
+//! NVRTC and ptxas are installed (CI installs both), and its bad inputs: every
+//! error is a message and a non-zero status, and `--json` stays valid JSON.
+
+use crate::common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn bench(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("bench/programs")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn explain(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stencilc"));
+    command.arg("explain").args(args);
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().unwrap()
+}
+
+fn json(output: &Output) -> Value {
+    let text = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn nvrtc() -> bool {
+    common::runtime_available("nvrtc", stencilc::exec::cuda::nvrtc::load().map(|_| ()))
+}
+
+fn ptxas() -> bool {
+    common::runtime_available("ptxas", stencilc::model::ptxas::find().map(|_| ()))
+}
+
+const J2D9PT: &[&str] = &["--set", "n=16384", "--set", "steps=1"];
+
+#[test]
+fn ptxas_figures_and_a_staging_warning_for_j2d9pt() {
+    if !nvrtc() || !ptxas() {
+        return;
+    }
+    let path = bench("j2d9pt.sdsl");
+    let mut args = vec![path.as_str(), "--json"];
+    args.extend(J2D9PT);
+    let out = explain(&args, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = json(&out);
+    assert!(report["ptxas"]["error"].is_null(), "{report}");
+    let kernel = &report["kernels"][0];
+    let figures = &kernel["ptxas"];
+    // The tile of 12 x 36 floats (8+4 rows, 32+4 columns).
+    assert_eq!(figures["shared_bytes"], 12 * 36 * 4);
+    assert!(figures["registers"].as_u64().unwrap() > 0);
+    assert_eq!(figures["spill_stores"], 0);
+    let warnings = kernel["warnings"].to_string();
+    assert!(warnings.contains("costs more than it saves"), "{warnings}");
+    let fraction = report["fraction_of_copy"].as_f64().unwrap();
+    assert!(fraction > 0.0 && fraction < 1.0, "{fraction}");
+    // The same without --json: the figures in words.
+    let path = bench("j2d9pt.sdsl");
+    let mut args = vec![path.as_str(), "--shm", "none"];
+    args.extend(J2D9PT);
+    let out = explain(&args, &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("registers, 0 B spill stores"), "{text}");
+    assert!(text.contains("per sweep:"), "{text}");
+    assert!(!text.contains("costs more than it saves"), "{text}");
+}
+
+#[test]
+fn an_unknown_device_lists_the_known_ones() {
+    let path = bench("j2d5pt.sdsl");
+    let out = explain(
+        &[
+            &path, "--device", "rtx9090", "--set", "n=64", "--set", "steps=1",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(text.contains("unknown device `rtx9090`"), "{text}");
+    for known in ["h100-sxm", "h100-pcie", "h200", "a100", "l40s", "v100"] {
+        assert!(text.contains(known), "{text}");
+    }
+    let out = explain(&[&path, "--device", "rtx9090", "--json"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(json(&out)["help"].as_str().unwrap().contains("v100"));
+}
+
+#[test]
+fn a_block_over_the_device_limit_is_refused_with_the_limit_named() {
+    let path = bench("j2d5pt.sdsl");
+    let args = [
+        &path, "--block", "64,32", "--set", "n=64", "--set", "steps=1", "--json",
+    ];
+    let out = explain(&args, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = json(&out);
+    let message = report["error"].as_str().unwrap();
+    assert!(
+        message.contains("2048 threads") && message.contains("1024"),
+        "{message}"
+    );
+    assert!(message.contains("H100"), "{message}");
+}
+
+#[test]
+fn a_missing_parameter_is_a_json_error() {
+    let path = bench("j2d5pt.sdsl");
+    let out = explain(&[&path, "--json"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(json(&out)["error"].as_str().unwrap().contains("`n`"));
+}
+
+#[test]
+fn a_missing_ptxas_is_reported_and_the_model_still_runs() {
+    let path = bench("j3d27pt.sdsl");
+    let args = [&path, "--set", "n=64", "--set", "steps=1", "--json"];
+    let out = explain(&args, &[("STENCILC_PTXAS", "/nonexistent/ptxas")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = json(&out);
+    let error = report["ptxas"]["error"].as_str().unwrap();
+    assert!(error.contains("/nonexistent/ptxas"), "{error}");
+    assert!(report["kernels"][0]["ptxas"].is_null());
+    assert_eq!(report["kernels"][0]["cost"]["occupancy"]["registers"], 32);
+    let text = explain(&args[..5], &[("STENCILC_PTXAS", "/nonexistent/ptxas")]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("note: no ptxas figures"), "{text}");
+    assert!(text.contains("registers assumed"), "{text}");
+}
+
+#[test]
+fn a_failing_ptxas_is_reported_not_a_panic() {
+    let path = bench("j2d5pt.sdsl");
+    let args = [&path, "--set", "n=64", "--set", "steps=1", "--json"];
+    let out = explain(&args, &[("STENCILC_PTXAS", "/bin/false")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let error = json(&out)["ptxas"]["error"].as_str().unwrap().to_string();
+    if nvrtc() {
+        assert!(error.contains("/bin/false failed"), "{error}");
+    }
+}
+
+#[test]
+fn opencl_kernels_are_explained_without_ptxas() {
+    let path = bench("star3d1r.sdsl");
+    let args = [&path, "--target", "opencl", "--device", "a100"];
+    let args: Vec<&str> = args
+        .into_iter()
+        .chain(["--set", "n=128", "--set", "steps=1"])
+        .collect();
+    let out = explain(&args, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("NVIDIA A100"), "{text}");
+    assert!(text.contains("kernel star3d1r"), "{text}");
+}
+
+#[test]
+fn a_grid_past_two_to_the_31_points_warns_of_index_overflow() {
+    let path = bench("star3d1r.sdsl");
+    let args = [&path, "--set", "n=1300", "--set", "steps=1", "--json"];
+    let out = explain(&args, &[("STENCILC_PTXAS", "/nonexistent/ptxas")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let warnings = json(&out)["kernels"][0]["warnings"].to_string();
+    assert!(warnings.contains("32-bit indices overflow"), "{warnings}");
+}
+
+#[test]
+fn a_tile_over_the_shared_memory_limit_is_refused_with_the_limit_named() {
+    let path = bench("j2d9pt.sdsl");
+    // 32x32 threads x 16 points along y: a (512+4) x 36 float tile, 74 KiB.
+    let args = [
+        &path, "--block", "32,32", "--tile", "1,16", "--shm", "a", "--set", "n=4096", "--set",
+        "steps=1",
+    ];
+    let out = explain(&args, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stderr(&out);
+    assert!(text.contains("74304 bytes of shared memory"), "{text}");
+    assert!(text.contains("49152"), "{text}");
+}
+
+#[test]
+fn a_block_narrower_than_a_warp_is_warned_about() {
+    let path = bench("j2d5pt.sdsl");
+    let args = [
+        &path, "--block", "16,16", "--set", "n=4096", "--set", "steps=1", "--json",
+    ];
+    let out = explain(&args, &[("STENCILC_PTXAS", "/nonexistent/ptxas")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let warnings = json(&out)["kernels"][0]["warnings"].to_string();
+    assert!(
+        warnings.contains("block x = 16 is not a multiple of 32"),
+        "{warnings}"
+    );
+}
+
+#[test]
+fn a_usage_error_under_json_is_json_too() {
+    let path = bench("j2d5pt.sdsl");
+    let out = explain(&[&path, "--block", "0,8", "--json"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let message = json(&out)["error"].as_str().unwrap().to_string();
+    assert!(message.contains("--block"), "{message}");
+}

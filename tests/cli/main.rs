@@ -1,0 +1,13 @@
+//! The `stencilc` command line end to end (runs of the examples, errors on bad
+//! input), and the test suite's own machinery (skip reports, regression seeds,
+//! snapshots beside their tests).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod errors;
+mod explain;
+mod inputs;
+mod robust;
+mod run;
+mod suite;

@@ -1,0 +1,159 @@
+//! Differential property test of the OpenCL back-end (PoCL in CI): random valid
+//! programs (tests/common/gen.rs) under random schedules — block shapes of 1 to 3
+//! axes, points per thread, shared-memory staging, fusion — agree with the
+//! interpreter: f32 within 1e-5 and f64 within 1e-12 of the largest magnitude of
+//! each level, ints exactly; iteration counts and the check exactly.
+//!
+//! The programs use only correctly rounded operations (`Flavor::CorrectlyRounded`,
+//! no `exp`), so that a `floor` or a comparison cannot turn an ulp of difference
+//! in a transcendental function into a large one.
+
+use crate::common;
+
+use common::gen::{self, Flavor};
+use proptest::prelude::*;
+use stencilc::exec::{interp, opencl, FieldState};
+use stencilc::ir::env::RunEnv;
+use stencilc::ir::{Program, ReduceOp, ScalarType, Value};
+use stencilc::schedule::Schedule;
+
+fn opencl_here() -> bool {
+    common::runtime_available(
+        "opencl",
+        opencl::probe().map(|_| ()).map_err(|e| e.to_string()),
+    )
+}
+
+/// The tolerance of the issue on a value of `ty` whose scale is `scale`.
+fn tolerance(ty: ScalarType, scale: f64) -> f64 {
+    match ty {
+        ScalarType::Float => 1e-5 * scale,
+        ScalarType::Double => 1e-12 * scale,
+        ScalarType::Int | ScalarType::Long => 0.0,
+    }
+}
+
+/// Points a reduction combines: a bound on the number of terms of a sum.
+fn points(env: &RunEnv) -> f64 {
+    env.grid_dims()[0].iter().product::<usize>() as f64 * 2.0
+}
+
+/// Reductions agree: max and min within the field tolerance (they are exact
+/// over equal fields); a sum of `n` non-negative terms within the bound of a
+/// sum in another order, `n` ulps of the result (and at least the tolerance).
+fn reduction_close(
+    program: &Program,
+    env: &RunEnv,
+    name: &str,
+    a: Option<Value>,
+    b: Option<Value>,
+) -> Result<(), String> {
+    let (a, b) = match (a, b) {
+        (Some(a), Some(b)) => (a, b),
+        (None, None) => return Ok(()),
+        _ => return Err(format!("reduction {name}: interpreter {a:?}, OpenCL {b:?}")),
+    };
+    let (x, y) = (a.as_f64(), b.as_f64());
+    // Equal covers the infinities a max or min over empty subsets gives.
+    if x == y {
+        return Ok(());
+    }
+    let is_sum = program
+        .iterate
+        .as_ref()
+        .and_then(|it| it.reductions.iter().find(|r| r.name == name))
+        .is_some_and(|r| r.op == ReduceOp::Sum);
+    let scale = x.abs().max(1.0);
+    let mut tol = tolerance(a.ty(), scale);
+    if is_sum {
+        let ulp = match a.ty() {
+            ScalarType::Float => f64::from(f32::EPSILON),
+            _ => f64::EPSILON,
+        };
+        tol = tol.max(points(env) * ulp * scale);
+    }
+    if (x - y).abs() <= tol {
+        Ok(())
+    } else {
+        Err(format!(
+            "reduction {name}: interpreter {x}, OpenCL {y} (tolerance {tol})"
+        ))
+    }
+}
+
+/// Every level of every field agrees within the issue's tolerance.
+fn fields_close(
+    program: &Program,
+    expected: &FieldState,
+    actual: &FieldState,
+) -> Result<(), String> {
+    for (f, field) in program.fields.iter().enumerate() {
+        for level in 0..field.levels() {
+            let e = expected.fields[f][level].to_f64();
+            let a = actual.fields[f][level].to_f64();
+            let scale = e.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let tol = tolerance(field.ty, scale);
+            if let Some(i) = (0..e.len()).find(|&i| (e[i] - a[i]).abs() > tol) {
+                return Err(format!(
+                    "field {} level {level} element {i}: interpreter {}, OpenCL {} (tolerance {tol})",
+                    field.name, e[i], a[i]
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config(gen::cases(24)))]
+
+    #[test]
+    fn opencl_agrees_with_the_interpreter_under_random_schedules(
+        generated in gen::program_strategy(Flavor::CorrectlyRounded),
+        schedule in gen::schedule_strategy(),
+    ) {
+        if !opencl_here() {
+            return Ok(());
+        }
+        let (text, program) = generated.parse();
+        let env = RunEnv::new(&program, &generated.bindings(&program))
+            .unwrap_or_else(|e| panic!("analysis refused a generated program:\n{text}\n{e}"));
+        let mut expected = generated.initial_state(&program, &env);
+        let want = interp::run(&program, &env, &mut expected)
+            .unwrap_or_else(|e| panic!("the interpreter failed:\n{text}\n{e}"));
+        prop_assume!(gen::all_finite(&expected));
+        let request = schedule.request(&generated);
+        let what = format!("{text}\nschedule {request:?}");
+        let plan = Schedule::new(&program, &request)
+            .unwrap_or_else(|e| panic!("the schedule was refused: {e}\n{what}"));
+        let mut actual = generated.initial_state(&program, &env);
+        let have = opencl::run_with_schedule(&program, &env, &mut actual, &plan)
+            .unwrap_or_else(|e| panic!("OpenCL failed: {e}\n{what}"));
+        prop_assert_eq!(have.iterations, want.iterations, "iterations\n{}", what);
+        prop_assert_eq!(have.stopped_by_check, want.stopped_by_check, "check\n{}", what);
+        for ((name, a), (_, b)) in want.reductions.iter().zip(&have.reductions) {
+            if let Err(msg) = reduction_close(&program, &env, name, *a, *b) {
+                prop_assert!(false, "{}\n{}", msg, what);
+            }
+        }
+        if let Err(msg) = fields_close(&program, &expected, &actual) {
+            prop_assert!(false, "{}\n{}", msg, what);
+        }
+    }
+}
+
+/// The seeds committed in `differential_opencl.proptest-regressions`, beside
+/// this file, are found by the property's configuration, which replays them
+/// before any new case.
+#[test]
+fn committed_regression_seeds_are_replayed() {
+    let persistence = common::proptest_config(1)
+        .failure_persistence
+        .expect("failure persistence is on");
+    let seeds = persistence.load_persisted_failures2(Some(file!()));
+    assert!(
+        !seeds.is_empty(),
+        "no regression seed found for {}",
+        file!()
+    );
+}

@@ -1,0 +1,18 @@
+//! The GPU back-ends: schedules, OpenCL runs (PoCL in CI) and CUDA compiled by
+//! NVRTC against the interpreter, fusion, the benchmark harness, random
+//! programs (property tests), and `gpu_*` tests on a real device (ignored by
+//! default: `cargo test --test gpu -- --ignored gpu_`).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod device;
+mod differential_nvrtc;
+mod differential_opencl;
+mod gpu_common;
+mod nvrtc_bench;
+mod nvrtc_examples;
+mod opencl_examples;
+mod opencl_fusion;
+mod schedule_requests;
+mod semantics;

@@ -1,0 +1,281 @@
+//! The operators' defined results hold bit for bit on every back-end: integer
+//! `/` and `%` by zero and `MIN / -1`, float to integer conversions out of range
+//! and NaN, and reads at offsets far outside the grid (wrapping `int` offsets,
+//! `long` offsets, parameter offsets, 1-point grids) under every boundary mode.
+//! Hand-written programs on field data full of zeros, `MIN`, -1, huge floats and
+//! NaN run in the interpreter, natively in C, on OpenCL (PoCL in CI) and on a
+//! CUDA GPU where there is one, and their CUDA compiles with NVRTC without a
+//! warning.
+
+use crate::common;
+
+use std::sync::OnceLock;
+
+use stencilc::back::gpu_emit::{emit, GpuTarget};
+use stencilc::exec::backend::RunOptions;
+use stencilc::exec::cuda::nvrtc;
+use stencilc::exec::{cuda, interp, native, opencl, Bindings, Buffer, FieldState};
+use stencilc::ir::env::RunEnv;
+use stencilc::ir::{Program, ScalarType, Value};
+use stencilc::schedule::{Schedule, ScheduleRequest};
+use stencilc::source::SourceFile;
+
+const INTS: [i64; 10] = [7, -7, i32::MIN as i64, i32::MAX as i64, -1, 0, 5, 3, -2, 1];
+const LONGS: [i64; 10] = [7, -7, i64::MIN, i64::MAX, -1, 0, 5, 3, -2, 1];
+const FLOATS: [f64; 18] = [
+    1e10,
+    -1e10,
+    f64::NAN,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    2147483647.9,
+    2147483648.0,
+    -2147483648.5,
+    -2147483649.0,
+    -2.5,
+    0.5,
+    9.3e18,
+    9.3e20,
+    -9.3e20,
+    9223372036854775807.0,
+    -9223372036854775808.0,
+    1e-30,
+    -0.0,
+];
+
+fn parse(name: &str, text: &str) -> Program {
+    stencilc::front::parse_program(SourceFile::new(format!("{name}.sdsl"), text.to_string()))
+        .unwrap_or_else(|d| panic!("{name} does not parse:\n{d}"))
+}
+
+/// Field data: `a`-like fields (named `a*`, `d*`, `f*`) cycle through the
+/// special values, `b`-like fields (named `b*`) through them more slowly, so
+/// that every (dividend, divisor) pair occurs; everything else is `i + 1`.
+fn state(program: &Program, env: &RunEnv) -> FieldState {
+    let mut fields = Vec::new();
+    for field in &program.fields {
+        let len: usize = env.grid_dims()[field.grid.0].iter().product();
+        let pick = |i: usize, table_len: usize| match field.name.chars().next() {
+            Some('b') => Some((i / table_len) % table_len),
+            Some('a' | 'd' | 'f') => Some(i % table_len),
+            _ => None,
+        };
+        let buffer = match field.ty {
+            ScalarType::Int => Buffer::Int(
+                (0..len)
+                    .map(|i| pick(i, INTS.len()).map_or(i as i32 + 1, |k| INTS[k] as i32))
+                    .collect(),
+            ),
+            ScalarType::Long => Buffer::Long(
+                (0..len)
+                    .map(|i| pick(i, LONGS.len()).map_or(i as i64 + 1, |k| LONGS[k]))
+                    .collect(),
+            ),
+            ScalarType::Float => Buffer::Float(
+                (0..len)
+                    .map(|i| pick(i, FLOATS.len()).map_or(i as f32 + 1.0, |k| FLOATS[k] as f32))
+                    .collect(),
+            ),
+            ScalarType::Double => Buffer::Double(
+                (0..len)
+                    .map(|i| pick(i, FLOATS.len()).map_or(i as f64 + 1.0, |k| FLOATS[k]))
+                    .collect(),
+            ),
+        };
+        fields.push(vec![buffer; field.levels()]);
+    }
+    FieldState { fields }
+}
+
+fn bits(buffer: &Buffer) -> Vec<u64> {
+    match buffer {
+        Buffer::Int(v) => v.iter().map(|x| *x as u32 as u64).collect(),
+        Buffer::Long(v) => v.iter().map(|x| *x as u64).collect(),
+        Buffer::Float(v) => v.iter().map(|x| u64::from(x.to_bits())).collect(),
+        Buffer::Double(v) => v.iter().map(|x| x.to_bits()).collect(),
+    }
+}
+
+fn assert_same(program: &Program, expected: &FieldState, actual: &FieldState, what: &str) {
+    for (f, field) in program.fields.iter().enumerate() {
+        for level in 0..field.levels() {
+            let e = bits(&expected.fields[f][level]);
+            let a = bits(&actual.fields[f][level]);
+            if let Some(i) = (0..e.len()).find(|&i| e[i] != a[i]) {
+                panic!(
+                    "{what}: {} field {} element {i}: interpreter {:?}, got {:?}",
+                    program.name,
+                    field.name,
+                    expected.fields[f][level].get(i),
+                    actual.fields[f][level].get(i)
+                );
+            }
+        }
+    }
+}
+
+fn use_private_cache() {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    let dir = DIR.get_or_init(|| tempfile::tempdir().expect("temporary directory"));
+    std::env::set_var("STENCILC_CACHE_DIR", dir.path());
+}
+
+/// Runs `text` with `params` on every back-end here and compares with the
+/// interpreter bit for bit. OpenCL runs first: its runtime must not change
+/// what the C computes afterwards in the same process (`--backend auto`).
+fn check(name: &str, text: &str, params: &[(&str, f64)]) {
+    let program = parse(name, text);
+    let bindings = Bindings {
+        params: program
+            .params
+            .iter()
+            .map(|p| {
+                let v = params.iter().find(|(n, _)| *n == p.name).expect("value").1;
+                Value::Double(v).cast(p.ty)
+            })
+            .collect(),
+    };
+    let env = stencilc::exec::bind(&program, &bindings).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut expected = state(&program, &env);
+    interp::run(&program, &env, &mut expected).unwrap_or_else(|e| panic!("{name}: {e}"));
+
+    let opencl_here = common::runtime_available(
+        "opencl",
+        opencl::probe().map(|_| ()).map_err(|e| e.to_string()),
+    );
+    if opencl_here {
+        for (label, request) in [
+            ("default", ScheduleRequest::default()),
+            (
+                "no-shm",
+                ScheduleRequest {
+                    shm: stencilc::schedule::ShmRequest::None,
+                    ..ScheduleRequest::default()
+                },
+            ),
+        ] {
+            let schedule = Schedule::new(&program, &request).unwrap_or_else(|e| panic!("{e}"));
+            let mut actual = state(&program, &env);
+            opencl::run_with_schedule(&program, &env, &mut actual, &schedule)
+                .unwrap_or_else(|e| panic!("{name} on OpenCL: {e}"));
+            assert_same(&program, &expected, &actual, &format!("OpenCL [{label}]"));
+        }
+    }
+
+    let cc_here = common::runtime_available(
+        "cc",
+        native::Compiler::from_env()
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+    );
+    if cc_here {
+        use_private_cache();
+        let mut actual = state(&program, &env);
+        native::run(
+            &program,
+            &env,
+            &mut actual,
+            &RunOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap_or_else(|e| panic!("{name} in C: {e}"));
+        assert_same(&program, &expected, &actual, "C");
+    }
+
+    let gpu_here =
+        common::runtime_available("gpu", cuda::probe().map(|_| ()).map_err(|e| e.to_string()));
+    if gpu_here {
+        let mut actual = state(&program, &env);
+        cuda::run(&program, &env, &mut actual, &RunOptions::default())
+            .unwrap_or_else(|e| panic!("{name} on CUDA: {e}"));
+        assert_same(&program, &expected, &actual, "CUDA");
+    }
+
+    if common::runtime_available("nvrtc", nvrtc::load().map(|_| ())) {
+        let source = emit(&program, &ScheduleRequest::default(), GpuTarget::Cuda)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let compiled = nvrtc::compile_with_log(&source, "sm_90")
+            .unwrap_or_else(|e| panic!("NVRTC refused {name}: {e}\n{source}"));
+        assert!(
+            compiled.log.is_empty(),
+            "NVRTC warned on {name}:\n{}\n{source}",
+            compiled.log
+        );
+    }
+}
+
+#[test]
+fn integer_division_and_remainder_by_zero_and_minus_one() {
+    let text = "int n;\nint zero;\nint minus;\ngrid g[n];\n\
+        int griddata a on g at 0;\nint griddata b on g at 0;\n\
+        long griddata al on g at 0;\nlong griddata bl on g at 0;\n\
+        int griddata q on g at 0;\nint griddata r on g at 0;\n\
+        long griddata ql on g at 0;\nlong griddata rl on g at 0;\n\
+        int griddata s on g at 0;\nlong griddata sl on g at 0;\n\
+        iterate 1 {\n  stencil div {\n\
+        [0:n-1] : [0]q[0] = [0]a[0] / [0]b[0];\n\
+        [0:n-1] : [0]r[0] = [0]a[0] % [0]b[0];\n\
+        [0:n-1] : [0]ql[0] = [0]al[0] / [0]bl[0];\n\
+        [0:n-1] : [0]rl[0] = [0]al[0] % [0]bl[0];\n\
+        [0:n-1] : [0]s[0] = [0]a[0] / zero + [0]a[0] % zero + [0]a[0] / minus * 3 \
+                            + [0]a[0] % minus + [0]a[0] / -1 + [0]a[0] % -1 + [0]a[0] / 3 + [0]a[0] % -3;\n\
+        [0:n-1] : [0]sl[0] = [0]al[0] / (long)zero + [0]al[0] % (long)minus + [0]al[0] / -1L \
+                             + [0]al[0] % 4L;\n\
+        }\n}\n";
+    check(
+        "division",
+        text,
+        &[("n", 100.0), ("zero", 0.0), ("minus", -1.0)],
+    );
+}
+
+#[test]
+fn float_to_integer_conversions_saturate() {
+    let text = "int n;\ngrid g[n];\n\
+        double griddata d on g at 0;\nfloat griddata f on g at 0;\n\
+        int griddata id on g at 0;\nlong griddata ld on g at 0;\n\
+        int griddata if32 on g at 0;\nlong griddata lf on g at 0;\n\
+        int griddata mixed on g at 0;\n\
+        iterate 1 {\n  stencil casts {\n\
+        [0:n-1] : [0]id[0] = (int)[0]d[0];\n\
+        [0:n-1] : [0]ld[0] = (long)[0]d[0];\n\
+        [0:n-1] : [0]if32[0] = (int)[0]f[0];\n\
+        [0:n-1] : [0]lf[0] = (long)[0]f[0];\n\
+        [0:n-1] : [0]mixed[0] = (int)([0]d[0] * 3.0) + (int)(long)[0]f[0];\n\
+        }\n}\n";
+    check("casts", text, &[("n", 36.0)]);
+}
+
+/// Reads at offsets that wrap in `int`, `long` offsets up to the type's limits
+/// (no overflow panic in a debug build), offsets many grid sizes away and
+/// parameter offsets, under every boundary mode, on 1-, 2- and 5-point
+/// grids.
+#[test]
+fn offsets_far_outside_the_grid_read_the_same_element() {
+    for mode in ["clamp", "mirror", "periodic", "zero"] {
+        let text = format!(
+            "int n;\nint k;\ngrid g[n];\n\
+             int griddata v on g at 0 boundary {mode};\nlong griddata w on g at 0 boundary {mode};\n\
+             int griddata o1 on g at 0;\nint griddata o2 on g at 0;\nint griddata o3 on g at 0;\n\
+             int griddata o4 on g at 0;\nlong griddata o5 on g at 0;\nlong griddata o6 on g at 0;\n\
+             iterate 1 {{\n  stencil far {{\n\
+             [0:n-1] : [0]o1[0] = [0]v[2147483647 + 3] + 10 * [0]v[-2147483647 - 5];\n\
+             [0:n-1] : [0]o2[0] = [0]v[-7] + 10 * [0]v[13] + 100 * [0]v[-1] + 1000 * [0]v[1];\n\
+             [0:n-1] : [0]o3[0] = [0]v[k] + 10 * [0]v[-k] + 100 * [0]v[k * 1000000000];\n\
+             [0:n-1] : [0]o4[0] = [0]v[(int)(4294967296L + 5L)] + 10 * [0]v[4611686018427387904L * 4L + 3L];\n\
+             [0:n-1] : [0]o5[0] = [0]w[4294967301L] + 10L * [0]w[-4294967301L] + 100L * [0]w[(long)k * 3000000000L];\n\
+             [0:n-1] : [0]o6[0] = [0]w[9223372036854775807L] + 10L * [0]w[-9223372036854775807L - 1L] \
+                                  + 100L * [0]w[(long)k * 4611686018427387904L];\n\
+             }}\n}}\n"
+        );
+        for n in [1.0, 2.0, 5.0] {
+            for k in [3.0, -11.0] {
+                check(
+                    &format!("offsets_{mode}_n{n}_k{k}"),
+                    &text,
+                    &[("n", n), ("k", k)],
+                );
+            }
+        }
+    }
+}
