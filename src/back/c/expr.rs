@@ -28,23 +28,15 @@ pub(super) struct Scope<'s> {
 impl Writer<'_> {
     /// The C text of an expression.
     pub(super) fn expr(&mut self, e: &Expr, scope: Scope<'_>) -> String {
-        let program = self.program;
         match &e.kind {
-            ExprKind::Literal(v) => names::literal(*v),
-            ExprKind::Param(p) => program.params[p.0].name.clone(),
-            ExprKind::Const(c) => program.constants[c.0].name.clone(),
+            ExprKind::Literal(v) => crate::kir::print::literal(*v),
+            ExprKind::Param(p) => self.names.param(p.0),
+            ExprKind::Const(c) => self.names.constant(c.0),
             ExprKind::Local(l) => scope.locals[l.0].clone(),
-            ExprKind::Reduction(r) => {
-                let reduction = &program
-                    .iterate
-                    .as_ref()
-                    .expect("reductions live in an iterate")
-                    .reductions[r.0];
-                names::sanitize(&reduction.name)
-            }
+            ExprKind::Reduction(r) => self.names.reduction(r.0),
             ExprKind::Load(r) => self.load(r, scope),
             ExprKind::Table { table, index } => {
-                let mut text = format!("{}_table_{}", self.prefix, program.tables[table.0].name);
+                let mut text = self.names.table(table.0);
                 for i in index {
                     text.push_str(&format!("[{}]", self.expr(i, scope)));
                 }
@@ -116,7 +108,7 @@ impl Writer<'_> {
     fn load(&mut self, r: &GridRef, scope: Scope<'_>) -> String {
         let program = self.program;
         let field = &program.fields[r.field.0];
-        let level = names::level(program, r.field, r.time);
+        let level = self.names.level(r.field, r.time);
         if scope.access == Access::Interior || field.boundary == BoundaryMode::None {
             return format!("{level}[{}]", self.point_index(r, scope));
         }
@@ -130,11 +122,9 @@ impl Writer<'_> {
         let coords: Vec<String> = offsets
             .iter()
             .enumerate()
-            .map(|(axis, o)| shifted(&names::axis_var(axis), o))
+            .map(|(axis, o)| shifted(&self.names.axis_var(axis), o))
             .collect();
-        let sizes: Vec<String> = (0..coords.len())
-            .map(|a| names::grid_size(program, grid, a))
-            .collect();
+        let sizes: Vec<String> = (0..coords.len()).map(|a| self.read_size(grid, a)).collect();
         match Helper::for_mode(field.boundary) {
             Some(helper) => {
                 self.helpers.insert(helper);
@@ -192,7 +182,7 @@ impl Writer<'_> {
                     } else {
                         c.clone()
                     };
-                    format!("{c} * {}", names::grid_stride(self.program, grid, axis))
+                    format!("{c} * {}", self.names.grid_stride(grid, axis))
                 }
             })
             .collect::<Vec<_>>()
@@ -203,10 +193,10 @@ impl Writer<'_> {
     pub(super) fn point_index(&mut self, r: &GridRef, scope: Scope<'_>) -> String {
         let program = self.program;
         let grid = program.fields[r.field.0].grid;
-        let mut text = names::grid_point(program, grid);
+        let mut text = self.read_point(grid);
         let last = r.offset.len() - 1;
         for (axis, o) in r.offset.iter().enumerate() {
-            let stride = (axis != last).then(|| names::grid_stride(program, grid, axis));
+            let stride = (axis != last).then(|| self.names.grid_stride(grid, axis));
             match (boundary::constant(o), stride) {
                 (Some(0), _) => {}
                 (Some(v), None) => text.push_str(&signed(v, None)),
@@ -243,7 +233,7 @@ impl Writer<'_> {
                 }
                 Stmt::Store { target, value, .. } => {
                     let value = self.statement_value(value, scope);
-                    let level = names::level(self.program, target.field, target.time);
+                    let level = self.names.level(target.field, target.time);
                     let index = self.point_index(target, scope);
                     self.line(&format!("{level}[{index}] = {value};"));
                 }
