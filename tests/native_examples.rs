@@ -118,3 +118,15 @@ fn every_example_matches_the_interpreter() {
     }
     assert!(count >= 14, "examples and benchmarks found: {count}");
 }
+
+#[test]
+fn a_program_named_with_every_targets_reserved_words_matches_the_interpreter() {
+    if !cc_available() {
+        return;
+    }
+    let text = include_str!("common/reserved_names.sdsl");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reserved_names.sdsl");
+    std::fs::write(&path, text).unwrap();
+    check(&path);
+}

@@ -83,3 +83,35 @@ fn shared_tile_indices_are_affine_in_the_thread_index() {
     // The table is folded into literals: no load of K remains.
     assert!(!compute.contains("K["), "{compute}");
 }
+
+#[test]
+fn nvrtc_compiles_a_program_named_with_every_targets_reserved_words() {
+    let program = reserved_names_program();
+    for (label, request) in schedule_matrix(&program, rank(&program)) {
+        let source = emit(&program, &request, GpuTarget::Cuda).unwrap();
+        if label == "default" {
+            // The program's names stay where they are free; reserved ones get `_`.
+            for name in [
+                "short_",
+                "restrict_",
+                "kernel_",
+                "scratch",
+                "a_tile",
+                "g_n0",
+                "acc",
+            ] {
+                assert!(source.contains(name), "{name} missing:\n{source}");
+            }
+        }
+        if !nvrtc_here() {
+            continue;
+        }
+        let compiled = nvrtc::compile_with_log(&source, "sm_90")
+            .unwrap_or_else(|e| panic!("[{label}]: {e}\n{source}"));
+        assert!(
+            compiled.log.is_empty(),
+            "[{label}]: {}\n{source}",
+            compiled.log
+        );
+    }
+}
