@@ -92,13 +92,13 @@ fn nvrtc_compiles_a_program_named_with_every_targets_reserved_words() {
         if label == "default" {
             // The program's names stay where they are free; reserved ones get `_`.
             for name in [
-                "short_",
                 "restrict_",
                 "kernel_",
+                "local_t0",
                 "scratch",
                 "a_tile",
-                "g_n0",
                 "acc",
+                "tid",
             ] {
                 assert!(source.contains(name), "{name} missing:\n{source}");
             }
@@ -113,5 +113,31 @@ fn nvrtc_compiles_a_program_named_with_every_targets_reserved_words() {
             "[{label}]: {}\n{source}",
             compiled.log
         );
+    }
+}
+
+#[test]
+fn kernel_ir_of_every_example_under_every_schedule_verifies() {
+    use stencilc::lower::{lower, Target};
+    use stencilc::schedule::Schedule;
+    let mut programs: Vec<_> = EXAMPLES.iter().map(|(n, _)| example(n)).collect();
+    for mode in ["clamp", "mirror", "periodic", "zero"] {
+        programs.push(boundary_program(mode, "float"));
+    }
+    programs.push(reserved_names_program());
+    for program in &programs {
+        for (label, request) in schedule_matrix(program, rank(program)) {
+            let schedule = Schedule::new(program, &request).unwrap();
+            for target in [Target::Cuda, Target::OpenCl] {
+                let lowered = lower(program, &schedule, target);
+                if let Err(errors) = lowered.verify(program) {
+                    panic!(
+                        "{} [{label}] {target:?}:\n{}",
+                        program.name,
+                        errors.join("\n")
+                    );
+                }
+            }
+        }
     }
 }

@@ -49,23 +49,7 @@ impl Writer<'_> {
                     UnaryOp::Not => format!("(!{a})"),
                 }
             }
-            ExprKind::Binary(op, a, b) => {
-                let left = self.expr(a, scope);
-                // C's `+ -` and `* / %` associate to the left, so a left operand
-                // of the same precedence needs no parentheses: `a + b + c` means
-                // `(a + b) + c`, the same evaluation order.
-                let left = match &a.kind {
-                    ExprKind::Binary(inner, _, _)
-                        if precedence_class(*inner).is_some()
-                            && precedence_class(*inner) == precedence_class(*op) =>
-                    {
-                        strip_parens(&left).to_string()
-                    }
-                    _ => left,
-                };
-                let b = self.expr(b, scope);
-                format!("({left} {} {b})", op.symbol())
-            }
+            ExprKind::Binary(..) => format!("({})", self.bare_binary(e, scope)),
             ExprKind::Select {
                 cond,
                 then,
@@ -94,6 +78,28 @@ impl Writer<'_> {
                 }
             }
         }
+    }
+
+    /// A binary operation without the outer parentheses that [`Writer::expr`]
+    /// puts around it (for contexts that need none, like `x = a + b;`).
+    fn bare_binary(&mut self, e: &Expr, scope: Scope<'_>) -> String {
+        let ExprKind::Binary(op, a, b) = &e.kind else {
+            return self.expr(e, scope);
+        };
+        // C's `+ -` and `* / %` associate to the left, so a left operand of the
+        // same precedence needs no parentheses: `a + b + c` means `(a + b) + c`,
+        // the same evaluation order.
+        let left = match &a.kind {
+            ExprKind::Binary(inner, _, _)
+                if precedence_class(*inner).is_some()
+                    && precedence_class(*inner) == precedence_class(*op) =>
+            {
+                self.bare_binary(a, scope)
+            }
+            _ => self.expr(a, scope),
+        };
+        let right = self.expr(b, scope);
+        format!("{left} {} {right}", op.symbol())
     }
 
     /// An integer offset or index as a `long` C expression.
@@ -217,11 +223,7 @@ impl Writer<'_> {
     /// The right-hand side of an assignment: without the outer parentheses of a
     /// binary operation (`x = a + b;`), which `=` does not need.
     pub(super) fn statement_value(&mut self, value: &Expr, scope: Scope<'_>) -> String {
-        let text = self.expr(value, scope);
-        match value.kind {
-            ExprKind::Binary(..) => strip_parens(&text).to_string(),
-            _ => text,
-        }
+        self.bare_binary(value, scope)
     }
 
     pub(super) fn stmts(&mut self, body: &[Stmt], scope: Scope<'_>) {
@@ -287,12 +289,4 @@ fn precedence_class(op: BinaryOp) -> Option<u8> {
         BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => Some(1),
         _ => None,
     }
-}
-
-/// `text` without the outer parentheses that [`Writer::expr`] puts around a
-/// binary operation.
-fn strip_parens(text: &str) -> &str {
-    text.strip_prefix('(')
-        .and_then(|t| t.strip_suffix(')'))
-        .unwrap_or(text)
 }

@@ -35,8 +35,13 @@ const TEMPS: &[&str] = &[
 /// Per-axis roles (`i0`, `lo0`, `hi0`, `in_lo0`, `in_hi0`), for up to 3 axes.
 const AXIS_TEMPS: &[&str] = &["i", "lo", "hi", "in_lo", "in_hi"];
 
-/// Per-field roles of the embedded host wrapper (`a_count`, `a_levels`, `a_bytes`).
-const FIELD_TEMPS: &[&str] = &["count", "levels", "bytes"];
+/// Per-field roles of the embedded host wrapper (`a_count`, `a_levels`, `a_bytes`):
+/// the entity's role (apart from the one-per-scope roles) and the name's suffix.
+const FIELD_TEMPS: &[(&str, &str)] = &[
+    ("field_count", "count"),
+    ("field_levels", "levels"),
+    ("field_bytes", "bytes"),
+];
 
 /// Every name of one program's C, from the one [`Namer`]: file-scope symbols
 /// (prefixed with the program's name), then the program's own entities under
@@ -93,8 +98,8 @@ impl CNames {
                 };
                 namer.name(Entity::Level(FieldId(f), t), &hint);
             }
-            for role in FIELD_TEMPS {
-                namer.name(Entity::Temp(role, f), &format!("{base}_{role}"));
+            for (role, suffix) in FIELD_TEMPS {
+                namer.name(Entity::Temp(role, f), &format!("{base}_{suffix}"));
             }
         }
         for (g, grid) in program.grids.iter().enumerate() {
@@ -192,7 +197,11 @@ impl CNames {
     }
 
     /// A per-field variable of the host wrapper: `field_temp("count", f)`.
-    pub(super) fn field_temp(&self, role: &'static str, f: usize) -> String {
+    pub(super) fn field_temp(&self, suffix: &str, f: usize) -> String {
+        let (role, _) = FIELD_TEMPS
+            .iter()
+            .find(|(_, s)| *s == suffix)
+            .expect("a per-field role");
         self.get(Entity::Temp(role, f))
     }
 
