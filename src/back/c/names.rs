@@ -50,6 +50,10 @@ const FIELD_TEMPS: &[(&str, &str)] = &[
 #[derive(Debug)]
 pub(super) struct CNames {
     namer: Namer,
+    /// The names a stencil function's scope holds (everything but the run
+    /// function's, entry point's and reduction functions' own temporaries),
+    /// which a part's locals avoid.
+    stencil_scope: Namer,
 }
 
 impl CNames {
@@ -121,10 +125,14 @@ impl CNames {
                 namer.name(Entity::Temp(role, axis), &format!("{role}{axis}"));
             }
         }
+        let stencil_scope = namer.clone();
         for role in TEMPS {
             namer.name(Entity::Temp(role, 0), role);
         }
-        CNames { namer }
+        CNames {
+            namer,
+            stencil_scope,
+        }
     }
 
     fn get(&self, entity: Entity) -> String {
@@ -213,7 +221,7 @@ impl CNames {
     /// C names for the locals of a part: the name as written where it is free,
     /// suffixed where it is not (inlined functions may reuse names).
     pub(super) fn part_locals(&self, part: &StencilPart) -> Vec<String> {
-        let mut scope = self.namer.clone();
+        let mut scope = self.stencil_scope.clone();
         part.locals.iter().map(|l| scope.fresh(&l.name)).collect()
     }
 }
