@@ -77,7 +77,12 @@ fn gpu_a_program_named_with_every_targets_reserved_words() {
         let summary = cuda::run_with_schedule(&program, &env, &mut actual, &schedule)
             .unwrap_or_else(|e| panic!("[{label}]: {e}"));
         assert_eq!(summary.iterations, reference.iterations, "[{label}]");
-        assert_close(&program, &expected, &actual, &format!("reserved names [{label}]"));
+        assert_close(
+            &program,
+            &expected,
+            &actual,
+            &format!("reserved names [{label}]"),
+        );
     }
 }
 
