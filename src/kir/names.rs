@@ -137,17 +137,28 @@ fn reserved_set() -> &'static HashSet<&'static str> {
     })
 }
 
+/// Prefixes that make every name starting with them reserved: OpenCL built-in
+/// families (`convert_int4`, `as_float`, `vload4`, `atomic_add`) and stencilc's
+/// own helpers. Suffixing such a name never frees it.
+fn has_reserved_prefix(word: &str) -> bool {
+    ["convert_", "as_", "vload", "vstore", "atomic_"]
+        .iter()
+        .chain(OWN_PREFIXES)
+        .any(|p| word.starts_with(p))
+}
+
 /// Whether `word` is reserved in some target: a keyword, built-in type, function,
 /// variable or macro of C, C++, OpenCL C or CUDA C, a name the implementation
-/// reserves (`__x`, `_X`), or one of stencilc's own helper prefixes.
+/// reserves (`_X`, or with `__` anywhere, as C++ has it), or one with a prefix of
+/// a built-in family or of stencilc's own helpers.
 pub fn is_reserved(word: &str) -> bool {
     let set = reserved_set();
-    if set.contains(word) {
+    if set.contains(word) || word.contains("__") || has_reserved_prefix(word) {
         return true;
     }
     // `sqrtf`, `sqrtl`: the float and long double forms of the math functions.
     if let Some(stem) = word.strip_suffix('f').or_else(|| word.strip_suffix('l')) {
-        if MATH_FUNCTIONS.contains(&stem) || stem == "fabs" {
+        if MATH_FUNCTIONS.contains(&stem) {
             return true;
         }
     }
@@ -156,18 +167,8 @@ pub fn is_reserved(word: &str) -> bool {
     if digits.len() < word.len() && VECTOR_BASES.contains(&digits) {
         return true;
     }
-    // `convert_int4_sat`, `as_float2`, `vload4`, `atomic_*` and other OpenCL
-    // built-in families.
-    for family in ["convert_", "as_", "vload", "vstore", "atomic_", "__"] {
-        if word.starts_with(family) {
-            return true;
-        }
-    }
     let mut chars = word.chars();
-    if chars.next() == Some('_') && chars.next().is_some_and(|c| c.is_ascii_uppercase()) {
-        return true;
-    }
-    OWN_PREFIXES.iter().any(|p| word.starts_with(p))
+    chars.next() == Some('_') && chars.next().is_some_and(|c| c.is_ascii_uppercase())
 }
 
 /// A valid identifier made from any text: `my-prog.v2` becomes `my_prog_v2`, an
@@ -236,16 +237,36 @@ impl Namer {
         !is_reserved(name) && !self.taken.contains(name)
     }
 
-    /// A new name as close to `preferred` as is free, now taken.
+    /// A new name as close to `preferred` as is free, now taken: `preferred`
+    /// itself, else with `_`, else with `_2`, `_3`... A name no suffix could
+    /// free is first made plain: runs of `_` become one `_` and leading ones go
+    /// (`__syncthreads` becomes `syncthreads`), and a reserved prefix gets a `v_`
+    /// before it (`sdsl_min` becomes `v_sdsl_min`).
     pub fn fresh(&mut self, preferred: &str) -> String {
-        let base = identifier(preferred);
+        let mut base = identifier(preferred);
+        if base.contains("__") || base.starts_with('_') {
+            let parts: Vec<&str> = base.split('_').filter(|p| !p.is_empty()).collect();
+            base = parts.join("_");
+            if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
+                base.insert(0, 'v');
+            }
+        }
+        if has_reserved_prefix(&base) {
+            base.insert_str(0, "v_");
+        }
+        // `tile_` + `_` would hold `__`: a base ending in `_` takes bare numbers.
+        let stem = if base.ends_with('_') {
+            base.clone()
+        } else {
+            format!("{base}_")
+        };
         let mut candidate = base.clone();
         if !self.is_free(&candidate) {
-            candidate = format!("{base}_");
+            candidate = stem.clone();
         }
         let mut n = 2;
         while !self.is_free(&candidate) {
-            candidate = format!("{base}_{n}");
+            candidate = format!("{stem}{n}");
             n += 1;
         }
         self.taken.insert(candidate.clone());
@@ -318,6 +339,7 @@ mod tests {
             "_Bool",
             "sdsl_min",
             "sc_clamp",
+            "a__b",
         ] {
             assert!(is_reserved(word), "{word} should be reserved");
         }
@@ -333,9 +355,18 @@ mod tests {
         assert_eq!(namer.name(Entity::Param(ParamId(1)), "tile"), "tile");
         assert_eq!(namer.fresh("tile"), "tile_");
         assert_eq!(namer.fresh("tile"), "tile_2");
-        assert_eq!(namer.fresh("tile_"), "tile__");
+        assert_eq!(namer.fresh("tile_"), "tile_3");
         assert_eq!(namer.name(Entity::Param(ParamId(1)), "other"), "tile");
         assert_eq!(namer.fresh("3d-grid"), "v3d_grid");
+        // Names no suffix could free are made plain first (this looped forever).
+        assert_eq!(namer.fresh("__syncthreads"), "syncthreads");
+        assert_eq!(namer.fresh("__syncthreads"), "syncthreads_");
+        assert_eq!(namer.fresh("sdsl_min"), "v_sdsl_min");
+        assert_eq!(namer.fresh("convert_int4"), "v_convert_int4");
+        assert_eq!(namer.fresh("_Hidden"), "Hidden");
+        assert_eq!(namer.fresh("local__t0"), "local_t0");
+        assert_eq!(namer.fresh("x_"), "x_");
+        assert_eq!(namer.fresh("x_"), "x_2");
         let mut scope = namer.clone();
         assert_eq!(scope.fresh("x"), "x");
         assert_eq!(namer.fresh("x"), "x");

@@ -93,7 +93,9 @@ impl CNames {
             }
         }
         for (f, field) in program.fields.iter().enumerate() {
-            let base = namer.get(&Entity::Field(FieldId(f))).to_string();
+            // Derived from the program's name, not from the field's C name:
+            // a field `local` is `local_`, its levels `local_t0`.
+            let base = &field.name;
             for t in field.time_lo..=field.time_hi {
                 let hint = if t < 0 {
                     format!("{base}_tm{}", -t)
