@@ -131,7 +131,7 @@ mod tests {
     fn constant_offsets_wrap_in_their_own_type() {
         // Computed in 64 bits, `int` offsets gave another element than the other
         // back-ends, and `long` ones panicked on overflow.
-        let text = "int n;\ngrid g[n];\nfloat griddata a on g;\n";
+        let text = "int n;\ngrid g[n];\nfloat griddata a on g at 0,1;\n";
         let program =
             crate::front::parse_program(SourceFile::new("wrap.sdsl", text)).expect("compiles");
         let int = sum(Value::Int(i32::MAX), Value::Int(1));
