@@ -8,15 +8,19 @@
 //! CUDA and OpenCL printers differ in spelling alone (see [`print::Dialect`]).
 
 pub mod helpers;
+pub mod names;
 pub mod print;
+pub mod verify;
 
 pub use helpers::Helper;
 
 use crate::ir::{MathFn, ScalarType, Value};
 
-/// Where an array lives.
+/// Where a variable or array lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Space {
+    /// A private (per-thread) scalar: a local variable or a scalar parameter.
+    Private,
     /// Device memory, reached through a kernel parameter.
     Global,
     /// Per-block shared (OpenCL: local) memory.
@@ -52,7 +56,7 @@ impl Module {
 /// A read-only table in constant memory: `__constant__ float K[49] = {...};`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConstArray {
-    /// Name in the generated code.
+    /// Name in the generated code (module scope, given by the [`names::Namer`]).
     pub name: String,
     /// Element type.
     pub ty: ScalarType,
@@ -74,11 +78,45 @@ pub enum ParamKind {
     Scalar,
 }
 
+/// A variable of a kernel: an index into its [`Kernel::vars`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Var(pub u32);
+
+/// Who chose a variable's preferred name, which decides who keeps it on a clash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Named after an entity of the program (a field level, parameter, local):
+    /// named first, so it keeps the program's name whenever that is allowed.
+    Program,
+    /// Named after a program entity with a suffix of the generated code (`a_t0`,
+    /// `a_tile`, `K_shared`): named after the program's names, before temporaries.
+    Derived,
+    /// A temporary of the generated code (`tid`, `acc`, `tx`): gives way.
+    Generated,
+    /// The module's constant table with this index (named at module scope).
+    Table(usize),
+}
+
+/// A declared variable: its preferred name, type and address space. The printed
+/// name comes from the [`names::Namer`], never from here directly.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarDecl {
+    /// Preferred name (the program's name where there is one).
+    pub hint: String,
+    /// Value type (scalars) or element type (arrays and buffers).
+    pub ty: ScalarType,
+    /// Where it lives: private for scalars, global for buffer parameters, shared
+    /// for shared arrays, constant for tables.
+    pub space: Space,
+    /// Who chose the hint.
+    pub origin: Origin,
+}
+
 /// A kernel parameter.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KParam {
-    /// Name in the generated code.
-    pub name: String,
+    /// The variable (private for scalars, global for buffers).
+    pub var: Var,
     /// Element type (buffers) or value type (scalars).
     pub ty: ScalarType,
     /// Buffer or scalar.
@@ -88,8 +126,8 @@ pub struct KParam {
 /// An array in shared memory, with its extents outermost first.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SharedArray {
-    /// Name in the generated code.
-    pub name: String,
+    /// The variable (space shared).
+    pub var: Var,
     /// Element type.
     pub ty: ScalarType,
     /// Extent per dimension, outermost first.
@@ -106,13 +144,52 @@ impl SharedArray {
     }
 }
 
+/// The variables of a kernel under construction.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Vars {
+    /// Declarations by [`Var`] index.
+    pub decls: Vec<VarDecl>,
+}
+
+impl Vars {
+    /// Declares a new variable.
+    pub fn add(
+        &mut self,
+        hint: impl Into<String>,
+        ty: ScalarType,
+        space: Space,
+        origin: Origin,
+    ) -> Var {
+        self.decls.push(VarDecl {
+            hint: hint.into(),
+            ty,
+            space,
+            origin,
+        });
+        Var(self.decls.len() as u32 - 1)
+    }
+
+    /// A private `int` temporary of the generated code.
+    pub fn temp_int(&mut self, hint: impl Into<String>) -> Var {
+        self.add(hint, ScalarType::Int, Space::Private, Origin::Generated)
+    }
+
+    /// The declaration of `var`.
+    pub fn decl(&self, var: Var) -> &VarDecl {
+        &self.decls[var.0 as usize]
+    }
+}
+
 /// A kernel: runs on a grid of blocks of `block` threads (x innermost).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
-    /// Name in the generated code (after the program's stencil or reduction).
+    /// Name in the generated code (after the program's stencil or reduction; module
+    /// scope, given by the [`names::Namer`] when lowering).
     pub name: String,
     /// Threads per block per axis (x, y, z); the kernel requires exactly this shape.
     pub block: [u32; 3],
+    /// Every variable the kernel declares or refers to.
+    pub vars: Vars,
     /// Parameters, in launch order.
     pub params: Vec<KParam>,
     /// Shared-memory arrays.
@@ -158,8 +235,8 @@ pub use crate::ir::UnaryOp;
 pub enum KExpr {
     /// A literal.
     Lit(Value),
-    /// A variable: a parameter or a private local.
-    Var(String),
+    /// A variable: a scalar parameter or a private local.
+    Var(Var),
     /// A built-in thread or block index (an `int`).
     Builtin(Builtin),
     /// A read of an array element: `array[i0][i1]...` (global and constant arrays
@@ -167,8 +244,8 @@ pub enum KExpr {
     Load {
         /// Address space of the array.
         space: Space,
-        /// The array (parameter, shared or constant array name).
-        array: String,
+        /// The array (buffer parameter, shared array or constant table).
+        array: Var,
         /// Indices, outermost first.
         index: Vec<KExpr>,
     },
@@ -204,8 +281,8 @@ impl KExpr {
     }
 
     /// A variable.
-    pub fn var(name: impl Into<String>) -> KExpr {
-        KExpr::Var(name.into())
+    pub fn var(var: Var) -> KExpr {
+        KExpr::Var(var)
     }
 
     /// `a op b`, folding integer literals and the neutral `+ 0`/`* 1` so generated
@@ -286,19 +363,17 @@ impl KExpr {
 /// A statement of the kernel IR.
 #[derive(Clone, Debug, PartialEq)]
 pub enum KStmt {
-    /// Declares a private variable: `T name = init;`.
+    /// Declares a private variable (of its declared type): `T name = init;`.
     Decl {
-        /// Name.
-        name: String,
-        /// Type.
-        ty: ScalarType,
+        /// The variable.
+        var: Var,
         /// Initial value.
         init: KExpr,
     },
     /// `name = value;` for a private variable.
     Assign {
-        /// Name.
-        name: String,
+        /// The variable.
+        var: Var,
         /// Value.
         value: KExpr,
     },
@@ -307,7 +382,7 @@ pub enum KStmt {
         /// Address space (global or shared).
         space: Space,
         /// The array.
-        array: String,
+        array: Var,
         /// Indices, outermost first.
         index: Vec<KExpr>,
         /// The value.
@@ -315,8 +390,8 @@ pub enum KStmt {
     },
     /// `for (int var = start; var < end; var += step) body`.
     For {
-        /// Loop variable (`int`).
-        var: String,
+        /// Loop variable (a private `int`).
+        var: Var,
         /// First value.
         start: KExpr,
         /// Exclusive end.

@@ -8,7 +8,8 @@ use std::fmt::Write;
 
 use crate::ir::{UnaryOp, Value};
 use crate::kir::helpers::{self, Spelling};
-use crate::kir::{Builtin, Helper, KExpr, KParam, KStmt, Kernel, Module};
+use crate::kir::names::Namer;
+use crate::kir::{Builtin, Helper, KExpr, KParam, KStmt, Kernel, Module, Origin, Var};
 
 /// How a GPU language spells the kernel IR's constructs.
 pub trait Dialect {
@@ -16,8 +17,8 @@ pub trait Dialect {
     fn prelude(&self, module: &Module) -> String;
     /// The kernel signature up to the opening parenthesis.
     fn kernel_head(&self, kernel: &Kernel) -> String;
-    /// One parameter declaration.
-    fn param(&self, param: &KParam) -> String;
+    /// One parameter declaration, with the parameter's printed name.
+    fn param(&self, param: &KParam, name: &str) -> String;
     /// A shared array declaration's qualifier (`__shared__`, `__local`).
     fn shared_qualifier(&self) -> &'static str;
     /// A constant-memory array declaration's qualifier.
@@ -78,11 +79,57 @@ pub fn print_module(module: &Module, dialect: &dyn Dialect) -> String {
             values.join(", ")
         );
     }
+    let module_names = module_namer(module);
     for kernel in &module.kernels {
         out.push('\n');
-        print_kernel(&mut out, kernel, dialect);
+        let names = kernel_names(module, kernel, &module_names);
+        let printer = Printer {
+            dialect,
+            names: &names,
+        };
+        printer.kernel(&mut out, kernel);
     }
     out
+}
+
+/// A namer holding the module-scope names (kernels and constant tables, which
+/// lowering named) that no kernel variable may shadow.
+pub fn module_namer(module: &Module) -> Namer {
+    let mut namer = Namer::new();
+    for table in &module.constants {
+        namer.take(&table.name);
+    }
+    for kernel in &module.kernels {
+        namer.take(&kernel.name);
+    }
+    namer
+}
+
+/// The printed name of every variable of `kernel`, by [`Var`] index: the
+/// program's names first, then the generated temporaries, each as close to its
+/// hint as the [`Namer`] allows; tables by their module-scope names.
+pub fn kernel_names(module: &Module, kernel: &Kernel, module_names: &Namer) -> Vec<String> {
+    let mut namer = module_names.clone();
+    let decls = &kernel.vars.decls;
+    let mut names = vec![String::new(); decls.len()];
+    for pass in [Origin::Program, Origin::Derived, Origin::Generated] {
+        for (i, decl) in decls.iter().enumerate() {
+            match decl.origin {
+                Origin::Table(t) if pass == Origin::Program => {
+                    names[i] = module.constants[t].name.clone()
+                }
+                origin if origin == pass => names[i] = namer.fresh(&decl.hint),
+                _ => {}
+            }
+        }
+    }
+    names
+}
+
+/// Prints one kernel with its variables' names.
+struct Printer<'a> {
+    dialect: &'a dyn Dialect,
+    names: &'a [String],
 }
 
 fn used_helpers(module: &Module) -> Vec<Helper> {
@@ -136,121 +183,17 @@ pub fn visit_exprs(body: &[KStmt], f: &mut dyn FnMut(&KExpr)) {
     }
 }
 
-fn print_kernel(out: &mut String, kernel: &Kernel, dialect: &dyn Dialect) {
-    let params: Vec<String> = kernel.params.iter().map(|p| dialect.param(p)).collect();
-    let _ = write!(out, "{}(", dialect.kernel_head(kernel));
-    if params.is_empty() {
-        out.push_str(")\n{\n");
-    } else {
-        let _ = write!(out, "\n    {})\n{{\n", params.join(",\n    "));
-    }
-    for array in &kernel.shared {
-        let dims: String = array.dims.iter().map(|d| format!("[{d}]")).collect();
-        let _ = writeln!(
-            out,
-            "    {} {} {}{};",
-            dialect.shared_qualifier(),
-            array.ty.name(),
-            array.name,
-            dims
-        );
-    }
-    print_block(out, &kernel.body, 1, dialect);
-    out.push_str("}\n");
-}
-
-fn print_block(out: &mut String, body: &[KStmt], depth: usize, dialect: &dyn Dialect) {
-    let pad = "    ".repeat(depth);
-    for stmt in body {
-        match stmt {
-            KStmt::Decl { name, ty, init } => {
-                let _ = writeln!(out, "{pad}{} {name} = {};", ty.name(), expr(init, dialect));
-            }
-            KStmt::Assign { name, value } => {
-                let _ = writeln!(out, "{pad}{name} = {};", expr(value, dialect));
-            }
-            KStmt::Store {
-                array,
-                index,
-                value,
-                ..
-            } => {
-                let _ = writeln!(
-                    out,
-                    "{pad}{array}{} = {};",
-                    indices(index, dialect),
-                    expr(value, dialect)
-                );
-            }
-            KStmt::For {
-                var,
-                start,
-                end,
-                step,
-                unroll,
-                body,
-            } => {
-                if *unroll {
-                    if let Some(pragma) = dialect.unroll_pragma() {
-                        let _ = writeln!(out, "{pad}{pragma}");
-                    }
-                }
-                let step_text = match step {
-                    KExpr::Lit(Value::Int(1)) => format!("++{var}"),
-                    other => format!("{var} += {}", expr(other, dialect)),
-                };
-                let _ = writeln!(
-                    out,
-                    "{pad}for (int {var} = {}; {var} < {}; {step_text}) {{",
-                    expr(start, dialect),
-                    expr(end, dialect)
-                );
-                print_block(out, body, depth + 1, dialect);
-                let _ = writeln!(out, "{pad}}}");
-            }
-            KStmt::If {
-                cond,
-                then,
-                otherwise,
-            } => {
-                let _ = writeln!(out, "{pad}if ({}) {{", expr(cond, dialect));
-                print_block(out, then, depth + 1, dialect);
-                if otherwise.is_empty() {
-                    let _ = writeln!(out, "{pad}}}");
-                } else {
-                    let _ = writeln!(out, "{pad}}} else {{");
-                    print_block(out, otherwise, depth + 1, dialect);
-                    let _ = writeln!(out, "{pad}}}");
-                }
-            }
-            KStmt::Block(body) => {
-                let _ = writeln!(out, "{pad}{{");
-                print_block(out, body, depth + 1, dialect);
-                let _ = writeln!(out, "{pad}}}");
-            }
-            KStmt::Barrier => {
-                let _ = writeln!(out, "{pad}{}", dialect.barrier());
-            }
-            KStmt::Comment(text) => {
-                let _ = writeln!(out, "{pad}// {text}");
-            }
-        }
-    }
-}
-
-fn indices(index: &[KExpr], dialect: &dyn Dialect) -> String {
-    index
-        .iter()
-        .map(|i| format!("[{}]", expr(i, dialect)))
-        .collect()
-}
-
-/// A literal that reads back as the same value in C, CUDA and OpenCL.
+/// The one literal printer of every back-end (C, CUDA, OpenCL C): text that reads
+/// back as exactly `value` and is safe as an operand anywhere, so a negative
+/// value or a non-finite one (spelt as a constant division, which needs no header
+/// in any target) is parenthesised.
 pub fn literal(value: Value) -> String {
     match value {
         Value::Int(i32::MIN) => "(-2147483647 - 1)".into(),
+        Value::Int(v) if v < 0 => format!("({v})"),
         Value::Int(v) => v.to_string(),
         Value::Long(i64::MIN) => "(-9223372036854775807L - 1L)".into(),
+        Value::Long(v) if v < 0 => format!("({v}L)"),
         Value::Long(v) => format!("{v}L"),
         Value::Float(v) if v.is_nan() => "(0.0f / 0.0f)".into(),
         Value::Float(v) if v.is_infinite() => {
@@ -260,6 +203,9 @@ pub fn literal(value: Value) -> String {
                 "(-1.0f / 0.0f)".into()
             }
         }
+        // Rust's `{:?}` is the shortest text that rounds back to the same value,
+        // and C rounds a decimal literal correctly, so the value survives.
+        Value::Float(v) if v.is_sign_negative() => format!("({v:?}f)"),
         Value::Float(v) => format!("{v:?}f"),
         Value::Double(v) if v.is_nan() => "(0.0 / 0.0)".into(),
         Value::Double(v) if v.is_infinite() => {
@@ -269,6 +215,7 @@ pub fn literal(value: Value) -> String {
                 "(-1.0 / 0.0)".into()
             }
         }
+        Value::Double(v) if v.is_sign_negative() => format!("({v:?})"),
         Value::Double(v) => format!("{v:?}"),
     }
 }
@@ -287,71 +234,199 @@ fn precedence(e: &KExpr) -> u8 {
             Mul | Div | Rem => 10,
         },
         KExpr::Unary(..) | KExpr::Cast(..) => 12,
-        KExpr::Lit(Value::Int(v)) if *v < 0 => 12,
-        KExpr::Lit(Value::Long(v)) if *v < 0 => 12,
-        KExpr::Lit(Value::Float(v)) if *v < 0.0 || !v.is_finite() => 12,
-        KExpr::Lit(Value::Double(v)) if *v < 0.0 || !v.is_finite() => 12,
         _ => 14,
     }
 }
 
-fn wrap(e: &KExpr, min: u8, dialect: &dyn Dialect) -> String {
-    let text = expr(e, dialect);
-    if precedence(e) < min {
-        format!("({text})")
-    } else {
-        text
+impl Printer<'_> {
+    fn name(&self, var: Var) -> &str {
+        &self.names[var.0 as usize]
     }
-}
 
-/// Prints one expression.
-pub fn expr(e: &KExpr, dialect: &dyn Dialect) -> String {
-    match e {
-        KExpr::Lit(v) => literal(*v),
-        KExpr::Var(name) => name.clone(),
-        KExpr::Builtin(b) => dialect.builtin(*b),
-        KExpr::Load { array, index, .. } => format!("{array}{}", indices(index, dialect)),
-        KExpr::Unary(op, a) => {
-            let sym = match op {
-                UnaryOp::Neg => "-",
-                UnaryOp::Not => "!",
-            };
-            // `- -x` must not print as `--x`.
-            format!("{sym}{}", wrap(a, 13, dialect))
+    fn kernel(&self, out: &mut String, kernel: &Kernel) {
+        let dialect = self.dialect;
+        let params: Vec<String> = kernel
+            .params
+            .iter()
+            .map(|p| dialect.param(p, self.name(p.var)))
+            .collect();
+        let _ = write!(out, "{}(", dialect.kernel_head(kernel));
+        if params.is_empty() {
+            out.push_str(")\n{\n");
+        } else {
+            let _ = write!(out, "\n    {})\n{{\n", params.join(",\n    "));
         }
-        KExpr::Binary(op, a, b) => {
-            let p = precedence(e);
-            // Left-associative: the right operand needs parentheses at equal precedence.
-            format!(
-                "{} {} {}",
-                wrap(a, p, dialect),
-                op.symbol(),
-                wrap(b, p + 1, dialect)
-            )
+        for array in &kernel.shared {
+            let dims: String = array.dims.iter().map(|d| format!("[{d}]")).collect();
+            let _ = writeln!(
+                out,
+                "    {} {} {}{};",
+                dialect.shared_qualifier(),
+                array.ty.name(),
+                self.name(array.var),
+                dims
+            );
         }
-        KExpr::Select(c, a, b) => format!(
-            "{} ? {} : {}",
-            wrap(c, 2, dialect),
-            wrap(a, 2, dialect),
-            wrap(b, 1, dialect)
-        ),
-        KExpr::Call {
-            func,
-            float_form,
-            args,
-        } => {
-            let args: Vec<String> = args.iter().map(|a| expr(a, dialect)).collect();
-            format!(
-                "{}({})",
-                dialect.math_name(*func, *float_form),
-                args.join(", ")
-            )
+        self.block(out, kernel, &kernel.body, 1);
+        out.push_str("}\n");
+    }
+
+    fn block(&self, out: &mut String, kernel: &Kernel, body: &[KStmt], depth: usize) {
+        let pad = "    ".repeat(depth);
+        for stmt in body {
+            match stmt {
+                KStmt::Decl { var, init } => {
+                    let ty = kernel.vars.decl(*var).ty;
+                    let _ = writeln!(
+                        out,
+                        "{pad}{} {} = {};",
+                        ty.name(),
+                        self.name(*var),
+                        self.expr(init)
+                    );
+                }
+                KStmt::Assign { var, value } => {
+                    let _ = writeln!(out, "{pad}{} = {};", self.name(*var), self.expr(value));
+                }
+                KStmt::Store {
+                    array,
+                    index,
+                    value,
+                    ..
+                } => {
+                    let _ = writeln!(
+                        out,
+                        "{pad}{}{} = {};",
+                        self.name(*array),
+                        self.indices(index),
+                        self.expr(value)
+                    );
+                }
+                KStmt::For {
+                    var,
+                    start,
+                    end,
+                    step,
+                    unroll,
+                    body,
+                } => {
+                    if *unroll {
+                        if let Some(pragma) = self.dialect.unroll_pragma() {
+                            let _ = writeln!(out, "{pad}{pragma}");
+                        }
+                    }
+                    let v = self.name(*var);
+                    let step_text = match step {
+                        KExpr::Lit(Value::Int(1)) => format!("++{v}"),
+                        other => format!("{v} += {}", self.expr(other)),
+                    };
+                    let _ = writeln!(
+                        out,
+                        "{pad}for (int {v} = {}; {v} < {}; {step_text}) {{",
+                        self.expr(start),
+                        self.expr(end)
+                    );
+                    self.block(out, kernel, body, depth + 1);
+                    let _ = writeln!(out, "{pad}}}");
+                }
+                KStmt::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    let _ = writeln!(out, "{pad}if ({}) {{", self.expr(cond));
+                    self.block(out, kernel, then, depth + 1);
+                    if otherwise.is_empty() {
+                        let _ = writeln!(out, "{pad}}}");
+                    } else {
+                        let _ = writeln!(out, "{pad}}} else {{");
+                        self.block(out, kernel, otherwise, depth + 1);
+                        let _ = writeln!(out, "{pad}}}");
+                    }
+                }
+                KStmt::Block(body) => {
+                    let _ = writeln!(out, "{pad}{{");
+                    self.block(out, kernel, body, depth + 1);
+                    let _ = writeln!(out, "{pad}}}");
+                }
+                KStmt::Barrier => {
+                    let _ = writeln!(out, "{pad}{}", self.dialect.barrier());
+                }
+                KStmt::Comment(text) => {
+                    let _ = writeln!(out, "{pad}// {text}");
+                }
+            }
         }
-        KExpr::Helper(h, args) => {
-            let args: Vec<String> = args.iter().map(|a| expr(a, dialect)).collect();
-            format!("{}({})", h.name(), args.join(", "))
+    }
+
+    fn indices(&self, index: &[KExpr]) -> String {
+        index
+            .iter()
+            .map(|i| format!("[{}]", self.expr(i)))
+            .collect()
+    }
+
+    fn wrap(&self, e: &KExpr, min: u8) -> String {
+        let text = self.expr(e);
+        if precedence(e) < min {
+            format!("({text})")
+        } else {
+            text
         }
-        KExpr::Cast(ty, a) => format!("({}){}", ty.name(), wrap(a, 12, dialect)),
-        KExpr::ShuffleDown(a, delta) => dialect.shuffle_down(&expr(a, dialect), *delta),
+    }
+
+    /// Prints one expression.
+    fn expr(&self, e: &KExpr) -> String {
+        let dialect = self.dialect;
+        match e {
+            KExpr::Lit(v) => literal(*v),
+            KExpr::Var(var) => self.name(*var).to_string(),
+            KExpr::Builtin(b) => dialect.builtin(*b),
+            KExpr::Load { array, index, .. } => {
+                format!("{}{}", self.name(*array), self.indices(index))
+            }
+            KExpr::Unary(op, a) => {
+                let sym = match op {
+                    UnaryOp::Neg => "-",
+                    UnaryOp::Not => "!",
+                };
+                // `- -x` must not print as `--x`.
+                format!("{sym}{}", self.wrap(a, 13))
+            }
+            KExpr::Binary(op, a, b) => {
+                let p = precedence(e);
+                // Left-associative: the right operand needs parentheses at equal precedence.
+                format!(
+                    "{} {} {}",
+                    self.wrap(a, p),
+                    op.symbol(),
+                    self.wrap(b, p + 1)
+                )
+            }
+            KExpr::Select(c, a, b) => format!(
+                "{} ? {} : {}",
+                self.wrap(c, 2),
+                self.wrap(a, 2),
+                self.wrap(b, 1)
+            ),
+            KExpr::Call {
+                func,
+                float_form,
+                args,
+            } => {
+                let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                format!(
+                    "{}({})",
+                    dialect.math_name(*func, *float_form),
+                    args.join(", ")
+                )
+            }
+            KExpr::Helper(h, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+                format!("{}({})", h.name(), args.join(", "))
+            }
+            KExpr::Cast(ty, a) => format!("({}){}", ty.name(), self.wrap(a, 12)),
+            KExpr::ShuffleDown(a, delta) => dialect.shuffle_down(&self.expr(a), *delta),
+        }
     }
 }

@@ -17,7 +17,8 @@ mod stencil;
 use std::collections::BTreeMap;
 
 use crate::ir::{FieldId, GridId, Program, ScalarType};
-use crate::kir::{ConstArray, KExpr, KParam, Module, ParamKind};
+use crate::kir::names::Namer;
+use crate::kir::{ConstArray, KExpr, KParam, Module, Origin, ParamKind, Space, Var, Vars};
 use crate::schedule::{DeviceLimits, Schedule, ScheduleError};
 use plan::{ArgSource, HostPlan};
 
@@ -82,107 +83,33 @@ pub fn lower(program: &Program, schedule: &Schedule, target: Target) -> Lowered 
             ));
         }
     }
-    Lowered { module, plan }
+    name_module(&mut module);
+    let lowered = Lowered { module, plan };
+    #[cfg(debug_assertions)]
+    if let Err(errors) = lowered.verify(program) {
+        panic!(
+            "lowering produced invalid kernel IR (a stencilc bug):\n{}",
+            errors.join("\n")
+        );
+    }
+    lowered
 }
 
-/// Names the generated code uses for itself; a user identifier equal to one of
-/// them (or to a C keyword) gets a trailing `_`.
-const RESERVED: &[&str] = &[
-    "tx",
-    "ty",
-    "tz",
-    "px",
-    "py",
-    "pz",
-    "qx",
-    "qy",
-    "qz",
-    "ix",
-    "iy",
-    "iz",
-    "lx",
-    "ly",
-    "lz",
-    "base_x",
-    "base_y",
-    "base_z",
-    "lo_x",
-    "lo_y",
-    "lo_z",
-    "hi_x",
-    "hi_y",
-    "hi_z",
-    "tid",
-    "s",
-    "acc",
-    "other",
-    "partials",
-    "partial_offset",
-    "partial_count",
-    "result",
-    "int",
-    "long",
-    "float",
-    "double",
-    "char",
-    "short",
-    "unsigned",
-    "signed",
-    "void",
-    "const",
-    "if",
-    "else",
-    "for",
-    "while",
-    "do",
-    "return",
-    "break",
-    "continue",
-    "switch",
-    "case",
-    "default",
-    "goto",
-    "static",
-    "inline",
-    "restrict",
-    "volatile",
-    "struct",
-    "union",
-    "enum",
-    "typedef",
-    "sizeof",
-    "auto",
-    "register",
-    "extern",
-    "half",
-    "bool",
-    "global",
-    "local",
-    "constant",
-    "private",
-    "kernel",
-    "min",
-    "max",
-    "sqrt",
-    "exp",
-    "log",
-    "pow",
-    "sin",
-    "cos",
-    "tan",
-    "fabs",
-    "floor",
-    "ceil",
-    "fmin",
-    "fmax",
-];
-
-/// A user identifier made safe for generated code.
-pub(crate) fn ident(name: &str) -> String {
-    if RESERVED.contains(&name) || name.starts_with("sc_") || name.starts_with("size_") {
-        format!("{name}_")
-    } else {
-        name.to_string()
+impl Lowered {
+    /// Runs the kernel IR verifier on the module and checks every launch of the
+    /// host plan against its kernel; the error lists every violation.
+    pub fn verify(&self, program: &Program) -> Result<(), Vec<String>> {
+        let mut errors = crate::kir::verify::verify(&self.module)
+            .err()
+            .unwrap_or_default();
+        if let Err(more) = plan::verify_launches(program, &self.module, &self.plan) {
+            errors.extend(more);
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
     }
 }
 
@@ -191,16 +118,19 @@ pub(crate) fn letter(rank: usize, axis: usize) -> &'static str {
     ["x", "y", "z"][rank - 1 - axis]
 }
 
-/// Kernel parameters collected while lowering, buffers first, in the order they
-/// were first used, with where the host takes each from.
+/// The variables of a kernel being lowered, with its parameters collected
+/// buffers first, in the order they were first used, each with where the host
+/// takes it from (which also identifies it: one parameter per source).
 #[derive(Default)]
 pub(crate) struct Params {
+    /// Every variable of the kernel.
+    pub vars: Vars,
     buffers: Vec<(KParam, ArgSource)>,
     scalars: Vec<(KParam, ArgSource)>,
 }
 
 impl Params {
-    /// The name of a field time level's buffer, registering it (a later use as a
+    /// The buffer of a field time level, registering it (a later use as a
     /// written buffer upgrades a read-only one).
     pub(crate) fn level(
         &mut self,
@@ -208,59 +138,81 @@ impl Params {
         field: FieldId,
         time: i32,
         writes: bool,
-    ) -> String {
+    ) -> Var {
         let f = &program.fields[field.0];
-        let name = level_name(program, field, time);
+        let source = ArgSource::Level(field, time);
+        if let Some((p, _)) = self.buffers.iter_mut().find(|(_, s)| *s == source) {
+            if writes {
+                p.kind = ParamKind::Buffer;
+            }
+            return p.var;
+        }
+        let origin = if f.levels() == 1 {
+            Origin::Program
+        } else {
+            Origin::Derived
+        };
+        let var = self.vars.add(
+            level_name(program, field, time),
+            f.ty,
+            Space::Global,
+            origin,
+        );
         let kind = if writes {
             ParamKind::Buffer
         } else {
             ParamKind::ReadOnlyBuffer
         };
-        if let Some((p, _)) = self.buffers.iter_mut().find(|(p, _)| p.name == name) {
-            if writes {
-                p.kind = ParamKind::Buffer;
-            }
-        } else {
-            self.buffers.push((
-                KParam {
-                    name: name.clone(),
-                    ty: f.ty,
-                    kind,
-                },
-                ArgSource::Level(field, time),
-            ));
-        }
-        name
+        self.buffers.push((
+            KParam {
+                var,
+                ty: f.ty,
+                kind,
+            },
+            source,
+        ));
+        var
     }
 
     /// A buffer that is not a field level (partials, results).
-    pub(crate) fn buffer(&mut self, name: &str, ty: ScalarType, source: ArgSource) -> String {
-        if !self.buffers.iter().any(|(p, _)| p.name == name) {
-            self.buffers.push((
-                KParam {
-                    name: name.into(),
-                    ty,
-                    kind: ParamKind::Buffer,
-                },
-                source,
-            ));
+    pub(crate) fn buffer(&mut self, hint: &str, ty: ScalarType, source: ArgSource) -> Var {
+        if let Some((p, _)) = self.buffers.iter().find(|(_, s)| *s == source) {
+            return p.var;
         }
-        name.into()
+        let var = self.vars.add(hint, ty, Space::Global, Origin::Generated);
+        self.buffers.push((
+            KParam {
+                var,
+                ty,
+                kind: ParamKind::Buffer,
+            },
+            source,
+        ));
+        var
     }
 
-    /// A scalar parameter, registered once.
-    pub(crate) fn scalar(&mut self, name: &str, ty: ScalarType, source: ArgSource) -> KExpr {
-        if !self.scalars.iter().any(|(p, _)| p.name == name) {
-            self.scalars.push((
-                KParam {
-                    name: name.into(),
-                    ty,
-                    kind: ParamKind::Scalar,
-                },
-                source,
-            ));
+    /// A scalar parameter, registered once per source; `origin` says whether
+    /// `hint` is the program's name for it.
+    pub(crate) fn scalar(
+        &mut self,
+        hint: &str,
+        ty: ScalarType,
+        source: ArgSource,
+        origin: Origin,
+    ) -> KExpr {
+        if let Some((p, _)) = self.scalars.iter().find(|(_, s)| *s == source) {
+            return KExpr::Var(p.var);
         }
-        KExpr::var(name)
+        let var = self.vars.add(hint, ty, Space::Private, origin);
+        self.scalars.push((
+            KParam {
+                var,
+                ty,
+                kind: ParamKind::Scalar,
+            },
+            source,
+        ));
+        KExpr::Var(var)
     }
 
     /// The size of `grid` along `axis` (outermost first).
@@ -269,28 +221,31 @@ impl Params {
         let name = if program.grids.len() == 1 {
             format!("size_{}", letter(rank, axis))
         } else {
-            format!(
-                "size_{}_{}",
-                ident(&program.grids[grid.0].name),
-                letter(rank, axis)
-            )
+            format!("size_{}_{}", program.grids[grid.0].name, letter(rank, axis))
         };
-        self.scalar(&name, ScalarType::Int, ArgSource::GridSize(grid, axis))
+        self.scalar(
+            &name,
+            ScalarType::Int,
+            ArgSource::GridSize(grid, axis),
+            Origin::Generated,
+        )
     }
 
-    /// Parameters and argument sources, buffers first.
-    pub(crate) fn finish(self) -> (Vec<KParam>, Vec<ArgSource>) {
-        self.buffers.into_iter().chain(self.scalars).unzip()
+    /// Parameters, argument sources and the variables, buffers first.
+    pub(crate) fn finish(self) -> (Vec<KParam>, Vec<ArgSource>, Vars) {
+        let (params, args) = self.buffers.into_iter().chain(self.scalars).unzip();
+        (params, args, self.vars)
     }
 }
 
-/// The generated name of a field time level's buffer: the field's name for a
-/// one-level field, else `u_t0`, `u_t1`, `u_tm1` (time -1).
+/// The preferred name of a field time level's buffer: the field's name for a
+/// one-level field, else `u_t0`, `u_t1`, `u_tm1` (time -1). The printed name
+/// is the namer's.
 pub fn level_name(program: &Program, field: FieldId, time: i32) -> String {
     let f = &program.fields[field.0];
-    let base = ident(&f.name);
+    let base = &f.name;
     if f.levels() == 1 {
-        base
+        base.clone()
     } else if time < 0 {
         format!("{base}_tm{}", -time)
     } else {
@@ -299,28 +254,45 @@ pub fn level_name(program: &Program, field: FieldId, time: i32) -> String {
 }
 
 /// Adds table `t` to the module once, in constant memory or (`global`) as a
-/// global-memory array named `<table>_global`; returns its name.
+/// global-memory array named after `<table>_global`; returns its index there.
 pub(crate) fn constant_table(
     program: &Program,
     t: crate::ir::TableId,
     module: &mut Module,
     global: bool,
-) -> String {
+) -> usize {
     let table = &program.tables[t.0];
     let name = if global {
-        format!("{}_global", ident(&table.name))
+        format!("{}_global", table.name)
     } else {
-        ident(&table.name)
+        table.name.clone()
     };
-    if !module.constants.iter().any(|c| c.name == name) {
-        module.constants.push(ConstArray {
-            name: name.clone(),
-            ty: table.ty,
-            values: table.values.clone(),
-            global,
-        });
+    if let Some(i) = module
+        .constants
+        .iter()
+        .position(|c| c.name == name && c.global == global)
+    {
+        return i;
     }
-    name
+    module.constants.push(ConstArray {
+        name,
+        ty: table.ty,
+        values: table.values.clone(),
+        global,
+    });
+    module.constants.len() - 1
+}
+
+/// Gives the module-scope names (constant tables, then kernels) their final,
+/// collision-free spelling; lowering chose them from the program's names.
+fn name_module(module: &mut Module) {
+    let mut namer = Namer::new();
+    for table in &mut module.constants {
+        table.name = namer.fresh(&table.name);
+    }
+    for kernel in &mut module.kernels {
+        kernel.name = namer.fresh(&kernel.name);
+    }
 }
 
 /// Shared helper: `BTreeMap` of the loop variables fixed by unrolling.

@@ -179,6 +179,79 @@ pub fn check_grid_sizes<'a>(
     Ok(())
 }
 
+/// Checks that every launch of `plan` fits its kernel in `module`: the kernel
+/// exists, the block shape is the kernel's, and each argument is what the
+/// parameter in its place takes (a buffer for field levels, partials and
+/// results; a scalar of the right type otherwise). Run with the kernel IR
+/// verifier after lowering.
+pub fn verify_launches(
+    program: &crate::ir::Program,
+    module: &crate::kir::Module,
+    plan: &HostPlan,
+) -> Result<(), Vec<String>> {
+    use crate::kir::ParamKind;
+    let mut errors = Vec::new();
+    let launches = plan.stencils.iter().flatten().chain(
+        plan.reductions
+            .iter()
+            .flat_map(|r| r.parts.iter().chain(std::iter::once(&r.finish))),
+    );
+    for launch in launches {
+        let Some(kernel) = module.kernels.get(launch.kernel) else {
+            errors.push(format!(
+                "a launch of kernel {}, which the module lacks",
+                launch.kernel
+            ));
+            continue;
+        };
+        if launch.block != kernel.block {
+            errors.push(format!(
+                "kernel `{}` requires blocks of {:?} but is launched with {:?}",
+                kernel.name, kernel.block, launch.block
+            ));
+        }
+        if launch.args.len() != kernel.params.len() {
+            errors.push(format!(
+                "kernel `{}` takes {} parameters but is launched with {} arguments",
+                kernel.name,
+                kernel.params.len(),
+                launch.args.len()
+            ));
+        }
+        for (i, (arg, param)) in launch.args.iter().zip(&kernel.params).enumerate() {
+            let reduction_ty = |r: &ReductionId| plan.reductions.get(r.0).map(|p| p.ty);
+            let expected = match arg {
+                ArgSource::Level(f, _) => Some((true, program.fields.get(f.0).map(|f| f.ty))),
+                ArgSource::Partials(r) | ArgSource::Result(r) => Some((true, reduction_ty(r))),
+                ArgSource::Param(p) => Some((false, program.params.get(p.0).map(|p| p.ty))),
+                ArgSource::Const(c) => Some((false, program.constants.get(c.0).map(|c| c.ty))),
+                ArgSource::GridSize(..)
+                | ArgSource::Lo(_)
+                | ArgSource::Hi(_)
+                | ArgSource::PartialOffset
+                | ArgSource::PartialCount => Some((false, Some(ScalarType::Int))),
+            };
+            let Some((buffer, ty)) = expected else {
+                continue;
+            };
+            let is_buffer = param.kind != ParamKind::Scalar;
+            if is_buffer != buffer || ty != Some(param.ty) {
+                errors.push(format!(
+                    "kernel `{}`: argument {i} ({arg:?}) does not fit its parameter ({:?} {})",
+                    kernel.name,
+                    param.kind,
+                    param.ty.name()
+                ));
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

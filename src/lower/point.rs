@@ -11,9 +11,9 @@ use crate::ir::{
     UnaryOp, Value,
 };
 use crate::kir::helpers::{self, WrapOp};
-use crate::kir::{Helper, KExpr, KStmt, Module, SharedArray, Space};
+use crate::kir::{Helper, KExpr, KStmt, Module, Origin, SharedArray, Space, Var};
 use crate::lower::plan::ArgSource;
-use crate::lower::{constant_table, ident, Fixed, Params};
+use crate::lower::{constant_table, Fixed, Params};
 use crate::schedule::TablePlacement;
 
 /// Loops are unrolled (to fold table entries) only up to this many iterations
@@ -24,8 +24,8 @@ const MAX_UNROLLED: i64 = 4096;
 /// element from the block's first point, per axis (outermost first).
 #[derive(Clone, Debug)]
 pub(crate) struct Tile {
-    /// Shared array name.
-    pub name: String,
+    /// The shared array.
+    pub var: Var,
     /// Per axis, the smallest offset read (the tile starts there).
     pub origin: Vec<i64>,
 }
@@ -41,12 +41,15 @@ pub(crate) struct PointCtx<'a> {
     pub tiles: BTreeMap<Level, Tile>,
     /// Table placements.
     pub tables: BTreeMap<TableId, TablePlacement>,
-    /// Tables copied to shared memory: (table, shared name).
-    pub shared_tables: Vec<(TableId, String)>,
+    /// Tables copied to shared memory: (table, shared array).
+    pub shared_tables: Vec<(TableId, Var)>,
+    /// Tables read from constant memory, with the kernel's variable for each.
+    /// By table and whether it is the global-memory copy.
+    pub const_tables: BTreeMap<(TableId, bool), Var>,
     /// Shared arrays the kernel declares.
     pub shared: Vec<SharedArray>,
-    /// Names of the part's locals, by `LocalId`.
-    pub locals: Vec<String>,
+    /// The variables of the part's locals, by `LocalId`.
+    pub locals: Vec<Var>,
     /// The locals some expression of the part reads; assignments to the others
     /// are dropped (they cannot change a result, and NVRTC warns about them).
     pub read_locals: BTreeSet<LocalId>,
@@ -70,6 +73,7 @@ impl<'a> PointCtx<'a> {
             tiles: BTreeMap::new(),
             tables: BTreeMap::new(),
             shared_tables: Vec::new(),
+            const_tables: BTreeMap::new(),
             shared: Vec::new(),
             locals: Vec::new(),
             read_locals: BTreeSet::new(),
@@ -80,20 +84,39 @@ impl<'a> PointCtx<'a> {
         }
     }
 
-    /// Names the part's locals: the written name where unique, else `name_id`.
+    /// Declares a variable for each of the part's locals (the namer keeps the
+    /// written name where it can and tells apart locals of inlined functions
+    /// that share one).
     pub fn name_locals(&mut self, locals: &[crate::ir::Local]) {
         self.locals = locals
             .iter()
-            .enumerate()
-            .map(|(i, l)| {
-                let clash = locals.iter().filter(|o| o.name == l.name).count() > 1;
-                if clash {
-                    format!("{}_{i}", ident(&l.name))
-                } else {
-                    ident(&l.name)
-                }
+            .map(|l| {
+                self.params
+                    .vars
+                    .add(&l.name, l.ty, Space::Private, Origin::Program)
             })
             .collect();
+    }
+
+    /// The kernel's variable for a module-scope table: in constant memory, or
+    /// (`global`) in global memory.
+    pub fn const_table(&mut self, t: TableId, module: &mut Module, global: bool) -> Var {
+        if let Some(var) = self.const_tables.get(&(t, global)) {
+            return *var;
+        }
+        let index = constant_table(self.program, t, module, global);
+        let table = &module.constants[index];
+        let space = if global {
+            Space::Global
+        } else {
+            Space::Constant
+        };
+        let var = self
+            .params
+            .vars
+            .add(table.name.clone(), table.ty, space, Origin::Table(index));
+        self.const_tables.insert((t, global), var);
+        var
     }
 
     /// Lowers statements.
@@ -105,7 +128,7 @@ impl<'a> PointCtx<'a> {
                 Stmt::Assign { local, value, .. } => {
                     let value = self.expr(value, module);
                     out.push(KStmt::Assign {
-                        name: self.locals[local.0].clone(),
+                        var: self.locals[local.0],
                         value,
                     });
                 }
@@ -144,7 +167,7 @@ impl<'a> PointCtx<'a> {
                     } else {
                         let body = self.stmts(body, module, nest * trips);
                         out.push(KStmt::For {
-                            var: self.locals[var.0].clone(),
+                            var: self.locals[var.0],
                             start: KExpr::int(*lo),
                             end: KExpr::int(hi + 1),
                             step: KExpr::int(1),
@@ -168,16 +191,20 @@ impl<'a> PointCtx<'a> {
             ExprKind::Param(p) => {
                 let param = &self.program.params[p.0];
                 self.params
-                    .scalar(&ident(&param.name), param.ty, ArgSource::Param(*p))
+                    .scalar(&param.name, param.ty, ArgSource::Param(*p), Origin::Program)
             }
             ExprKind::Const(c) => {
                 let constant = &self.program.constants[c.0];
-                self.params
-                    .scalar(&ident(&constant.name), constant.ty, ArgSource::Const(*c))
+                self.params.scalar(
+                    &constant.name,
+                    constant.ty,
+                    ArgSource::Const(*c),
+                    Origin::Program,
+                )
             }
             ExprKind::Local(id) => match self.fixed.get(id) {
                 Some(v) => KExpr::int(*v),
-                None => KExpr::var(self.locals[id.0].clone()),
+                None => KExpr::var(self.locals[id.0]),
             },
             ExprKind::Load(r) => self.load(r, module),
             ExprKind::Table { table, index } => self.table(*table, index, module),
@@ -346,7 +373,7 @@ impl<'a> PointCtx<'a> {
                 .collect();
             return KExpr::Load {
                 space: Space::Shared,
-                array: tile.name,
+                array: tile.var,
                 index,
             };
         }
@@ -421,20 +448,29 @@ impl<'a> PointCtx<'a> {
         }
         let flat = flat.unwrap_or_else(|| KExpr::int(0));
         let global = placement == TablePlacement::Global;
-        let const_name = constant_table(self.program, t, module, global);
+        let const_var = self.const_table(t, module, global);
         if placement == TablePlacement::Shared {
-            let shared_name = format!("{const_name}_shared");
-            if !self.shared_tables.iter().any(|(id, _)| *id == t) {
-                self.shared_tables.push((t, shared_name.clone()));
-                self.shared.push(SharedArray {
-                    name: shared_name.clone(),
-                    ty: table.ty,
-                    dims: vec![table.values.len()],
-                });
-            }
+            let shared_var = match self.shared_tables.iter().find(|(id, _)| *id == t) {
+                Some((_, var)) => *var,
+                None => {
+                    let var = self.params.vars.add(
+                        format!("{}_shared", table.name),
+                        table.ty,
+                        Space::Shared,
+                        Origin::Derived,
+                    );
+                    self.shared_tables.push((t, var));
+                    self.shared.push(SharedArray {
+                        var,
+                        ty: table.ty,
+                        dims: vec![table.values.len()],
+                    });
+                    var
+                }
+            };
             return KExpr::Load {
                 space: Space::Shared,
-                array: shared_name,
+                array: shared_var,
                 index: vec![flat],
             };
         }
@@ -444,7 +480,7 @@ impl<'a> PointCtx<'a> {
             } else {
                 Space::Constant
             },
-            array: const_name,
+            array: const_var,
             index: vec![flat],
         }
     }
@@ -461,8 +497,7 @@ impl<'a> PointCtx<'a> {
             .filter(|(i, _)| !loop_vars.contains(&LocalId(*i)))
             .filter(|(i, _)| self.read_locals.contains(&LocalId(*i)))
             .map(|(i, l)| KStmt::Decl {
-                name: self.locals[i].clone(),
-                ty: l.ty,
+                var: self.locals[i],
                 init: KExpr::Lit(Value::Int(0).cast(l.ty)),
             })
             .collect()

@@ -4,10 +4,10 @@
 //! partials into the result. Only that one value crosses to the host.
 
 use crate::ir::{BinaryOp, Program, ReduceOp, Reduction, ReductionId, ScalarType};
-use crate::kir::{Builtin, KExpr, KStmt, Kernel, Module, SharedArray, Space};
+use crate::kir::{Builtin, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars};
 use crate::lower::plan::{ArgSource, Launch, ReductionPlan};
 use crate::lower::point::PointCtx;
-use crate::lower::{ident, letter, Params, Target, REDUCTION_THREADS};
+use crate::lower::{Params, Target, REDUCTION_THREADS};
 use crate::schedule::default_block;
 
 /// `op(a, b)` in kernel IR (max/min as selects: exact, like every back-end).
@@ -36,22 +36,50 @@ fn combine(op: ReduceOp, a: KExpr, b: KExpr) -> KExpr {
     }
 }
 
-/// The block tree over `sh[threads]` holding each thread's value in `acc`;
+/// The variables every reduction kernel's block tree uses.
+struct TreeVars {
+    /// The thread's index in its block.
+    tid: Var,
+    /// The thread's running value.
+    acc: Var,
+    /// The shared array of one value per thread.
+    scratch: Var,
+}
+
+impl TreeVars {
+    fn new(vars: &mut Vars, ty: ScalarType) -> TreeVars {
+        TreeVars {
+            tid: vars.temp_int("tid"),
+            acc: vars.add("acc", ty, Space::Private, Origin::Generated),
+            scratch: vars.add("scratch", ty, Space::Shared, Origin::Generated),
+        }
+    }
+}
+
+/// The block tree over `scratch[threads]` holding each thread's value in `acc`;
 /// thread 0 ends with the block's value in `acc`.
-fn block_tree(op: ReduceOp, ty: ScalarType, threads: u32, target: Target) -> Vec<KStmt> {
-    let sh = "scratch";
-    let tid = || KExpr::var("tid");
+fn block_tree(
+    op: ReduceOp,
+    ty: ScalarType,
+    threads: u32,
+    target: Target,
+    v: &TreeVars,
+    vars: &mut Vars,
+) -> Vec<KStmt> {
+    let sh = v.scratch;
+    let tid = || KExpr::var(v.tid);
+    let acc = || KExpr::var(v.acc);
     let at = |i: KExpr| KExpr::Load {
         space: Space::Shared,
-        array: sh.into(),
+        array: sh,
         index: vec![i],
     };
     let mut out = vec![
         KStmt::Store {
             space: Space::Shared,
-            array: sh.into(),
+            array: sh,
             index: vec![tid()],
-            value: KExpr::var("acc"),
+            value: acc(),
         },
         KStmt::Barrier,
     ];
@@ -63,7 +91,7 @@ fn block_tree(op: ReduceOp, ty: ScalarType, threads: u32, target: Target) -> Vec
             cond: KExpr::bin(BinaryOp::Lt, tid(), KExpr::int(s as i64)),
             then: vec![KStmt::Store {
                 space: Space::Shared,
-                array: sh.into(),
+                array: sh,
                 index: vec![tid()],
                 value: combine(op, at(tid()), at(KExpr::plus(tid(), KExpr::int(s as i64)))),
             }],
@@ -75,25 +103,25 @@ fn block_tree(op: ReduceOp, ty: ScalarType, threads: u32, target: Target) -> Vec
     if warp_steps {
         // The first warp finishes with shuffles: no barriers, no shared traffic.
         let mut warp = vec![KStmt::Assign {
-            name: "acc".into(),
+            var: v.acc,
             value: combine(op, at(tid()), at(KExpr::plus(tid(), KExpr::int(32)))),
         }];
         let mut delta = 16;
         // Every lane shuffles unconditionally (a shuffle under a branch would be
         // divergent); the combine then reads the received value.
+        let other = vars.add("other", ty, Space::Private, Origin::Generated);
         warp.push(KStmt::Decl {
-            name: "other".into(),
-            ty,
+            var: other,
             init: KExpr::Lit(op.identity(ty)),
         });
         while delta > 0 {
             warp.push(KStmt::Assign {
-                name: "other".into(),
-                value: KExpr::ShuffleDown(Box::new(KExpr::var("acc")), delta),
+                var: other,
+                value: KExpr::ShuffleDown(Box::new(acc()), delta),
             });
             warp.push(KStmt::Assign {
-                name: "acc".into(),
-                value: combine(op, KExpr::var("acc"), KExpr::var("other")),
+                var: v.acc,
+                value: combine(op, acc(), KExpr::var(other)),
             });
             delta /= 2;
         }
@@ -104,7 +132,7 @@ fn block_tree(op: ReduceOp, ty: ScalarType, threads: u32, target: Target) -> Vec
         });
     } else {
         out.push(KStmt::Assign {
-            name: "acc".into(),
+            var: v.acc,
             value: at(KExpr::int(0)),
         });
     }
@@ -118,7 +146,7 @@ pub(crate) fn lower_reduction(
     target: Target,
     module: &mut Module,
 ) -> ReductionPlan {
-    let name = ident(&reduction.name);
+    let name = &reduction.name;
     let ty = reduction.ty;
     let identity = KExpr::Lit(reduction.op.identity(ty));
     let mut parts = Vec::new();
@@ -126,25 +154,37 @@ pub(crate) fn lower_reduction(
         let rank = part.subset.rank();
         let block = default_block(rank);
         let letters: Vec<&str> = (0..rank).map(|d| ["x", "y", "z"][d]).collect();
+        let mut vars = Vars::default();
+        // Grid index per thread axis (x first).
+        let grid_vars: Vec<Var> = letters
+            .iter()
+            .map(|l| vars.temp_int(format!("i{l}")))
+            .collect();
         let coords = (0..rank)
-            .map(|a| KExpr::var(format!("i{}", letter(rank, a))))
+            .map(|a| KExpr::var(grid_vars[rank - 1 - a]))
             .collect();
         let mut ctx = PointCtx::new(program, coords, vec![]);
-        ctx.params.buffer("partials", ty, ArgSource::Partials(id));
+        ctx.params.vars = vars;
+        let partials = ctx.params.buffer("partials", ty, ArgSource::Partials(id));
         let mut body = Vec::new();
         let mut guard: Option<KExpr> = None;
         for d in 0..rank {
             let a = rank - 1 - d;
             let l = letters[d];
-            let lo = ctx
-                .params
-                .scalar(&format!("lo_{l}"), ScalarType::Int, ArgSource::Lo(a));
-            let hi = ctx
-                .params
-                .scalar(&format!("hi_{l}"), ScalarType::Int, ArgSource::Hi(a));
+            let lo = ctx.params.scalar(
+                &format!("lo_{l}"),
+                ScalarType::Int,
+                ArgSource::Lo(a),
+                Origin::Generated,
+            );
+            let hi = ctx.params.scalar(
+                &format!("hi_{l}"),
+                ScalarType::Int,
+                ArgSource::Hi(a),
+                Origin::Generated,
+            );
             body.push(KStmt::Decl {
-                name: format!("i{l}"),
-                ty: ScalarType::Int,
+                var: grid_vars[d],
                 init: KExpr::plus(
                     lo,
                     KExpr::plus(
@@ -156,58 +196,70 @@ pub(crate) fn lower_reduction(
                     ),
                 ),
             });
-            let test = KExpr::bin(BinaryOp::Le, KExpr::var(format!("i{l}")), hi);
+            let test = KExpr::bin(BinaryOp::Le, KExpr::var(grid_vars[d]), hi);
             guard = Some(match guard {
                 None => test,
                 Some(g) => KExpr::bin(BinaryOp::And, g, test),
             });
         }
-        let offset = ctx
-            .params
-            .scalar("partial_offset", ScalarType::Int, ArgSource::PartialOffset);
+        let offset = ctx.params.scalar(
+            "partial_offset",
+            ScalarType::Int,
+            ArgSource::PartialOffset,
+            Origin::Generated,
+        );
         let value = ctx.expr(&part.value, module);
+        let tree = TreeVars::new(&mut ctx.params.vars, ty);
         body.push(KStmt::Decl {
-            name: "tid".into(),
-            ty: ScalarType::Int,
+            var: tree.tid,
             init: linear(rank, block, |d| KExpr::Builtin(Builtin::ThreadIdx(d as u8))),
         });
         body.push(KStmt::Decl {
-            name: "acc".into(),
-            ty,
+            var: tree.acc,
             init: identity.clone(),
         });
         body.push(KStmt::If {
             cond: guard.unwrap_or_else(|| KExpr::int(1)),
             then: vec![KStmt::Assign {
-                name: "acc".into(),
+                var: tree.acc,
                 value,
             }],
             otherwise: vec![],
         });
         let threads: u32 = block.iter().product();
-        body.extend(block_tree(reduction.op, ty, threads, target));
+        body.extend(block_tree(
+            reduction.op,
+            ty,
+            threads,
+            target,
+            &tree,
+            &mut ctx.params.vars,
+        ));
         let block_id = linear(rank, [0; 3], |d| KExpr::Builtin(Builtin::BlockIdx(d as u8)));
         body.push(KStmt::If {
-            cond: KExpr::bin(BinaryOp::Eq, KExpr::var("tid"), KExpr::int(0)),
+            cond: KExpr::bin(BinaryOp::Eq, KExpr::var(tree.tid), KExpr::int(0)),
             then: vec![KStmt::Store {
                 space: Space::Global,
-                array: "partials".into(),
+                array: partials,
                 index: vec![KExpr::plus(offset, block_id)],
-                value: KExpr::var("acc"),
+                value: KExpr::var(tree.acc),
             }],
             otherwise: vec![],
         });
         let uses_double = ctx.uses_double || ty == ScalarType::Double;
-        let (params, args) = ctx.params.finish();
+        let mut shared = ctx.shared;
+        shared.push(SharedArray {
+            var: tree.scratch,
+            ty,
+            dims: vec![threads as usize],
+        });
+        let (params, args, vars) = ctx.params.finish();
         module.kernels.push(Kernel {
             name: format!("{name}_part{k}"),
             block,
+            vars,
             params,
-            shared: vec![SharedArray {
-                name: "scratch".into(),
-                ty,
-                dims: vec![threads as usize],
-            }],
+            shared,
             body,
             uses_double,
         });
@@ -222,58 +274,71 @@ pub(crate) fn lower_reduction(
 
     // The final pass: one block strides over the partials in a fixed order.
     let mut params = Params::default();
-    params.buffer("result", ty, ArgSource::Result(id));
-    params.buffer("partials", ty, ArgSource::Partials(id));
-    let count = params.scalar("partial_count", ScalarType::Int, ArgSource::PartialCount);
+    let result = params.buffer("result", ty, ArgSource::Result(id));
+    let partials = params.buffer("partials", ty, ArgSource::Partials(id));
+    let count = params.scalar(
+        "partial_count",
+        ScalarType::Int,
+        ArgSource::PartialCount,
+        Origin::Generated,
+    );
+    let tree = TreeVars::new(&mut params.vars, ty);
+    let i = params.vars.temp_int("i");
     let mut body = vec![
         KStmt::Decl {
-            name: "tid".into(),
-            ty: ScalarType::Int,
+            var: tree.tid,
             init: KExpr::Builtin(Builtin::ThreadIdx(0)),
         },
         KStmt::Decl {
-            name: "acc".into(),
-            ty,
+            var: tree.acc,
             init: identity,
         },
         KStmt::For {
-            var: "i".into(),
-            start: KExpr::var("tid"),
+            var: i,
+            start: KExpr::var(tree.tid),
             end: count,
             step: KExpr::int(REDUCTION_THREADS as i64),
             unroll: false,
             body: vec![KStmt::Assign {
-                name: "acc".into(),
+                var: tree.acc,
                 value: combine(
                     reduction.op,
-                    KExpr::var("acc"),
+                    KExpr::var(tree.acc),
                     KExpr::Load {
                         space: Space::Global,
-                        array: "partials".into(),
-                        index: vec![KExpr::var("i")],
+                        array: partials,
+                        index: vec![KExpr::var(i)],
                     },
                 ),
             }],
         },
     ];
-    body.extend(block_tree(reduction.op, ty, REDUCTION_THREADS, target));
+    body.extend(block_tree(
+        reduction.op,
+        ty,
+        REDUCTION_THREADS,
+        target,
+        &tree,
+        &mut params.vars,
+    ));
     body.push(KStmt::If {
-        cond: KExpr::bin(BinaryOp::Eq, KExpr::var("tid"), KExpr::int(0)),
+        cond: KExpr::bin(BinaryOp::Eq, KExpr::var(tree.tid), KExpr::int(0)),
         then: vec![KStmt::Store {
             space: Space::Global,
-            array: "result".into(),
+            array: result,
             index: vec![KExpr::int(0)],
-            value: KExpr::var("acc"),
+            value: KExpr::var(tree.acc),
         }],
         otherwise: vec![],
     });
-    let (params, args) = params.finish();
+    let (params, args, vars) = params.finish();
     module.kernels.push(Kernel {
         name: format!("{name}_final"),
         block: [REDUCTION_THREADS, 1, 1],
+        vars,
         params,
         shared: vec![SharedArray {
-            name: "scratch".into(),
+            var: tree.scratch,
             ty,
             dims: vec![REDUCTION_THREADS as usize],
         }],

@@ -3,10 +3,12 @@
 
 use crate::analysis::Footprint;
 use crate::ir::{BinaryOp, BoundaryMode, Program, Stencil, StencilPart, Value};
-use crate::kir::{Builtin, Helper, KExpr, KStmt, Kernel, Module, SharedArray, Space};
+use crate::kir::{
+    Builtin, Helper, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars,
+};
+use crate::lower::letter;
 use crate::lower::plan::{ArgSource, Launch};
 use crate::lower::point::{in_range, PointCtx, Tile};
-use crate::lower::{ident, letter};
 use crate::schedule::{FieldPlacement, StencilSchedule, TablePlacement};
 
 /// Lowers a group of stencils the schedule runs together: one stencil, each part
@@ -26,9 +28,9 @@ pub(crate) fn lower_group(
             .enumerate()
             .map(|(k, part)| {
                 let name = if single {
-                    ident(&stencil.name)
+                    stencil.name.clone()
                 } else {
-                    format!("{}_part{k}", ident(&stencil.name))
+                    format!("{}_part{k}", stencil.name)
                 };
                 lower_part(program, &name, &[(&stencil.name, part)], schedule, module)
             })
@@ -39,7 +41,7 @@ pub(crate) fn lower_group(
         .iter()
         .map(|s| (s.name.as_str(), &s.parts[0]))
         .collect();
-    let names: Vec<String> = group.iter().map(|s| ident(&s.name)).collect();
+    let names: Vec<&str> = group.iter().map(|s| s.name.as_str()).collect();
     vec![lower_part(
         program,
         &names.join("_"),
@@ -52,25 +54,25 @@ pub(crate) fn lower_group(
 /// Variables of the thread's position along thread axis `d`.
 struct AxisVars {
     /// Thread index (`tx`).
-    thread: String,
+    thread: Var,
     /// Tile point loop variable (`px`).
-    point: String,
+    point: Var,
     /// Point within the block's points (`qx`).
-    in_block: String,
+    in_block: Var,
     /// Grid index (`ix`).
-    grid: String,
+    grid: Var,
     /// First grid index of the block (`base_x`).
-    base: String,
+    base: Var,
 }
 
-fn axis_vars(d: usize) -> AxisVars {
+fn axis_vars(d: usize, vars: &mut Vars) -> AxisVars {
     let l = ["x", "y", "z"][d];
     AxisVars {
-        thread: format!("t{l}"),
-        point: format!("p{l}"),
-        in_block: format!("q{l}"),
-        grid: format!("i{l}"),
-        base: format!("base_{l}"),
+        thread: vars.temp_int(format!("t{l}")),
+        point: vars.temp_int(format!("p{l}")),
+        in_block: vars.temp_int(format!("q{l}")),
+        grid: vars.temp_int(format!("i{l}")),
+        base: vars.temp_int(format!("base_{l}")),
     }
 }
 
@@ -90,15 +92,17 @@ fn lower_part(
     // The schedule keeps block x tile within MAX_POINTS_PER_BLOCK; saturating
     // keeps a hand-made schedule from wrapping (the host plan then refuses it).
     let per_block: [u32; 3] = [0, 1, 2].map(|d| block[d].saturating_mul(tile[d]));
-    let vars: Vec<AxisVars> = (0..rank).map(axis_vars).collect();
+    let mut kernel_vars = Vars::default();
+    let vars: Vec<AxisVars> = (0..rank).map(|d| axis_vars(d, &mut kernel_vars)).collect();
     // Outermost-first lists of the point's variables.
     let coords = (0..rank)
-        .map(|a| KExpr::var(vars[rank - 1 - a].grid.clone()))
+        .map(|a| KExpr::var(vars[rank - 1 - a].grid))
         .collect();
     let in_block = (0..rank)
-        .map(|a| KExpr::var(vars[rank - 1 - a].in_block.clone()))
+        .map(|a| KExpr::var(vars[rank - 1 - a].in_block))
         .collect();
     let mut ctx = PointCtx::new(program, coords, in_block);
+    ctx.params.vars = kernel_vars;
     let footprints: Vec<Footprint> = parts
         .iter()
         .map(|(_, p)| Footprint::of_part(program, p))
@@ -115,11 +119,13 @@ fn lower_part(
             &format!("lo_{l}"),
             crate::ir::ScalarType::Int,
             ArgSource::Lo(a),
+            Origin::Generated,
         );
         let hi = ctx.params.scalar(
             &format!("hi_{l}"),
             crate::ir::ScalarType::Int,
             ArgSource::Hi(a),
+            Origin::Generated,
         );
         lo_hi.push((lo, hi));
     }
@@ -127,13 +133,11 @@ fn lower_part(
     for d in 0..rank {
         let a = rank - 1 - d;
         prologue.push(KStmt::Decl {
-            name: vars[d].thread.clone(),
-            ty: crate::ir::ScalarType::Int,
+            var: vars[d].thread,
             init: KExpr::Builtin(Builtin::ThreadIdx(d as u8)),
         });
         prologue.push(KStmt::Decl {
-            name: vars[d].base.clone(),
-            ty: crate::ir::ScalarType::Int,
+            var: vars[d].base,
             init: KExpr::plus(
                 lo_hi[a].0.clone(),
                 KExpr::times(
@@ -159,7 +163,13 @@ fn lower_part(
             continue;
         }
         let buffer = ctx.params.level(program, level.0, level.1, false);
-        let tile_name = format!("{buffer}_tile");
+        let buffer_hint = ctx.params.vars.decl(buffer).hint.clone();
+        let tile = ctx.params.vars.add(
+            format!("{buffer_hint}_tile"),
+            field.ty,
+            Space::Shared,
+            Origin::Derived,
+        );
         let extents: Vec<usize> = (0..rank)
             .map(|a| {
                 let d = rank - 1 - a;
@@ -167,7 +177,7 @@ fn lower_part(
             })
             .collect();
         ctx.shared.push(SharedArray {
-            name: tile_name.clone(),
+            var: tile,
             ty: field.ty,
             dims: extents.clone(),
         });
@@ -175,20 +185,20 @@ fn lower_part(
         ctx.tiles.insert(
             level,
             Tile {
-                name: tile_name.clone(),
+                var: tile,
                 origin: origin.clone(),
             },
         );
         loads.push(KStmt::Comment(format!(
             "{} with its halo into shared memory ({} mode applied while loading)",
-            buffer,
+            buffer_hint,
             field.boundary.name()
         )));
         loads.push(tile_load(
             &mut ctx,
             level.0,
-            &buffer,
-            &tile_name,
+            buffer,
+            tile,
             &extents,
             &origin,
             &vars,
@@ -227,7 +237,7 @@ fn lower_part(
             continue;
         }
         let a = rank - 1 - d;
-        let test = KExpr::bin(BinaryOp::Le, KExpr::var(v.grid.clone()), lo_hi[a].1.clone());
+        let test = KExpr::bin(BinaryOp::Le, KExpr::var(v.grid), lo_hi[a].1.clone());
         guard = Some(match guard {
             None => test,
             Some(g) => KExpr::bin(BinaryOp::And, g, test),
@@ -247,21 +257,19 @@ fn lower_part(
         let v = &vars[d];
         let mut inner = vec![
             KStmt::Decl {
-                name: v.in_block.clone(),
-                ty: crate::ir::ScalarType::Int,
+                var: v.in_block,
                 init: if tile[d] == 1 {
-                    KExpr::var(v.thread.clone())
+                    KExpr::var(v.thread)
                 } else {
                     KExpr::plus(
-                        KExpr::var(v.thread.clone()),
-                        KExpr::times(KExpr::var(v.point.clone()), KExpr::int(block[d] as i64)),
+                        KExpr::var(v.thread),
+                        KExpr::times(KExpr::var(v.point), KExpr::int(block[d] as i64)),
                     )
                 },
             },
             KStmt::Decl {
-                name: v.grid.clone(),
-                ty: crate::ir::ScalarType::Int,
-                init: KExpr::plus(KExpr::var(v.base.clone()), KExpr::var(v.in_block.clone())),
+                var: v.grid,
+                init: KExpr::plus(KExpr::var(v.base), KExpr::var(v.in_block)),
             },
         ];
         inner.extend(body);
@@ -269,7 +277,7 @@ fn lower_part(
             inner
         } else {
             vec![KStmt::For {
-                var: v.point.clone(),
+                var: v.point,
                 start: KExpr::int(0),
                 end: KExpr::int(tile[d] as i64),
                 step: KExpr::int(1),
@@ -282,31 +290,33 @@ fn lower_part(
     let mut kernel_body = prologue;
     let threads: u32 = block.iter().product();
     if !ctx.shared_tables.is_empty() {
+        let tid = ctx.params.vars.temp_int("tid");
         kernel_body.push(KStmt::Decl {
-            name: "tid".into(),
-            ty: crate::ir::ScalarType::Int,
+            var: tid,
             init: linear_thread(rank, block, &vars),
         });
-        for (t, shared_name) in ctx.shared_tables.clone() {
-            let const_name = crate::lower::constant_table(program, t, module, false);
+        for (t, shared) in ctx.shared_tables.clone() {
+            let constant = ctx.const_table(t, module, false);
             let len = program.tables[t.0].values.len();
             kernel_body.push(KStmt::Comment(format!(
-                "coefficient table {const_name} into shared memory"
+                "coefficient table {} into shared memory",
+                program.tables[t.0].name
             )));
+            let s = ctx.params.vars.temp_int("s");
             kernel_body.push(KStmt::For {
-                var: "s".into(),
-                start: KExpr::var("tid"),
+                var: s,
+                start: KExpr::var(tid),
                 end: KExpr::int(len as i64),
                 step: KExpr::int(threads as i64),
                 unroll: false,
                 body: vec![KStmt::Store {
                     space: Space::Shared,
-                    array: shared_name,
-                    index: vec![KExpr::var("s")],
+                    array: shared,
+                    index: vec![KExpr::var(s)],
                     value: KExpr::Load {
                         space: Space::Constant,
-                        array: const_name,
-                        index: vec![KExpr::var("s")],
+                        array: constant,
+                        index: vec![KExpr::var(s)],
                     },
                 }],
             });
@@ -321,10 +331,11 @@ fn lower_part(
 
     let uses_double = ctx.uses_double;
     let shared = ctx.shared;
-    let (params, args) = ctx.params.finish();
+    let (params, args, vars) = ctx.params.finish();
     module.kernels.push(Kernel {
         name: name.to_string(),
         block,
+        vars,
         params,
         shared,
         body: kernel_body,
@@ -343,7 +354,7 @@ fn lower_part(
 fn linear_thread(rank: usize, block: [u32; 3], vars: &[AxisVars]) -> KExpr {
     let mut e: Option<KExpr> = None;
     for d in (0..rank).rev() {
-        let t = KExpr::var(vars[d].thread.clone());
+        let t = KExpr::var(vars[d].thread);
         e = Some(match e {
             None => t,
             Some(outer) => KExpr::plus(t, KExpr::times(KExpr::int(block[d] as i64), outer)),
@@ -358,8 +369,8 @@ fn linear_thread(rank: usize, block: [u32; 3], vars: &[AxisVars]) -> KExpr {
 fn tile_load(
     ctx: &mut PointCtx<'_>,
     field: crate::ir::FieldId,
-    buffer: &str,
-    tile_name: &str,
+    buffer: Var,
+    tile: Var,
     extents: &[usize],
     origin: &[i64],
     vars: &[AxisVars],
@@ -369,13 +380,16 @@ fn tile_load(
     let rank = extents.len();
     let grid = ctx.program.fields[field.0].grid;
     let ty = ctx.program.fields[field.0].ty;
-    let local = |d: usize| format!("l{}", ["x", "y", "z"][d]);
+    let locals: Vec<Var> = (0..rank)
+        .map(|d| ctx.params.vars.temp_int(format!("l{}", ["x", "y", "z"][d])))
+        .collect();
+    let local = |d: usize| locals[d];
     let mut coords = Vec::new();
     let mut inside: Option<KExpr> = None;
     for (a, first) in origin.iter().enumerate() {
         let d = rank - 1 - a;
         let g = KExpr::plus(
-            KExpr::plus(KExpr::var(vars[d].base.clone()), KExpr::int(*first)),
+            KExpr::plus(KExpr::var(vars[d].base), KExpr::int(*first)),
             KExpr::var(local(d)),
         );
         let n = ctx.params.grid_size(ctx.program, grid, a);
@@ -398,7 +412,7 @@ fn tile_load(
     let index = ctx.linear(field, coords);
     let load = KExpr::Load {
         space: Space::Global,
-        array: buffer.to_string(),
+        array: buffer,
         index: vec![index],
     };
     let value = match inside {
@@ -411,7 +425,7 @@ fn tile_load(
     };
     let mut stmt = KStmt::Store {
         space: Space::Shared,
-        array: tile_name.to_string(),
+        array: tile,
         index: (0..rank).map(|a| KExpr::var(local(rank - 1 - a))).collect(),
         value,
     };
@@ -419,7 +433,7 @@ fn tile_load(
         let a = rank - 1 - d;
         stmt = KStmt::For {
             var: local(d),
-            start: KExpr::var(vars[d].thread.clone()),
+            start: KExpr::var(vars[d].thread),
             end: KExpr::int(extents[a] as i64),
             step: KExpr::int(block[d] as i64),
             unroll: false,

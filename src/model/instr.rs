@@ -9,10 +9,8 @@
 //! compare and branch). Loops run their literal trip count; a loop starting at
 //! a thread index runs `end / step` times on average.
 
-use std::collections::HashMap;
-
 use crate::ir::{BinaryOp, MathFn, ScalarType};
-use crate::kir::{KExpr, KStmt, Kernel, Space};
+use crate::kir::{KExpr, KStmt, Kernel, Space, Vars};
 
 /// Instructions one thread of a kernel executes.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -27,14 +25,10 @@ pub struct InstrCount {
 
 /// Counts the instructions of one thread of `kernel`.
 pub fn count(kernel: &Kernel) -> InstrCount {
-    let mut types: HashMap<String, ScalarType> = HashMap::new();
-    for p in &kernel.params {
-        types.insert(p.name.clone(), p.ty);
-    }
-    for s in &kernel.shared {
-        types.insert(s.name.clone(), s.ty);
-    }
-    let mut counter = Counter { types, exact: true };
+    let mut counter = Counter {
+        vars: &kernel.vars,
+        exact: true,
+    };
     let (total, fp64) = counter.stmts(&kernel.body);
     InstrCount {
         total,
@@ -43,8 +37,9 @@ pub fn count(kernel: &Kernel) -> InstrCount {
     }
 }
 
-struct Counter {
-    types: HashMap<String, ScalarType>,
+struct Counter<'k> {
+    /// The kernel's variables, which know their types.
+    vars: &'k Vars,
     exact: bool,
 }
 
@@ -55,7 +50,7 @@ fn literal(e: &KExpr) -> Option<f64> {
     }
 }
 
-impl Counter {
+impl Counter<'_> {
     /// `(instructions, of which fp64)` of a statement list.
     fn stmts(&mut self, body: &[KStmt]) -> (f64, f64) {
         let mut total = (0.0, 0.0);
@@ -74,16 +69,12 @@ impl Counter {
 
     fn stmt(&mut self, s: &KStmt) -> (f64, f64) {
         match s {
-            KStmt::Decl { name, ty, init } => {
-                self.types.insert(name.clone(), *ty);
-                self.value(init, *ty == ScalarType::Double)
-            }
-            KStmt::Assign { name, value } => {
-                let double = self.types.get(name) == Some(&ScalarType::Double);
-                self.value(value, double)
+            KStmt::Decl { var, init } | KStmt::Assign { var, value: init } => {
+                let double = self.vars.decl(*var).ty == ScalarType::Double;
+                self.value(init, double)
             }
             KStmt::Store { array, value, .. } => {
-                let double = self.types.get(array) == Some(&ScalarType::Double);
+                let double = self.vars.decl(*array).ty == ScalarType::Double;
                 let (n, d) = self.value(value, double);
                 (n + 2.0, d)
             }
@@ -128,7 +119,7 @@ pub fn expr(e: &KExpr) -> f64 {
         KExpr::Builtin(_) => 1.0,
         KExpr::Load { space, index, .. } => match space {
             Space::Global => 2.0 + index.iter().map(helpers).sum::<f64>(),
-            Space::Shared | Space::Constant => 1.0,
+            Space::Shared | Space::Constant | Space::Private => 1.0,
         },
         KExpr::Unary(_, a) | KExpr::Cast(_, a) => 1.0 + expr(a),
         KExpr::Binary(op, a, b) => {
@@ -196,18 +187,48 @@ fn call_cost(f: MathFn) -> f64 {
 mod tests {
     use super::*;
     use crate::ir::Value;
-    use crate::kir::{KParam, ParamKind};
+    use crate::kir::{KParam, Origin, ParamKind, SharedArray, Var};
 
+    /// The variables of the test kernels, in declaration order.
+    const OUT: Var = Var(0);
+    const IN: Var = Var(1);
+    const I: Var = Var(2);
+    const T: Var = Var(3);
+    const L: Var = Var(4);
+    const TX: Var = Var(5);
+
+    /// A kernel with buffers `out` (of `ty`) and `in`, a shared array `t` and
+    /// int variables `i`, `l`, `tx`.
     fn kernel(body: Vec<KStmt>, ty: ScalarType) -> Kernel {
+        let mut vars = Vars::default();
+        let out = vars.add("out", ty, Space::Global, Origin::Program);
+        let input = vars.add("in", ScalarType::Float, Space::Global, Origin::Program);
+        let i = vars.temp_int("i");
+        let t = vars.add("t", ScalarType::Float, Space::Shared, Origin::Generated);
+        let l = vars.temp_int("l");
+        let tx = vars.temp_int("tx");
+        assert_eq!([out, input, i, t, l, tx], [OUT, IN, I, T, L, TX]);
         Kernel {
             name: "k".into(),
             block: [32, 8, 1],
-            params: vec![KParam {
-                name: "out".into(),
-                ty,
-                kind: ParamKind::Buffer,
+            vars,
+            params: vec![
+                KParam {
+                    var: out,
+                    ty,
+                    kind: ParamKind::Buffer,
+                },
+                KParam {
+                    var: input,
+                    ty: ScalarType::Float,
+                    kind: ParamKind::ReadOnlyBuffer,
+                },
+            ],
+            shared: vec![SharedArray {
+                var: t,
+                ty: ScalarType::Float,
+                dims: vec![64],
             }],
-            shared: vec![],
             body,
             uses_double: ty == ScalarType::Double,
         }
@@ -218,8 +239,8 @@ mod tests {
         // out[i] = 0.5 * in[i-1] + in[i+1]: 2 loads (2 each), 1 mul, 1 add, store 2 = 8.
         let load = |d: i64| KExpr::Load {
             space: Space::Global,
-            array: "in".into(),
-            index: vec![KExpr::plus(KExpr::var("i"), KExpr::int(d))],
+            array: IN,
+            index: vec![KExpr::plus(KExpr::var(I), KExpr::int(d))],
         };
         let value = KExpr::bin(
             BinaryOp::Add,
@@ -228,8 +249,8 @@ mod tests {
         );
         let body = vec![KStmt::Store {
             space: Space::Global,
-            array: "out".into(),
-            index: vec![KExpr::var("i")],
+            array: OUT,
+            index: vec![KExpr::var(I)],
             value,
         }];
         let c = count(&kernel(body.clone(), ScalarType::Float));
@@ -243,17 +264,17 @@ mod tests {
     fn loops_multiply_their_body_and_a_thread_strided_loop_averages() {
         let store = KStmt::Store {
             space: Space::Shared,
-            array: "t".into(),
-            index: vec![KExpr::var("l")],
+            array: T,
+            index: vec![KExpr::var(L)],
             value: KExpr::Load {
                 space: Space::Global,
-                array: "a".into(),
-                index: vec![KExpr::var("l")],
+                array: IN,
+                index: vec![KExpr::var(L)],
             },
         };
         // for (l = 0; l < 6; l += 2): 3 trips of (2 load + 2 store + 2 loop).
         let fixed = KStmt::For {
-            var: "l".into(),
+            var: L,
             start: KExpr::int(0),
             end: KExpr::int(6),
             step: KExpr::int(2),
@@ -263,8 +284,8 @@ mod tests {
         assert_eq!(count(&kernel(vec![fixed], ScalarType::Float)).total, 18.0);
         // for (l = tx; l < 40; l += 32): 40/32 = 1.25 trips on average.
         let strided = KStmt::For {
-            var: "l".into(),
-            start: KExpr::var("tx"),
+            var: L,
+            start: KExpr::var(TX),
             end: KExpr::int(40),
             step: KExpr::int(32),
             unroll: false,

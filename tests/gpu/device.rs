@@ -62,6 +62,31 @@ fn gpu_every_boundary_mode() {
 }
 
 #[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_a_program_named_with_every_targets_reserved_words() {
+    if !common::runtime_available("gpu", cuda::probe().map(|_| ()).map_err(|e| e.to_string())) {
+        return;
+    }
+    let program = reserved_names_program();
+    let env = RunEnv::new(&program, &bindings(&program, RESERVED_NAMES_PARAMS)).unwrap();
+    let mut expected = initial_state(&program, &env);
+    let reference = interp::run(&program, &env, &mut expected).unwrap();
+    for (label, request) in schedule_matrix(&program, rank(&program)) {
+        let schedule = Schedule::new(&program, &request).unwrap();
+        let mut actual = initial_state(&program, &env);
+        let summary = cuda::run_with_schedule(&program, &env, &mut actual, &schedule)
+            .unwrap_or_else(|e| panic!("[{label}]: {e}"));
+        assert_eq!(summary.iterations, reference.iterations, "[{label}]");
+        assert_close(
+            &program,
+            &expected,
+            &actual,
+            &format!("reserved names [{label}]"),
+        );
+    }
+}
+
+#[test]
 fn cuda_without_a_gpu_is_unavailable_not_a_crash() {
     // On machines without a driver this is the path `auto` takes; with one, probe works.
     match cuda::probe() {

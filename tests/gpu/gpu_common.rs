@@ -231,3 +231,21 @@ pub fn boundary_program(mode: &str, ty: &str) -> Program {
     );
     parse(&format!("boundary_{mode}_{ty}"), &text)
 }
+
+/// A program whose names are every class of word the targets reserve or the
+/// generated code uses for itself: C keywords (`short`, `restrict`), OpenCL
+/// address spaces (`kernel`, `global`, `local`), CUDA built-ins (`threadIdx`),
+/// C library names (`min`), and the generated code's own names (`scratch`,
+/// `a_tile`, `g_n0`, `acc`, `tx`, `tid`, `value`, `partials`, `iter`).
+pub fn reserved_names_program() -> Program {
+    let text = include_str!("../common/reserved_names.sdsl");
+    parse("reserved_names", text)
+}
+
+/// Parameter values for [`reserved_names_program`] (sizes not multiples of a block).
+pub const RESERVED_NAMES_PARAMS: &[(&str, f64)] = &[
+    ("short", 29.0),
+    ("g_n0", 13.0),
+    ("restrict", 0.25),
+    ("min", 3.0),
+];

@@ -83,3 +83,61 @@ fn shared_tile_indices_are_affine_in_the_thread_index() {
     // The table is folded into literals: no load of K remains.
     assert!(!compute.contains("K["), "{compute}");
 }
+
+#[test]
+fn nvrtc_compiles_a_program_named_with_every_targets_reserved_words() {
+    let program = reserved_names_program();
+    for (label, request) in schedule_matrix(&program, rank(&program)) {
+        let source = emit(&program, &request, GpuTarget::Cuda).unwrap();
+        if label == "default" {
+            // The program's names stay where they are free; reserved ones get `_`.
+            for name in [
+                "restrict_",
+                "kernel_",
+                "local_t0",
+                "scratch",
+                "a_tile",
+                "acc",
+                "tid",
+            ] {
+                assert!(source.contains(name), "{name} missing:\n{source}");
+            }
+        }
+        if !nvrtc_here() {
+            continue;
+        }
+        let compiled = nvrtc::compile_with_log(&source, "sm_90")
+            .unwrap_or_else(|e| panic!("[{label}]: {e}\n{source}"));
+        assert!(
+            compiled.log.is_empty(),
+            "[{label}]: {}\n{source}",
+            compiled.log
+        );
+    }
+}
+
+#[test]
+fn kernel_ir_of_every_example_under_every_schedule_verifies() {
+    use stencilc::lower::{lower, Target};
+    use stencilc::schedule::Schedule;
+    let mut programs: Vec<_> = EXAMPLES.iter().map(|(n, _)| example(n)).collect();
+    for mode in ["clamp", "mirror", "periodic", "zero"] {
+        programs.push(boundary_program(mode, "float"));
+    }
+    programs.push(reserved_names_program());
+    for program in &programs {
+        for (label, request) in schedule_matrix(program, rank(program)) {
+            let schedule = Schedule::new(program, &request).unwrap();
+            for target in [Target::Cuda, Target::OpenCl] {
+                let lowered = lower(program, &schedule, target);
+                if let Err(errors) = lowered.verify(program) {
+                    panic!(
+                        "{} [{label}] {target:?}:\n{}",
+                        program.name,
+                        errors.join("\n")
+                    );
+                }
+            }
+        }
+    }
+}

@@ -154,3 +154,13 @@ fn opencl_rejects_a_block_the_device_cannot_run() {
     }
     assert_eq!(state, before, "nothing ran");
 }
+
+#[test]
+fn opencl_runs_a_program_named_with_every_targets_reserved_words() {
+    if !opencl_here() {
+        return;
+    }
+    let program = reserved_names_program();
+    let matrix = schedule_matrix(&program, rank(&program));
+    check_program(&program, RESERVED_NAMES_PARAMS, &matrix);
+}

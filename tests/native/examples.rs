@@ -119,3 +119,31 @@ fn every_example_matches_the_interpreter() {
     }
     assert!(count >= 14, "examples and benchmarks found: {count}");
 }
+
+#[test]
+fn a_program_named_with_every_targets_reserved_words_matches_the_interpreter() {
+    if !cc_available() {
+        return;
+    }
+    let text = include_str!("../common/reserved_names.sdsl");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reserved_names.sdsl");
+    std::fs::write(&path, text).unwrap();
+    check(&path);
+}
+
+#[test]
+fn run_time_access_checks_use_the_namers_names() {
+    // The access's reach depends on the parameters, so the C checks it at run
+    // time: with the parameter `short` (C `short_`) in the offset and a
+    // parameter `reach`, the name of the check's own temporary.
+    if !cc_available() {
+        return;
+    }
+    let text = "int n;\nint reach;\nint short;\ngrid g[n];\nfloat griddata a on g at 0,1;\n\
+                iterate 2 {\n  stencil s {\n    [0:n-3] : [1]a[0] = [0]a[short - reach] + (float)reach;\n  }\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("checked_names.sdsl");
+    std::fs::write(&path, text).unwrap();
+    check(&path);
+}

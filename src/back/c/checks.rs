@@ -9,7 +9,7 @@ use crate::analysis::access::PartId;
 use crate::analysis::affine::{Affine, Var};
 use crate::analysis::bounds::{run_time_bounds, RunTimeBound, Side};
 use crate::back::c::expr::{Access, Scope};
-use crate::back::c::names;
+use crate::back::c::names::{self, CNames};
 use crate::back::c::writer::Writer;
 use crate::ir::GridId;
 
@@ -49,7 +49,7 @@ impl Writer<'_> {
         for (g, grid) in p.grids.iter().enumerate() {
             let id = GridId(g);
             let sizes: Vec<String> = (0..grid.rank())
-                .map(|a| names::grid_size(p, id, a))
+                .map(|a| self.names.grid_size(id, a))
                 .collect();
             let element = p
                 .fields
@@ -140,7 +140,7 @@ impl Writer<'_> {
         }
         let mut opened = 0;
         let offset = match &check.extreme {
-            Some(form) => affine_text(p, form),
+            Some(form) => affine_text(&self.names, form),
             None => {
                 let locals = self.check_locals(check);
                 for r in &check.loops {
@@ -158,14 +158,15 @@ impl Writer<'_> {
                 format!("(long){}", self.expr(check.offset, scope))
             }
         };
-        let size = names::grid_size(p, check.grid, check.axis);
-        self.line(&format!("const long reach = (long){bound} + {offset};"));
+        let size = self.names.grid_size(check.grid, check.axis);
+        let reach = self.names.temp("reach");
+        self.line(&format!("const long {reach} = (long){bound} + {offset};"));
         let (fails, shown, values) = match check.side {
-            Side::Start => ("reach < 0".to_string(), "index %ld", "reach".to_string()),
+            Side::Start => (format!("{reach} < 0"), "index %ld", reach.clone()),
             Side::End => (
-                format!("reach > {size} - 1"),
+                format!("{reach} > {size} - 1"),
                 "index %ld; the last is %ld",
-                format!("reach, {size} - 1"),
+                format!("{reach}, {size} - 1"),
             ),
         };
         self.open(&format!("if ({fails}) {{"));
@@ -184,24 +185,24 @@ impl Writer<'_> {
     }
 
     /// C names for the locals of a check's part (loop variables of a non-affine
-    /// offset), kept apart from the program's names.
+    /// offset), kept apart from every other name of the run function.
     fn check_locals(&self, check: &RunTimeBound<'_>) -> Vec<String> {
         let p = self.program;
         match (check.part, &p.iterate) {
-            (PartId::Stencil { stencil, part }, Some(iterate)) => {
-                names::part_locals(&iterate.stencils[stencil].parts[part], &self.taken)
-            }
+            (PartId::Stencil { stencil, part }, Some(iterate)) => self
+                .names
+                .check_locals(&iterate.stencils[stencil].parts[part]),
             _ => Vec::new(),
         }
     }
 }
 
 /// `(2 + 1 * (long)n)`: an affine form of parameters as a `long` C expression.
-fn affine_text(program: &crate::ir::Program, form: &Affine) -> String {
+fn affine_text(names: &CNames, form: &Affine) -> String {
     let mut terms: Vec<String> = Vec::new();
     for (var, c) in &form.terms {
         if let Var::Param(id) = var {
-            let name = &program.params[id.0].name;
+            let name = names.param(id.0);
             terms.push(match c {
                 1 => format!("(long){name}"),
                 -1 => format!("-(long){name}"),

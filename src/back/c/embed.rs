@@ -47,7 +47,7 @@ pub struct EmbedOptions {
 /// `<program>_stencil_*` or `<program>_reduce_*`, nor with a host function named
 /// after the file.
 pub fn wrapper_symbol(program: &Program) -> String {
-    format!("{}_sdsl", names::prefix(program))
+    format!("{}_sdsl", crate::kir::names::identifier(&program.name))
 }
 
 /// A host variable that a region binds but the host file never mentions.
@@ -292,52 +292,67 @@ impl Writer<'_> {
             self.line("extern \"C\"");
             self.line("#endif");
         }
+        let n = std::rc::Rc::clone(&self.names);
+        let (summary, status) = (n.temp("summary"), n.temp("status"));
+        // Per field: the host pointer, its size in bytes, its element count and
+        // its array of time levels.
+        let fields: Vec<(String, String, String, String)> = (0..p.fields.len())
+            .map(|f| {
+                (
+                    n.field(f),
+                    n.field_temp("bytes", f),
+                    n.field_temp("count", f),
+                    n.field_temp("levels", f),
+                )
+            })
+            .collect();
         let mut list: Vec<String> = p
             .params
             .iter()
-            .map(|q| format!("{} {}", names::c_type(q.ty), q.name))
+            .enumerate()
+            .map(|(i, q)| format!("{} {}", names::c_type(q.ty), n.param(i)))
             .collect();
-        for f in &p.fields {
-            list.push(format!("{} *{}", names::c_type(f.ty), f.name));
-            list.push(format!("size_t {}_bytes", f.name));
+        for (f, (name, bytes, _, _)) in p.fields.iter().zip(&fields) {
+            list.push(format!("{} *{name}", names::c_type(f.ty)));
+            list.push(format!("size_t {bytes}"));
         }
         self.function_head(&format!("int {}", wrapper_symbol(p)), &list.join(", "));
         self.open("{");
         self.size_constants();
         self.grid_size_checks();
-        self.line(&format!("{} summary;", names::summary_type(p)));
-        self.line("int status;");
-        for f in &p.fields {
+        self.line(&format!("{} {summary};", names::summary_type(p)));
+        self.line(&format!("int {status};"));
+        for (f, (_, _, count, levels)) in p.fields.iter().zip(&fields) {
             let ty = names::c_type(f.ty);
-            let n: Vec<String> = (0..p.grids[f.grid.0].rank())
-                .map(|a| names::grid_size(p, f.grid, a))
+            let sizes: Vec<String> = (0..p.grids[f.grid.0].rank())
+                .map(|a| n.grid_size(f.grid, a))
                 .collect();
             self.line(&format!(
-                "const size_t {}_count = (size_t)({});",
-                f.name,
-                n.join(" * ")
+                "const size_t {count} = (size_t)({});",
+                sizes.join(" * ")
             ));
-            self.line(&format!("{ty} *{}_levels[{}];", f.name, f.levels()));
+            self.line(&format!("{ty} *{levels}[{}];", f.levels()));
         }
-        for f in &p.fields {
+        for (f, (_, bytes, count, _)) in p.fields.iter().zip(&fields) {
             let ty = names::c_type(f.ty);
             self.line(&format!(
-                "if ({0}_bytes != sizeof({ty} *) && {0}_bytes != {0}_count * sizeof({ty})) return 2;",
-                f.name
+                "if ({bytes} != sizeof({ty} *) && {bytes} != {count} * sizeof({ty})) return 2;"
             ));
         }
         let allocated: Vec<String> = p
             .fields
             .iter()
-            .flat_map(|f| (1..f.levels()).map(move |l| format!("{}_levels[{l}]", f.name)))
+            .zip(&fields)
+            .flat_map(|(f, (_, _, _, levels))| {
+                (1..f.levels()).map(move |l| format!("{levels}[{l}]"))
+            })
             .collect();
-        for f in &p.fields {
+        for (f, (name, _, count, levels)) in p.fields.iter().zip(&fields) {
             let ty = names::c_type(f.ty);
-            self.line(&format!("{0}_levels[0] = {0};", f.name));
+            self.line(&format!("{levels}[0] = {name};"));
             for l in 1..f.levels() {
                 self.line(&format!(
-                    "{0}_levels[{l}] = ({ty} *)malloc({0}_count * sizeof({ty}));",
-                    f.name
+                    "{levels}[{l}] = ({ty} *)malloc({count} * sizeof({ty}));"
                 ));
             }
         }
@@ -350,7 +365,10 @@ impl Writer<'_> {
             self.line("return 3;");
             self.close("}");
         }
-        for f in p.fields.iter().filter(|f| f.levels() > 1) {
+        for (f, (name, _, count, levels)) in p.fields.iter().zip(&fields) {
+            if f.levels() < 2 {
+                continue;
+            }
             let ty = names::c_type(f.ty);
             self.line(&format!(
                 "/* {}: every time level starts from the host array */",
@@ -358,20 +376,22 @@ impl Writer<'_> {
             ));
             for l in 1..f.levels() {
                 self.line(&format!(
-                    "memcpy({0}_levels[{l}], {0}, {0}_count * sizeof({ty}));",
-                    f.name
+                    "memcpy({levels}[{l}], {name}, {count} * sizeof({ty}));"
                 ));
             }
         }
-        let mut args: Vec<String> = p.params.iter().map(|q| q.name.clone()).collect();
-        args.extend(p.fields.iter().map(|f| format!("{}_levels", f.name)));
-        args.push("&summary".into());
+        let mut args: Vec<String> = (0..p.params.len()).map(|i| n.param(i)).collect();
+        args.extend(fields.iter().map(|(_, _, _, levels)| levels.clone()));
+        args.push(format!("&{summary}"));
         self.line(&format!(
-            "status = {}({});",
+            "{status} = {}({});",
             names::run_symbol(p),
             args.join(", ")
         ));
-        for f in p.fields.iter().filter(|f| f.levels() > 1) {
+        for (f, (name, _, count, levels)) in p.fields.iter().zip(&fields) {
+            if f.levels() < 2 {
+                continue;
+            }
             let ty = names::c_type(f.ty);
             let newest = f.level_of(f.newest_offset());
             self.line(&format!(
@@ -379,17 +399,15 @@ impl Writer<'_> {
                 f.name
             ));
             self.line(&format!(
-                "if (status == 0 && {0}_levels[{newest}] != {0}) memcpy({0}, {0}_levels[{newest}], {0}_count * sizeof({ty}));",
-                f.name
+                "if ({status} == 0 && {levels}[{newest}] != {name}) memcpy({name}, {levels}[{newest}], {count} * sizeof({ty}));"
             ));
             for l in 0..f.levels() {
                 self.line(&format!(
-                    "if ({0}_levels[{l}] != {0}) free({0}_levels[{l}]);",
-                    f.name
+                    "if ({levels}[{l}] != {name}) free({levels}[{l}]);"
                 ));
             }
         }
-        self.line("return status;");
+        self.line(&format!("return {status};"));
         self.close("}");
     }
 
@@ -415,10 +433,10 @@ impl Writer<'_> {
         for &c in &needed {
             let constant = &p.constants[ConstId(c).0];
             let value = self.expr(&constant.value, scope);
+            let name = self.names.constant(c);
             self.line(&format!(
-                "const {} {} = {value};",
-                names::c_type(constant.ty),
-                constant.name
+                "const {} {name} = {value};",
+                names::c_type(constant.ty)
             ));
         }
         for (g, grid) in p.grids.iter().enumerate() {
@@ -426,7 +444,7 @@ impl Writer<'_> {
                 let value = self.expr(dim, scope);
                 self.line(&format!(
                     "const long {} = {value};",
-                    names::grid_size(p, crate::ir::GridId(g), axis)
+                    self.names.grid_size(crate::ir::GridId(g), axis)
                 ));
             }
         }

@@ -28,23 +28,15 @@ pub(super) struct Scope<'s> {
 impl Writer<'_> {
     /// The C text of an expression.
     pub(super) fn expr(&mut self, e: &Expr, scope: Scope<'_>) -> String {
-        let program = self.program;
         match &e.kind {
-            ExprKind::Literal(v) => names::literal(*v),
-            ExprKind::Param(p) => program.params[p.0].name.clone(),
-            ExprKind::Const(c) => program.constants[c.0].name.clone(),
+            ExprKind::Literal(v) => crate::kir::print::literal(*v),
+            ExprKind::Param(p) => self.names.param(p.0),
+            ExprKind::Const(c) => self.names.constant(c.0),
             ExprKind::Local(l) => scope.locals[l.0].clone(),
-            ExprKind::Reduction(r) => {
-                let reduction = &program
-                    .iterate
-                    .as_ref()
-                    .expect("reductions live in an iterate")
-                    .reductions[r.0];
-                names::sanitize(&reduction.name)
-            }
+            ExprKind::Reduction(r) => self.names.reduction(r.0),
             ExprKind::Load(r) => self.load(r, scope),
             ExprKind::Table { table, index } => {
-                let mut text = format!("{}_table_{}", self.prefix, program.tables[table.0].name);
+                let mut text = self.names.table(table.0);
                 for i in index {
                     text.push_str(&format!("[{}]", self.expr(i, scope)));
                 }
@@ -57,33 +49,15 @@ impl Writer<'_> {
                     UnaryOp::Not => format!("(!{a})"),
                 }
             }
-            ExprKind::Binary(op, a, b) => {
-                let divisor = boundary::constant(program, b).map(|v| Value::Long(v).cast(b.ty));
-                if let Some(helper) = Helper::for_operator(*op, e.ty, divisor) {
-                    self.helpers.insert(helper);
-                    let (a, b) = (self.expr(a, scope), self.expr(b, scope));
-                    return format!(
-                        "{}({}, {})",
-                        helper.name(),
-                        strip_parens(&a),
-                        strip_parens(&b)
-                    );
+            ExprKind::Binary(..) => {
+                let text = self.bare_binary(e, scope);
+                // A helper call is one operand already; anything else gets the
+                // parentheses that make it one.
+                if self.operator_helper(e).is_some() {
+                    text
+                } else {
+                    format!("({text})")
                 }
-                let left = self.expr(a, scope);
-                // C's `+ -` and `* / %` associate to the left, so a left operand
-                // of the same precedence needs no parentheses: `a + b + c` means
-                // `(a + b) + c`, the same evaluation order.
-                let left = match &a.kind {
-                    ExprKind::Binary(inner, _, _)
-                        if precedence_class(*inner).is_some()
-                            && precedence_class(*inner) == precedence_class(*op) =>
-                    {
-                        strip_parens(&left).to_string()
-                    }
-                    _ => left,
-                };
-                let b = self.expr(b, scope);
-                format!("({left} {} {b})", op.symbol())
             }
             ExprKind::Select {
                 cond,
@@ -105,17 +79,56 @@ impl Writer<'_> {
                 format!("{}{suffix}({})", func.name(), args.join(", "))
             }
             ExprKind::Cast(a) => {
-                let inner = self.expr(a, scope);
                 if a.ty == e.ty {
-                    inner
+                    self.expr(a, scope)
                 } else if let Some(helper) = Helper::for_cast(a.ty, e.ty) {
                     self.helpers.insert(helper);
-                    format!("{}({})", helper.name(), strip_parens(&inner))
+                    let inner = self.bare_binary(a, scope);
+                    format!("{}({inner})", helper.name())
                 } else {
+                    let inner = self.expr(a, scope);
                     format!("(({}){inner})", names::c_type(e.ty))
                 }
             }
         }
+    }
+
+    /// The helper that computes a binary operation where C's own operator could
+    /// differ from the language's meaning (integer `/ %`), if any.
+    fn operator_helper(&self, e: &Expr) -> Option<Helper> {
+        let ExprKind::Binary(op, _, b) = &e.kind else {
+            return None;
+        };
+        let divisor = boundary::constant(self.program, b).map(|v| Value::Long(v).cast(b.ty));
+        Helper::for_operator(*op, e.ty, divisor)
+    }
+
+    /// A binary operation without the outer parentheses that [`Writer::expr`]
+    /// puts around it (for contexts that need none, like `x = a + b;`), or a
+    /// call of the helper that computes it; any other expression as printed.
+    fn bare_binary(&mut self, e: &Expr, scope: Scope<'_>) -> String {
+        let ExprKind::Binary(op, a, b) = &e.kind else {
+            return self.expr(e, scope);
+        };
+        if let Some(helper) = self.operator_helper(e) {
+            self.helpers.insert(helper);
+            let (a, b) = (self.bare_binary(a, scope), self.bare_binary(b, scope));
+            return format!("{}({a}, {b})", helper.name());
+        }
+        // C's `+ -` and `* / %` associate to the left, so a left operand of the
+        // same precedence needs no parentheses: `a + b + c` means `(a + b) + c`,
+        // the same evaluation order.
+        let left = match &a.kind {
+            ExprKind::Binary(inner, _, _)
+                if precedence_class(*inner).is_some()
+                    && precedence_class(*inner) == precedence_class(*op) =>
+            {
+                self.bare_binary(a, scope)
+            }
+            _ => self.expr(a, scope),
+        };
+        let right = self.expr(b, scope);
+        format!("{left} {} {right}", op.symbol())
     }
 
     /// An integer offset or index as a `long` C expression.
@@ -130,7 +143,7 @@ impl Writer<'_> {
     fn load(&mut self, r: &GridRef, scope: Scope<'_>) -> String {
         let program = self.program;
         let field = &program.fields[r.field.0];
-        let level = names::level(program, r.field, r.time);
+        let level = self.names.level(r.field, r.time);
         if scope.access == Access::Interior || field.boundary == BoundaryMode::None {
             return format!("{level}[{}]", self.point_index(r, scope));
         }
@@ -144,11 +157,9 @@ impl Writer<'_> {
         let coords: Vec<String> = offsets
             .iter()
             .enumerate()
-            .map(|(axis, o)| shifted(&names::axis_var(axis), o))
+            .map(|(axis, o)| shifted(&self.names.axis_var(axis), o))
             .collect();
-        let sizes: Vec<String> = (0..coords.len())
-            .map(|a| names::grid_size(program, grid, a))
-            .collect();
+        let sizes: Vec<String> = (0..coords.len()).map(|a| self.read_size(grid, a)).collect();
         match Helper::for_mode(field.boundary) {
             Some(helper) => {
                 self.helpers.insert(helper);
@@ -206,7 +217,7 @@ impl Writer<'_> {
                     } else {
                         c.clone()
                     };
-                    format!("{c} * {}", names::grid_stride(self.program, grid, axis))
+                    format!("{c} * {}", self.names.grid_stride(grid, axis))
                 }
             })
             .collect::<Vec<_>>()
@@ -217,10 +228,10 @@ impl Writer<'_> {
     pub(super) fn point_index(&mut self, r: &GridRef, scope: Scope<'_>) -> String {
         let program = self.program;
         let grid = program.fields[r.field.0].grid;
-        let mut text = names::grid_point(program, grid);
+        let mut text = self.read_point(grid);
         let last = r.offset.len() - 1;
         for (axis, o) in r.offset.iter().enumerate() {
-            let stride = (axis != last).then(|| names::grid_stride(program, grid, axis));
+            let stride = (axis != last).then(|| self.names.grid_stride(grid, axis));
             match (boundary::constant(program, o), stride) {
                 (Some(0), _) => {}
                 (Some(v), None) => text.push_str(&signed(v, None)),
@@ -241,11 +252,7 @@ impl Writer<'_> {
     /// The right-hand side of an assignment: without the outer parentheses of a
     /// binary operation (`x = a + b;`), which `=` does not need.
     pub(super) fn statement_value(&mut self, value: &Expr, scope: Scope<'_>) -> String {
-        let text = self.expr(value, scope);
-        match value.kind {
-            ExprKind::Binary(..) => strip_parens(&text).to_string(),
-            _ => text,
-        }
+        self.bare_binary(value, scope)
     }
 
     pub(super) fn stmts(&mut self, body: &[Stmt], scope: Scope<'_>) {
@@ -257,7 +264,7 @@ impl Writer<'_> {
                 }
                 Stmt::Store { target, value, .. } => {
                     let value = self.statement_value(value, scope);
-                    let level = names::level(self.program, target.field, target.time);
+                    let level = self.names.level(target.field, target.time);
                     let index = self.point_index(target, scope);
                     self.line(&format!("{level}[{index}] = {value};"));
                 }
@@ -319,12 +326,4 @@ fn precedence_class(op: BinaryOp) -> Option<u8> {
         BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => Some(1),
         _ => None,
     }
-}
-
-/// `text` without the outer parentheses that [`Writer::expr`] puts around a
-/// binary operation.
-fn strip_parens(text: &str) -> &str {
-    text.strip_prefix('(')
-        .and_then(|t| t.strip_suffix(')'))
-        .unwrap_or(text)
 }

@@ -9,6 +9,15 @@ use crate::back::c::names;
 use crate::back::c::writer::{Uses, Writer};
 use crate::ir::{Expr, ExprKind, GridId, Stencil, StencilPart, Stmt, Subset};
 
+/// The end of an axis loop.
+#[derive(Clone, Copy)]
+enum Bound<'s> {
+    /// Up to and including this value.
+    Through(&'s str),
+    /// Up to this value, excluded (the left border ends where the interior starts).
+    Before(&'s str),
+}
+
 /// How an axis loop treats its points.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Split {
@@ -44,17 +53,18 @@ impl Writer<'_> {
     /// Prints a block with the bounds of `nest` and its loops; `point` prints the
     /// body at one point (with border or interior access).
     pub(super) fn nest(&mut self, nest: &Nest<'_>, point: &mut dyn FnMut(&mut Writer<'_>, Access)) {
-        let program = self.program;
         let rank = nest.subset.rank();
         let bounds_scope = Scope {
             access: Access::Interior,
             locals: &[],
         };
+        let n = std::rc::Rc::clone(&self.names);
         self.open("{");
         for (axis, (lo, hi)) in nest.subset.ranges.iter().enumerate() {
             let lo = self.expr(lo, bounds_scope);
             let hi = self.expr(hi, bounds_scope);
-            self.line(&format!("const long lo{axis} = {lo}, hi{axis} = {hi};"));
+            let (lo_name, hi_name) = (n.axis_temp("lo", axis), n.axis_temp("hi", axis));
+            self.line(&format!("const long {lo_name} = {lo}, {hi_name} = {hi};"));
         }
         let split = match nest.reach {
             Reach::Inside => Split::Interior,
@@ -62,21 +72,23 @@ impl Writer<'_> {
             Reach::Known(per_grid) => {
                 self.helpers.insert(Helper::MinMax);
                 for axis in 0..rank {
+                    let [lo, hi, in_lo, in_hi] =
+                        ["lo", "hi", "in_lo", "in_hi"].map(|role| n.axis_temp(role, axis));
                     let below = per_grid.values().map(|r| -r[axis].0).max().unwrap_or(0);
-                    let mut in_hi = format!("hi{axis}");
+                    let mut limit_hi = hi.clone();
                     for (grid, r) in per_grid {
-                        let n = names::grid_size(program, *grid, axis);
+                        let size = self.read_size(*grid, axis);
                         let limit = match r[axis].1 {
-                            0 => format!("{n} - 1"),
-                            above => format!("{n} - {}", above + 1),
+                            0 => format!("{size} - 1"),
+                            above => format!("{size} - {}", above + 1),
                         };
-                        in_hi = format!("sdsl_min({in_hi}, {limit})");
+                        limit_hi = format!("sdsl_min({limit_hi}, {limit})");
                     }
                     self.line(&format!(
-                        "long in_lo{axis} = sdsl_max(lo{axis}, {below}), in_hi{axis} = {in_hi};"
+                        "long {in_lo} = sdsl_max({lo}, {below}), {in_hi} = {limit_hi};"
                     ));
                     self.line(&format!(
-                        "if (in_lo{axis} > in_hi{axis}) {{ in_lo{axis} = hi{axis} + 1; in_hi{axis} = hi{axis}; }}"
+                        "if ({in_lo} > {in_hi}) {{ {in_lo} = {hi} + 1; {in_hi} = {hi}; }}"
                     ));
                 }
                 Split::Peel
@@ -101,8 +113,10 @@ impl Writer<'_> {
     ) {
         let rank = nest.subset.rank();
         if axis == rank {
-            // Print the body first so that only the point indices it uses are declared.
+            // Print the body apart first so that only the point indices it reads
+            // (recorded while printing) are declared before it.
             let outer = std::mem::take(&mut self.out);
+            self.points_read.clear();
             point(
                 self,
                 if split == Split::Border {
@@ -112,11 +126,13 @@ impl Writer<'_> {
                 },
             );
             let body = std::mem::replace(&mut self.out, outer);
-            self.point_start(nest.grids, rank, &body);
+            self.point_start(nest.grids, rank);
             self.out.push_str(&body);
             return;
         }
-        let i = names::axis_var(axis);
+        let i = self.names.axis_var(axis);
+        let [lo, hi, in_lo, in_hi] =
+            ["lo", "hi", "in_lo", "in_hi"].map(|role| self.names.axis_temp(role, axis));
         let innermost = axis + 1 == rank;
         let reaches = match nest.reach {
             Reach::Known(per_grid) => per_grid.values().any(|r| r[axis] != (0, 0)),
@@ -128,39 +144,33 @@ impl Writer<'_> {
         };
         match split {
             Split::Peel if !reaches => {
-                let (from, to) = (format!("lo{axis}"), format!("hi{axis}"));
-                self.axis_loop(nest, axis, &from, &to, |w| {
+                self.axis_loop(nest, axis, &lo, Bound::Through(&hi), |w| {
                     w.axis(nest, axis + 1, Split::Peel, point)
                 });
             }
             Split::Interior | Split::Border => {
-                let from = format!("lo{axis}");
-                let to = format!("hi{axis}");
-                self.axis_loop(nest, axis, &from, &to, |w| {
+                self.axis_loop(nest, axis, &lo, Bound::Through(&hi), |w| {
                     w.axis(nest, axis + 1, split, point)
                 });
             }
             Split::Peel if innermost => {
-                let border_lo = (format!("lo{axis}"), format!("in_lo{axis}"));
-                let interior = (format!("in_lo{axis}"), format!("in_hi{axis}"));
-                let border_hi = (format!("in_hi{axis} + 1"), format!("hi{axis}"));
+                let after_interior = format!("{in_hi} + 1");
                 self.line(&format!(
-                    "/* border {i} < in_lo{axis}, interior, border {i} > in_hi{axis} */"
+                    "/* border {i} < {in_lo}, interior, border {i} > {in_hi} */"
                 ));
-                for ((from, to), part) in [
-                    (border_lo, Split::Border),
-                    (interior, Split::Interior),
-                    (border_hi, Split::Border),
+                for (from, to, part) in [
+                    (&lo, Bound::Before(&in_lo), Split::Border),
+                    (&in_lo, Bound::Through(&in_hi), Split::Interior),
+                    (&after_interior, Bound::Through(&hi), Split::Border),
                 ] {
-                    self.axis_loop(nest, axis, &from, &to, |w| {
+                    self.axis_loop(nest, axis, from, to, |w| {
                         w.axis(nest, axis + 1, part, point)
                     });
                 }
             }
             Split::Peel => {
-                let (from, to) = (format!("lo{axis}"), format!("hi{axis}"));
-                self.axis_loop(nest, axis, &from, &to, |w| {
-                    w.open(&format!("if ({i} < in_lo{axis} || {i} > in_hi{axis}) {{"));
+                self.axis_loop(nest, axis, &lo, Bound::Through(&hi), |w| {
+                    w.open(&format!("if ({i} < {in_lo} || {i} > {in_hi}) {{"));
                     w.axis(nest, axis + 1, Split::Border, point);
                     w.close_open("} else {");
                     w.axis(nest, axis + 1, Split::Peel, point);
@@ -171,20 +181,22 @@ impl Writer<'_> {
     }
 
     /// One `for` over an axis, with the OpenMP line and row hooks on axis 0.
-    /// (`to` is inclusive, except that an `in_lo` bound is exclusive: the left border.)
     fn axis_loop(
         &mut self,
         nest: &Nest<'_>,
         axis: usize,
         from: &str,
-        to: &str,
+        to: Bound<'_>,
         inner: impl FnOnce(&mut Self),
     ) {
-        let i = names::axis_var(axis);
+        let i = self.names.axis_var(axis);
         if axis == 0 {
             self.line(&nest.omp);
         }
-        let cmp = if to.starts_with("in_lo") { "<" } else { "<=" };
+        let (cmp, to) = match to {
+            Bound::Before(to) => ("<", to),
+            Bound::Through(to) => ("<=", to),
+        };
         self.open(&format!(
             "for (long {i} = {from}; {i} {cmp} {to}; {i}++) {{"
         ));
@@ -202,32 +214,29 @@ impl Writer<'_> {
         self.close("}");
     }
 
-    /// `const long g_p = i0 * g_s0 + i1;` for each grid whose point `body` uses.
-    fn point_start(&mut self, grids: &BTreeSet<GridId>, rank: usize, body: &str) {
+    /// `const long g_p = i0 * g_s0 + i1;` for each grid whose point the body
+    /// just printed reads.
+    fn point_start(&mut self, grids: &BTreeSet<GridId>, rank: usize) {
         for &grid in grids {
-            let point = names::grid_point(self.program, grid);
-            if !body
-                .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-                .any(|word| word == point)
-            {
+            if !self.points_read.contains(&grid) {
                 continue;
             }
             let terms: Vec<String> = (0..rank)
                 .map(|a| {
                     if a + 1 == rank {
-                        names::axis_var(a)
+                        self.names.axis_var(a)
                     } else {
                         format!(
                             "{} * {}",
-                            names::axis_var(a),
-                            names::grid_stride(self.program, grid, a)
+                            self.names.axis_var(a),
+                            self.names.grid_stride(grid, a)
                         )
                     }
                 })
                 .collect();
             self.line(&format!(
                 "const long {} = {};",
-                names::grid_point(self.program, grid),
+                self.names.grid_point(grid),
                 terms.join(" + ")
             ));
         }
@@ -235,16 +244,16 @@ impl Writer<'_> {
 
     /// `static void <prog>_<stencil>(...)`: every part of a stencil, in order, in
     /// one OpenMP parallel region (the barrier after each part keeps them in order).
-    pub(super) fn stencil_function(&mut self, stencil: &Stencil) {
+    pub(super) fn stencil_function(&mut self, index: usize, stencil: &Stencil) {
         let program = self.program;
         let uses = Uses::of_stencil(program, stencil);
         let (line, _) = program.source.line_col(stencil.span.start as usize);
         self.line(&format!("/* stencil {} (line {line}) */", stencil.name));
         let signature = self.signature(&uses);
-        let head = format!("static void {}", self.stencil_symbol(stencil));
+        let head = format!("static void {}", self.names.stencil(index));
         self.function_head(&head, &signature);
         self.open("{");
-        let body_start = self.out.len();
+        self.sizes_read.clear();
         self.strides(&uses);
         self.line("#pragma omp parallel");
         self.open("{");
@@ -255,19 +264,14 @@ impl Writer<'_> {
             self.stencil_part(part);
         }
         self.close("}");
-        self.mark_unused_sizes(body_start, &uses);
+        self.mark_unused_sizes(&uses);
         self.close("}");
-    }
-
-    /// The C name of a stencil's function.
-    pub(super) fn stencil_symbol(&self, stencil: &Stencil) -> String {
-        format!("{}_stencil_{}", self.prefix, names::sanitize(&stencil.name))
     }
 
     fn stencil_part(&mut self, part: &StencilPart) {
         let program = self.program;
         self.source_comment(part.span);
-        let locals = names::part_locals(part, &self.taken);
+        let locals = self.names.part_locals(part);
         let mut loop_vars = HashSet::new();
         names::loop_variables(&part.body, &mut loop_vars);
         let reach = boundary::reach_of_body(program, &part.body);

@@ -3,74 +3,252 @@
 
 use std::collections::HashSet;
 
-use crate::ir::{FieldId, GridId, Program, ScalarType, StencilPart, Stmt, Value};
+use crate::ir::{
+    ConstId, FieldId, GridId, ParamId, Program, ReductionId, ScalarType, StencilPart, Stmt, TableId,
+};
+use crate::kir::names::{identifier, Entity, Namer};
 
-/// A C identifier made from a program name (`my-prog.v2` becomes `my_prog_v2`).
-pub(super) fn sanitize(name: &str) -> String {
-    let mut out: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
-        out.insert_str(0, "sdsl_");
-    }
-    out
+/// Roles of the generated C's own variables that there is one of per scope.
+const TEMPS: &[&str] = &[
+    "value",
+    "row",
+    "rows",
+    "r",
+    "partials",
+    "point",
+    "result",
+    "iter",
+    "stop",
+    "max_iters",
+    "check_every",
+    "summary",
+    "oldest",
+    "status",
+    "reach",
+    "params_f",
+    "params_i",
+    "levels",
+    "counts",
+    "reductions_f",
+    "reductions_i",
+];
+
+/// Per-axis roles (`i0`, `lo0`, `hi0`, `in_lo0`, `in_hi0`), for up to 3 axes.
+const AXIS_TEMPS: &[&str] = &["i", "lo", "hi", "in_lo", "in_hi"];
+
+/// Per-field roles of the embedded host wrapper (`a_count`, `a_levels`, `a_bytes`):
+/// the entity's role (apart from the one-per-scope roles) and the name's suffix.
+const FIELD_TEMPS: &[(&str, &str)] = &[
+    ("field_count", "count"),
+    ("field_levels", "levels"),
+    ("field_bytes", "bytes"),
+];
+
+/// Every name of one program's C, from the one [`Namer`]: file-scope symbols
+/// (prefixed with the program's name), then the program's own entities under
+/// their own names, then names derived from them (`a_t0`, `g_n0`), then the
+/// generated code's temporaries. All are distinct, so no scope can shadow another.
+#[derive(Debug)]
+pub(super) struct CNames {
+    namer: Namer,
+    /// The names a stencil function's scope holds (everything but the run
+    /// function's, entry point's and reduction functions' own temporaries),
+    /// which a part's locals avoid.
+    stencil_scope: Namer,
 }
 
-/// Prefix of every file-scope name of a program.
-pub(super) fn prefix(program: &Program) -> String {
-    sanitize(&program.name)
+impl CNames {
+    /// Names every entity of `program`.
+    pub(super) fn new(program: &Program) -> CNames {
+        let prefix = identifier(&program.name);
+        let mut namer = Namer::new();
+        for symbol in ["run", "entry", "summary", "sdsl"] {
+            namer.take(&format!("{prefix}_{symbol}"));
+        }
+        let mut file_scope = |entity: Entity, kind: &str, name: &str| {
+            namer.name(entity, &format!("{prefix}_{kind}_{name}"));
+        };
+        for (t, table) in program.tables.iter().enumerate() {
+            file_scope(Entity::Table(TableId(t)), "table", &table.name);
+        }
+        if let Some(iterate) = &program.iterate {
+            for (s, stencil) in iterate.stencils.iter().enumerate() {
+                file_scope(Entity::Stencil(s), "stencil", &stencil.name);
+            }
+            for (r, reduction) in iterate.reductions.iter().enumerate() {
+                file_scope(Entity::Temp("reduce", r), "reduce", &reduction.name);
+            }
+        }
+        for (i, p) in program.params.iter().enumerate() {
+            namer.name(Entity::Param(ParamId(i)), &p.name);
+        }
+        for (i, c) in program.constants.iter().enumerate() {
+            namer.name(Entity::Const(ConstId(i)), &c.name);
+        }
+        for (i, f) in program.fields.iter().enumerate() {
+            namer.name(Entity::Field(FieldId(i)), &f.name);
+        }
+        if let Some(iterate) = &program.iterate {
+            for (r, reduction) in iterate.reductions.iter().enumerate() {
+                namer.name(Entity::Reduction(ReductionId(r)), &reduction.name);
+            }
+        }
+        for (f, field) in program.fields.iter().enumerate() {
+            // Derived from the program's name, not from the field's C name:
+            // a field `local` is `local_`, its levels `local_t0`.
+            let base = &field.name;
+            for t in field.time_lo..=field.time_hi {
+                let hint = if t < 0 {
+                    format!("{base}_tm{}", -t)
+                } else {
+                    format!("{base}_t{t}")
+                };
+                namer.name(Entity::Level(FieldId(f), t), &hint);
+            }
+            for (role, suffix) in FIELD_TEMPS {
+                namer.name(Entity::Temp(role, f), &format!("{base}_{suffix}"));
+            }
+        }
+        for (g, grid) in program.grids.iter().enumerate() {
+            let base = identifier(&grid.name);
+            for axis in 0..grid.rank() {
+                namer.name(
+                    Entity::GridSize(GridId(g), axis),
+                    &format!("{base}_n{axis}"),
+                );
+                namer.name(
+                    Entity::GridStride(GridId(g), axis),
+                    &format!("{base}_s{axis}"),
+                );
+            }
+            namer.name(Entity::GridPoint(GridId(g)), &format!("{base}_p"));
+        }
+        for axis in 0..3 {
+            for role in AXIS_TEMPS {
+                namer.name(Entity::Temp(role, axis), &format!("{role}{axis}"));
+            }
+        }
+        let stencil_scope = namer.clone();
+        for role in TEMPS {
+            namer.name(Entity::Temp(role, 0), role);
+        }
+        CNames {
+            namer,
+            stencil_scope,
+        }
+    }
+
+    fn get(&self, entity: Entity) -> String {
+        self.namer.get(&entity).to_string()
+    }
+
+    /// A parameter.
+    pub(super) fn param(&self, p: usize) -> String {
+        self.get(Entity::Param(ParamId(p)))
+    }
+
+    /// A constant.
+    pub(super) fn constant(&self, c: usize) -> String {
+        self.get(Entity::Const(ConstId(c)))
+    }
+
+    /// A field's array of time levels (run function and entry point).
+    pub(super) fn field(&self, f: usize) -> String {
+        self.get(Entity::Field(FieldId(f)))
+    }
+
+    /// The variable holding one time level of a field: `a_t0`, `a_t1`, `u_tm1`.
+    pub(super) fn level(&self, field: FieldId, time: i32) -> String {
+        self.get(Entity::Level(field, time))
+    }
+
+    /// The size of a grid along an axis (outermost axis 0): `g_n0`.
+    pub(super) fn grid_size(&self, grid: GridId, axis: usize) -> String {
+        self.get(Entity::GridSize(grid, axis))
+    }
+
+    /// The element stride of a grid along an axis: `g_s0` (the innermost is 1).
+    pub(super) fn grid_stride(&self, grid: GridId, axis: usize) -> String {
+        self.get(Entity::GridStride(grid, axis))
+    }
+
+    /// The linear index of the current point in a grid: `g_p`.
+    pub(super) fn grid_point(&self, grid: GridId) -> String {
+        self.get(Entity::GridPoint(grid))
+    }
+
+    /// A reduction's value (a local of the run function and a summary member).
+    pub(super) fn reduction(&self, r: usize) -> String {
+        self.get(Entity::Reduction(ReductionId(r)))
+    }
+
+    /// A table's file-scope array.
+    pub(super) fn table(&self, t: usize) -> String {
+        self.get(Entity::Table(TableId(t)))
+    }
+
+    /// A stencil's function.
+    pub(super) fn stencil(&self, s: usize) -> String {
+        self.get(Entity::Stencil(s))
+    }
+
+    /// A reduction's function.
+    pub(super) fn reduce_function(&self, r: usize) -> String {
+        self.get(Entity::Temp("reduce", r))
+    }
+
+    /// A per-axis variable of a loop nest: `axis_temp("lo", 0)` is `lo0`.
+    pub(super) fn axis_temp(&self, role: &'static str, axis: usize) -> String {
+        self.get(Entity::Temp(role, axis))
+    }
+
+    /// The loop variable of a spatial axis: `i0`.
+    pub(super) fn axis_var(&self, axis: usize) -> String {
+        self.axis_temp("i", axis)
+    }
+
+    /// A per-field variable of the host wrapper: `field_temp("count", f)`.
+    pub(super) fn field_temp(&self, suffix: &str, f: usize) -> String {
+        let (role, _) = FIELD_TEMPS
+            .iter()
+            .find(|(_, s)| *s == suffix)
+            .expect("a per-field role");
+        self.get(Entity::Temp(role, f))
+    }
+
+    /// One of the generated code's own variables (see `TEMPS`): `temp("value")`.
+    pub(super) fn temp(&self, role: &'static str) -> String {
+        self.get(Entity::Temp(role, 0))
+    }
+
+    /// C names for the locals of a part in the run function's access checks:
+    /// distinct from every other name there, the run function's temporaries too.
+    pub(super) fn check_locals(&self, part: &StencilPart) -> Vec<String> {
+        let mut scope = self.namer.clone();
+        part.locals.iter().map(|l| scope.fresh(&l.name)).collect()
+    }
+
+    /// C names for the locals of a part: the name as written where it is free,
+    /// suffixed where it is not (inlined functions may reuse names).
+    pub(super) fn part_locals(&self, part: &StencilPart) -> Vec<String> {
+        let mut scope = self.stencil_scope.clone();
+        part.locals.iter().map(|l| scope.fresh(&l.name)).collect()
+    }
 }
 
 /// `<program>_run`: the typed function that runs the iterate.
 pub(super) fn run_symbol(program: &Program) -> String {
-    format!("{}_run", prefix(program))
+    format!("{}_run", identifier(&program.name))
 }
 
 /// `<program>_entry`: the uniform entry point for the native executor.
 pub(super) fn entry_symbol(program: &Program) -> String {
-    format!("{}_entry", prefix(program))
+    format!("{}_entry", identifier(&program.name))
 }
 
 /// `<program>_summary`: the struct the run function fills.
 pub(super) fn summary_type(program: &Program) -> String {
-    format!("{}_summary", prefix(program))
-}
-
-/// The C variable holding one time level of a field: `a_t0`, `a_t1`, `u_tm1`.
-pub(super) fn level(program: &Program, field: FieldId, time: i32) -> String {
-    let name = &program.fields[field.0].name;
-    if time < 0 {
-        format!("{name}_tm{}", -time)
-    } else {
-        format!("{name}_t{time}")
-    }
-}
-
-/// The size of a grid along an axis (outermost axis 0): `g_n0`.
-pub(super) fn grid_size(program: &Program, grid: GridId, axis: usize) -> String {
-    format!("{}_n{axis}", program.grids[grid.0].name)
-}
-
-/// The element stride of a grid along an axis: `g_s0` (the innermost stride is 1).
-pub(super) fn grid_stride(program: &Program, grid: GridId, axis: usize) -> String {
-    format!("{}_s{axis}", program.grids[grid.0].name)
-}
-
-/// The linear index of the current point in a grid: `g_p`.
-pub(super) fn grid_point(program: &Program, grid: GridId) -> String {
-    format!("{}_p", program.grids[grid.0].name)
-}
-
-/// The loop variable of a spatial axis.
-pub(super) fn axis_var(axis: usize) -> String {
-    format!("i{axis}")
+    format!("{}_summary", identifier(&program.name))
 }
 
 /// The C spelling of a scalar type (`long` is 64-bit: LP64, as the IR says).
@@ -88,90 +266,6 @@ pub(super) fn zero(ty: ScalarType) -> &'static str {
     }
 }
 
-/// A C literal that reads back to exactly `value`, parenthesised when negative.
-pub(super) fn literal(value: Value) -> String {
-    match value {
-        Value::Int(i32::MIN) => "(-2147483647 - 1)".into(),
-        Value::Int(v) if v < 0 => format!("({v})"),
-        Value::Int(v) => format!("{v}"),
-        Value::Long(i64::MIN) => "(-9223372036854775807L - 1L)".into(),
-        Value::Long(v) if v < 0 => format!("({v}L)"),
-        Value::Long(v) => format!("{v}L"),
-        Value::Float(v) if v.is_nan() => "((float)NAN)".into(),
-        Value::Float(v) if v.is_infinite() => {
-            if v > 0.0 {
-                "HUGE_VALF".into()
-            } else {
-                "(-HUGE_VALF)".into()
-            }
-        }
-        // Rust's `{:?}` is the shortest text that rounds back to the same value,
-        // and C rounds a decimal literal correctly, so the value survives.
-        Value::Float(v) if v.is_sign_negative() => format!("({v:?}f)"),
-        Value::Float(v) => format!("{v:?}f"),
-        Value::Double(v) if v.is_nan() => "((double)NAN)".into(),
-        Value::Double(v) if v.is_infinite() => {
-            if v > 0.0 {
-                "HUGE_VAL".into()
-            } else {
-                "(-HUGE_VAL)".into()
-            }
-        }
-        Value::Double(v) if v.is_sign_negative() => format!("({v:?})"),
-        Value::Double(v) => format!("{v:?}"),
-    }
-}
-
-/// Every name the program declares at run-function scope, which locals must avoid.
-pub(super) fn program_names(program: &Program) -> HashSet<String> {
-    let mut taken: HashSet<String> = HashSet::new();
-    taken.extend(program.params.iter().map(|p| p.name.clone()));
-    taken.extend(program.constants.iter().map(|c| c.name.clone()));
-    for (g, grid) in program.grids.iter().enumerate() {
-        for axis in 0..grid.rank() {
-            taken.insert(grid_size(program, GridId(g), axis));
-            taken.insert(grid_stride(program, GridId(g), axis));
-        }
-        taken.insert(grid_point(program, GridId(g)));
-    }
-    for (f, field) in program.fields.iter().enumerate() {
-        for t in field.time_lo..=field.time_hi {
-            taken.insert(level(program, FieldId(f), t));
-        }
-    }
-    for axis in 0..3 {
-        taken.insert(axis_var(axis));
-        for bound in ["lo", "hi", "in_lo", "in_hi"] {
-            taken.insert(format!("{bound}{axis}"));
-        }
-    }
-    taken.extend(["value", "row", "partials", "point"].map(String::from));
-    taken
-}
-
-/// C names for the locals of a part: the name as written where it is unique,
-/// otherwise the name with the local's index (inlined functions may reuse names).
-pub(super) fn part_locals(part: &StencilPart, taken: &HashSet<String>) -> Vec<String> {
-    part.locals
-        .iter()
-        .enumerate()
-        .map(|(i, local)| {
-            let base = sanitize(&local.name);
-            let clashes = taken.contains(&base)
-                || part
-                    .locals
-                    .iter()
-                    .enumerate()
-                    .any(|(j, other)| j != i && sanitize(&other.name) == base);
-            if clashes {
-                format!("{base}_{i}")
-            } else {
-                base
-            }
-        })
-        .collect()
-}
-
 /// Locals used as `for` variables (declared by their loop, not at the point's top).
 pub(super) fn loop_variables(body: &[Stmt], out: &mut HashSet<usize>) {
     for stmt in body {
@@ -182,7 +276,8 @@ pub(super) fn loop_variables(body: &[Stmt], out: &mut HashSet<usize>) {
     }
 }
 
-/// Whether `text` holds `word` as a whole C identifier.
+/// Whether `text` holds `word` as a whole C identifier (used on the host's own
+/// source, to find what it declares).
 pub(super) fn mentions_word(text: &str, word: &str) -> bool {
     let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     text.match_indices(word).any(|(at, _)| {

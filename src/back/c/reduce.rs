@@ -15,8 +15,12 @@ use crate::ir::{ReduceOp, Reduction};
 impl Writer<'_> {
     /// `static int <prog>_<reduction>(..., T *result)`: evaluates the reduction over
     /// all its parts; returns 0, or 3 when the row partials cannot be allocated.
-    pub(super) fn reduction_function(&mut self, reduction: &Reduction) {
+    pub(super) fn reduction_function(&mut self, index: usize, reduction: &Reduction) {
         let program = self.program;
+        let n = std::rc::Rc::clone(&self.names);
+        let [value, row, rows, r, partials, point, result] =
+            ["value", "row", "rows", "r", "partials", "point", "result"].map(|role| n.temp(role));
+        let [i0, lo0, hi0] = ["i", "lo", "hi"].map(|role| n.axis_temp(role, 0));
         let uses = Uses::of_reduction(program, reduction);
         let ty = names::c_type(reduction.ty);
         let (line, _) = program.source.line_col(reduction.span.start as usize);
@@ -31,17 +35,13 @@ impl Writer<'_> {
         } else {
             format!("{signature}, ")
         };
-        let head = format!(
-            "static int {}_reduce_{}",
-            self.prefix,
-            names::sanitize(&reduction.name)
-        );
-        self.function_head(&head, &format!("{signature}{ty} *result"));
+        let head = format!("static int {}", n.reduce_function(index));
+        self.function_head(&head, &format!("{signature}{ty} *{result}"));
         self.open("{");
-        let body_start = self.out.len();
+        self.sizes_read.clear();
         self.strides(&uses);
-        let identity = names::literal(reduction.op.identity(reduction.ty));
-        self.line(&format!("{ty} value = {identity};"));
+        let identity = crate::kir::print::literal(reduction.op.identity(reduction.ty));
+        self.line(&format!("{ty} {value} = {identity};"));
         for part in &reduction.parts {
             self.source_comment(part.span);
             let reach = boundary::reach_of_expr(program, &part.value);
@@ -59,7 +59,7 @@ impl Writer<'_> {
                     reach: &reach,
                     grids: &grids,
                     omp: format!(
-                        "#pragma omp parallel for schedule(static) reduction({}: value)",
+                        "#pragma omp parallel for schedule(static) reduction({}: {value})",
                         if reduction.op == ReduceOp::Max { "max" } else { "min" }
                     ),
                     row_start: Vec::new(),
@@ -76,7 +76,7 @@ impl Writer<'_> {
                     omp: "/* 1-D: partials of 256 points folded in order, as the interpreter does */".into(),
                     row_start: Vec::new(),
                     row_end: Vec::new(),
-                    before: vec![format!("{ty} row = {identity};")],
+                    before: vec![format!("{ty} {row} = {identity};")],
                     after: Vec::new(),
                 },
                 ReduceOp::Sum | ReduceOp::Product => Nest {
@@ -84,23 +84,26 @@ impl Writer<'_> {
                     reach: &reach,
                     grids: &grids,
                     omp: "#pragma omp parallel for schedule(static)".into(),
-                    row_start: vec![format!("{ty} row = {identity};")],
-                    row_end: vec!["partials[i0 - lo0] = row;".into()],
+                    row_start: vec![format!("{ty} {row} = {identity};")],
+                    row_end: vec![format!("{partials}[{i0} - {lo0}] = {row};")],
                     before: vec![
-                        "const long rows = hi0 >= lo0 ? hi0 - lo0 + 1 : 0;".into(),
-                        format!("{ty} *partials = ({ty} *)malloc((size_t)(rows > 0 ? rows : 1) * sizeof({ty}));"),
-                        "if (partials == NULL) return 3;".into(),
+                        format!("const long {rows} = {hi0} >= {lo0} ? {hi0} - {lo0} + 1 : 0;"),
+                        format!("{ty} *{partials} = ({ty} *)malloc((size_t)({rows} > 0 ? {rows} : 1) * sizeof({ty}));"),
+                        format!("if ({partials} == NULL) return 3;"),
                     ],
                     after: vec![
                         "/* combine the rows in order: the same sum for any thread count */".into(),
-                        format!("for (long r = 0; r < rows; r++) {}", combine("value", "partials[r]")),
-                        "free(partials);".into(),
+                        format!(
+                            "for (long {r} = 0; {r} < {rows}; {r}++) {}",
+                            combine(&value, &format!("{partials}[{r}]"))
+                        ),
+                        format!("free({partials});"),
                     ],
                 },
             };
             let accumulator = match reduction.op {
-                ReduceOp::Max | ReduceOp::Min => "value",
-                ReduceOp::Sum | ReduceOp::Product => "row",
+                ReduceOp::Max | ReduceOp::Min => &value,
+                ReduceOp::Sum | ReduceOp::Product => &row,
             };
             let runs_of_256 = matches!(reduction.op, ReduceOp::Sum | ReduceOp::Product)
                 && part.subset.rank() == 1;
@@ -112,19 +115,21 @@ impl Writer<'_> {
                         locals: &[],
                     },
                 );
-                w.line(&format!("const {ty} point = {x};"));
-                w.line(&combine(accumulator, "point"));
+                w.line(&format!("const {ty} {point} = {x};"));
+                w.line(&combine(accumulator, &point));
                 if runs_of_256 {
-                    w.open("if ((i0 - lo0) % 256 == 255 || i0 == hi0) {");
-                    w.line(&combine("value", "row"));
-                    w.line(&format!("row = {identity};"));
+                    w.open(&format!(
+                        "if (({i0} - {lo0}) % 256 == 255 || {i0} == {hi0}) {{"
+                    ));
+                    w.line(&combine(&value, &row));
+                    w.line(&format!("{row} = {identity};"));
                     w.close("}");
                 }
             });
         }
-        self.line("*result = value;");
+        self.line(&format!("*{result} = {value};"));
+        self.mark_unused_sizes(&uses);
         self.line("return 0;");
-        self.mark_unused_sizes(body_start, &uses);
         self.close("}");
     }
 }

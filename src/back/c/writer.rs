@@ -2,11 +2,12 @@
 //! the run function with the iterate loop and time-level rotation, and the uniform
 //! entry point used by the native executor.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 use crate::back::c::boundary::{self, Helper};
 use crate::back::c::expr::{Access, Scope};
-use crate::back::c::names;
+use crate::back::c::names::{self, CNames};
 use crate::ir::{Expr, ExprKind, FieldId, GridId, Program, Stencil, Stmt, Table};
 use crate::source::Span;
 
@@ -40,18 +41,20 @@ pub(crate) enum Linkage {
 pub(crate) struct Writer<'a> {
     /// The program.
     pub(super) program: &'a Program,
-    /// Prefix of file-scope names.
-    pub(super) prefix: String,
     /// The text written so far (functions; the header is added by `finish`).
     pub(super) out: String,
     /// Current indentation depth (4 spaces each).
     pub(super) indent: usize,
     /// Boundary helpers the text uses.
     pub(super) helpers: BTreeSet<Helper>,
-    /// Names declared at program scope, which locals must not shadow.
-    pub(super) taken: HashSet<String>,
+    /// Every name of the program's C.
+    pub(super) names: Rc<CNames>,
     /// Whether the run function is `static`.
     pub(super) linkage: Linkage,
+    /// The grid sizes printed as values since the current function began.
+    pub(super) sizes_read: BTreeSet<(GridId, usize)>,
+    /// The grids whose point index was printed since the current point began.
+    pub(super) points_read: BTreeSet<GridId>,
 }
 
 /// Which parameters, constants, grid sizes and field levels a function needs.
@@ -141,14 +144,16 @@ impl Uses {
 impl<'a> Writer<'a> {
     /// A writer for `program`.
     pub(crate) fn new(program: &'a Program, linkage: Linkage) -> Writer<'a> {
+        let names = CNames::new(program);
         Writer {
             program,
-            prefix: names::prefix(program),
             out: String::new(),
             indent: 0,
             helpers: BTreeSet::new(),
-            taken: names::program_names(program),
+            names: Rc::new(names),
             linkage,
+            sizes_read: BTreeSet::new(),
+            points_read: BTreeSet::new(),
         }
     }
 
@@ -209,27 +214,38 @@ impl<'a> Writer<'a> {
         self.indent -= 1;
     }
 
-    /// Marks the grid sizes in `uses` that a function body (the text written
-    /// since `body_start`, just after its opening brace; called before its closing
-    /// brace) never reads as unused,
-    /// so that `-Wextra` stays quiet: every function takes all the sizes of the
-    /// grids it touches, but only border code needs the outermost one.
-    pub(super) fn mark_unused_sizes(&mut self, body_start: usize, uses: &Uses) {
+    /// The size of a grid along an axis, read as a value (recorded, so that
+    /// [`Writer::mark_unused_sizes`] knows it is used).
+    pub(super) fn read_size(&mut self, grid: GridId, axis: usize) -> String {
+        self.sizes_read.insert((grid, axis));
+        self.names.grid_size(grid, axis)
+    }
+
+    /// The linear index of the current point in a grid, read as a value
+    /// (recorded, so that the point loop declares it).
+    pub(super) fn read_point(&mut self, grid: GridId) -> String {
+        self.points_read.insert(grid);
+        self.names.grid_point(grid)
+    }
+
+    /// Marks the grid sizes in `uses` that the function body written since
+    /// `sizes_read` was last cleared never read as unused, so that `-Wextra`
+    /// stays quiet: every function takes all the sizes of the grids it touches,
+    /// but only border code needs the outermost one. Called last in the body.
+    pub(super) fn mark_unused_sizes(&mut self, uses: &Uses) {
         let p = self.program;
         let unused: Vec<String> = uses
             .grids
             .iter()
-            .flat_map(|&g| (0..p.grids[g].rank()).map(move |a| names::grid_size(p, GridId(g), a)))
-            .filter(|size| !names::mentions_word(&self.out[body_start..], size))
+            .flat_map(|&g| (0..p.grids[g].rank()).map(move |a| (GridId(g), a)))
+            .filter(|size| !self.sizes_read.contains(size))
+            .map(|(g, a)| format!("(void){};", self.names.grid_size(g, a)))
             .collect();
         if !unused.is_empty() {
-            let casts: Vec<String> = unused.iter().map(|n| format!("(void){n};")).collect();
-            let text = format!(
-                "{}{} /* only border code would read it */\n",
-                "    ".repeat(self.indent),
-                casts.join(" ")
-            );
-            self.out.insert_str(body_start, &text);
+            self.line(&format!(
+                "{} /* only border code would read it */",
+                unused.join(" ")
+            ));
         }
     }
 
@@ -260,21 +276,20 @@ impl<'a> Writer<'a> {
     pub(super) fn signature(&self, uses: &Uses) -> String {
         let p = self.program;
         let mut list: Vec<String> = Vec::new();
+        let n = &self.names;
         list.extend(
             uses.params
                 .iter()
-                .map(|&i| format!("{} {}", names::c_type(p.params[i].ty), p.params[i].name)),
+                .map(|&i| format!("{} {}", names::c_type(p.params[i].ty), n.param(i))),
         );
-        list.extend(uses.consts.iter().map(|&i| {
-            format!(
-                "{} {}",
-                names::c_type(p.constants[i].ty),
-                p.constants[i].name
-            )
-        }));
+        list.extend(
+            uses.consts
+                .iter()
+                .map(|&i| format!("{} {}", names::c_type(p.constants[i].ty), n.constant(i))),
+        );
         for &g in &uses.grids {
             for axis in 0..p.grids[g].rank() {
-                list.push(format!("long {}", names::grid_size(p, GridId(g), axis)));
+                list.push(format!("long {}", self.names.grid_size(GridId(g), axis)));
             }
         }
         for (&(f, t), &written) in &uses.levels {
@@ -282,7 +297,7 @@ impl<'a> Writer<'a> {
             let constness = if written { "" } else { "const " };
             list.push(format!(
                 "{constness}{ty} *SDSL_RESTRICT {}",
-                names::level(p, FieldId(f), t)
+                self.names.level(FieldId(f), t)
             ));
         }
         if list.is_empty() {
@@ -296,17 +311,17 @@ impl<'a> Writer<'a> {
     pub(super) fn arguments(&self, uses: &Uses) -> String {
         let p = self.program;
         let mut list: Vec<String> = Vec::new();
-        list.extend(uses.params.iter().map(|&i| p.params[i].name.clone()));
-        list.extend(uses.consts.iter().map(|&i| p.constants[i].name.clone()));
+        list.extend(uses.params.iter().map(|&i| self.names.param(i)));
+        list.extend(uses.consts.iter().map(|&i| self.names.constant(i)));
         for &g in &uses.grids {
             for axis in 0..p.grids[g].rank() {
-                list.push(names::grid_size(p, GridId(g), axis));
+                list.push(self.names.grid_size(GridId(g), axis));
             }
         }
         list.extend(
             uses.levels
                 .keys()
-                .map(|&(f, t)| names::level(p, FieldId(f), t)),
+                .map(|&(f, t)| self.names.level(FieldId(f), t)),
         );
         list.join(", ")
     }
@@ -323,29 +338,28 @@ impl<'a> Writer<'a> {
         let p = self.program;
         let rank = p.grids[grid.0].rank();
         for axis in (0..rank.saturating_sub(1)).rev() {
-            let n_next = names::grid_size(p, grid, axis + 1);
+            let n_next = self.read_size(grid, axis + 1);
             let value = if axis + 2 == rank {
                 n_next
             } else {
-                format!("{n_next} * {}", names::grid_stride(p, grid, axis + 1))
+                format!("{n_next} * {}", self.names.grid_stride(grid, axis + 1))
             };
             self.line(&format!(
                 "const long {} = {value};",
-                names::grid_stride(p, grid, axis)
+                self.names.grid_stride(grid, axis)
             ));
         }
     }
 
     /// `static const float <prog>_K[7][7] = {{...}, ...};`, one innermost row a line.
-    fn table(&mut self, table: &Table) {
+    fn table(&mut self, index: usize, table: &Table) {
         let (line, _) = self.program.source.line_col(table.span.start as usize);
         self.line(&format!("/* table {} (line {line}) */", table.name));
         let dims: String = table.shape.iter().map(|d| format!("[{d}]")).collect();
         self.open(&format!(
-            "static const {} {}_table_{}{dims} = {{",
+            "static const {} {}{dims} = {{",
             names::c_type(table.ty),
-            self.prefix,
-            table.name
+            self.names.table(index)
         ));
         self.table_rows(&table.shape, &table.values);
         self.close("};");
@@ -355,7 +369,7 @@ impl<'a> Writer<'a> {
     fn table_rows(&mut self, shape: &[usize], values: &[crate::ir::Value]) {
         let literals = |vs: &[crate::ir::Value]| {
             vs.iter()
-                .map(|v| names::literal(*v))
+                .map(|v| crate::kir::print::literal(*v))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -382,17 +396,17 @@ impl<'a> Writer<'a> {
         let p = self.program;
         self.line(&format!("/* ---- program {} ---- */", p.name));
         self.blank();
-        for table in &p.tables {
-            self.table(table);
+        for (index, table) in p.tables.iter().enumerate() {
+            self.table(index, table);
             self.blank();
         }
         if let Some(iterate) = &p.iterate {
-            for stencil in &iterate.stencils {
-                self.stencil_function(stencil);
+            for (index, stencil) in iterate.stencils.iter().enumerate() {
+                self.stencil_function(index, stencil);
                 self.blank();
             }
-            for reduction in &iterate.reductions {
-                self.reduction_function(reduction);
+            for (index, reduction) in iterate.reductions.iter().enumerate() {
+                self.reduction_function(index, reduction);
                 self.blank();
             }
         }
@@ -409,11 +423,11 @@ impl<'a> Writer<'a> {
         self.line("int stopped_by_check;");
         self.line("int reductions_evaluated;");
         if let Some(iterate) = &p.iterate {
-            for r in &iterate.reductions {
+            for (i, r) in iterate.reductions.iter().enumerate() {
                 self.line(&format!(
                     "{} {};",
                     names::c_type(r.ty),
-                    names::sanitize(&r.name)
+                    self.names.reduction(i)
                 ));
             }
         }
@@ -424,17 +438,20 @@ impl<'a> Writer<'a> {
     /// array of level pointers per field.
     pub(super) fn run_parameters(&self) -> String {
         let p = self.program;
+        let n = &self.names;
         let mut list: Vec<String> = p
             .params
             .iter()
-            .map(|q| format!("{} {}", names::c_type(q.ty), q.name))
+            .enumerate()
+            .map(|(i, q)| format!("{} {}", names::c_type(q.ty), n.param(i)))
             .collect();
         list.extend(
             p.fields
                 .iter()
-                .map(|f| format!("{} **{}", names::c_type(f.ty), f.name)),
+                .enumerate()
+                .map(|(i, f)| format!("{} **{}", names::c_type(f.ty), n.field(i))),
         );
-        list.push(format!("{} *summary", names::summary_type(p)));
+        list.push(format!("{} *{}", names::summary_type(p), n.temp("summary")));
         list.join(", ")
     }
 
@@ -445,20 +462,17 @@ impl<'a> Writer<'a> {
             access: Access::Interior,
             locals: &[],
         };
-        for c in &p.constants {
+        for (i, c) in p.constants.iter().enumerate() {
             let value = self.expr(&c.value, scope);
-            self.line(&format!(
-                "const {} {} = {value};",
-                names::c_type(c.ty),
-                c.name
-            ));
+            let name = self.names.constant(i);
+            self.line(&format!("const {} {name} = {value};", names::c_type(c.ty)));
         }
         for (g, grid) in p.grids.iter().enumerate() {
             for (axis, dim) in grid.dims.iter().enumerate() {
                 let value = self.expr(dim, scope);
                 self.line(&format!(
                     "const long {} = {value};",
-                    names::grid_size(p, GridId(g), axis)
+                    self.names.grid_size(GridId(g), axis)
                 ));
             }
         }
@@ -466,6 +480,7 @@ impl<'a> Writer<'a> {
 
     fn run_function(&mut self) {
         let p = self.program;
+        let n = Rc::clone(&self.names);
         let scope = Scope {
             access: Access::Interior,
             locals: &[],
@@ -475,6 +490,9 @@ impl<'a> Writer<'a> {
         } else {
             ""
         };
+        let summary = n.temp("summary");
+        let (iter, stop) = (n.temp("iter"), n.temp("stop"));
+        let (max_iters, check_every) = (n.temp("max_iters"), n.temp("check_every"));
         self.line(&format!(
             "/* Runs {}: each field argument is its array of time levels (oldest first),\n   left rotated as the iterate leaves them. Returns 0 on success; 1 for a check interval\n   below 1, 3 when out of memory, 4 when an access would leave its grid, 5 when a grid is\n   empty or too large to index (4 and 5 print a line on stderr and compute nothing). */",
             p.name
@@ -491,74 +509,69 @@ impl<'a> Writer<'a> {
                 self.line(&format!(
                     "{} *{} = {}[{}];",
                     names::c_type(field.ty),
-                    names::level(p, FieldId(f), t),
-                    field.name,
+                    n.level(FieldId(f), t),
+                    n.field(f),
                     field.level_of(t)
                 ));
             }
         }
-        self.line("summary->iterations = 0;");
-        self.line("summary->stopped_by_check = 0;");
-        self.line("summary->reductions_evaluated = 0;");
+        self.line(&format!("{summary}->iterations = 0;"));
+        self.line(&format!("{summary}->stopped_by_check = 0;"));
+        self.line(&format!("{summary}->reductions_evaluated = 0;"));
         if let Some(iterate) = &p.iterate {
-            for r in &iterate.reductions {
+            for (i, r) in iterate.reductions.iter().enumerate() {
                 let zero = names::zero(r.ty);
-                self.line(&format!(
-                    "{} {} = {zero};",
-                    names::c_type(r.ty),
-                    names::sanitize(&r.name)
-                ));
-                self.line(&format!("summary->{} = {zero};", names::sanitize(&r.name)));
+                let name = n.reduction(i);
+                self.line(&format!("{} {name} = {zero};", names::c_type(r.ty)));
+                self.line(&format!("{summary}->{name} = {zero};"));
             }
-            let max_iters = self.expr(&iterate.max_iters, scope);
-            self.line(&format!("const long max_iters = {max_iters};"));
+            let max = self.expr(&iterate.max_iters, scope);
+            self.line(&format!("const long {max_iters} = {max};"));
             if let Some(check) = &iterate.check {
                 let every = self.expr(&check.every, scope);
-                self.line(&format!("const long check_every = {every};"));
-                self.line("if (check_every < 1) return 1;");
+                self.line(&format!("const long {check_every} = {every};"));
+                self.line(&format!("if ({check_every} < 1) return 1;"));
             }
-            self.open("for (long iter = 1; iter <= max_iters; iter++) {");
+            self.open(&format!(
+                "for (long {iter} = 1; {iter} <= {max_iters}; {iter}++) {{"
+            ));
             if iterate.check.is_some() {
-                self.line("int stop = 0;");
+                self.line(&format!("int {stop} = 0;"));
             }
-            for stencil in &iterate.stencils {
+            for (index, stencil) in iterate.stencils.iter().enumerate() {
                 let uses = Uses::of_stencil(p, stencil);
-                self.line(&format!(
-                    "{}({});",
-                    self.stencil_symbol(stencil),
-                    self.arguments(&uses)
-                ));
+                self.line(&format!("{}({});", n.stencil(index), self.arguments(&uses)));
             }
             if !iterate.reductions.is_empty() || iterate.check.is_some() {
                 match &iterate.check {
-                    Some(_) => self.open("if (iter % check_every == 0) {"),
+                    Some(_) => self.open(&format!("if ({iter} % {check_every} == 0) {{")),
                     None => self.open("{"),
                 }
-                for r in &iterate.reductions {
+                for (i, r) in iterate.reductions.iter().enumerate() {
                     let uses = Uses::of_reduction(p, r);
-                    let name = names::sanitize(&r.name);
+                    let name = n.reduction(i);
                     let args = self.arguments(&uses);
                     let sep = if args.is_empty() { "" } else { ", " };
                     self.line(&format!(
-                        "if ({}_reduce_{name}({args}{sep}&{name}) != 0) return 3;",
-                        self.prefix
+                        "if ({}({args}{sep}&{name}) != 0) return 3;",
+                        n.reduce_function(i)
                     ));
-                    self.line(&format!("summary->{name} = {name};"));
+                    self.line(&format!("{summary}->{name} = {name};"));
                 }
                 if !iterate.reductions.is_empty() {
-                    self.line("summary->reductions_evaluated = 1;");
+                    self.line(&format!("{summary}->reductions_evaluated = 1;"));
                 }
                 if let Some(check) = &iterate.check {
                     let cond = self.expr(&check.cond, scope);
-                    self.line(&format!("stop = {cond} != 0;"));
+                    self.line(&format!("{stop} = {cond} != 0;"));
                 }
                 self.close("}");
             }
-            self.line("summary->iterations = iter;");
+            self.line(&format!("{summary}->iterations = {iter};"));
             self.rotation();
             if iterate.check.is_some() {
-                self.open("if (stop) {");
-                self.line("summary->stopped_by_check = 1;");
+                self.open(&format!("if ({stop}) {{"));
+                self.line(&format!("{summary}->stopped_by_check = 1;"));
                 self.line("break;");
                 self.close("}");
             }
@@ -568,9 +581,9 @@ impl<'a> Writer<'a> {
             for t in field.time_lo..=field.time_hi {
                 self.line(&format!(
                     "{}[{}] = {};",
-                    field.name,
+                    n.field(f),
                     field.level_of(t),
-                    names::level(p, FieldId(f), t)
+                    n.level(FieldId(f), t)
                 ));
             }
         }
@@ -581,17 +594,19 @@ impl<'a> Writer<'a> {
     /// Rotation by pointer swap: the level written as `[hi]` becomes `[hi-1]`.
     fn rotation(&mut self) {
         let p = self.program;
+        let n = Rc::clone(&self.names);
+        let oldest = n.temp("oldest");
         for (f, field) in p.fields.iter().enumerate() {
             if field.levels() < 2 {
                 continue;
             }
             let ty = names::c_type(field.ty);
-            let lv = |t: i32| names::level(p, FieldId(f), t);
-            let mut text = format!("{{ {ty} *oldest = {};", lv(field.time_lo));
+            let lv = |t: i32| n.level(FieldId(f), t);
+            let mut text = format!("{{ {ty} *{oldest} = {};", lv(field.time_lo));
             for t in field.time_lo..field.time_hi {
                 text.push_str(&format!(" {} = {};", lv(t), lv(t + 1)));
             }
-            text.push_str(&format!(" {} = oldest; }}", lv(field.time_hi)));
+            text.push_str(&format!(" {} = {oldest}; }}", lv(field.time_hi)));
             self.line(&format!(
                 "/* rotate {}: [{}] becomes [{}] */",
                 field.name,
@@ -605,14 +620,27 @@ impl<'a> Writer<'a> {
     /// The uniform entry point (see [`ENTRY_ABI`]).
     pub(crate) fn write_entry(&mut self) {
         let p = self.program;
+        let n = Rc::clone(&self.names);
+        let [params_f, params_i, levels, counts, reductions_f, reductions_i] = [
+            "params_f",
+            "params_i",
+            "levels",
+            "counts",
+            "reductions_f",
+            "reductions_i",
+        ]
+        .map(|role| n.temp(role));
+        let (summary, status) = (n.temp("summary"), n.temp("status"));
         self.blank();
         self.line(
             "/* Uniform entry point for stencilc's native executor (see back::c::ENTRY_ABI). */",
         );
         self.function_head(
             &format!("int {}", names::entry_symbol(p)),
-            "const double *params_f, const long *params_i, void **levels, long *counts, \
-             double *reductions_f, long *reductions_i",
+            &format!(
+                "const double *{params_f}, const long *{params_i}, void **{levels}, \
+                 long *{counts}, double *{reductions_f}, long *{reductions_i}"
+            ),
         );
         self.open("{");
         let mut base = 0;
@@ -622,60 +650,62 @@ impl<'a> Writer<'a> {
             .enumerate()
             .map(|(i, q)| {
                 let array = if q.ty.is_float() {
-                    "params_f"
+                    &params_f
                 } else {
-                    "params_i"
+                    &params_i
                 };
                 format!("({}){array}[{i}]", names::c_type(q.ty))
             })
             .collect();
-        for field in &p.fields {
+        for (f, field) in p.fields.iter().enumerate() {
             let ty = names::c_type(field.ty);
             let pointers: Vec<String> = (0..field.levels())
-                .map(|l| format!("({ty} *)levels[{}]", base + l))
+                .map(|l| format!("({ty} *){levels}[{}]", base + l))
                 .collect();
             self.line(&format!(
                 "{ty} *{}[{}] = {{ {} }};",
-                field.name,
+                n.field(f),
                 field.levels(),
                 pointers.join(", ")
             ));
-            args.push(field.name.clone());
+            args.push(n.field(f));
             base += field.levels();
         }
-        self.line(&format!("{} summary;", names::summary_type(p)));
-        args.push("&summary".into());
+        self.line(&format!("{} {summary};", names::summary_type(p)));
+        args.push(format!("&{summary}"));
         self.line(&format!(
-            "int status = {}({});",
+            "int {status} = {}({});",
             names::run_symbol(p),
             args.join(", ")
         ));
         let mut base = 0;
-        for field in &p.fields {
+        for (f, field) in p.fields.iter().enumerate() {
             for l in 0..field.levels() {
-                self.line(&format!("levels[{}] = {}[{l}];", base + l, field.name));
+                self.line(&format!("{levels}[{}] = {}[{l}];", base + l, n.field(f)));
             }
             base += field.levels();
         }
-        self.line("counts[0] = summary.iterations;");
-        self.line("counts[1] = summary.stopped_by_check;");
-        self.line("counts[2] = summary.reductions_evaluated;");
+        self.line(&format!("{counts}[0] = {summary}.iterations;"));
+        self.line(&format!("{counts}[1] = {summary}.stopped_by_check;"));
+        self.line(&format!("{counts}[2] = {summary}.reductions_evaluated;"));
         if let Some(iterate) = &p.iterate {
             for (i, r) in iterate.reductions.iter().enumerate() {
                 let array = if r.ty.is_float() {
-                    "reductions_f"
+                    &reductions_f
                 } else {
-                    "reductions_i"
+                    &reductions_i
                 };
                 let cast = if r.ty.is_float() { "double" } else { "long" };
                 self.line(&format!(
-                    "{array}[{i}] = ({cast})summary.{};",
-                    names::sanitize(&r.name)
+                    "{array}[{i}] = ({cast}){summary}.{};",
+                    n.reduction(i)
                 ));
             }
         }
-        self.line("(void)params_f; (void)params_i; (void)reductions_f; (void)reductions_i;");
-        self.line("return status;");
+        self.line(&format!(
+            "(void){params_f}; (void){params_i}; (void){reductions_f}; (void){reductions_i};"
+        ));
+        self.line(&format!("return {status};"));
         self.close("}");
     }
 

@@ -33,13 +33,12 @@ impl Dialect for Cuda {
         )
     }
 
-    fn param(&self, param: &KParam) -> String {
+    fn param(&self, param: &KParam, name: &str) -> String {
+        let ty = param.ty.name();
         match param.kind {
-            ParamKind::Scalar => format!("const {} {}", param.ty.name(), param.name),
-            ParamKind::ReadOnlyBuffer => {
-                format!("const {}* __restrict__ {}", param.ty.name(), param.name)
-            }
-            ParamKind::Buffer => format!("{}* __restrict__ {}", param.ty.name(), param.name),
+            ParamKind::Scalar => format!("const {ty} {name}"),
+            ParamKind::ReadOnlyBuffer => format!("const {ty}* __restrict__ {name}"),
+            ParamKind::Buffer => format!("{ty}* __restrict__ {name}"),
         }
     }
 

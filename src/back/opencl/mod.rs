@@ -34,17 +34,12 @@ impl Dialect for OpenCl {
         )
     }
 
-    fn param(&self, param: &KParam) -> String {
+    fn param(&self, param: &KParam, name: &str) -> String {
+        let ty = param.ty.name();
         match param.kind {
-            ParamKind::Scalar => format!("const {} {}", param.ty.name(), param.name),
-            ParamKind::ReadOnlyBuffer => {
-                format!(
-                    "__global const {}* restrict {}",
-                    param.ty.name(),
-                    param.name
-                )
-            }
-            ParamKind::Buffer => format!("__global {}* restrict {}", param.ty.name(), param.name),
+            ParamKind::Scalar => format!("const {ty} {name}"),
+            ParamKind::ReadOnlyBuffer => format!("__global const {ty}* restrict {name}"),
+            ParamKind::Buffer => format!("__global {ty}* restrict {name}"),
         }
     }
 

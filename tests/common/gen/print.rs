@@ -380,7 +380,7 @@ impl GenProgram {
                 .params
                 .iter()
                 .map(|p| {
-                    let v = match p.name.as_str() {
+                    let v = match self.generator_name(&p.name) {
                         "alpha" => self.alpha,
                         "k" => self.shift() as f64,
                         name => self.sizes[name[1..].parse::<usize>().expect("size param")] as f64,
@@ -425,7 +425,7 @@ impl GenProgram {
 
     /// Parses the printed program; panics with the text when the front-end refuses it.
     pub fn parse(&self) -> (String, Program) {
-        let text = self.to_string();
+        let text = self.renamed(&self.to_string());
         match stencilc::front::parse_program(SourceFile::new("generated.sdsl", text.clone()))
             .and_then(stencilc::analysis::checked)
         {
@@ -440,7 +440,81 @@ impl GenProgram {
         if self.table.is_some() {
             names.push("K".into());
         }
-        names
+        names.iter().map(|n| self.rename(n).to_string()).collect()
+    }
+
+    /// The generator's names and the reserved words (of C, C++, OpenCL C, CUDA)
+    /// and generated-code names that replace them in every other program: the
+    /// back-ends must name their output around any of them.
+    fn renames(&self) -> &'static [(&'static str, &'static str)] {
+        const RESERVED: &[(&str, &str)] = &[
+            ("f0", "scratch"),
+            ("f1", "kernel"),
+            ("f2", "local"),
+            ("f3", "a_tile"),
+            ("n0", "short"),
+            ("n1", "g_n0"),
+            ("n2", "restrict"),
+            ("alpha", "threadIdx"),
+            ("c0", "global"),
+            ("c1", "private"),
+            ("c2", "half"),
+            ("c3", "signed"),
+            ("K", "int4"),
+            ("g", "constant"),
+            ("s0", "tid"),
+            ("s1", "blockDim"),
+            ("s2", "get_global_id"),
+            ("r0", "partials"),
+            ("r1", "__syncthreads"),
+            ("t0", "value"),
+            ("t1", "float2"),
+            ("t2", "iter"),
+            ("t3", "size_x"),
+        ];
+        if self.iterations % 2 == 1 {
+            RESERVED
+        } else {
+            &[]
+        }
+    }
+
+    /// The name `name` of the generator has in the printed program.
+    fn rename<'n>(&self, name: &'n str) -> &'n str {
+        match self.renames().iter().find(|(from, _)| *from == name) {
+            Some((_, to)) => to,
+            None => name,
+        }
+    }
+
+    /// The generator's name of a name of the printed program.
+    fn generator_name<'n>(&self, name: &'n str) -> &'n str {
+        match self.renames().iter().find(|(_, to)| *to == name) {
+            Some((from, _)) => from,
+            None => name,
+        }
+    }
+
+    /// `text` with every identifier renamed by [`GenProgram::rename`].
+    fn renamed(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut word = String::new();
+        for c in text.chars().chain(std::iter::once('\n')) {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                word.push(c);
+                continue;
+            }
+            // A number (`1.5f`, `0x1`) is not an identifier.
+            if word.starts_with(|d: char| d.is_ascii_digit()) {
+                out.push_str(&word);
+            } else {
+                out.push_str(self.rename(&word));
+            }
+            word.clear();
+            out.push(c);
+        }
+        out.pop();
+        out
     }
 
     fn write_part(

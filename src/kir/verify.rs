@@ -1,0 +1,850 @@
+//! The kernel IR verifier: what every module lowering produces must satisfy,
+//! checked after lowering in debug builds and in the tests.
+//!
+//! - every variable is in its kernel's table, declared once, declared (or a
+//!   parameter, or a loop variable) before it is used, and used as what it is:
+//!   scalars as values, arrays through loads and stores in their own space;
+//! - every value has the type of what receives it, every index is an `int`;
+//! - no store to a read-only buffer, no assignment to a parameter;
+//! - no barrier under control flow that differs between the threads of a block
+//!   (a condition or loop bound that depends on the thread index);
+//! - shared arrays take one index per dimension, and an index whose range is
+//!   provable (from the block shape, constant loop bounds and `tid < c` guards)
+//!   stays inside the array;
+//! - constant tables exist in the module; kernel names are unique.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::ir::{BinaryOp, ScalarType, UnaryOp, Value};
+use crate::kir::{
+    helpers::WrapOp, Builtin, Helper, KExpr, KStmt, Kernel, Module, Origin, ParamKind, SharedArray,
+    Space, Var,
+};
+
+/// Checks `module`; the error lists every violation found, one a line, each
+/// naming its kernel.
+pub fn verify(module: &Module) -> Result<(), Vec<String>> {
+    let mut errors = Vec::new();
+    let mut kernel_names = HashSet::new();
+    for kernel in &module.kernels {
+        if !kernel_names.insert(kernel.name.as_str()) {
+            errors.push(format!("two kernels are named `{}`", kernel.name));
+        }
+        let mut checker = Checker {
+            module,
+            kernel,
+            errors: Vec::new(),
+            declared: HashSet::new(),
+        };
+        checker.kernel();
+        errors.extend(
+            checker
+                .errors
+                .into_iter()
+                .map(|e| format!("kernel `{}`: {e}", kernel.name)),
+        );
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// An inclusive range of integer values, where one is provable.
+type Range = Option<(i64, i64)>;
+
+/// What is known about the variables in scope at a point of the body.
+#[derive(Clone, Default)]
+struct Scope {
+    /// Variables usable here.
+    visible: HashSet<Var>,
+    /// Variables whose value may differ between the threads of a block.
+    varying: HashSet<Var>,
+    /// Provable value ranges of `int` variables.
+    ranges: HashMap<Var, (i64, i64)>,
+}
+
+struct Checker<'a> {
+    module: &'a Module,
+    kernel: &'a Kernel,
+    errors: Vec<String>,
+    /// Variables declared so far (each may be declared once).
+    declared: HashSet<Var>,
+}
+
+impl Checker<'_> {
+    fn hint(&self, var: Var) -> String {
+        match self.kernel.vars.decls.get(var.0 as usize) {
+            Some(decl) => format!("`{}` (#{})", decl.hint, var.0),
+            None => format!("#{}", var.0),
+        }
+    }
+
+    fn exists(&mut self, var: Var) -> bool {
+        if (var.0 as usize) < self.kernel.vars.decls.len() {
+            true
+        } else {
+            self.errors
+                .push(format!("variable #{} is not in the kernel's table", var.0));
+            false
+        }
+    }
+
+    fn kernel(&mut self) {
+        let kernel = self.kernel;
+        let mut scope = Scope::default();
+        for param in &kernel.params {
+            if !self.exists(param.var) {
+                continue;
+            }
+            let decl = kernel.vars.decl(param.var);
+            let space = match param.kind {
+                ParamKind::Scalar => Space::Private,
+                ParamKind::Buffer | ParamKind::ReadOnlyBuffer => Space::Global,
+            };
+            if decl.space != space || decl.ty != param.ty {
+                self.errors.push(format!(
+                    "parameter {} is declared {:?} {} but passed as {:?} {}",
+                    self.hint(param.var),
+                    decl.space,
+                    decl.ty.name(),
+                    param.kind,
+                    param.ty.name()
+                ));
+            }
+            if !self.declared.insert(param.var) {
+                self.errors
+                    .push(format!("{} is a parameter twice", self.hint(param.var)));
+            }
+            scope.visible.insert(param.var);
+        }
+        for array in &kernel.shared {
+            if !self.exists(array.var) {
+                continue;
+            }
+            let decl = kernel.vars.decl(array.var);
+            if decl.space != Space::Shared || decl.ty != array.ty {
+                self.errors.push(format!(
+                    "shared array {} is declared in {:?} memory",
+                    self.hint(array.var),
+                    decl.space
+                ));
+            }
+            if !self.declared.insert(array.var) {
+                self.errors
+                    .push(format!("{} is declared twice", self.hint(array.var)));
+            }
+            scope.visible.insert(array.var);
+        }
+        for (i, decl) in kernel.vars.decls.iter().enumerate() {
+            if let Origin::Table(t) = decl.origin {
+                match self.module.constants.get(t) {
+                    Some(table)
+                        if table.ty == decl.ty
+                            && decl.space
+                                == if table.global {
+                                    Space::Global
+                                } else {
+                                    Space::Constant
+                                } =>
+                    {
+                        scope.visible.insert(Var(i as u32));
+                    }
+                    _ => self.errors.push(format!(
+                        "{} refers to constant table {t}, which the module lacks or types otherwise",
+                        self.hint(Var(i as u32))
+                    )),
+                }
+            }
+        }
+        self.block(&kernel.body, &mut scope, false);
+    }
+
+    fn block(&mut self, body: &[KStmt], scope: &mut Scope, divergent: bool) {
+        for stmt in body {
+            self.stmt(stmt, scope, divergent);
+        }
+    }
+
+    fn stmt(&mut self, stmt: &KStmt, scope: &mut Scope, divergent: bool) {
+        match stmt {
+            KStmt::Decl { var, init } => {
+                let ty = self.expr(init, scope);
+                if !self.exists(*var) {
+                    return;
+                }
+                let decl = self.kernel.vars.decl(*var);
+                if decl.space != Space::Private {
+                    self.errors.push(format!(
+                        "{} is declared as a scalar but lives in {:?} memory",
+                        self.hint(*var),
+                        decl.space
+                    ));
+                }
+                self.expect_type(
+                    ty,
+                    decl.ty,
+                    &format!("the initial value of {}", self.hint(*var)),
+                );
+                if !self.declared.insert(*var) {
+                    self.errors
+                        .push(format!("{} is declared twice", self.hint(*var)));
+                }
+                if self.varies(init, scope) {
+                    scope.varying.insert(*var);
+                }
+                if let Some(range) = self.range(init, scope) {
+                    scope.ranges.insert(*var, range);
+                }
+                scope.visible.insert(*var);
+            }
+            KStmt::Assign { var, value } => {
+                let ty = self.expr(value, scope);
+                if !self.exists(*var) {
+                    return;
+                }
+                self.use_scalar(*var, scope);
+                if self.kernel.params.iter().any(|p| p.var == *var) {
+                    self.errors
+                        .push(format!("assignment to parameter {}", self.hint(*var)));
+                }
+                let decl_ty = self.kernel.vars.decl(*var).ty;
+                self.expect_type(
+                    ty,
+                    decl_ty,
+                    &format!("the value assigned to {}", self.hint(*var)),
+                );
+                if divergent || self.varies(value, scope) {
+                    scope.varying.insert(*var);
+                }
+                scope.ranges.remove(var);
+            }
+            KStmt::Store {
+                space,
+                array,
+                index,
+                value,
+            } => {
+                let ty = self.expr(value, scope);
+                if *space == Space::Constant || *space == Space::Private {
+                    self.errors.push(format!("a store into {:?} memory", space));
+                }
+                if self.exists(*array)
+                    && matches!(self.kernel.vars.decl(*array).origin, Origin::Table(_))
+                {
+                    self.errors
+                        .push(format!("a store into table {}", self.hint(*array)));
+                }
+                if let Some(elem) = self.array(*space, *array, index, scope) {
+                    self.expect_type(
+                        ty,
+                        elem,
+                        &format!("the value stored into {}", self.hint(*array)),
+                    );
+                }
+                let read_only = self
+                    .kernel
+                    .params
+                    .iter()
+                    .any(|p| p.var == *array && p.kind == ParamKind::ReadOnlyBuffer);
+                if read_only {
+                    self.errors.push(format!(
+                        "a store into read-only buffer {}",
+                        self.hint(*array)
+                    ));
+                }
+            }
+            KStmt::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => {
+                for bound in [start, end, step] {
+                    let ty = self.expr(bound, scope);
+                    self.expect_type(ty, ScalarType::Int, "a loop bound");
+                }
+                if !self.exists(*var) {
+                    return;
+                }
+                let decl = self.kernel.vars.decl(*var);
+                if decl.ty != ScalarType::Int || decl.space != Space::Private {
+                    self.errors.push(format!(
+                        "loop variable {} is not a private int",
+                        self.hint(*var)
+                    ));
+                }
+                if !self.declared.insert(*var) {
+                    self.errors
+                        .push(format!("{} is declared twice", self.hint(*var)));
+                }
+                let bounds_vary = self.varies(start, scope)
+                    || self.varies(end, scope)
+                    || self.varies(step, scope);
+                let mut inner = scope.clone();
+                inner.visible.insert(*var);
+                if bounds_vary {
+                    inner.varying.insert(*var);
+                }
+                let first = self.range(start, scope);
+                let last = self.range(end, scope);
+                let positive = matches!(self.range(step, scope), Some((lo, _)) if lo > 0);
+                if let (Some((lo, _)), Some((_, hi)), true) = (first, last, positive) {
+                    inner.ranges.insert(*var, (lo, hi - 1));
+                }
+                self.block(body, &mut inner, divergent || bounds_vary);
+            }
+            KStmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let ty = self.expr(cond, scope);
+                self.expect_type(ty, ScalarType::Int, "a condition");
+                let inner_divergent = divergent || self.varies(cond, scope);
+                let mut then_scope = scope.clone();
+                refine(cond, &mut then_scope);
+                self.block(then, &mut then_scope, inner_divergent);
+                let mut else_scope = scope.clone();
+                self.block(otherwise, &mut else_scope, inner_divergent);
+                // Variables assigned under a thread-dependent condition vary.
+                for s in [&then_scope, &else_scope] {
+                    for v in &s.varying {
+                        if scope.visible.contains(v) {
+                            scope.varying.insert(*v);
+                        }
+                    }
+                    scope
+                        .ranges
+                        .retain(|v, r| s.ranges.get(v) == Some(r) || !s.visible.contains(v));
+                }
+            }
+            KStmt::Block(body) => {
+                let mut inner = scope.clone();
+                self.block(body, &mut inner, divergent);
+                for v in &inner.varying {
+                    if scope.visible.contains(v) {
+                        scope.varying.insert(*v);
+                    }
+                }
+            }
+            KStmt::Barrier => {
+                if divergent {
+                    self.errors.push(
+                        "a barrier under control flow that depends on the thread index \
+                         (threads that skip it deadlock the block)"
+                            .to_string(),
+                    );
+                }
+            }
+            KStmt::Comment(_) => {}
+        }
+    }
+
+    fn expect_type(&mut self, got: Option<ScalarType>, want: ScalarType, what: &str) {
+        if let Some(got) = got {
+            if got != want {
+                self.errors.push(format!(
+                    "{} is a {} where a {} is expected",
+                    what,
+                    got.name(),
+                    want.name()
+                ));
+            }
+        }
+    }
+
+    /// A use of a scalar variable: visible and private.
+    fn use_scalar(&mut self, var: Var, scope: &Scope) {
+        if !scope.visible.contains(&var) {
+            self.errors
+                .push(format!("{} is used before it is declared", self.hint(var)));
+        }
+        let space = self.kernel.vars.decl(var).space;
+        if space != Space::Private {
+            self.errors.push(format!(
+                "{} is an array in {:?} memory, used as a scalar",
+                self.hint(var),
+                space
+            ));
+        }
+    }
+
+    /// Checks an array access; returns the element type.
+    fn array(
+        &mut self,
+        space: Space,
+        array: Var,
+        index: &[KExpr],
+        scope: &Scope,
+    ) -> Option<ScalarType> {
+        for i in index {
+            let ty = self.expr(i, scope);
+            self.expect_type(
+                ty,
+                ScalarType::Int,
+                &format!("an index of {}", self.hint(array)),
+            );
+        }
+        if !self.exists(array) {
+            return None;
+        }
+        let decl = self.kernel.vars.decl(array);
+        if !scope.visible.contains(&array) {
+            self.errors.push(format!(
+                "{} is used before it is declared",
+                self.hint(array)
+            ));
+        }
+        if decl.space != space {
+            self.errors.push(format!(
+                "{} lives in {:?} memory but is accessed as {:?}",
+                self.hint(array),
+                decl.space,
+                space
+            ));
+        }
+        match space {
+            Space::Shared => {
+                let shared: Option<&SharedArray> =
+                    self.kernel.shared.iter().find(|s| s.var == array);
+                if let Some(shared) = shared {
+                    if shared.dims.len() != index.len() {
+                        self.errors.push(format!(
+                            "{} has {} dimensions but takes {} indices",
+                            self.hint(array),
+                            shared.dims.len(),
+                            index.len()
+                        ));
+                    }
+                    for (d, (i, extent)) in index.iter().zip(&shared.dims).enumerate() {
+                        if let Some((lo, hi)) = self.range(i, scope) {
+                            if lo < 0 || hi >= *extent as i64 {
+                                self.errors.push(format!(
+                                    "index {d} of {} ranges over {lo}..={hi}, outside 0..{extent}",
+                                    self.hint(array)
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+            Space::Global | Space::Constant if index.len() != 1 => self.errors.push(format!(
+                "{} takes one flat index, not {}",
+                self.hint(array),
+                index.len()
+            )),
+            _ => {}
+        }
+        Some(decl.ty)
+    }
+
+    /// Checks an expression; returns its type where it is well-typed.
+    fn expr(&mut self, e: &KExpr, scope: &Scope) -> Option<ScalarType> {
+        match e {
+            KExpr::Lit(v) => Some(v.ty()),
+            KExpr::Var(var) => {
+                if !self.exists(*var) {
+                    return None;
+                }
+                self.use_scalar(*var, scope);
+                Some(self.kernel.vars.decl(*var).ty)
+            }
+            KExpr::Builtin(_) => Some(ScalarType::Int),
+            KExpr::Load {
+                space,
+                array,
+                index,
+            } => self.array(*space, *array, index, scope),
+            KExpr::Unary(UnaryOp::Neg, a) => self.expr(a, scope),
+            KExpr::Unary(UnaryOp::Not, a) => {
+                self.expr(a, scope);
+                Some(ScalarType::Int)
+            }
+            KExpr::Binary(op, a, b) => {
+                let ta = self.expr(a, scope)?;
+                let tb = self.expr(b, scope)?;
+                match op {
+                    BinaryOp::And | BinaryOp::Or => Some(ScalarType::Int),
+                    _ if ta != tb => {
+                        self.errors.push(format!(
+                            "`{}` between a {} and a {} (conversions are explicit)",
+                            op.symbol(),
+                            ta.name(),
+                            tb.name()
+                        ));
+                        None
+                    }
+                    BinaryOp::Eq
+                    | BinaryOp::Ne
+                    | BinaryOp::Lt
+                    | BinaryOp::Le
+                    | BinaryOp::Gt
+                    | BinaryOp::Ge => Some(ScalarType::Int),
+                    _ => Some(ta),
+                }
+            }
+            KExpr::Select(c, a, b) => {
+                self.expr(c, scope);
+                let ta = self.expr(a, scope)?;
+                let tb = self.expr(b, scope)?;
+                if ta != tb {
+                    self.errors.push(format!(
+                        "a select between a {} and a {}",
+                        ta.name(),
+                        tb.name()
+                    ));
+                    return None;
+                }
+                Some(ta)
+            }
+            KExpr::Call { args, .. } => {
+                let types: Vec<Option<ScalarType>> =
+                    args.iter().map(|a| self.expr(a, scope)).collect();
+                types.first().copied().flatten()
+            }
+            KExpr::Helper(helper, args) => {
+                let (params, result) = gpu_signature(*helper);
+                if args.len() != params.len() {
+                    self.errors.push(format!(
+                        "{} takes {} arguments, not {}",
+                        helper.name(),
+                        params.len(),
+                        args.len()
+                    ));
+                }
+                for (i, (a, want)) in args.iter().zip(&params).enumerate() {
+                    let got = self.expr(a, scope);
+                    let what = format!("argument {i} of {}", helper.name());
+                    match (got, want) {
+                        // A `long` parameter takes an `int` unchanged.
+                        (Some(ScalarType::Int), ScalarType::Long) => {}
+                        _ => self.expect_type(got, *want, &what),
+                    }
+                }
+                Some(result)
+            }
+            KExpr::Cast(ty, a) => {
+                self.expr(a, scope);
+                Some(*ty)
+            }
+            KExpr::ShuffleDown(a, _) => self.expr(a, scope),
+        }
+    }
+
+    /// Whether `e` may differ between the threads of one block.
+    fn varies(&self, e: &KExpr, scope: &Scope) -> bool {
+        let mut varies = false;
+        e.visit(&mut |node| match node {
+            KExpr::Builtin(Builtin::ThreadIdx(_)) | KExpr::ShuffleDown(..) => varies = true,
+            KExpr::Var(v) | KExpr::Load { array: v, .. } if scope.varying.contains(v) => {
+                varies = true
+            }
+            _ => {}
+        });
+        varies
+    }
+
+    /// The values an `int` expression provably takes.
+    fn range(&self, e: &KExpr, scope: &Scope) -> Range {
+        match e {
+            KExpr::Lit(Value::Int(v)) => Some((*v as i64, *v as i64)),
+            KExpr::Var(v) => scope.ranges.get(v).copied(),
+            KExpr::Builtin(Builtin::ThreadIdx(d)) => {
+                let n = *self.kernel.block.get(*d as usize)? as i64;
+                Some((0, n - 1))
+            }
+            KExpr::Binary(op, a, b) => {
+                let (alo, ahi) = self.range(a, scope)?;
+                let (blo, bhi) = self.range(b, scope)?;
+                match op {
+                    BinaryOp::Add => Some((alo.checked_add(blo)?, ahi.checked_add(bhi)?)),
+                    BinaryOp::Sub => Some((alo.checked_sub(bhi)?, ahi.checked_sub(blo)?)),
+                    BinaryOp::Mul => {
+                        let products = [
+                            alo.checked_mul(blo)?,
+                            alo.checked_mul(bhi)?,
+                            ahi.checked_mul(blo)?,
+                            ahi.checked_mul(bhi)?,
+                        ];
+                        Some((*products.iter().min()?, *products.iter().max()?))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Narrows the ranges of the then-branch of `if (cond)`: `v < c`, `v <= c` and
+/// conjunctions of them.
+fn refine(cond: &KExpr, scope: &mut Scope) {
+    if let KExpr::Binary(op, a, b) = cond {
+        match (op, &**a, &**b) {
+            (BinaryOp::And, _, _) => {
+                refine(a, scope);
+                refine(b, scope);
+            }
+            (BinaryOp::Lt | BinaryOp::Le, KExpr::Var(v), KExpr::Lit(Value::Int(c))) => {
+                let limit = if *op == BinaryOp::Lt {
+                    *c as i64 - 1
+                } else {
+                    *c as i64
+                };
+                if let Some((lo, hi)) = scope.ranges.get(v).copied() {
+                    scope.ranges.insert(*v, (lo, hi.min(limit)));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A helper's parameter types and result type as the GPU kernels define it
+/// (indices and extents `int`, see [`crate::kir::helpers::Spelling`]).
+fn gpu_signature(helper: Helper) -> (Vec<ScalarType>, ScalarType) {
+    use ScalarType::{Int, Long};
+    match helper {
+        Helper::MinMax => (vec![Long, Long], Long),
+        Helper::Clamp | Helper::Mirror | Helper::Periodic | Helper::Inside => {
+            (vec![Long, Int], Int)
+        }
+        Helper::Div(ty) | Helper::Rem(ty) => (vec![ty, ty], ty),
+        Helper::FloatToInt { from, to } => (vec![from], to),
+        Helper::Wrapping(WrapOp::Neg, ty) => (vec![ty], ty),
+        Helper::Wrapping(_, ty) => (vec![ty, ty], ty),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kir::{ConstArray, KParam, Vars};
+
+    /// A one-kernel module: a block of 64 threads, a buffer parameter and a
+    /// shared array of 64 floats.
+    fn module(body: impl FnOnce(&mut Vars, Var, Var) -> Vec<KStmt>) -> Module {
+        let mut vars = Vars::default();
+        let out = vars.add("out", ScalarType::Float, Space::Global, Origin::Program);
+        let tile = vars.add("tile", ScalarType::Float, Space::Shared, Origin::Generated);
+        let body = body(&mut vars, out, tile);
+        Module {
+            name: "test".into(),
+            constants: Vec::new(),
+            kernels: vec![Kernel {
+                name: "k".into(),
+                block: [64, 1, 1],
+                vars,
+                params: vec![KParam {
+                    var: out,
+                    ty: ScalarType::Float,
+                    kind: ParamKind::Buffer,
+                }],
+                shared: vec![SharedArray {
+                    var: tile,
+                    ty: ScalarType::Float,
+                    dims: vec![64],
+                }],
+                body,
+                uses_double: false,
+            }],
+        }
+    }
+
+    fn tid_decl(vars: &mut Vars) -> (Var, KStmt) {
+        let tid = vars.temp_int("tid");
+        let decl = KStmt::Decl {
+            var: tid,
+            init: KExpr::Builtin(Builtin::ThreadIdx(0)),
+        };
+        (tid, decl)
+    }
+
+    fn store(space: Space, array: Var, index: KExpr) -> KStmt {
+        KStmt::Store {
+            space,
+            array,
+            index: vec![index],
+            value: KExpr::Lit(Value::Float(1.0)),
+        }
+    }
+
+    fn errors(module: &Module) -> String {
+        verify(module).err().unwrap_or_default().join("\n")
+    }
+
+    #[test]
+    fn a_correct_kernel_passes() {
+        let m = module(|vars, out, tile| {
+            let (tid, decl) = tid_decl(vars);
+            vec![
+                decl,
+                store(Space::Shared, tile, KExpr::var(tid)),
+                KStmt::Barrier,
+                KStmt::If {
+                    cond: KExpr::bin(BinaryOp::Lt, KExpr::var(tid), KExpr::int(32)),
+                    then: vec![store(
+                        Space::Shared,
+                        tile,
+                        KExpr::plus(KExpr::var(tid), KExpr::int(32)),
+                    )],
+                    otherwise: vec![],
+                },
+                store(Space::Global, out, KExpr::var(tid)),
+            ]
+        });
+        assert_eq!(verify(&m), Ok(()));
+    }
+
+    #[test]
+    fn use_before_declaration_is_caught() {
+        let m = module(|vars, out, _| {
+            let (tid, decl) = tid_decl(vars);
+            vec![store(Space::Global, out, KExpr::var(tid)), decl]
+        });
+        assert!(
+            errors(&m).contains("used before it is declared"),
+            "{}",
+            errors(&m)
+        );
+    }
+
+    #[test]
+    fn wrong_types_are_caught() {
+        let m = module(|vars, out, _| {
+            let x = vars.add("x", ScalarType::Int, Space::Private, Origin::Program);
+            vec![
+                KStmt::Decl {
+                    var: x,
+                    init: KExpr::Lit(Value::Double(1.0)),
+                },
+                store(Space::Global, out, KExpr::Lit(Value::Long(0))),
+            ]
+        });
+        let e = errors(&m);
+        assert!(
+            e.contains("the initial value of `x` (#2) is a double"),
+            "{e}"
+        );
+        assert!(e.contains("an index of `out` (#0) is a long"), "{e}");
+    }
+
+    #[test]
+    fn a_barrier_under_a_thread_dependent_branch_is_caught() {
+        let m = module(|vars, _, _| {
+            let (tid, decl) = tid_decl(vars);
+            vec![
+                decl,
+                KStmt::If {
+                    cond: KExpr::bin(BinaryOp::Lt, KExpr::var(tid), KExpr::int(32)),
+                    then: vec![KStmt::Barrier],
+                    otherwise: vec![],
+                },
+            ]
+        });
+        assert!(
+            errors(&m).contains("a barrier under control flow"),
+            "{}",
+            errors(&m)
+        );
+    }
+
+    #[test]
+    fn a_shared_index_provably_out_of_range_is_caught() {
+        let m = module(|vars, _, tile| {
+            let (tid, decl) = tid_decl(vars);
+            vec![
+                decl,
+                store(
+                    Space::Shared,
+                    tile,
+                    KExpr::plus(KExpr::var(tid), KExpr::int(1)),
+                ),
+            ]
+        });
+        assert!(
+            errors(&m).contains("ranges over 1..=64, outside 0..64"),
+            "{}",
+            errors(&m)
+        );
+    }
+
+    #[test]
+    fn misused_spaces_and_read_only_stores_are_caught() {
+        let mut m = module(|_, out, tile| {
+            vec![
+                store(Space::Global, tile, KExpr::int(0)),
+                KStmt::Assign {
+                    var: out,
+                    value: KExpr::Lit(Value::Float(0.0)),
+                },
+            ]
+        });
+        m.kernels[0].params[0].kind = ParamKind::ReadOnlyBuffer;
+        let e = errors(&m);
+        assert!(
+            e.contains("lives in Shared memory but is accessed as Global"),
+            "{e}"
+        );
+        assert!(e.contains("used as a scalar"), "{e}");
+        assert!(e.contains("assignment to parameter"), "{e}");
+    }
+
+    #[test]
+    fn helpers_are_typed_by_their_signatures() {
+        let m = module(|vars, _, _| {
+            let q = vars.add("q", ScalarType::Long, Space::Private, Origin::Program);
+            let n = vars.add("n", ScalarType::Int, Space::Private, Origin::Program);
+            let long = || KExpr::Lit(Value::Long(7));
+            vec![
+                // Right: a long division, a long index into an int periodic map.
+                KStmt::Decl {
+                    var: q,
+                    init: KExpr::Helper(Helper::Div(ScalarType::Long), vec![long(), long()]),
+                },
+                KStmt::Decl {
+                    var: n,
+                    init: KExpr::Helper(Helper::Periodic, vec![long(), KExpr::int(4)]),
+                },
+                // Wrong: an int where the conversion takes a double.
+                KStmt::Assign {
+                    var: n,
+                    value: KExpr::Helper(
+                        Helper::FloatToInt {
+                            from: ScalarType::Double,
+                            to: ScalarType::Int,
+                        },
+                        vec![KExpr::int(1)],
+                    ),
+                },
+            ]
+        });
+        let e = errors(&m);
+        assert!(
+            e.contains("argument 0 of sdsl_f64_to_i32 is a int where a double is expected"),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+
+    #[test]
+    fn a_store_into_a_global_table_is_caught() {
+        let mut m = module(|vars, _, _| {
+            let table = vars.add("K", ScalarType::Float, Space::Global, Origin::Table(0));
+            vec![store(Space::Global, table, KExpr::int(0))]
+        });
+        m.constants.push(ConstArray {
+            name: "K_global".into(),
+            ty: ScalarType::Float,
+            values: vec![Value::Float(1.0)],
+            global: true,
+        });
+        let e = errors(&m);
+        assert!(e.contains("a store into table `K`"), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+}
