@@ -17,7 +17,7 @@ use serde::Serialize;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::Program;
 use stencilc::lower::{lower, Lowered, Target};
-use stencilc::model::build::{self, RunFacts};
+use stencilc::model::build;
 use stencilc::model::ptxas::{self, PtxasFigures};
 use stencilc::model::{self, warnings, Device, KernelCost, KernelSpec, Role};
 use stencilc::schedule::{Schedule, ScheduleRequest, ShmRequest};
@@ -189,17 +189,9 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
             model::ASSUMED_REGISTERS
         ));
     }
-    let subset_box = |s: &stencilc::ir::Subset| env.subset_box(s);
-    let facts = RunFacts {
-        params: env.params(),
-        grid_dims: env.grid_dims(),
-        subset_box: &subset_box,
-        every: env.every(),
-        max_iters: env.max_iters(),
-    };
-    let specs = build::specs(&program, &schedule, &lowered, &facts);
+    let specs = build::specs(&program, &schedule, &lowered, &env);
     // The same kernels without shared tiles, to say whether staging pays.
-    let unstaged = unstaged_costs(&program, &request, &env, target, device, &facts, &specs);
+    let unstaged = unstaged_costs(&program, &request, &env, target, device, &specs);
 
     let mut kernels = Vec::new();
     let (mut sweep, mut iteration, mut points, mut bytes) = (0.0, 0.0, 0u64, 0.0);
@@ -346,7 +338,6 @@ fn unstaged_costs(
     env: &RunEnv,
     target: Target,
     device: &Device,
-    facts: &RunFacts<'_>,
     specs: &[KernelSpec],
 ) -> Vec<Option<KernelCost>> {
     if specs.iter().all(|s| s.tiles.is_empty()) {
@@ -365,7 +356,7 @@ fn unstaged_costs(
         Target::Cuda => ptxas_figures(&lowered, device, &mut status),
         Target::OpenCl => BTreeMap::new(),
     };
-    let plain = build::specs(program, &schedule, &lowered, facts);
+    let plain = build::specs(program, &schedule, &lowered, env);
     specs
         .iter()
         .zip(plain.iter().map(Some).chain(std::iter::repeat(None)))

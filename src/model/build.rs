@@ -7,32 +7,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::analysis::access::{body_accesses, iterate_accesses, AccessKind, GridAccess, PartId};
 use crate::analysis::affine::{Affine, Var};
 use crate::analysis::Footprint;
-use crate::ir::{Program, StencilPart, Subset, Value};
+use crate::ir::env::RunEnv;
+use crate::ir::{Program, StencilPart, Value};
 use crate::lower::plan::Launch;
 use crate::lower::{level_name, Lowered};
 use crate::model::{instr, Access, KernelSpec, Role, Tile};
 use crate::schedule::{FieldPlacement, Schedule};
-
-/// The facts of one run the model needs: parameter values and grid sizes.
-pub struct RunFacts<'a> {
-    /// Parameter values, by `ParamId`.
-    pub params: &'a [Value],
-    /// Size per axis of each grid, outermost first, by `GridId`.
-    pub grid_dims: &'a [Vec<usize>],
-    /// The inclusive bounds of a subset for these values.
-    pub subset_box: &'a dyn Fn(&Subset) -> Vec<(i64, i64)>,
-    /// Check every this many iterations (`None` without a check clause).
-    pub every: Option<u64>,
-    /// The iterate's maximum trip count.
-    pub max_iters: u64,
-}
 
 /// Every launch of one iteration of `lowered`, as the model sees it.
 pub fn specs(
     program: &Program,
     schedule: &Schedule,
     lowered: &Lowered,
-    facts: &RunFacts<'_>,
+    env: &RunEnv,
 ) -> Vec<KernelSpec> {
     let mut out = Vec::new();
     let Some(iterate) = &program.iterate else {
@@ -61,14 +48,14 @@ pub fn specs(
                 &parts,
                 launch,
                 lowered,
-                facts,
+                env,
                 Role::Stencil(names.join("+")),
             ));
         }
     }
-    let per_check = match facts.every {
+    let per_check = match env.every() {
         Some(every) if every > 0 => 1.0 / every as f64,
-        _ => 1.0 / facts.max_iters.max(1) as f64,
+        _ => 1.0 / env.max_iters().max(1) as f64,
     };
     let accesses = iterate_accesses(program);
     for (r, plan) in lowered.plan.reductions.iter().enumerate() {
@@ -88,10 +75,10 @@ pub fn specs(
                 program,
                 launch,
                 lowered,
-                facts,
+                env,
                 Role::ReductionPart(plan.name.clone()),
             );
-            spec.reads = distinct(program, facts, grids.into_iter(), AccessKind::Load);
+            spec.reads = distinct(program, env, grids.into_iter(), AccessKind::Load);
             spec.per_iteration = per_check;
             partials += spec.blocks();
             out.push(spec);
@@ -100,7 +87,7 @@ pub fn specs(
             program,
             &plan.finish,
             lowered,
-            facts,
+            env,
             Role::ReductionFinish(plan.name.clone()),
         );
         // One block folds every partial: its threads stride over them.
@@ -131,7 +118,7 @@ fn base_spec(
     program: &Program,
     launch: &Launch,
     lowered: &Lowered,
-    facts: &RunFacts<'_>,
+    env: &RunEnv,
     role: Role,
 ) -> KernelSpec {
     let kernel = &lowered.module.kernels[launch.kernel];
@@ -139,9 +126,9 @@ fn base_spec(
     let bounds = launch
         .subset
         .as_ref()
-        .map(|s| (facts.subset_box)(s))
+        .map(|s| env.subset_box(s))
         .unwrap_or_default();
-    let grid_dims = grid_of(program, facts, bounds.len());
+    let grid_dims = grid_of(program, env, bounds.len());
     KernelSpec {
         name: kernel.name.clone(),
         role,
@@ -161,13 +148,13 @@ fn base_spec(
 }
 
 /// The sizes of the first grid of `rank` dimensions (row pitches of a launch).
-fn grid_of(program: &Program, facts: &RunFacts<'_>, rank: usize) -> Vec<usize> {
+fn grid_of(program: &Program, env: &RunEnv, rank: usize) -> Vec<usize> {
     program
         .grids
         .iter()
         .enumerate()
         .find(|(_, g)| g.rank() == rank)
-        .and_then(|(i, _)| facts.grid_dims.get(i).cloned())
+        .and_then(|(i, _)| env.grid_dims().get(i).cloned())
         .unwrap_or_else(|| vec![1; rank])
 }
 
@@ -179,17 +166,17 @@ fn stencil_spec(
     parts: &[&StencilPart],
     launch: &Launch,
     lowered: &Lowered,
-    facts: &RunFacts<'_>,
+    env: &RunEnv,
     role: Role,
 ) -> KernelSpec {
-    let mut spec = base_spec(program, launch, lowered, facts, role);
+    let mut spec = base_spec(program, launch, lowered, env, role);
     if let Some(first_written) = parts
         .iter()
         .flat_map(|p| Footprint::of_part(program, p).writes)
         .next()
     {
         let grid = program.fields[first_written.field.0].grid;
-        if let Some(dims) = facts.grid_dims.get(grid.0) {
+        if let Some(dims) = env.grid_dims().get(grid.0) {
             spec.grid_dims = dims.clone();
         }
     }
@@ -201,12 +188,12 @@ fn stencil_spec(
     };
     spec.reads = distinct(
         program,
-        facts,
+        env,
         grids().filter(|a| !staged(a)),
         AccessKind::Load,
     );
-    spec.writes = distinct(program, facts, grids(), AccessKind::Store);
-    let staged_reads = distinct(program, facts, grids().filter(staged), AccessKind::Load);
+    spec.writes = distinct(program, env, grids(), AccessKind::Store);
+    let staged_reads = distinct(program, env, grids().filter(staged), AccessKind::Load);
     let footprint = Footprint::merge(
         &parts
             .iter()
@@ -239,7 +226,7 @@ fn stencil_spec(
 /// iteration counted; an offset that is not affine counts as 0.
 fn distinct<'a, 'p: 'a>(
     program: &Program,
-    facts: &RunFacts<'_>,
+    env: &RunEnv,
     accesses: impl Iterator<Item = &'a GridAccess<'p>>,
     kind: AccessKind,
 ) -> Vec<Access> {
@@ -257,7 +244,7 @@ fn distinct<'a, 'p: 'a>(
         for values in loop_values(access) {
             let offset: Vec<i64> = forms
                 .iter()
-                .map(|f| f.as_ref().map_or(0, |f| evaluate(f, facts.params, &values)))
+                .map(|f| f.as_ref().map_or(0, |f| evaluate(f, env.params(), &values)))
                 .collect();
             if seen.insert((level.clone(), offset.clone())) {
                 out.push(Access {

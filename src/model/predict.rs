@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::ir::env::RunEnv;
 use crate::lower::Lowered;
-use crate::model::build::{self, RunFacts};
+use crate::model::build;
 use crate::model::{cost, Device, Role, CHECK_SYNC_US};
 use crate::schedule::Schedule;
 
@@ -36,11 +37,11 @@ pub fn predict(
     program: &crate::ir::Program,
     schedule: &Schedule,
     lowered: &Lowered,
-    facts: &RunFacts<'_>,
+    env: &RunEnv,
     device: &Device,
     registers: &BTreeMap<String, u32>,
 ) -> Result<Prediction, String> {
-    let specs = build::specs(program, schedule, lowered, facts);
+    let specs = build::specs(program, schedule, lowered, env);
     let (mut sweep, mut iteration, mut per_check) = (0.0, 0.0, 0.0f64);
     let mut all_known = true;
     for spec in &specs {
@@ -120,16 +121,8 @@ mod tests {
         let env = RunEnv::new(&program, &bindings).unwrap();
         let schedule = Schedule::for_run(&program, &ScheduleRequest::default(), &env).unwrap();
         let lowered = lower(&program, &schedule, Target::Cuda);
-        let subset_box = |s: &crate::ir::Subset| env.subset_box(s);
-        let facts = RunFacts {
-            params: env.params(),
-            grid_dims: env.grid_dims(),
-            subset_box: &subset_box,
-            every: env.every(),
-            max_iters: env.max_iters(),
-        };
         let device = Device::find("h100").unwrap();
-        let specs = build::specs(&program, &schedule, &lowered, &facts);
+        let specs = build::specs(&program, &schedule, &lowered, &env);
         let (mut stencils, mut reductions) = (0.0, 0.0);
         for spec in &specs {
             let t = cost(spec, device, None).unwrap().time;
@@ -143,7 +136,7 @@ mod tests {
             &program,
             &schedule,
             &lowered,
-            &facts,
+            &env,
             device,
             &BTreeMap::new(),
         )
@@ -156,7 +149,7 @@ mod tests {
         // Registers from ptxas for every kernel: said so; more registers than
         // assumed cannot make a kernel faster.
         let many: BTreeMap<String, u32> = specs.iter().map(|s| (s.name.clone(), 128)).collect();
-        let q = predict(&program, &schedule, &lowered, &facts, device, &many).unwrap();
+        let q = predict(&program, &schedule, &lowered, &env, device, &many).unwrap();
         assert!(q.registers_from_ptxas);
         assert!(q.sweep_ms >= p.sweep_ms);
     }

@@ -33,7 +33,6 @@ use crate::exec::{Bindings, Buffer, ExecError, FieldState};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 use crate::lower::{lower, Lowered, Target};
-use crate::model::build::RunFacts;
 use crate::model::predict::{preset_for_name, Prediction};
 use crate::model::Device;
 use crate::schedule::{Schedule, ScheduleRequest};
@@ -224,15 +223,7 @@ pub fn predict_lowered(
         Some(d) => (d, false),
         None => (Device::default_device(), true),
     };
-    let subset_box = |s: &crate::ir::Subset| env.subset_box(s);
-    let facts = RunFacts {
-        params: env.params(),
-        grid_dims: env.grid_dims(),
-        subset_box: &subset_box,
-        every: env.every(),
-        max_iters: env.max_iters(),
-    };
-    let mut prediction = predict_with_ptxas(program, schedule, lowered, &facts, device)?;
+    let mut prediction = predict_with_ptxas(program, schedule, lowered, env, device)?;
     if unknown {
         let note = format!(
             "no preset for `{device_name}`: predicted for the {}",

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::ir::env::RunEnv;
 use crate::lower::Lowered;
-use crate::model::build::RunFacts;
 use crate::model::predict::{predict, Prediction};
 use crate::model::{ptxas, Device, ASSUMED_REGISTERS};
 use crate::schedule::Schedule;
@@ -34,7 +34,7 @@ pub fn predict_with_ptxas(
     program: &crate::ir::Program,
     schedule: &Schedule,
     lowered: &Lowered,
-    facts: &RunFacts<'_>,
+    env: &RunEnv,
     device: &Device,
 ) -> Result<Prediction, String> {
     let (registers, note) = match ptxas_registers(lowered, device) {
@@ -46,7 +46,7 @@ pub fn predict_with_ptxas(
             )),
         ),
     };
-    let mut prediction = predict(program, schedule, lowered, facts, device, &registers)?;
+    let mut prediction = predict(program, schedule, lowered, env, device, &registers)?;
     prediction.note = note;
     Ok(prediction)
 }
