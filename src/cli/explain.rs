@@ -160,12 +160,13 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
         ExplainTarget::Opencl => Target::OpenCl,
     };
     let request = args.schedule.run_options().schedule_request();
-    let schedule = Schedule::for_run(&program, &request, &env).map_err(|e| {
+    let choice = model::choose::choose(&program, &request, &env, target, device).map_err(|e| {
         CliError::new(
             format!("cannot schedule `{}` for the GPU: {e}", program.name),
             "change --block, --tile or --shm (or the region's pragma) as the message says",
         )
     })?;
+    let schedule = choice.schedule;
     let lowered = lower(&program, &schedule, target);
     stencilc::lower::check_limits(&lowered.module, &device.limits()).map_err(|e| {
         CliError::new(
@@ -173,7 +174,11 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
             "choose a schedule within the device's limits (--block, --tile, --shm)",
         )
     })?;
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = choice
+        .reasons
+        .iter()
+        .map(|r| format!("schedule chosen by the model: {r}"))
+        .collect();
     let mut status = PtxasStatus::default();
     let figures = match target {
         Target::Cuda => ptxas_figures(&lowered, device, &mut status),

@@ -99,9 +99,17 @@ impl RunOptions {
         }
     }
 
-    /// The schedule these options ask for (see [`Schedule::for_run`]), with its
-    /// notes (refused fusions, say) printed on stderr under `--verbose`.
-    pub fn schedule(&self, program: &Program, env: &RunEnv) -> Result<Schedule, ExecError> {
+    /// The schedule these options ask for: what `--block`, `--tile`, `--shm`,
+    /// `--fuse` and the region's pragma fix, the rest chosen by the model for
+    /// `device` ([`crate::model::choose`]). Under `--verbose` the schedule's
+    /// notes (refused fusions, say) and the model's reasons go to stderr.
+    pub fn schedule(
+        &self,
+        program: &Program,
+        env: &RunEnv,
+        target: crate::lower::Target,
+        device: &crate::model::Device,
+    ) -> Result<Schedule, ExecError> {
         let request = self.schedule_request();
         // A pragma option naming a value that was not given is shown with its
         // line and a caret.
@@ -111,15 +119,15 @@ impl RunOptions {
                 vec![d],
             ))
         })?;
-        let schedule = Schedule::for_run(program, &request, env)
+        let choice = crate::model::choose::choose(program, &request, env, target, device)
             .map_err(|e| ExecError::Failed(e.to_string()))?;
         if self.verbose {
-            for note in &schedule.notes {
+            for note in choice.schedule.notes.iter().chain(&choice.reasons) {
                 // Not `eprintln!`, which panics on a closed stderr.
                 let _ = writeln!(std::io::stderr(), "stencilc: {note}");
             }
         }
-        Ok(schedule)
+        Ok(choice.schedule)
     }
 }
 

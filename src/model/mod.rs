@@ -10,6 +10,7 @@
 //! with the H100 measurements; [`warnings`] turns the figures into advice.
 
 pub mod build;
+pub mod choose;
 pub mod device;
 pub mod instr;
 pub mod predict;

@@ -287,7 +287,11 @@ pub fn run(
     options: &RunOptions,
 ) -> Result<RunSummary, ExecError> {
     crate::exec::check_inputs(program, env, state)?;
-    let schedule = options.schedule(program, env)?;
+    // The model of the GPU CUDA runs on, where stencilc has a preset for it.
+    let name = probe()?;
+    let device = crate::model::predict::preset_for_name(&name)
+        .unwrap_or_else(crate::model::Device::default_device);
+    let schedule = options.schedule(program, env, Target::Cuda, device)?;
     run_scheduled(program, env, state, &schedule, options.progress.as_ref())
 }
 

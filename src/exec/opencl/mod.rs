@@ -323,7 +323,10 @@ pub fn run(
     options: &RunOptions,
 ) -> Result<RunSummary, ExecError> {
     crate::exec::check_inputs(program, env, state)?;
-    let schedule = options.schedule(program, env)?;
+    // The model knows NVIDIA GPUs only: OpenCL devices get the default
+    // preset's choice (any schedule computes the same results).
+    let device = crate::model::Device::default_device();
+    let schedule = options.schedule(program, env, Target::OpenCl, device)?;
     run_scheduled(program, env, state, &schedule, options.progress.as_ref())
 }
 

@@ -242,9 +242,23 @@ pub fn predict_lowered(
 pub fn predict_case(case: &BenchCase, device_name: &str) -> Result<Prediction, String> {
     let program = load_program(case).map_err(|e| e.to_string())?;
     let env = case_env(&program, case).map_err(|e| e.to_string())?;
-    let schedule = Schedule::for_run(&program, &case.request, &env).map_err(|e| e.to_string())?;
+    let schedule = case_schedule(&program, case, &env, device_name)?;
     let lowered = lower(&program, &schedule, Target::Cuda);
     predict_lowered(&program, &schedule, &lowered, &env, device_name)
+}
+
+/// A case's schedule as `stencilc run` chooses it: what the case's request
+/// fixes, the rest chosen by the model for the preset of `device_name`.
+fn case_schedule(
+    program: &Program,
+    case: &BenchCase,
+    env: &RunEnv,
+    device_name: &str,
+) -> Result<Schedule, String> {
+    let device = preset_for_name(device_name).unwrap_or_else(crate::model::Device::default_device);
+    crate::model::choose::choose(program, &case.request, env, Target::Cuda, device)
+        .map(|choice| choice.schedule)
+        .map_err(|e| e.to_string())
 }
 
 /// Whether a program's iteration is more than its sweep (reductions or a check).
@@ -413,8 +427,7 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
         .map_err(|_| ExecError::Unavailable("CUDA runtime poisoned".into()))?;
     let device = format!("{} ({})", rt.name, rt.arch);
     let (ctx, stream, arch) = (rt.ctx.clone(), rt.stream.clone(), rt.arch.clone());
-    let schedule =
-        Schedule::for_run(&program, &case.request, &env).map_err(|e| failed(e.to_string()))?;
+    let schedule = case_schedule(&program, case, &env, &device).map_err(failed)?;
     let lowered = lower(&program, &schedule, Target::Cuda);
     let mut session = Session {
         rt: &mut rt,

@@ -1,0 +1,390 @@
+//! The schedule heuristic, decided by the model: for every choice the user and
+//! the region's pragma leave open (shared-memory staging, block shape, points
+//! per thread), lower the program under each candidate, cost every stencil
+//! launch on the device, and keep per stencil the fastest prediction.
+//!
+//! The candidates of a request are a superset of those of the same request
+//! with `--shm none` (and include `--shm none` at the default shape), and the
+//! fastest prediction wins, so the choice is never predicted slower than
+//! either. Candidates are tried simplest first and a later one must be
+//! faster by more than rounding ([`TIE`]) to win, so a tie keeps the simpler
+//! kernel. Registers are the model's
+//! assumed [`ASSUMED_REGISTERS`](crate::model::ASSUMED_REGISTERS): running
+//! ptxas on every candidate would cost seconds; `stencilc explain` shows the
+//! chosen kernels with ptxas's figures.
+
+use crate::ir::env::RunEnv;
+use crate::ir::Program;
+use crate::lower::{lower, Target};
+use crate::model::{build, cost, Device, Role};
+use crate::schedule::{
+    hinted_shape, FieldPlacement, Schedule, ScheduleError, ScheduleRequest, ShmRequest,
+    StencilSchedule,
+};
+
+/// Relative differences of predicted time below this are ties.
+pub const TIE: f64 = 1e-9;
+
+/// Points per thread the heuristic tries along the streaming axis (y in 2-D,
+/// z in 3-D).
+pub const RUN_LENGTHS: [u32; 4] = [1, 2, 4, 8];
+
+/// The chosen schedule and, per stencil group, why.
+#[derive(Clone, Debug)]
+pub struct Choice {
+    /// The schedule to run.
+    pub schedule: Schedule,
+    /// One sentence per stencil (or fused group) saying what was chosen and
+    /// what it was compared with, for `--verbose` and `stencilc explain`.
+    pub reasons: Vec<String>,
+}
+
+/// One candidate request with its predicted time per stencil.
+struct Candidate {
+    request: ScheduleRequest,
+    schedule: Schedule,
+    /// Predicted seconds per sweep of each stencil (fused members after the
+    /// first: 0), `None` where the candidate does not fit the device.
+    times: Vec<Option<f64>>,
+}
+
+/// The schedule for `program` under `request` on `device`: what the request
+/// and the pragma fix is kept; the rest is chosen by the model.
+pub fn choose(
+    program: &Program,
+    request: &ScheduleRequest,
+    env: &RunEnv,
+    target: Target,
+    device: &Device,
+) -> Result<Choice, ScheduleError> {
+    let base = Schedule::for_run(program, request, env)?;
+    let Some(iterate) = &program.iterate else {
+        return Ok(Choice {
+            schedule: base,
+            reasons: vec![],
+        });
+    };
+    if iterate.stencils.is_empty() {
+        return Ok(Choice {
+            schedule: base,
+            reasons: vec![],
+        });
+    }
+    let hinted =
+        hinted_shape(program, request).map_err(|d| ScheduleError(d.one_line(&program.source)))?;
+    let block_free = request.block.is_none() && hinted.block.is_none();
+    let tile_free = request.tile.is_none() && hinted.tile.is_none();
+    let shm_free = request.shm == ShmRequest::Auto;
+    if !block_free && !tile_free && !shm_free {
+        return Ok(Choice {
+            schedule: base,
+            reasons: vec!["schedule as asked (--block, --tile and --shm given)".to_string()],
+        });
+    }
+    let rank = iterate
+        .stencils
+        .iter()
+        .map(|s| crate::schedule::stencil_rank(program, s))
+        .max()
+        .unwrap_or(1);
+
+    let candidates: Vec<Candidate> = requests(request, rank, block_free, tile_free, shm_free)
+        .into_iter()
+        .filter_map(|request| evaluate(program, request, env, target, device))
+        .collect();
+    let n = iterate.stencils.len();
+    let mut stencils: Vec<StencilSchedule> = base.stencils.clone();
+    let mut reasons = Vec::new();
+    let mut s = 0;
+    while s < n {
+        let mut end = s + 1;
+        while end < n && base.stencil(end - 1).fuse_with_next {
+            end += 1;
+        }
+        // Candidates whose grouping matches the base's (fusion does not depend
+        // on the shape, but a candidate that failed to fuse is not comparable).
+        let comparable = candidates.iter().filter(|c| {
+            (s..end).all(|i| c.schedule.stencil(i).fuse_with_next == base.stencil(i).fuse_with_next)
+        });
+        let mut best: Option<(&Candidate, f64)> = None;
+        let mut baseline: Option<f64> = None;
+        let mut best_staged: Option<(&Candidate, f64)> = None;
+        for c in comparable {
+            let Some(t) = c.times[s] else { continue };
+            if c.request.shm == ShmRequest::None
+                && c.request.block == request.block
+                && c.request.tile == request.tile
+            {
+                baseline.get_or_insert(t);
+            }
+            if stages(c.schedule.stencil(s)) && best_staged.is_none_or(|(_, b)| t < b) {
+                best_staged = Some((c, t));
+            }
+            if best.is_none_or(|(_, b)| t < b * (1.0 - TIE)) {
+                best = Some((c, t));
+            }
+        }
+        let name = iterate.stencils[s..end]
+            .iter()
+            .map(|st| st.name.as_str())
+            .collect::<Vec<_>>()
+            .join("+");
+        match best {
+            Some((c, t)) => {
+                for (i, slot) in stencils.iter_mut().enumerate().take(end).skip(s) {
+                    *slot = c.schedule.stencil(i).clone();
+                }
+                reasons.push(reason(
+                    program,
+                    &name,
+                    c.schedule.stencil(s),
+                    t,
+                    baseline,
+                    best_staged
+                        .filter(|(b, _)| !std::ptr::eq(*b, c))
+                        .map(|(_, t)| t),
+                    device,
+                ));
+            }
+            None => reasons.push(format!(
+                "{name}: the static heuristic's schedule (no candidate fits the {})",
+                device.name
+            )),
+        }
+        s = end;
+    }
+    Ok(Choice {
+        schedule: Schedule {
+            stencils,
+            notes: base.notes,
+        },
+        reasons,
+    })
+}
+
+/// Whether a stencil's schedule stages any level in shared memory.
+fn stages(schedule: &StencilSchedule) -> bool {
+    schedule
+        .fields
+        .values()
+        .any(|p| *p == FieldPlacement::SharedTile)
+}
+
+/// The candidate requests, simplest first: `--shm none` at the default shape
+/// leads, so a tie keeps it.
+fn requests(
+    request: &ScheduleRequest,
+    rank: usize,
+    block_free: bool,
+    tile_free: bool,
+    shm_free: bool,
+) -> Vec<ScheduleRequest> {
+    let shms = if shm_free {
+        vec![ShmRequest::None, ShmRequest::Auto]
+    } else {
+        vec![request.shm.clone()]
+    };
+    let mut blocks: Vec<Option<Vec<u32>>> = vec![request.block.clone()];
+    if block_free {
+        let more: &[&[u32]] = match rank {
+            1 => &[&[128], &[512]],
+            2 => &[&[64, 4], &[32, 4], &[128, 2]],
+            _ => &[&[32, 8, 1], &[64, 4, 1], &[32, 4, 1]],
+        };
+        blocks.extend(more.iter().map(|b| Some(b.to_vec())));
+    }
+    let mut tiles: Vec<Option<Vec<u32>>> = vec![request.tile.clone()];
+    if tile_free && rank >= 2 {
+        for run in RUN_LENGTHS.into_iter().skip(1) {
+            let mut tile = vec![1; rank];
+            tile[rank - 1] = run;
+            tiles.push(Some(tile));
+        }
+    }
+    let mut out = Vec::new();
+    for tile in &tiles {
+        for block in &blocks {
+            for shm in &shms {
+                out.push(ScheduleRequest {
+                    block: block.clone(),
+                    tile: tile.clone(),
+                    shm: shm.clone(),
+                    ..request.clone()
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Lowers and costs one candidate; `None` when it is not a valid schedule.
+fn evaluate(
+    program: &Program,
+    request: ScheduleRequest,
+    env: &RunEnv,
+    target: Target,
+    device: &Device,
+) -> Option<Candidate> {
+    let schedule = Schedule::for_run(program, &request, env).ok()?;
+    let lowered = lower(program, &schedule, target);
+    let fits = crate::lower::check_limits(&lowered.module, &device.limits()).is_ok();
+    let n = schedule.stencils.len();
+    let mut times = vec![if fits { Some(0.0) } else { None }; n];
+    if fits {
+        let specs = build::specs(program, &schedule, &lowered, env);
+        // The stencil specs come first, one per launch in the plan's order.
+        let mut stencil_specs = specs
+            .iter()
+            .filter(|spec| matches!(spec.role, Role::Stencil(_)));
+        for (s, launches) in lowered.plan.stencils.iter().enumerate() {
+            for _ in launches {
+                let spec = stencil_specs.next()?;
+                times[s] = match (times[s], cost(spec, device, None)) {
+                    (Some(sum), Ok(c)) => Some(sum + c.time),
+                    _ => None,
+                };
+            }
+        }
+    }
+    Some(Candidate {
+        request,
+        schedule,
+        times,
+    })
+}
+
+/// One sentence: what was chosen, predicted how fast, against what.
+fn reason(
+    program: &Program,
+    name: &str,
+    chosen: &StencilSchedule,
+    time: f64,
+    baseline: Option<f64>,
+    staged: Option<f64>,
+    device: &Device,
+) -> String {
+    let join = |v: &[u32; 3]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let tiles: Vec<String> = chosen
+        .fields
+        .iter()
+        .filter(|(_, p)| **p == FieldPlacement::SharedTile)
+        .map(|((f, t), _)| format!("[{t}]{}", program.fields[f.0].name))
+        .collect();
+    let staging = if tiles.is_empty() {
+        "no shared tiles".to_string()
+    } else {
+        format!("shared tiles {}", tiles.join(" "))
+    };
+    let mut text = format!(
+        "{name}: block {} tile {}, {staging}: predicted {:.1} us per sweep on the {}",
+        join(&chosen.block),
+        join(&chosen.tile),
+        time * 1e6,
+        device.name
+    );
+    if let Some(b) = baseline {
+        text.push_str(&format!(
+            "; {:.2}x `--shm none` at the default shape ({:.1} us)",
+            b / time,
+            b * 1e6
+        ));
+    }
+    if let Some(s) = staged {
+        text.push_str(&format!(
+            "; the best staged candidate {:.1} us ({:.2}x slower)",
+            s * 1e6,
+            s / time
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::env::RunEnv;
+
+    fn program(text: &str) -> Program {
+        let source = crate::source::SourceFile::new("test.sdsl", text);
+        crate::front::parse_program(source).expect("valid program")
+    }
+
+    /// The program's one parameter `n`, bound to `n`.
+    fn bound(program: &Program, n: i32) -> RunEnv {
+        let bindings = crate::ir::env::Bindings {
+            params: vec![crate::ir::Value::Int(n)],
+        };
+        RunEnv::new(program, &bindings).expect("bound")
+    }
+
+    const J2D9PT: &str = "int n;\ngrid g[n][n];\nfloat griddata a on g at 0,1;\n\
+        iterate 2 {\n  stencil s {\n    [2:n-3][2:n-3] : [1]a[0][0] = 0.1f*([0]a[-2][0] + [0]a[-1][0] + [0]a[0][0]\n\
+        + [0]a[1][0] + [0]a[2][0] + [0]a[0][-2] + [0]a[0][-1] + [0]a[0][1] + [0]a[0][2]);\n  }\n}\n";
+
+    #[test]
+    fn the_choice_is_never_predicted_slower_than_shm_none() {
+        let p = program(J2D9PT);
+        let env = bound(&p, 4096);
+        let device = Device::default_device();
+        let choice = choose(&p, &ScheduleRequest::default(), &env, Target::Cuda, device).unwrap();
+        let none = ScheduleRequest {
+            shm: ShmRequest::None,
+            ..ScheduleRequest::default()
+        };
+        let time = |schedule: &Schedule| {
+            let lowered = lower(&p, schedule, Target::Cuda);
+            build::specs(&p, schedule, &lowered, &env)
+                .iter()
+                .map(|s| cost(s, device, None).unwrap().time)
+                .sum::<f64>()
+        };
+        let plain = Schedule::for_run(&p, &none, &env).unwrap();
+        assert!(time(&choice.schedule) <= time(&plain) * (1.0 + 1e-9));
+        // Nor slower than what the model chooses when asked for `--shm none`.
+        let unstaged = choose(&p, &none, &env, Target::Cuda, device).unwrap();
+        assert!(time(&choice.schedule) <= time(&unstaged.schedule) * (1.0 + 1e-9));
+        assert!(!stages(unstaged.schedule.stencil(0)));
+        assert_eq!(choice.reasons.len(), 1);
+        assert!(
+            choice.reasons[0].starts_with("s: block "),
+            "{}",
+            choice.reasons[0]
+        );
+        assert!(
+            choice.reasons[0].contains("`--shm none`"),
+            "{}",
+            choice.reasons[0]
+        );
+    }
+
+    #[test]
+    fn what_the_request_fixes_is_kept() {
+        let p = program(J2D9PT);
+        let env = bound(&p, 512);
+        let request = ScheduleRequest {
+            block: Some(vec![16, 16]),
+            ..ScheduleRequest::default()
+        };
+        let choice = choose(&p, &request, &env, Target::Cuda, Device::default_device()).unwrap();
+        assert_eq!(choice.schedule.stencil(0).block, [16, 16, 1]);
+        let all = ScheduleRequest {
+            block: Some(vec![16, 16]),
+            tile: Some(vec![1, 2]),
+            shm: ShmRequest::Names(vec!["a".into()]),
+            ..ScheduleRequest::default()
+        };
+        let choice = choose(&p, &all, &env, Target::Cuda, Device::default_device()).unwrap();
+        assert_eq!(choice.schedule, Schedule::for_run(&p, &all, &env).unwrap());
+    }
+
+    #[test]
+    fn candidates_lead_with_shm_none_at_the_default_shape() {
+        let list = requests(&ScheduleRequest::default(), 2, true, true, true);
+        assert_eq!(list[0].shm, ShmRequest::None);
+        assert_eq!(list[0].block, None);
+        assert_eq!(list[0].tile, None);
+        assert_eq!(list.len(), 2 * 4 * RUN_LENGTHS.len());
+        let none = requests(&ScheduleRequest::default(), 3, false, false, true);
+        assert_eq!(none.len(), 2);
+    }
+}
