@@ -96,6 +96,7 @@ impl RunOptions {
                 .unwrap_or_default(),
             tables: None,
             fuse: self.fuse,
+            results: None,
         }
     }
 
