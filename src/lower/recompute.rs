@@ -133,9 +133,10 @@ pub(crate) fn lower_pair(
         per_block,
     };
 
-    // 1. Tiles of the other staged levels (read only by the consumer phase).
+    // 1. Tiles of the other staged levels the consumer reads, over its halo
+    //    (the producer reads global memory: its cells reach further).
     let mut loads = Vec::new();
-    for reads in &footprint.reads {
+    for reads in &Footprint::of_part(program, used).reads {
         let level = reads.level();
         if schedule.fields.get(&level) != Some(&FieldPlacement::SharedTile)
             || level == recompute.level
