@@ -160,12 +160,14 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
         ExplainTarget::Opencl => Target::OpenCl,
     };
     let request = args.schedule.run_options().schedule_request();
-    let schedule = Schedule::for_run(&program, &request, &env).map_err(|e| {
+    let mut schedule = Schedule::for_run(&program, &request, &env).map_err(|e| {
         CliError::new(
             format!("cannot schedule `{}` for the GPU: {e}", program.name),
             "change --block, --tile or --shm (or the region's pragma) as the message says",
         )
     })?;
+    // `--fuse`: a halo-recompute fusion stays only where the model predicts a gain.
+    model::fusion::choose_recompute(&program, &mut schedule, &request, &env, device, target);
     let lowered = lower(&program, &schedule, target);
     stencilc::lower::check_limits(&lowered.module, &device.limits()).map_err(|e| {
         CliError::new(
@@ -173,7 +175,7 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
             "choose a schedule within the device's limits (--block, --tile, --shm)",
         )
     })?;
-    let mut notes = Vec::new();
+    let mut notes = schedule.notes.clone();
     let mut status = PtxasStatus::default();
     let figures = match target {
         Target::Cuda => ptxas_figures(&lowered, device, &mut status),

@@ -112,8 +112,18 @@ impl RunOptions {
                 vec![d],
             ))
         })?;
-        let schedule = Schedule::for_run(program, &request, env)
+        let mut schedule = Schedule::for_run(program, &request, env)
             .map_err(|e| ExecError::Failed(e.to_string()))?;
+        // A halo-recompute fusion stays only where the model predicts a gain
+        // (on the default device: the one running is not in the presets).
+        crate::model::fusion::choose_recompute(
+            program,
+            &mut schedule,
+            &request,
+            env,
+            crate::model::Device::default_device(),
+            crate::lower::Target::Cuda,
+        );
         if self.verbose {
             for note in &schedule.notes {
                 // Not `eprintln!`, which panics on a closed stderr.

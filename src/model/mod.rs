@@ -11,6 +11,7 @@
 
 pub mod build;
 pub mod device;
+pub mod fusion;
 pub mod instr;
 pub mod predict;
 pub mod ptxas;
