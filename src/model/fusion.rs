@@ -150,3 +150,94 @@ pub fn choose_recompute(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::env::Bindings;
+    use crate::ir::Value;
+
+    fn example(name: &str) -> Program {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples")
+            .join(format!("{name}.sdsl"));
+        let text = std::fs::read_to_string(path).unwrap();
+        let source = crate::source::SourceFile::new(format!("{name}.sdsl"), text);
+        crate::analysis::checked(crate::front::parse_program(source).unwrap()).unwrap()
+    }
+
+    fn fuse(results: Option<Vec<String>>) -> ScheduleRequest {
+        ScheduleRequest {
+            fuse: true,
+            results,
+            ..ScheduleRequest::default()
+        }
+    }
+
+    fn chosen(program: &Program, request: &ScheduleRequest, env: &RunEnv) -> Schedule {
+        let mut schedule = Schedule::for_run(program, request, env).unwrap();
+        let device = Device::find("h100").unwrap();
+        choose_recompute(program, &mut schedule, request, env, device, Target::Cuda);
+        schedule
+    }
+
+    #[test]
+    fn the_separable_blur_at_4k_is_predicted_faster_fused_and_more_so_without_the_write() {
+        let program = example("gaussian_blur_separable");
+        let bindings = Bindings {
+            params: vec![Value::Int(3840), Value::Int(2160)],
+        };
+        let env = RunEnv::new(&program, &bindings).unwrap();
+        let device = Device::find("h100").unwrap();
+        let gain = |results: Option<Vec<String>>| {
+            let request = fuse(results);
+            let schedule = Schedule::for_run(&program, &request, &env).unwrap();
+            let v = recompute_verdicts(&program, &schedule, &request, &env, device, Target::Cuda)
+                .unwrap();
+            assert_eq!(v.len(), 1);
+            assert!(v[0].gains(), "{v:?}");
+            v[0].apart_s / v[0].fused_s
+        };
+        let kept = gain(None);
+        let skipped = gain(Some(vec!["out".into()]));
+        assert!(skipped > kept, "{skipped} against {kept}");
+        let schedule = chosen(&program, &fuse(None), &env);
+        assert!(schedule.stencils[0].recompute.is_some());
+        assert!(
+            schedule
+                .notes
+                .iter()
+                .any(|n| n.starts_with("keeping `columns` fused into `rows`")),
+            "{:?}",
+            schedule.notes
+        );
+    }
+
+    #[test]
+    fn rician_with_a_block_of_32_4_2_is_predicted_slower_fused_and_left_apart() {
+        // The 3-D halo of G more than triples the points a block computes.
+        let program = example("rician3d");
+        let bindings = Bindings {
+            params: vec![
+                Value::Int(256),
+                Value::Int(256),
+                Value::Int(256),
+                Value::Double(0.05),
+                Value::Double(0.065),
+            ],
+        };
+        let env = RunEnv::new(&program, &bindings).unwrap();
+        let request = fuse(None);
+        let schedule = chosen(&program, &request, &env);
+        let apart = Schedule::for_run(&program, &ScheduleRequest::default(), &env).unwrap();
+        assert_eq!(schedule.stencils, apart.stencils);
+        assert!(
+            schedule
+                .notes
+                .iter()
+                .any(|n| n.starts_with("not fusing `us` into `gs` after all: the model predicts")),
+            "{:?}",
+            schedule.notes
+        );
+    }
+}
