@@ -514,11 +514,11 @@ impl Cells {
     fn nest(&self, shape: &Shape, vars: &[AxisVars], body: Vec<KStmt>) -> KStmt {
         let rank = shape.rank;
         let mut stmts = body;
-        for d in 0..rank {
+        for (d, axis) in vars.iter().enumerate().take(rank) {
             let a = rank - 1 - d;
             stmts = vec![KStmt::For {
                 var: self.locals[d],
-                start: KExpr::var(vars[d].thread),
+                start: KExpr::var(axis.thread),
                 end: KExpr::int(self.extents[a] as i64),
                 step: KExpr::int(shape.block[d] as i64),
                 unroll: false,

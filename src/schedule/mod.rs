@@ -323,7 +323,7 @@ impl Schedule {
             fusion::groups(program, &iterate.stencils, env, request, &mut notes)
         } else {
             (0..iterate.stencils.len())
-                .map(|s| fusion::Group::single(s))
+                .map(fusion::Group::single)
                 .collect()
         };
         let mut stencils = Vec::new();
