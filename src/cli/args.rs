@@ -51,6 +51,13 @@ pub struct ScheduleArgs {
     /// points, and each reads what the one before writes only at offset zero).
     #[arg(long)]
     pub fuse: bool,
+
+    /// The fields read after the run (`run` takes its `--output` fields when
+    /// this is not given and there is no `--verify`). With `--fuse`, a level a
+    /// fused kernel recomputes in shared memory that belongs to none of them
+    /// and that nothing else reads is not written to global memory.
+    #[arg(long, value_name = "FIELD[,FIELD...]", value_delimiter = ',')]
+    pub results: Option<Vec<String>>,
 }
 
 impl ScheduleArgs {
@@ -61,6 +68,7 @@ impl ScheduleArgs {
             tile: self.tile.as_ref().map(|a| a.0.clone()),
             shm: self.shm.as_ref().map(ShmChoice::to_option_string),
             fuse: self.fuse,
+            results: self.results.clone(),
             ..RunOptions::default()
         }
     }

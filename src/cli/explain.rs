@@ -174,11 +174,13 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
             "choose a schedule within the device's limits (--block, --tile, --shm)",
         )
     })?;
-    let mut notes: Vec<String> = choice
-        .reasons
-        .iter()
-        .map(|r| format!("schedule chosen by the model: {r}"))
-        .collect();
+    let mut notes = schedule.notes.clone();
+    notes.extend(
+        choice
+            .reasons
+            .iter()
+            .map(|r| format!("schedule chosen by the model: {r}")),
+    );
     let mut status = PtxasStatus::default();
     let figures = match target {
         Target::Cuda => ptxas_figures(&lowered, device, &mut status),

@@ -385,11 +385,24 @@ fn run_options(program: &Program, args: &RunArgs) -> Result<RunOptions, CliError
             ));
         }
     }
+    let mut options = args.schedule.run_options();
+    if let Some(bad) = options
+        .results
+        .iter()
+        .flatten()
+        .find(|n| find_field(program, n).is_none())
+    {
+        return Err(unknown_field(program, bad, "--results"));
+    }
+    if options.results.is_none() && !args.outputs.is_empty() && !args.verify {
+        // Only the `--output` fields are read after the run.
+        options.results = Some(args.outputs.iter().map(|o| o.field.clone()).collect());
+    }
     Ok(RunOptions {
         verbose: args.verbose,
         cflags: args.cflags.clone(),
         fast_math: args.fast_math,
-        ..args.schedule.run_options()
+        ..options
     })
 }
 

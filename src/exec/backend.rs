@@ -52,6 +52,9 @@ pub struct RunOptions {
     pub shm: Option<String>,
     /// `--fuse`: fuse consecutive stencils into one GPU kernel where legal.
     pub fuse: bool,
+    /// `--results`: the fields read after the run (`None`: every field); see
+    /// [`ScheduleRequest::results`].
+    pub results: Option<Vec<String>>,
     /// Extra or replacement C compiler flags for the native back-end.
     pub cflags: Option<String>,
     /// Allow `-ffast-math` in the native back-end.
@@ -96,6 +99,7 @@ impl RunOptions {
                 .unwrap_or_default(),
             tables: None,
             fuse: self.fuse,
+            results: self.results.clone(),
         }
     }
 

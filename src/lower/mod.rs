@@ -11,6 +11,7 @@
 
 pub mod plan;
 mod point;
+mod recompute;
 mod reduce;
 mod stencil;
 

@@ -20,6 +20,11 @@ pub(crate) fn lower_group(
     schedule: &StencilSchedule,
     module: &mut Module,
 ) -> Vec<Launch> {
+    if let (Some(recompute), [producer, consumer]) = (&schedule.recompute, group) {
+        return vec![crate::lower::recompute::lower_pair(
+            program, producer, consumer, schedule, recompute, module,
+        )];
+    }
     if let [stencil] = group {
         let single = stencil.parts.len() == 1;
         return stencil

@@ -12,7 +12,7 @@ use crate::ir::{Program, StencilPart, Value};
 use crate::lower::plan::Launch;
 use crate::lower::{level_name, Lowered};
 use crate::model::{instr, Access, KernelSpec, Role, Tile};
-use crate::schedule::{FieldPlacement, Schedule};
+use crate::schedule::{FieldPlacement, HaloRecompute, Schedule};
 
 /// Every launch of one iteration of `lowered`, as the model sees it.
 pub fn specs(
@@ -193,6 +193,9 @@ fn stencil_spec(
         AccessKind::Load,
     );
     spec.writes = distinct(program, env, grids(), AccessKind::Store);
+    if let Some(recompute) = &schedule.stencil(stencil).recompute {
+        recomputed_reads(program, env, parts, recompute, &mut spec);
+    }
     let staged_reads = distinct(program, env, grids().filter(staged), AccessKind::Load);
     let footprint = Footprint::merge(
         &parts
@@ -286,4 +289,69 @@ fn evaluate(form: &Affine, params: &[Value], loops: &BTreeMap<crate::ir::LocalId
         };
         acc.wrapping_add(c.wrapping_mul(v))
     })
+}
+
+/// A producer/consumer pair fused by halo recompute: the consumer reads the
+/// produced level from shared memory (no global read of it), the producer's
+/// global write is there only with `write_back`, and the producer's reads
+/// cover the block's points widened by the halo. Those are modelled as the
+/// producer's offsets shifted by each end and the centre of the halo per
+/// axis: the union of sectors a block requests (L2, DRAM) is exact when the
+/// block is at least as wide as the halo; the L1 count is an upper bound.
+/// The recomputed instructions are in the kernel IR's count already.
+fn recomputed_reads(
+    program: &Program,
+    env: &RunEnv,
+    parts: &[&StencilPart],
+    recompute: &HaloRecompute,
+    spec: &mut KernelSpec,
+) {
+    let level = level_name(program, recompute.level.0, recompute.level.1);
+    spec.reads.retain(|a| a.level != level);
+    if !recompute.write_back {
+        spec.writes.retain(|a| a.level != level);
+    }
+    let Some(producer) = parts.first() else {
+        return;
+    };
+    let body = body_accesses(&producer.body);
+    let made = distinct(program, env, body.grids.iter(), AccessKind::Load);
+    let mut shifts: Vec<Vec<i64>> = vec![vec![]];
+    for &(lo, hi) in &recompute.halo {
+        let mut ends = vec![lo, 0, hi];
+        ends.dedup();
+        ends.sort_unstable();
+        ends.dedup();
+        shifts = shifts
+            .iter()
+            .flat_map(|s| {
+                ends.iter().map(move |e| {
+                    let mut s = s.clone();
+                    s.push(*e);
+                    s
+                })
+            })
+            .collect();
+    }
+    for access in made {
+        for shift in &shifts {
+            let offset: Vec<i64> = access
+                .offset
+                .iter()
+                .zip(shift.iter().chain(std::iter::repeat(&0)))
+                .map(|(o, s)| o + s)
+                .collect();
+            let known = spec
+                .reads
+                .iter()
+                .any(|a| a.level == access.level && a.offset == offset);
+            if !known {
+                spec.reads.push(Access {
+                    level: access.level.clone(),
+                    elem: access.elem,
+                    offset,
+                });
+            }
+        }
+    }
 }

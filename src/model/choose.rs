@@ -57,7 +57,9 @@ pub fn choose(
     target: Target,
     device: &Device,
 ) -> Result<Choice, ScheduleError> {
-    let base = Schedule::for_run(program, request, env)?;
+    let mut base = Schedule::for_run(program, request, env)?;
+    // `--fuse`: a halo-recompute fusion stays only where the model predicts a gain.
+    crate::model::fusion::choose_recompute(program, &mut base, request, env, device, target);
     let Some(iterate) = &program.iterate else {
         return Ok(Choice {
             schedule: base,
@@ -225,7 +227,8 @@ fn evaluate(
     target: Target,
     device: &Device,
 ) -> Option<Candidate> {
-    let schedule = Schedule::for_run(program, &request, env).ok()?;
+    let mut schedule = Schedule::for_run(program, &request, env).ok()?;
+    crate::model::fusion::choose_recompute(program, &mut schedule, &request, env, device, target);
     let lowered = lower(program, &schedule, target);
     let fits = crate::lower::check_limits(&lowered.module, &device.limits()).is_ok();
     let n = schedule.stencils.len();

@@ -12,6 +12,7 @@
 pub mod build;
 pub mod choose;
 pub mod device;
+pub mod fusion;
 pub mod instr;
 pub mod predict;
 pub mod ptxas;

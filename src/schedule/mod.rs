@@ -18,8 +18,9 @@
 
 mod fusion;
 
+pub use fusion::unfuse;
+
 use std::collections::BTreeMap;
-use std::ops::Range;
 
 use crate::ir::env::RunEnv;
 
@@ -69,6 +70,24 @@ pub struct StencilSchedule {
     /// Run the next stencil in this stencil's kernel, at the same point right
     /// after it (fused stencils share one schedule, that of the group's first).
     pub fuse_with_next: bool,
+    /// With `fuse_with_next`: the next stencil reads what this one writes at
+    /// neighbouring points, so the kernel recomputes this stencil over the
+    /// block's points plus that halo into a shared tile (see
+    /// `schedule/fusion.rs`); `None` for fusion at the same point.
+    pub recompute: Option<HaloRecompute>,
+}
+
+/// A producer stencil fused with its consumer by recomputing the halo.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HaloRecompute {
+    /// The level the producer writes and the consumer reads from the tile.
+    pub level: Level,
+    /// The consumer's read offsets of it per axis, outermost first: the tile
+    /// covers the block's points widened by them.
+    pub halo: Vec<(i64, i64)>,
+    /// Whether the producer's values at the block's own points also go to
+    /// global memory (the level is read after the kernel or is a result).
+    pub write_back: bool,
 }
 
 /// A whole program's schedule.
@@ -134,6 +153,11 @@ pub struct ScheduleRequest {
     pub tables: Option<TablePlacement>,
     /// Fuse consecutive stencils where legal.
     pub fuse: bool,
+    /// The fields whose values are read after the run (`run --output`);
+    /// `None`: every field (a library caller, `--verify`, or no `--output`).
+    /// A producer fused with halo recompute skips writing a level to global
+    /// memory only when its field is not among them and nothing else reads it.
+    pub results: Option<Vec<String>>,
 }
 
 impl ScheduleRequest {
@@ -295,18 +319,26 @@ impl Schedule {
         let hinted = hinted_shape(program, request)
             .map_err(|d| ScheduleError(d.one_line(&program.source)))?;
         let mut notes = Vec::new();
-        let groups: Vec<Range<usize>> = if request.fuse {
-            fusion::groups(program, &iterate.stencils, env, &mut notes)
+        let groups: Vec<fusion::Group> = if request.fuse {
+            fusion::groups(program, &iterate.stencils, env, request, &mut notes)
         } else {
-            (0..iterate.stencils.len()).map(|s| s..s + 1).collect()
+            (0..iterate.stencils.len())
+                .map(fusion::Group::single)
+                .collect()
         };
         let mut stencils = Vec::new();
         for group in groups {
-            let members = &iterate.stencils[group.clone()];
+            let range = group.range.clone();
+            let members = &iterate.stencils[range.clone()];
             let schedule = group_schedule(program, members, request, &hinted)?;
-            for i in group.clone() {
+            for i in range.clone() {
                 stencils.push(StencilSchedule {
-                    fuse_with_next: i + 1 < group.end,
+                    fuse_with_next: i + 1 < range.end,
+                    recompute: if i == range.start {
+                        group.recompute.clone()
+                    } else {
+                        None
+                    },
                     ..schedule.clone()
                 });
             }
@@ -344,10 +376,18 @@ impl Schedule {
                 join(&sched.tile),
                 tiles.join(" "),
                 tables.join(" "),
-                if sched.fuse_with_next {
-                    " fused with the next stencil"
-                } else {
-                    ""
+                match (&sched.recompute, sched.fuse_with_next) {
+                    (Some(r), _) => format!(
+                        " fused with the next stencil, recomputing {} over a halo{}",
+                        fusion::level_text(program, r.level),
+                        if r.write_back {
+                            ""
+                        } else {
+                            " (not written to global memory)"
+                        }
+                    ),
+                    (None, true) => " fused with the next stencil".into(),
+                    (None, false) => String::new(),
                 }
             ));
         }
@@ -508,6 +548,7 @@ fn group_schedule(
         fields,
         tables,
         fuse_with_next: false,
+        recompute: None,
     })
 }
 

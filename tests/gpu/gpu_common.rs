@@ -143,6 +143,7 @@ pub fn schedule_matrix(program: &Program, rank: usize) -> Vec<(String, ScheduleR
         shm,
         tables: None,
         fuse: false,
+        results: None,
     };
     let mut list = vec![
         ("default".to_string(), ScheduleRequest::default()),

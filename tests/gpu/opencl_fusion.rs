@@ -70,15 +70,15 @@ fn a_chain_reading_only_at_offset_zero_fuses_into_one_kernel() {
 }
 
 #[test]
-fn rician_gs_and_us_are_not_fused_because_us_reads_g_at_offsets() {
+fn rician_gs_and_us_fuse_by_halo_recompute_not_at_the_same_point() {
+    // `us` reads G at offsets: not fused point by point, but by recomputing
+    // `gs` over each block's halo (tests/gpu/opencl_recompute.rs).
     let program = example("rician3d");
     let (flags, notes) = fused_flags(&program, &fuse(ShmRequest::Auto));
-    assert_eq!(flags, [false, false]);
+    assert_eq!(flags, [true, false]);
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
-        notes[0].starts_with(
-            "not fusing `us` into `gs`: it reads `[0]G`, which `gs` writes, at a non-zero offset"
-        ),
+        notes[0].starts_with("fusing `us` into `gs` by recomputing `[0]G` over a halo"),
         "{}",
         notes[0]
     );

@@ -254,6 +254,7 @@ impl GenSchedule {
                 Shm::All => ShmRequest::Names(generated.shm_names()),
             },
             tables: self.tables,
+            results: None,
             fuse: self.fuse,
         }
     }

@@ -1,0 +1,725 @@
+//! A producer and its consumer fused by halo recompute: one kernel in which
+//! each block computes the producer over its points plus the halo the consumer
+//! reads into a shared tile, then runs the consumer reading that tile.
+//!
+//! The kernel, in order:
+//! 1. tiles of the other levels the schedule stages (loaded as usual, boundary
+//!    mode applied while loading) and shared copies of tables;
+//! 2. the **recompute phase**: the block's threads stride over the tile of the
+//!    produced level. A cell outside the grid takes the level's boundary mode
+//!    (clamp, mirror and periodic map it into the grid; zero and none give 0:
+//!    the analysis checked that a `none` field is never read outside). A cell
+//!    (after mapping) inside the producer's subset gets the producer's value,
+//!    computed there; any other cell takes what the level holds in global
+//!    memory, as a tile load would. With `write_back`, a cell that is one of
+//!    the block's own points also goes to global memory (each point of the
+//!    subset is written by exactly one block);
+//! 3. a barrier, then the consumer at each of the thread's points, reading the
+//!    produced level from the tile.
+//!
+//! The schedule (`schedule/fusion.rs`) guarantees what makes this equal to the
+//! two sweeps: the producer does not read its level, and the consumer writes
+//! nothing the producer reads or writes, so no block's recomputation can see
+//! another block's writes.
+
+use crate::analysis::Footprint;
+use crate::ir::{BinaryOp, BoundaryMode, Program, Stencil, Value};
+use crate::kir::{
+    Builtin, Helper, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars,
+};
+use crate::lower::letter;
+use crate::lower::plan::{ArgSource, Launch};
+use crate::lower::point::{in_range, PointCtx, Tile};
+use crate::schedule::{FieldPlacement, HaloRecompute, StencilSchedule, TablePlacement};
+
+/// Variables of the thread's position along thread axis `d`.
+struct AxisVars {
+    /// Thread index (`tx`).
+    thread: Var,
+    /// Tile point loop variable (`px`).
+    point: Var,
+    /// Point within the block's points (`qx`).
+    in_block: Var,
+    /// Grid index (`ix`).
+    grid: Var,
+    /// First grid index of the block (`base_x`).
+    base: Var,
+}
+
+fn axis_vars(d: usize, vars: &mut Vars) -> AxisVars {
+    let l = ["x", "y", "z"][d];
+    AxisVars {
+        thread: vars.temp_int(format!("t{l}")),
+        point: vars.temp_int(format!("p{l}")),
+        in_block: vars.temp_int(format!("q{l}")),
+        grid: vars.temp_int(format!("i{l}")),
+        base: vars.temp_int(format!("base_{l}")),
+    }
+}
+
+/// The fused kernel of `producer` and `consumer` (single-part stencils over
+/// the same subset) and its launch.
+pub(crate) fn lower_pair(
+    program: &Program,
+    producer: &Stencil,
+    consumer: &Stencil,
+    schedule: &StencilSchedule,
+    recompute: &HaloRecompute,
+    module: &mut Module,
+) -> Launch {
+    let made = &producer.parts[0];
+    let used = &consumer.parts[0];
+    let subset = &used.subset;
+    let rank = subset.rank();
+    let block = schedule.block;
+    let tile = schedule.tile;
+    let per_block: [u32; 3] = [0, 1, 2].map(|d| block[d].saturating_mul(tile[d]));
+    let mut kernel_vars = Vars::default();
+    let vars: Vec<AxisVars> = (0..rank).map(|d| axis_vars(d, &mut kernel_vars)).collect();
+    let point_coords: Vec<KExpr> = (0..rank)
+        .map(|a| KExpr::var(vars[rank - 1 - a].grid))
+        .collect();
+    let in_block = (0..rank)
+        .map(|a| KExpr::var(vars[rank - 1 - a].in_block))
+        .collect();
+    let mut ctx = PointCtx::new(program, point_coords.clone(), in_block);
+    ctx.params.vars = kernel_vars;
+    let footprint = Footprint::merge(&[
+        Footprint::of_part(program, made),
+        Footprint::of_part(program, used),
+    ]);
+    // Written levels first so their buffers are the kernel's first parameters.
+    for (f, t) in footprint.written() {
+        ctx.params.level(program, f, t, true);
+    }
+    let mut lo_hi = Vec::new();
+    for a in 0..rank {
+        let l = letter(rank, a);
+        let lo = ctx.params.scalar(
+            &format!("lo_{l}"),
+            crate::ir::ScalarType::Int,
+            ArgSource::Lo(a),
+            Origin::Generated,
+        );
+        let hi = ctx.params.scalar(
+            &format!("hi_{l}"),
+            crate::ir::ScalarType::Int,
+            ArgSource::Hi(a),
+            Origin::Generated,
+        );
+        lo_hi.push((lo, hi));
+    }
+    let mut kernel_body = vec![];
+    for d in 0..rank {
+        let a = rank - 1 - d;
+        kernel_body.push(KStmt::Decl {
+            var: vars[d].thread,
+            init: KExpr::Builtin(Builtin::ThreadIdx(d as u8)),
+        });
+        kernel_body.push(KStmt::Decl {
+            var: vars[d].base,
+            init: KExpr::plus(
+                lo_hi[a].0.clone(),
+                KExpr::times(
+                    KExpr::Builtin(Builtin::BlockIdx(d as u8)),
+                    KExpr::int(per_block[d] as i64),
+                ),
+            ),
+        });
+    }
+    let shape = Shape {
+        rank,
+        block,
+        per_block,
+    };
+
+    // 1. Tiles of the other staged levels the consumer reads, over its halo
+    //    (the producer reads global memory: its cells reach further).
+    let mut loads = Vec::new();
+    for reads in &Footprint::of_part(program, used).reads {
+        let level = reads.level();
+        if schedule.fields.get(&level) != Some(&FieldPlacement::SharedTile)
+            || level == recompute.level
+            || footprint.writes_level(level.0, level.1)
+        {
+            continue;
+        }
+        let Some(range) = reads.static_box().filter(|r| r.len() == rank) else {
+            continue;
+        };
+        let field = &program.fields[level.0 .0];
+        let buffer = ctx.params.level(program, level.0, level.1, false);
+        let hint = ctx.params.vars.decl(buffer).hint.clone();
+        let var = shared_tile(&mut ctx, &format!("{hint}_tile"), field.ty, &shape, &range);
+        let origin: Vec<i64> = range.iter().map(|r| r.0).collect();
+        ctx.tiles.insert(
+            level,
+            Tile {
+                var,
+                origin: origin.clone(),
+            },
+        );
+        loads.push(KStmt::Comment(format!(
+            "{hint} with its halo into shared memory ({} mode applied while loading)",
+            field.boundary.name()
+        )));
+        let cells = Cells::new(&mut ctx, &shape, &range, level.0);
+        let at = cells.at(&vars);
+        let (mapped, inside) = cells.mapped(&mut ctx, &at, field.boundary);
+        let index = ctx.linear(level.0, mapped);
+        let load = KExpr::Load {
+            space: Space::Global,
+            array: buffer,
+            index: vec![index],
+        };
+        let value = select_inside(inside, load, field.ty);
+        loads.push(cells.nest(
+            &shape,
+            &vars,
+            vec![KStmt::Store {
+                space: Space::Shared,
+                array: var,
+                index: cells.tile_index(),
+                value,
+            }],
+        ));
+    }
+
+    for (t, p) in &schedule.tables {
+        ctx.tables.insert(*t, *p);
+    }
+    ctx.unroll = schedule
+        .tables
+        .values()
+        .any(|p| *p == TablePlacement::Literals);
+
+    // 2. The recompute phase.
+    let (field_id, time) = recompute.level;
+    let field = &program.fields[field_id.0];
+    let level_buffer = ctx.params.level(program, field_id, time, true);
+    let hint = ctx.params.vars.decl(level_buffer).hint.clone();
+    let produced = shared_tile(
+        &mut ctx,
+        &format!("{hint}_tile"),
+        field.ty,
+        &shape,
+        &recompute.halo,
+    );
+    let cells = Cells::new(&mut ctx, &shape, &recompute.halo, field_id);
+    let at = cells.at(&vars);
+    let grid_at: Vec<Var> = (0..rank)
+        .map(|a| ctx.params.vars.temp_int(format!("g{}", letter(rank, a))))
+        .collect();
+    let cell_at: Vec<Var> = (0..rank)
+        .map(|a| ctx.params.vars.temp_int(format!("c{}", letter(rank, a))))
+        .collect();
+    let mut cell_body: Vec<KStmt> = grid_at
+        .iter()
+        .zip(at)
+        .map(|(&var, init)| KStmt::Decl { var, init })
+        .collect();
+    let grid_exprs: Vec<KExpr> = grid_at.iter().map(|&v| KExpr::var(v)).collect();
+    let (mapped, inside) = cells.mapped(&mut ctx, &grid_exprs, field.boundary);
+    for (&var, init) in cell_at.iter().zip(mapped) {
+        cell_body.push(KStmt::Decl { var, init });
+    }
+    let cell_exprs: Vec<KExpr> = cell_at.iter().map(|&v| KExpr::var(v)).collect();
+    // The producer at the cell: its loads from global memory (the tiles cover
+    // only the consumer's reads), its store of the level into the tile.
+    let staged = std::mem::take(&mut ctx.tiles);
+    ctx.coords = cell_exprs.clone();
+    ctx.name_locals(&made.locals);
+    let mut code = ctx.declare_locals(made);
+    code.extend(ctx.stmts(&made.body, module, 1));
+    ctx.coords = point_coords;
+    ctx.tiles = staged;
+    let mut computed = vec![KStmt::Block(redirect_stores(
+        code,
+        level_buffer,
+        produced,
+        &cells.tile_index(),
+    ))];
+    if recompute.write_back {
+        let own = own_point(&cells, &grid_exprs, &shape, &lo_hi);
+        let index = ctx.linear(field_id, cell_exprs.clone());
+        let store = KStmt::Store {
+            space: Space::Global,
+            array: level_buffer,
+            index: vec![index],
+            value: KExpr::Load {
+                space: Space::Shared,
+                array: produced,
+                index: cells.tile_index(),
+            },
+        };
+        computed.push(KStmt::Comment(format!(
+            "the block's own points of {hint} also go to global memory"
+        )));
+        computed.push(match own {
+            Some(cond) => KStmt::If {
+                cond,
+                then: vec![store],
+                otherwise: vec![],
+            },
+            None => store,
+        });
+    }
+    let held = {
+        let index = ctx.linear(field_id, cell_exprs.clone());
+        KStmt::Store {
+            space: Space::Shared,
+            array: produced,
+            index: cells.tile_index(),
+            value: KExpr::Load {
+                space: Space::Global,
+                array: level_buffer,
+                index: vec![index],
+            },
+        }
+    };
+    let in_subset = in_subset(&cell_exprs, &recompute.halo, &lo_hi);
+    let mut resolved = vec![KStmt::If {
+        cond: in_subset,
+        then: computed,
+        otherwise: vec![held],
+    }];
+    if let Some(test) = inside {
+        resolved = vec![KStmt::If {
+            cond: test,
+            then: resolved,
+            otherwise: vec![KStmt::Store {
+                space: Space::Shared,
+                array: produced,
+                index: cells.tile_index(),
+                value: KExpr::Lit(Value::Int(0).cast(field.ty)),
+            }],
+        }];
+    }
+    cell_body.extend(resolved);
+    let recompute_phase = vec![
+        KStmt::Comment(format!(
+            "recompute phase: {} over the block's points and a halo of {} into {hint}_tile \
+             ({} mode outside the grid; points outside {}'s subset keep what {hint} holds)",
+            producer.name,
+            recompute
+                .halo
+                .iter()
+                .map(|(lo, hi)| format!("[{lo}:{hi}]"))
+                .collect::<String>(),
+            field.boundary.name(),
+            producer.name
+        )),
+        cells.nest(&shape, &vars, cell_body),
+    ];
+    ctx.tiles.insert(
+        recompute.level,
+        Tile {
+            var: produced,
+            origin: recompute.halo.iter().map(|h| h.0).collect(),
+        },
+    );
+
+    // 3. The consumer at the thread's points.
+    ctx.name_locals(&used.locals);
+    let mut point_body = vec![KStmt::Comment(format!(
+        "stencil {}, reading {hint} from {hint}_tile",
+        consumer.name
+    ))];
+    point_body.extend(ctx.declare_locals(used));
+    point_body.extend(ctx.stmts(&used.body, module, 1));
+    let body = point_loops(point_body, &vars, &shape, &lo_hi);
+
+    let threads: u32 = block.iter().product();
+    if !ctx.shared_tables.is_empty() {
+        let tid = ctx.params.vars.temp_int("tid");
+        kernel_body.push(KStmt::Decl {
+            var: tid,
+            init: linear_thread(rank, block, &vars),
+        });
+        for (t, shared) in ctx.shared_tables.clone() {
+            let constant = ctx.const_table(t, module, false);
+            let len = program.tables[t.0].values.len();
+            kernel_body.push(KStmt::Comment(format!(
+                "coefficient table {} into shared memory",
+                program.tables[t.0].name
+            )));
+            let s = ctx.params.vars.temp_int("s");
+            kernel_body.push(KStmt::For {
+                var: s,
+                start: KExpr::var(tid),
+                end: KExpr::int(len as i64),
+                step: KExpr::int(threads as i64),
+                unroll: false,
+                body: vec![KStmt::Store {
+                    space: Space::Shared,
+                    array: shared,
+                    index: vec![KExpr::var(s)],
+                    value: KExpr::Load {
+                        space: Space::Constant,
+                        array: constant,
+                        index: vec![KExpr::var(s)],
+                    },
+                }],
+            });
+        }
+        // The recompute phase may read the tables.
+        kernel_body.push(KStmt::Barrier);
+    }
+    kernel_body.extend(loads);
+    kernel_body.extend(recompute_phase);
+    kernel_body.push(KStmt::Barrier);
+    kernel_body.extend(body);
+
+    let uses_double = ctx.uses_double;
+    let shared = ctx.shared;
+    let (params, args, vars) = ctx.params.finish();
+    let name = format!("{}_{}", producer.name, consumer.name);
+    module.kernels.push(Kernel {
+        name,
+        block,
+        vars,
+        params,
+        shared,
+        body: kernel_body,
+        uses_double,
+    });
+    Launch {
+        kernel: module.kernels.len() - 1,
+        subset: Some(subset.clone()),
+        block,
+        points_per_block: per_block,
+        args,
+    }
+}
+
+/// The block's shape.
+struct Shape {
+    rank: usize,
+    block: [u32; 3],
+    per_block: [u32; 3],
+}
+
+/// Declares a shared tile of the block's points widened by `halo` (per axis,
+/// outermost first).
+fn shared_tile(
+    ctx: &mut PointCtx<'_>,
+    hint: &str,
+    ty: crate::ir::ScalarType,
+    shape: &Shape,
+    halo: &[(i64, i64)],
+) -> Var {
+    let var = ctx
+        .params
+        .vars
+        .add(hint, ty, Space::Shared, Origin::Derived);
+    ctx.shared.push(SharedArray {
+        var,
+        ty,
+        dims: extents(shape, halo),
+    });
+    var
+}
+
+/// A tile's extent per axis, outermost first.
+fn extents(shape: &Shape, halo: &[(i64, i64)]) -> Vec<usize> {
+    (0..shape.rank)
+        .map(|a| {
+            let d = shape.rank - 1 - a;
+            (shape.per_block[d] as usize).saturating_add(halo[a].1.abs_diff(halo[a].0) as usize)
+        })
+        .collect()
+}
+
+/// The cells of a tile the block's threads stride over: a loop variable per
+/// thread axis, each thread starting at its index and stepping by the block.
+struct Cells {
+    /// Loop variables by thread axis.
+    locals: Vec<Var>,
+    /// Extents, outermost first.
+    extents: Vec<usize>,
+    /// Offset of the tile's first cell from the block's first point, outermost first.
+    origin: Vec<i64>,
+    /// The grid of the level.
+    grid: crate::ir::GridId,
+}
+
+impl Cells {
+    fn new(
+        ctx: &mut PointCtx<'_>,
+        shape: &Shape,
+        halo: &[(i64, i64)],
+        field: crate::ir::FieldId,
+    ) -> Cells {
+        Cells {
+            locals: (0..shape.rank)
+                .map(|d| ctx.params.vars.temp_int(format!("l{}", ["x", "y", "z"][d])))
+                .collect(),
+            extents: extents(shape, halo),
+            origin: halo.iter().map(|h| h.0).collect(),
+            grid: ctx.program.fields[field.0].grid,
+        }
+    }
+
+    /// The cell's grid coordinate per axis (outermost first), before any
+    /// boundary mapping.
+    fn at(&self, vars: &[AxisVars]) -> Vec<KExpr> {
+        let rank = self.locals.len();
+        (0..rank)
+            .map(|a| {
+                let d = rank - 1 - a;
+                KExpr::plus(
+                    KExpr::plus(KExpr::var(vars[d].base), KExpr::int(self.origin[a])),
+                    KExpr::var(self.locals[d]),
+                )
+            })
+            .collect()
+    }
+
+    /// The cell's index in the tile, outermost first.
+    fn tile_index(&self) -> Vec<KExpr> {
+        let rank = self.locals.len();
+        (0..rank)
+            .map(|a| KExpr::var(self.locals[rank - 1 - a]))
+            .collect()
+    }
+
+    /// The coordinates to read for cell coordinates `at` under `mode`, and for
+    /// zero and none the test that the cell is inside the grid.
+    fn mapped(
+        &self,
+        ctx: &mut PointCtx<'_>,
+        at: &[KExpr],
+        mode: BoundaryMode,
+    ) -> (Vec<KExpr>, Option<KExpr>) {
+        let mut inside: Option<KExpr> = None;
+        let mut coords = Vec::new();
+        for (a, g) in at.iter().enumerate() {
+            let n = ctx.params.grid_size(ctx.program, self.grid, a);
+            match Helper::for_mode(mode) {
+                Some(helper) => coords.push(KExpr::Helper(helper, vec![g.clone(), n])),
+                None => {
+                    let test = in_range(g, n);
+                    inside = Some(match inside {
+                        None => test,
+                        Some(prev) => KExpr::bin(BinaryOp::And, prev, test),
+                    });
+                    coords.push(g.clone());
+                }
+            }
+        }
+        (coords, inside)
+    }
+
+    /// The loop nest running `body` for every cell a thread covers.
+    fn nest(&self, shape: &Shape, vars: &[AxisVars], body: Vec<KStmt>) -> KStmt {
+        let rank = shape.rank;
+        let mut stmts = body;
+        for (d, axis) in vars.iter().enumerate().take(rank) {
+            let a = rank - 1 - d;
+            stmts = vec![KStmt::For {
+                var: self.locals[d],
+                start: KExpr::var(axis.thread),
+                end: KExpr::int(self.extents[a] as i64),
+                step: KExpr::int(shape.block[d] as i64),
+                unroll: false,
+                body: stmts,
+            }];
+        }
+        match stmts.pop() {
+            Some(stmt) if stmts.is_empty() => stmt,
+            Some(stmt) => {
+                stmts.push(stmt);
+                KStmt::Block(stmts)
+            }
+            None => KStmt::Block(vec![]),
+        }
+    }
+}
+
+/// `value` where `inside` holds, else zero of `ty`.
+fn select_inside(inside: Option<KExpr>, value: KExpr, ty: crate::ir::ScalarType) -> KExpr {
+    match inside {
+        None => value,
+        Some(test) => KExpr::Select(
+            Box::new(test),
+            Box::new(value),
+            Box::new(KExpr::Lit(Value::Int(0).cast(ty))),
+        ),
+    }
+}
+
+/// Whether mapped cell coordinates lie in the subset `[lo, hi]`; an axis whose
+/// tile starts at or after the block's first point cannot be below `lo`.
+fn in_subset(cell: &[KExpr], halo: &[(i64, i64)], lo_hi: &[(KExpr, KExpr)]) -> KExpr {
+    let mut test: Option<KExpr> = None;
+    for (a, c) in cell.iter().enumerate() {
+        let mut push = |t: KExpr| {
+            test = Some(match test.take() {
+                None => t,
+                Some(prev) => KExpr::bin(BinaryOp::And, prev, t),
+            });
+        };
+        if halo[a].0 < 0 {
+            push(KExpr::bin(BinaryOp::Ge, c.clone(), lo_hi[a].0.clone()));
+        }
+        push(KExpr::bin(BinaryOp::Le, c.clone(), lo_hi[a].1.clone()));
+    }
+    test.unwrap_or(KExpr::Lit(Value::Int(1)))
+}
+
+/// Whether the cell at grid coordinates `at` is one of the block's own points
+/// (within the block's points and the subset); `None` when every cell is.
+fn own_point(
+    cells: &Cells,
+    at: &[KExpr],
+    shape: &Shape,
+    lo_hi: &[(KExpr, KExpr)],
+) -> Option<KExpr> {
+    let rank = shape.rank;
+    let mut test: Option<KExpr> = None;
+    for a in 0..rank {
+        let d = rank - 1 - a;
+        let l = KExpr::var(cells.locals[d]);
+        let first = -cells.origin[a];
+        let end = first + shape.per_block[d] as i64;
+        let mut tests = vec![];
+        if first > 0 {
+            tests.push(KExpr::bin(BinaryOp::Ge, l.clone(), KExpr::int(first)));
+        }
+        if end < cells.extents[a] as i64 {
+            tests.push(KExpr::bin(BinaryOp::Lt, l, KExpr::int(end)));
+        }
+        tests.push(KExpr::bin(BinaryOp::Le, at[a].clone(), lo_hi[a].1.clone()));
+        for t in tests {
+            test = Some(match test.take() {
+                None => t,
+                Some(prev) => KExpr::bin(BinaryOp::And, prev, t),
+            });
+        }
+    }
+    test
+}
+
+/// `code` with its global stores to `buffer` sent to the tile cell instead.
+fn redirect_stores(code: Vec<KStmt>, buffer: Var, tile: Var, cell: &[KExpr]) -> Vec<KStmt> {
+    code.into_iter()
+        .map(|stmt| match stmt {
+            KStmt::Store {
+                space: Space::Global,
+                array,
+                value,
+                ..
+            } if array == buffer => KStmt::Store {
+                space: Space::Shared,
+                array: tile,
+                index: cell.to_vec(),
+                value,
+            },
+            KStmt::For {
+                var,
+                start,
+                end,
+                step,
+                unroll,
+                body,
+            } => KStmt::For {
+                var,
+                start,
+                end,
+                step,
+                unroll,
+                body: redirect_stores(body, buffer, tile, cell),
+            },
+            KStmt::If {
+                cond,
+                then,
+                otherwise,
+            } => KStmt::If {
+                cond,
+                then: redirect_stores(then, buffer, tile, cell),
+                otherwise: redirect_stores(otherwise, buffer, tile, cell),
+            },
+            KStmt::Block(body) => KStmt::Block(redirect_stores(body, buffer, tile, cell)),
+            other => other,
+        })
+        .collect()
+}
+
+/// The consumer's code at each of the thread's points, guarded at the
+/// subset's upper edge.
+fn point_loops(
+    point_body: Vec<KStmt>,
+    vars: &[AxisVars],
+    shape: &Shape,
+    lo_hi: &[(KExpr, KExpr)],
+) -> Vec<KStmt> {
+    let rank = shape.rank;
+    let mut guard: Option<KExpr> = None;
+    for (d, v) in vars.iter().enumerate() {
+        if shape.per_block[d] == 1 && shape.block[d] == 1 {
+            // One point per block along this axis: always inside the subset.
+            continue;
+        }
+        let a = rank - 1 - d;
+        let test = KExpr::bin(BinaryOp::Le, KExpr::var(v.grid), lo_hi[a].1.clone());
+        guard = Some(match guard {
+            None => test,
+            Some(g) => KExpr::bin(BinaryOp::And, g, test),
+        });
+    }
+    let mut body = match guard {
+        Some(cond) => vec![KStmt::If {
+            cond,
+            then: point_body,
+            otherwise: vec![],
+        }],
+        None => point_body,
+    };
+    for (d, v) in vars.iter().enumerate() {
+        let points = shape.per_block[d] / shape.block[d].max(1);
+        let mut inner = vec![
+            KStmt::Decl {
+                var: v.in_block,
+                init: if points == 1 {
+                    KExpr::var(v.thread)
+                } else {
+                    KExpr::plus(
+                        KExpr::var(v.thread),
+                        KExpr::times(KExpr::var(v.point), KExpr::int(shape.block[d] as i64)),
+                    )
+                },
+            },
+            KStmt::Decl {
+                var: v.grid,
+                init: KExpr::plus(KExpr::var(v.base), KExpr::var(v.in_block)),
+            },
+        ];
+        inner.extend(body);
+        body = if points == 1 {
+            inner
+        } else {
+            vec![KStmt::For {
+                var: v.point,
+                start: KExpr::int(0),
+                end: KExpr::int(points as i64),
+                step: KExpr::int(1),
+                unroll: true,
+                body: inner,
+            }]
+        };
+    }
+    body
+}
+
+/// The thread's index within its block, `tx + bx * (ty + by * tz)`.
+fn linear_thread(rank: usize, block: [u32; 3], vars: &[AxisVars]) -> KExpr {
+    let mut e: Option<KExpr> = None;
+    for d in (0..rank).rev() {
+        let t = KExpr::var(vars[d].thread);
+        e = Some(match e {
+            None => t,
+            Some(outer) => KExpr::plus(t, KExpr::times(KExpr::int(block[d] as i64), outer)),
+        });
+    }
+    e.unwrap_or_else(|| KExpr::int(0))
+}
