@@ -51,6 +51,21 @@ pub struct ScheduleArgs {
     /// points, and each reads what the one before writes only at offset zero).
     #[arg(long)]
     pub fuse: bool,
+
+    /// Compute flattened field indices in 64 bits in the GPU kernels even for
+    /// grids of fewer than 2^31 points (chosen anyway for larger grids).
+    #[arg(long)]
+    pub index64: bool,
+}
+
+/// Code generation that changes results.
+#[derive(Args, Clone, Debug, Default)]
+pub struct FmaArgs {
+    /// Let the compilers contract `a * b + c` into fused multiply-adds (NVRTC
+    /// --fmad=true, OpenCL -cl-mad-enable, C -ffp-contract=fast): faster, but
+    /// results then differ from the interpreter's in the last bits.
+    #[arg(long)]
+    pub fma: bool,
 }
 
 impl ScheduleArgs {
@@ -61,6 +76,7 @@ impl ScheduleArgs {
             tile: self.tile.as_ref().map(|a| a.0.clone()),
             shm: self.shm.as_ref().map(ShmChoice::to_option_string),
             fuse: self.fuse,
+            index64: self.index64,
             ..RunOptions::default()
         }
     }

@@ -52,6 +52,14 @@ pub struct RunOptions {
     pub shm: Option<String>,
     /// `--fuse`: fuse consecutive stencils into one GPU kernel where legal.
     pub fuse: bool,
+    /// `--index64`: 64-bit flattened indices in the GPU kernels whatever the
+    /// grid sizes (chosen anyway for grids of more than 2^31 - 1 points).
+    pub index64: bool,
+    /// `--fma`: let every compiler contract `a * b + c` into a fused
+    /// multiply-add (NVRTC `--fmad=true`, OpenCL `-cl-mad-enable`, C
+    /// `-ffp-contract=fast`); results then differ from the interpreter's in
+    /// the last bits.
+    pub fma: bool,
     /// Extra or replacement C compiler flags for the native back-end.
     pub cflags: Option<String>,
     /// Allow `-ffast-math` in the native back-end.
@@ -84,7 +92,7 @@ impl fmt::Debug for ProgressHook {
 
 impl RunOptions {
     /// The schedule request these options carry (`--block`, `--tile`, `--shm`,
-    /// `--fuse`).
+    /// `--fuse`, `--index64`).
     pub fn schedule_request(&self) -> ScheduleRequest {
         ScheduleRequest {
             block: self.block.clone(),
@@ -96,6 +104,7 @@ impl RunOptions {
                 .unwrap_or_default(),
             tables: None,
             fuse: self.fuse,
+            wide_indices: self.index64,
         }
     }
 

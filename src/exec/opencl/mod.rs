@@ -159,7 +159,7 @@ impl GpuDevice for Session<'_> {
             )));
         }
         let source = crate::back::opencl::print(module);
-        let options = crate::back::opencl::BUILD_OPTIONS;
+        let options = crate::back::opencl::build_options(module);
         let mut hasher = blake3::Hasher::new();
         hasher.update(source.as_bytes());
         hasher.update(options.as_bytes());
@@ -324,17 +324,24 @@ pub fn run(
 ) -> Result<RunSummary, ExecError> {
     crate::exec::check_inputs(program, env, state)?;
     let schedule = options.schedule(program, env)?;
-    run_scheduled(program, env, state, &schedule, options.progress.as_ref())
+    run_scheduled(
+        program,
+        env,
+        state,
+        &schedule,
+        options.fma,
+        options.progress.as_ref(),
+    )
 }
 
-/// Runs `program` through OpenCL under `schedule`.
+/// Runs `program` through OpenCL under `schedule` (without `--fma`).
 pub fn run_with_schedule(
     program: &Program,
     env: &RunEnv,
     state: &mut FieldState,
     schedule: &Schedule,
 ) -> Result<RunSummary, ExecError> {
-    run_scheduled(program, env, state, schedule, None)
+    run_scheduled(program, env, state, schedule, false, None)
 }
 
 fn run_scheduled(
@@ -342,10 +349,12 @@ fn run_scheduled(
     env: &RunEnv,
     state: &mut FieldState,
     schedule: &Schedule,
+    fma: bool,
     progress: Option<&ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
     crate::exec::check_inputs(program, env, state)?;
-    let lowered = lower(program, schedule, Target::OpenCl);
+    let mut lowered = lower(program, schedule, Target::OpenCl);
+    lowered.module.fma = fma;
     let mut rt = runtime()?
         .lock()
         .map_err(|_| unavailable("OpenCL runtime poisoned by an earlier panic"))?;
