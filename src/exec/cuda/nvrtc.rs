@@ -145,7 +145,9 @@ pub fn compile_module(
     Ok((source, compiled))
 }
 
-fn compile_source(
+/// Compiles CUDA C for `arch` with the options `base` (such as
+/// [`crate::back::cuda::NVRTC_OPTIONS`]) and `extra`.
+pub fn compile_source(
     source: &str,
     arch: &str,
     base: &[&str],

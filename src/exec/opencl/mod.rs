@@ -315,6 +315,21 @@ fn with_source_lines(log: &str, source: &str) -> String {
     out
 }
 
+/// Builds `module` with the OpenCL platform's compiler, as a run would, and
+/// runs nothing: a check that generated kernels compile for sizes too large
+/// to run here.
+pub fn build(module: &Module) -> Result<(), ExecError> {
+    let mut rt = runtime()?
+        .lock()
+        .map_err(|_| unavailable("OpenCL runtime poisoned by an earlier panic"))?;
+    let mut session = Session {
+        rt: &mut rt,
+        kernels: None,
+        events: Vec::new(),
+    };
+    session.compile(module)
+}
+
 /// Runs `program` through OpenCL under the schedule the options ask for.
 pub fn run(
     program: &Program,
