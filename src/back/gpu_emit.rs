@@ -93,7 +93,8 @@ fn host_checks(program: &Program, wide: bool) -> String {
     };
     let mut text = format!(
         "// host: `stencilc run` checks before any launch (a host of its own must too), from the sizes given:\n\
-         //   {index}, and every launch at most {:?} blocks along x, y, z;\n",
+         //   {index};\n\
+         //   every launch at most {:?} blocks along x, y, z;\n",
         crate::lower::plan::MAX_GROUPS
     );
     let bounds = crate::analysis::bounds::run_time_bounds(program);
