@@ -1,6 +1,7 @@
 //! `stencilc emit --target cuda|opencl`: one self-contained translation unit of
 //! readable kernels named after the program's stencils and reductions.
 
+use crate::ir::env::RunEnv;
 use crate::ir::Program;
 use crate::lower::{lower, Target};
 use crate::schedule::{Schedule, ScheduleError, ScheduleRequest};
@@ -14,6 +15,16 @@ pub enum GpuTarget {
     OpenCl,
 }
 
+/// How to emit beyond the schedule request.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EmitOptions<'a> {
+    /// The run's parameter values, where all are known: the schedule is then
+    /// [`Schedule::for_run`]'s (64-bit indices when a grid needs them).
+    pub env: Option<&'a RunEnv>,
+    /// `--fma`: allow fused multiply-adds ([`crate::kir::Module::fma`]).
+    pub fma: bool,
+}
+
 /// The kernels of `program` under the schedule `request` asks for, as source text,
 /// preceded by a comment giving the schedule each stencil got (and, when fusion
 /// was asked for, why stencils were left apart).
@@ -22,14 +33,36 @@ pub fn emit(
     request: &ScheduleRequest,
     target: GpuTarget,
 ) -> Result<String, ScheduleError> {
-    let schedule = Schedule::new(program, request)?;
+    emit_with(program, request, target, EmitOptions::default())
+}
+
+/// [`emit`] with the options of `options`.
+pub fn emit_with(
+    program: &Program,
+    request: &ScheduleRequest,
+    target: GpuTarget,
+    options: EmitOptions<'_>,
+) -> Result<String, ScheduleError> {
+    let kind = match target {
+        GpuTarget::Cuda => Target::Cuda,
+        GpuTarget::OpenCl => Target::OpenCl,
+    };
+    // With the sizes, the schedule `run` would choose (the model of the
+    // default device); without them, the static heuristic's.
+    let (schedule, reasons) = match options.env {
+        Some(env) => {
+            let device = crate::model::Device::default_device();
+            let choice = crate::model::choose::choose(program, request, env, kind, device)?;
+            (choice.schedule, choice.reasons)
+        }
+        None => (Schedule::new(program, request)?, Vec::new()),
+    };
+    let lowered = lower(program, &schedule, kind);
+    let mut module = lowered.module;
+    module.fma = options.fma;
     let text = match target {
-        GpuTarget::Cuda => {
-            crate::back::cuda::print(&lower(program, &schedule, Target::Cuda).module)
-        }
-        GpuTarget::OpenCl => {
-            crate::back::opencl::print(&lower(program, &schedule, Target::OpenCl).module)
-        }
+        GpuTarget::Cuda => crate::back::cuda::print(&module),
+        GpuTarget::OpenCl => crate::back::opencl::print(&module),
     };
     let mut header = String::new();
     for line in schedule.describe(program).lines() {
@@ -37,23 +70,34 @@ pub fn emit(
         header.push_str(line);
         header.push('\n');
     }
-    for note in &schedule.notes {
+    for note in schedule.notes.iter().chain(&reasons) {
         header.push_str("// schedule: ");
         header.push_str(note);
         header.push('\n');
     }
-    header.push_str(&host_checks(program));
+    header.push_str(&host_checks(program, schedule.wide_indices));
     Ok(header + &text)
 }
 
 /// The comment listing what a host must check before launching these kernels,
-/// as `stencilc run` does (the kernels themselves do not check).
-fn host_checks(program: &Program) -> String {
+/// as `stencilc run` does (the kernels themselves do not check); `wide`: the
+/// kernels compute flattened indices in 64 bits.
+fn host_checks(program: &Program, wide: bool) -> String {
+    let index = if wide {
+        "every grid has at most 2^30 points along each axis (flattened indices are 64-bit;\n\
+         //   per-axis coordinates 32-bit int)"
+            .to_string()
+    } else {
+        format!(
+            "every grid has at most {} points in all and 2^30 along each axis (the kernels index\n\
+             //   with 32-bit int; emit with --index64, or --set the sizes, for larger grids)",
+            crate::lower::plan::MAX_GPU_GRID_POINTS
+        )
+    };
     let mut text = format!(
         "// host: `stencilc run` checks before any launch (a host of its own must too), from the sizes given:\n\
-         //   every grid has at most {} points (the kernels index with 32-bit int; 64-bit indices\n\
-         //   are planned, issue 8), and every launch at most {:?} blocks along x, y, z;\n",
-        crate::lower::plan::MAX_GPU_GRID_POINTS,
+         //   {index};\n\
+         //   every launch at most {:?} blocks along x, y, z;\n",
         crate::lower::plan::MAX_GROUPS
     );
     let bounds = crate::analysis::bounds::run_time_bounds(program);

@@ -58,6 +58,20 @@ pub struct ScheduleArgs {
     /// and that nothing else reads is not written to global memory.
     #[arg(long, value_name = "FIELD[,FIELD...]", value_delimiter = ',')]
     pub results: Option<Vec<String>>,
+    /// Compute flattened field indices in 64 bits in the GPU kernels even for
+    /// grids of fewer than 2^31 points (chosen anyway for larger grids).
+    #[arg(long)]
+    pub index64: bool,
+}
+
+/// Code generation that changes results.
+#[derive(Args, Clone, Debug, Default)]
+pub struct FmaArgs {
+    /// Let the compilers contract `a * b + c` into fused multiply-adds (NVRTC
+    /// --fmad=true, OpenCL -cl-mad-enable, C -ffp-contract=fast): faster, but
+    /// results then differ from the interpreter's in the last bits.
+    #[arg(long)]
+    pub fma: bool,
 }
 
 impl ScheduleArgs {
@@ -69,6 +83,7 @@ impl ScheduleArgs {
             shm: self.shm.as_ref().map(ShmChoice::to_option_string),
             fuse: self.fuse,
             results: self.results.clone(),
+            index64: self.index64,
             ..RunOptions::default()
         }
     }

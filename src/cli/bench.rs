@@ -47,6 +47,10 @@ pub struct BenchArgs {
     /// Leave out the interpreter (it is much slower).
     #[arg(long)]
     pub no_interp: bool,
+    /// Fused multiply-adds in the generated C and the baselines
+    /// (`-ffp-contract=fast`).
+    #[command(flatten)]
+    pub fma: crate::cli::args::FmaArgs,
 }
 
 /// The suite: name and rank (2-D or 3-D).
@@ -94,7 +98,7 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     // A fresh cache, so that the compile time reported is a real compilation.
     std::env::set_var("STENCILC_CACHE_DIR", &cache);
     let compiler = native::Compiler::from_env()?;
-    let flags = compile::flags(None, false);
+    let flags = compile::flags_with_fma(None, false, args.fma.fma);
     let mut rows = Vec::new();
     for (name, rank) in SUITE {
         if !args.only.is_empty() && !args.only.iter().any(|o| o == name) {
@@ -253,7 +257,10 @@ fn bench_one(
         path.display().to_string(),
         text,
     ))?)?;
-    let options = RunOptions::default();
+    let options = RunOptions {
+        fma: args.fma.fma,
+        ..RunOptions::default()
+    };
 
     // Compile in the fresh cache, then load again from it.
     let start = Instant::now();

@@ -32,6 +32,9 @@ pub struct BenchGpuArgs {
     /// Small sizes (2-D 2048², 3-D 128³, 960×540), for a quick check of the set.
     #[arg(long)]
     pub quick: bool,
+    /// Fused multiply-adds in every kernel timed (NVRTC `--fmad=true`).
+    #[command(flatten)]
+    pub fma: crate::cli::args::FmaArgs,
 }
 
 /// Runs the set; a case that fails is reported in the results and the others
@@ -41,6 +44,7 @@ pub fn run_gpu_bench(args: &BenchGpuArgs) -> anyhow::Result<()> {
     let options = BenchOptions {
         warmup: args.warmup,
         sweeps: args.sweeps,
+        fma: args.fma.fma,
     };
     let cases: Vec<_> = standard_suite(&args.programs, args.quick)
         .into_iter()

@@ -26,6 +26,10 @@ pub struct CompileArgs {
     /// Say what is generated, region by region.
     #[arg(short = 'v', long)]
     pub verbose: bool,
+    /// The output is meant to be compiled with `-ffp-contract=fast` (its
+    /// header says so; your compiler's flags decide).
+    #[command(flatten)]
+    pub fma: crate::cli::args::FmaArgs,
 }
 
 /// Runs `stencilc compile`.
@@ -91,13 +95,16 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
             }
         }
     }
-    let output = embed::rewrite_host(
+    let mut output = embed::rewrite_host(
         &source,
         &regions,
         EmbedOptions {
             extern_c: args.extern_c,
         },
     );
+    if args.fma.fma {
+        output = stencilc::back::c::with_fma_notice(&output);
+    }
     std::fs::write(&args.output, output).map_err(|e| {
         CliError::new(
             format!("cannot write `{}`: {e}", args.output.display()),

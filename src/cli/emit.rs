@@ -3,12 +3,15 @@
 //! For the GPU targets the schedule flags (`--block`, `--tile`, `--shm`) and the
 //! region's pragma choose the kernels printed; the output is one self-contained
 //! translation unit (CUDA: `extern "C"` kernels that NVRTC compiles as they are).
+//! With every parameter given (`--set`), the kernels are those a run at those
+//! sizes compiles: 64-bit indices for a grid of 2^31 points or more.
 
 use std::path::PathBuf;
 
-use stencilc::back::gpu_emit::{self, GpuTarget};
+use stencilc::back::gpu_emit::{self, EmitOptions, GpuTarget};
+use stencilc::ir::env::RunEnv;
 
-use crate::cli::args::{ParamArgs, ScheduleArgs};
+use crate::cli::args::{FmaArgs, ParamArgs, ScheduleArgs};
 use crate::cli::error::CliError;
 
 /// What `emit` can print.
@@ -39,6 +42,9 @@ pub struct EmitArgs {
     /// The GPU schedule (ignored for `--target c`).
     #[command(flatten)]
     pub schedule: ScheduleArgs,
+    /// Fused multiply-adds (the file's header says so).
+    #[command(flatten)]
+    pub fma: FmaArgs,
     /// Values of the host identifiers that the region's pragma options use
     /// (`--set BX=16` for `block:BX*2,8`); parameters may be given too.
     #[command(flatten)]
@@ -50,10 +56,31 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
     let mut program = crate::cli::program::load(&args.program, args.region)?;
     let values = crate::cli::params::parse_sets(&program, &args.params.sets)?;
     crate::cli::params::bind_hint_values(&mut program, &args.params.sets, &values)?;
+    // With every parameter given, the kernels are those of a run at these
+    // sizes (64-bit indices where a grid needs them).
+    let env = values
+        .iter()
+        .cloned()
+        .collect::<Option<Vec<_>>>()
+        .and_then(|params| {
+            let bindings = stencilc::exec::Bindings { params };
+            RunEnv::new(&program, &bindings).ok()
+        });
+    let options = EmitOptions {
+        env: env.as_ref(),
+        fma: args.fma.fma,
+    };
     let text = match args.target {
-        EmitTarget::C => stencilc::back::c::emit_program(&program).source,
-        EmitTarget::Cuda => gpu_source(&program, &args.schedule, GpuTarget::Cuda)?,
-        EmitTarget::Opencl => gpu_source(&program, &args.schedule, GpuTarget::OpenCl)?,
+        EmitTarget::C => {
+            let source = stencilc::back::c::emit_program(&program).source;
+            if args.fma.fma {
+                stencilc::back::c::with_fma_notice(&source)
+            } else {
+                source
+            }
+        }
+        EmitTarget::Cuda => gpu_source(&program, &args.schedule, GpuTarget::Cuda, options)?,
+        EmitTarget::Opencl => gpu_source(&program, &args.schedule, GpuTarget::OpenCl, options)?,
     };
     match &args.output {
         Some(path) => std::fs::write(path, text).map_err(|e| {
@@ -71,6 +98,7 @@ fn gpu_source(
     program: &stencilc::ir::Program,
     schedule: &ScheduleArgs,
     target: GpuTarget,
+    options: EmitOptions<'_>,
 ) -> Result<String, CliError> {
     let request = schedule.run_options().schedule_request();
     stencilc::schedule::hinted_shape(program, &request).map_err(|d| {
@@ -79,7 +107,7 @@ fn gpu_source(
             vec![d],
         ))
     })?;
-    gpu_emit::emit(program, &request, target).map_err(|e| {
+    gpu_emit::emit_with(program, &request, target, options).map_err(|e| {
         CliError::new(
             format!("cannot schedule `{}` for the GPU: {e}", program.name),
             "change --block, --tile or --shm (or the region's pragma) as the message says",

@@ -18,7 +18,8 @@ use stencilc::ir::env::RunEnv;
 use stencilc::ir::{FieldId, Program};
 
 use crate::cli::args::{
-    parse_field_file, BackendArg, FieldFile, ParamArgs, ProgramArgs, ScheduleArgs, ShmChoice,
+    parse_field_file, BackendArg, FieldFile, FmaArgs, ParamArgs, ProgramArgs, ScheduleArgs,
+    ShmChoice,
 };
 use crate::cli::error::{name_list, CliError};
 use crate::cli::memory::{self, Headroom};
@@ -55,6 +56,9 @@ pub struct RunArgs {
     #[command(flatten)]
     schedule: ScheduleArgs,
 
+    #[command(flatten)]
+    fma: FmaArgs,
+
     /// `--backend c`: the C compiler's flags, replacing the defaults
     /// (`-O3 -march=native -fopenmp -ffp-contract=off -fwrapv`).
     #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
@@ -84,8 +88,8 @@ pub struct RunArgs {
 
     /// Also runs the interpreter on the same inputs and compares every output
     /// field (every field without `--output`): exactly for `c` and `interp`,
-    /// within a tolerance for GPU back-ends. A difference fails the run, and no
-    /// output is written.
+    /// within a tolerance for GPU back-ends and with `--fma`. A difference fails
+    /// the run, and no output is written.
     #[arg(long)]
     verify: bool,
 }
@@ -274,6 +278,7 @@ fn verify_against_interpreter(
             verify::compare_field(
                 &program.fields[f.0].name,
                 used,
+                args.fma.fma,
                 state.newest(program, f.0),
                 reference.newest(program, f.0),
                 &env.grid_dims()[program.fields[f.0].grid.0],
@@ -402,6 +407,7 @@ fn run_options(program: &Program, args: &RunArgs) -> Result<RunOptions, CliError
         verbose: args.verbose,
         cflags: args.cflags.clone(),
         fast_math: args.fast_math,
+        fma: args.fma.fma,
         ..options
     })
 }

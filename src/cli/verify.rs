@@ -3,8 +3,9 @@
 //!
 //! The interpreter and the compiled C compute bit for bit the same values (the
 //! C is compiled with `-ffp-contract=off`), so for them any difference is a
-//! failure. GPU back-ends (OpenCL, CUDA) may contract `a * b + c` into a fused
-//! multiply-add and use their own `sqrt`, `exp`, ...: a point passes when it
+//! failure. GPU back-ends (OpenCL, CUDA) use their own `sqrt`, `exp`, ..., and
+//! with `--fma` every compiler, the C one too, may contract `a * b + c` into a
+//! fused multiply-add: then a point passes when it
 //! differs by at most [`FLOAT_TOLERANCE`] (`float` fields) or
 //! [`DOUBLE_TOLERANCE`] (`double` fields) times the field's largest magnitude in
 //! the interpreter's result (1 when that is 0). Integer fields must always
@@ -25,12 +26,18 @@ pub const FLOAT_TOLERANCE: f64 = 1e-4;
 /// to the field's largest magnitude.
 pub const DOUBLE_TOLERANCE: f64 = 1e-10;
 
-/// The relative tolerance of `backend` for fields of type `ty`: 0 (exact) for
-/// the interpreter, the compiled C and integer fields.
-pub fn tolerance(backend: Backend, ty: ScalarType) -> f64 {
-    match (backend, ty) {
-        (Backend::OpenCl | Backend::Cuda, ScalarType::Float) => FLOAT_TOLERANCE,
-        (Backend::OpenCl | Backend::Cuda, ScalarType::Double) => DOUBLE_TOLERANCE,
+/// The relative tolerance of `backend` for fields of type `ty`, built with
+/// `--fma` or not: 0 (exact) for the interpreter, integer fields, and the
+/// compiled C without `--fma`.
+pub fn tolerance(backend: Backend, ty: ScalarType, fma: bool) -> f64 {
+    let approximate = match backend {
+        Backend::OpenCl | Backend::Cuda => true,
+        Backend::C | Backend::Auto => fma,
+        Backend::Interp => false,
+    };
+    match ty {
+        ScalarType::Float if approximate => FLOAT_TOLERANCE,
+        ScalarType::Double if approximate => DOUBLE_TOLERANCE,
         _ => 0.0,
     }
 }
@@ -161,10 +168,11 @@ impl Verification {
 }
 
 /// Compares the back-end's values of a field with the interpreter's, on a grid
-/// of size `dims` (outermost first).
+/// of size `dims` (outermost first); `fma`: the back-end was built with `--fma`.
 pub fn compare_field(
     field: &str,
     backend: Backend,
+    fma: bool,
     got: &Buffer,
     reference: &Buffer,
     dims: &[usize],
@@ -219,7 +227,7 @@ pub fn compare_field(
         field: field.to_string(),
         max_abs,
         max_rel,
-        allowed: tolerance(backend, ty) * scale,
+        allowed: tolerance(backend, ty, fma) * scale,
         worst: worst.map(|i| (unflatten(i, dims), got.get(i), reference.get(i))),
     }
 }
@@ -255,13 +263,13 @@ mod tests {
     fn c_must_match_exactly_and_reports_the_worst_point() {
         let reference = Buffer::Float(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         let got = Buffer::Float(vec![1.0, 2.0, 3.0, 4.0, 5.0 + 1e-6, 6.0]);
-        let check = compare_field("u", Backend::C, &got, &reference, &[2, 3]);
+        let check = compare_field("u", Backend::C, false, &got, &reference, &[2, 3]);
         assert!(!check.passed());
         let (index, value, interp) = check.worst.clone().unwrap();
         assert_eq!(index, vec![1, 1]);
         assert_eq!(value, Value::Float(5.0 + 1e-6));
         assert_eq!(interp, Value::Float(5.0));
-        let same = compare_field("u", Backend::C, &reference, &reference, &[2, 3]);
+        let same = compare_field("u", Backend::C, false, &reference, &reference, &[2, 3]);
         assert!(same.passed() && same.worst.is_none() && same.max_abs == 0.0);
     }
 
@@ -270,20 +278,32 @@ mod tests {
         let reference = Buffer::Float(vec![100.0, 0.0]);
         let close = Buffer::Float(vec![100.0, 0.005]);
         let far = Buffer::Float(vec![100.0, 0.02]);
-        assert!(compare_field("u", Backend::OpenCl, &close, &reference, &[2]).passed());
-        assert!(!compare_field("u", Backend::OpenCl, &far, &reference, &[2]).passed());
-        assert!(!compare_field("u", Backend::C, &close, &reference, &[2]).passed());
+        assert!(compare_field("u", Backend::OpenCl, false, &close, &reference, &[2]).passed());
+        assert!(!compare_field("u", Backend::OpenCl, false, &far, &reference, &[2]).passed());
+        assert!(!compare_field("u", Backend::C, false, &close, &reference, &[2]).passed());
         let ints = Buffer::Int(vec![1, 2]);
         let off = Buffer::Int(vec![1, 3]);
-        assert!(!compare_field("n", Backend::Cuda, &off, &ints, &[2]).passed());
+        assert!(!compare_field("n", Backend::Cuda, false, &off, &ints, &[2]).passed());
+    }
+
+    #[test]
+    fn c_built_with_fma_gets_the_float_tolerance() {
+        let reference = Buffer::Float(vec![100.0, 0.0]);
+        let last_bits = Buffer::Float(vec![100.00001, 0.0]);
+        assert!(!compare_field("u", Backend::C, false, &last_bits, &reference, &[2]).passed());
+        let check = compare_field("u", Backend::C, true, &last_bits, &reference, &[2]);
+        assert!(check.passed(), "{check:?}");
+        assert_eq!(check.allowed, FLOAT_TOLERANCE * 100.0);
+        assert_eq!(tolerance(Backend::Interp, ScalarType::Float, true), 0.0);
+        assert_eq!(tolerance(Backend::C, ScalarType::Int, true), 0.0);
     }
 
     #[test]
     fn nan_matches_only_nan() {
         let reference = Buffer::Double(vec![f64::NAN, 1.0]);
-        assert!(compare_field("u", Backend::C, &reference, &reference, &[2]).passed());
+        assert!(compare_field("u", Backend::C, false, &reference, &reference, &[2]).passed());
         let got = Buffer::Double(vec![0.0, 1.0]);
-        let check = compare_field("u", Backend::Cuda, &got, &reference, &[2]);
+        let check = compare_field("u", Backend::Cuda, false, &got, &reference, &[2]);
         assert!(!check.passed() && check.max_abs.is_infinite());
     }
 
@@ -295,7 +315,14 @@ mod tests {
             backend: Backend::C,
             iterations: 3,
             reference_iterations: 3,
-            fields: vec![compare_field("img", Backend::C, &got, &reference, &[1, 2])],
+            fields: vec![compare_field(
+                "img",
+                Backend::C,
+                false,
+                &got,
+                &reference,
+                &[1, 2],
+            )],
         };
         let text = verification.error().unwrap().to_string();
         assert!(text.contains("field `img`"), "{text}");

@@ -55,6 +55,14 @@ pub struct RunOptions {
     /// `--results`: the fields read after the run (`None`: every field); see
     /// [`ScheduleRequest::results`].
     pub results: Option<Vec<String>>,
+    /// `--index64`: 64-bit flattened indices in the GPU kernels whatever the
+    /// grid sizes (chosen anyway for grids of more than 2^31 - 1 points).
+    pub index64: bool,
+    /// `--fma`: let every compiler contract `a * b + c` into a fused
+    /// multiply-add (NVRTC `--fmad=true`, OpenCL `-cl-mad-enable`, C
+    /// `-ffp-contract=fast`); results then differ from the interpreter's in
+    /// the last bits.
+    pub fma: bool,
     /// Extra or replacement C compiler flags for the native back-end.
     pub cflags: Option<String>,
     /// Allow `-ffast-math` in the native back-end.
@@ -87,7 +95,7 @@ impl fmt::Debug for ProgressHook {
 
 impl RunOptions {
     /// The schedule request these options carry (`--block`, `--tile`, `--shm`,
-    /// `--fuse`).
+    /// `--fuse`, `--index64`).
     pub fn schedule_request(&self) -> ScheduleRequest {
         ScheduleRequest {
             block: self.block.clone(),
@@ -100,6 +108,7 @@ impl RunOptions {
             tables: None,
             fuse: self.fuse,
             results: self.results.clone(),
+            wide_indices: self.index64,
         }
     }
 

@@ -38,6 +38,10 @@ pub struct Module {
     pub constants: Vec<ConstArray>,
     /// The kernels, in the order the host plan refers to them.
     pub kernels: Vec<Kernel>,
+    /// Whether the compiler may contract `a * b + c` into a fused multiply-add
+    /// (`--fma`): faster, and results then differ from the interpreter's in
+    /// the last bits. Off by default.
+    pub fma: bool,
 }
 
 impl Module {

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::ir::{UnaryOp, Value};
+use crate::ir::{ScalarType, UnaryOp, Value};
 use crate::kir::helpers::{self, Spelling};
 use crate::kir::names::Namer;
 use crate::kir::{Builtin, Helper, KExpr, KParam, KStmt, Kernel, Module, Origin, Var};
@@ -40,7 +40,25 @@ pub trait Dialect {
     fn shuffle_down(&self, value: &str, delta: u32) -> String;
     /// The pragma line asking to unroll the next loop, if any.
     fn unroll_pragma(&self) -> Option<&'static str>;
+    /// The spelling of the 64-bit signed integer type (`long` where it is 64
+    /// bits on every platform, as in OpenCL C).
+    fn long_name(&self) -> &'static str {
+        "long"
+    }
+    /// The spelling of a scalar type.
+    fn type_name(&self, ty: ScalarType) -> &'static str {
+        match ty {
+            ScalarType::Long => self.long_name(),
+            other => other.name(),
+        }
+    }
 }
+
+/// The header line of code built with `--fma` ([`Module::fma`]), in every
+/// language stencilc emits.
+pub const FMA_NOTICE: &str =
+    "// --fma: `a * b + c` may be computed as one fused multiply-add, so results may\n\
+     // differ from the interpreter's (`stencilc run --backend interp`) in the last bits.\n";
 
 /// Prints a whole module: prelude, helpers, constant tables, kernels.
 pub fn print_module(module: &Module, dialect: &dyn Dialect) -> String {
@@ -59,7 +77,10 @@ pub fn print_module(module: &Module, dialect: &dyn Dialect) -> String {
         qualifier: dialect.helper_qualifier(),
         index: "int",
     };
-    out.push_str(&helpers::definitions(helpers, spelling));
+    out.push_str(&respell_long(
+        &helpers::definitions(helpers, spelling),
+        dialect.long_name(),
+    ));
     if !module.constants.is_empty() {
         out.push('\n');
     }
@@ -73,7 +94,7 @@ pub fn print_module(module: &Module, dialect: &dyn Dialect) -> String {
             } else {
                 dialect.constant_qualifier()
             },
-            table.ty.name(),
+            dialect.type_name(table.ty),
             table.name,
             table.values.len(),
             values.join(", ")
@@ -89,6 +110,30 @@ pub fn print_module(module: &Module, dialect: &dyn Dialect) -> String {
         };
         printer.kernel(&mut out, kernel);
     }
+    out
+}
+
+/// `text` with every word `long` spelt `long_name` (`long long` in CUDA, where
+/// `long` is 32 bits on some platforms); `unsigned long` follows.
+fn respell_long(text: &str, long_name: &str) -> String {
+    if long_name == "long" {
+        return text.to_string();
+    }
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("long") {
+        out.push_str(&rest[..at]);
+        let before = out.chars().next_back();
+        let after = rest[at + 4..].chars().next();
+        if before.is_some_and(is_word) || after.is_some_and(is_word) {
+            out.push_str("long");
+        } else {
+            out.push_str(long_name);
+        }
+        rest = &rest[at + 4..];
+    }
+    out.push_str(rest);
     out
 }
 
@@ -262,7 +307,7 @@ impl Printer<'_> {
                 out,
                 "    {} {} {}{};",
                 dialect.shared_qualifier(),
-                array.ty.name(),
+                dialect.type_name(array.ty),
                 self.name(array.var),
                 dims
             );
@@ -280,7 +325,7 @@ impl Printer<'_> {
                     let _ = writeln!(
                         out,
                         "{pad}{} {} = {};",
-                        ty.name(),
+                        self.dialect.type_name(ty),
                         self.name(*var),
                         self.expr(init)
                     );
@@ -425,7 +470,7 @@ impl Printer<'_> {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
                 format!("{}({})", h.name(), args.join(", "))
             }
-            KExpr::Cast(ty, a) => format!("({}){}", ty.name(), self.wrap(a, 12)),
+            KExpr::Cast(ty, a) => format!("({}){}", dialect.type_name(*ty), self.wrap(a, 12)),
             KExpr::ShuffleDown(a, delta) => dialect.shuffle_down(&self.expr(a), *delta),
         }
     }

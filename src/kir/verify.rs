@@ -4,7 +4,10 @@
 //! - every variable is in its kernel's table, declared once, declared (or a
 //!   parameter, or a loop variable) before it is used, and used as what it is:
 //!   scalars as values, arrays through loads and stores in their own space;
-//! - every value has the type of what receives it, every index is an `int`;
+//! - every value has the type of what receives it, every index is an `int`
+//!   (a global or constant array's flat index may be a `long`: 64-bit
+//!   indices), and operands of one operator have one type, except that `+`,
+//!   `-` and `*` widen an `int` operand beside a `long` (as C does);
 //! - no store to a read-only buffer, no assignment to a parameter;
 //! - no barrier under control flow that differs between the threads of a block
 //!   (a condition or loop bound that depends on the thread index);
@@ -383,11 +386,14 @@ impl Checker<'_> {
     ) -> Option<ScalarType> {
         for i in index {
             let ty = self.expr(i, scope);
-            self.expect_type(
-                ty,
-                ScalarType::Int,
-                &format!("an index of {}", self.hint(array)),
-            );
+            let flat = matches!(space, Space::Global | Space::Constant);
+            if !(flat && ty == Some(ScalarType::Long)) {
+                self.expect_type(
+                    ty,
+                    ScalarType::Int,
+                    &format!("an index of {}", self.hint(array)),
+                );
+            }
         }
         if !self.exists(array) {
             return None;
@@ -467,8 +473,15 @@ impl Checker<'_> {
             KExpr::Binary(op, a, b) => {
                 let ta = self.expr(a, scope)?;
                 let tb = self.expr(b, scope)?;
+                let widening = matches!(op, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul)
+                    && matches!(
+                        (ta, tb),
+                        (ScalarType::Int, ScalarType::Long) | (ScalarType::Long, ScalarType::Int)
+                    );
                 match op {
                     BinaryOp::And | BinaryOp::Or => Some(ScalarType::Int),
+                    // Value-preserving: the `int` is converted to `long` first.
+                    _ if widening => Some(ScalarType::Long),
                     _ if ta != tb => {
                         self.errors.push(format!(
                             "`{}` between a {} and a {} (conversions are explicit)",

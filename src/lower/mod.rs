@@ -57,8 +57,13 @@ pub fn lower(program: &Program, schedule: &Schedule, target: Target) -> Lowered 
         name: program.name.clone(),
         constants: Vec::new(),
         kernels: Vec::new(),
+        fma: false,
     };
-    let mut plan = HostPlan::default();
+    let mut plan = HostPlan {
+        wide_indices: schedule.wide_indices,
+        ..HostPlan::default()
+    };
+    let wide = schedule.wide_indices;
     if let Some(iterate) = &program.iterate {
         let mut first = 0;
         while first < iterate.stencils.len() {
@@ -68,7 +73,7 @@ pub fn lower(program: &Program, schedule: &Schedule, target: Target) -> Lowered 
             }
             let group = &iterate.stencils[first..end];
             let launches =
-                stencil::lower_group(program, group, schedule.stencil(first), &mut module);
+                stencil::lower_group(program, group, schedule.stencil(first), wide, &mut module);
             plan.stencils.push(launches);
             // The fused stencils run inside the group's kernel: no launches of their own.
             plan.stencils.extend((first + 1..end).map(|_| Vec::new()));
@@ -80,6 +85,7 @@ pub fn lower(program: &Program, schedule: &Schedule, target: Target) -> Lowered 
                 crate::ir::ReductionId(r),
                 reduction,
                 target,
+                wide,
                 &mut module,
             ));
         }

@@ -66,15 +66,24 @@ pub struct HostPlan {
     pub stencils: Vec<Vec<Launch>>,
     /// Reductions, in order.
     pub reductions: Vec<ReductionPlan>,
+    /// Whether the kernels compute flattened field indices in 64 bits
+    /// ([`crate::schedule::Schedule::wide_indices`]); without, grids over
+    /// [`MAX_GPU_GRID_POINTS`] points are refused.
+    pub wide_indices: bool,
 }
 
 /// The most blocks a launch may have along x, y and z: CUDA's grid limits
 /// (OpenCL's are at least as large on the devices stencilc targets).
 pub const MAX_GROUPS: [u64; 3] = [i32::MAX as u64, 65535, 65535];
 
-/// The most points a grid may have on the GPU back-ends: their kernels index
-/// fields with 32-bit `int` arithmetic.
-pub const MAX_GPU_GRID_POINTS: u64 = i32::MAX as u64;
+/// The most points a grid may have for GPU kernels that index fields with
+/// 32-bit `int` arithmetic (those of a schedule without `wide_indices`).
+pub const MAX_GPU_GRID_POINTS: u64 = crate::schedule::MAX_NARROW_GRID_POINTS;
+
+/// The most points a grid may have along one axis on the GPU back-ends, with
+/// 32- or 64-bit indices: per-axis coordinates (a block's first point plus its
+/// points and a halo) are 32-bit `int`, and this leaves them room.
+pub const MAX_GPU_AXIS_POINTS: u64 = 1 << 30;
 
 /// Why a launch or a grid cannot run as planned, as a sentence saying what to change.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -125,7 +134,7 @@ pub fn groups_for(
 
 impl HostPlan {
     /// What the host checks before any launch, from the actual sizes: every grid
-    /// within [`MAX_GPU_GRID_POINTS`] (see [`check_grid_sizes`]) and every
+    /// indexable by the kernels (see [`check_grid_sizes`]) and every
     /// launch's block count within [`MAX_GROUPS`] (`subset_box` gives a
     /// subset's bounds for this run's parameter values). Accesses outside
     /// the grids are refused before this, when the parameters are bound.
@@ -134,7 +143,7 @@ impl HostPlan {
         grids: impl IntoIterator<Item = (&'a str, &'a [usize])>,
         subset_box: &dyn Fn(&Subset) -> Vec<(i64, i64)>,
     ) -> Result<(), PlanError> {
-        check_grid_sizes(grids)?;
+        check_grid_sizes(grids, self.wide_indices)?;
         let reductions = self
             .reductions
             .iter()
@@ -159,20 +168,34 @@ impl HostPlan {
     }
 }
 
-/// Refuses grids the GPU kernels cannot index: more than
-/// [`MAX_GPU_GRID_POINTS`] points (`grids` gives each grid's name and sizes).
+/// Refuses grids the GPU kernels cannot index (`grids` gives each grid's name
+/// and sizes): more than [`MAX_GPU_AXIS_POINTS`] points along an axis, or, for
+/// kernels with 32-bit indices (`wide` false), more than
+/// [`MAX_GPU_GRID_POINTS`] points in all: a 32-bit flattened index would wrap.
 pub fn check_grid_sizes<'a>(
     grids: impl IntoIterator<Item = (&'a str, &'a [usize])>,
+    wide: bool,
 ) -> Result<(), PlanError> {
     for (name, dims) in grids {
-        let points = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d as u64));
-        if points.is_none_or(|p| p > MAX_GPU_GRID_POINTS) {
+        let sizes = || {
             let sizes: Vec<String> = dims.iter().map(usize::to_string).collect();
+            sizes.join(" x ")
+        };
+        if dims.iter().any(|&d| d as u64 > MAX_GPU_AXIS_POINTS) {
             return Err(PlanError(format!(
-                "grid `{name}` ({}) has more than {MAX_GPU_GRID_POINTS} points, the most the GPU \
-                 kernels index with their 32-bit `int` indices (64-bit indices are planned, \
-                 issue 8); use a smaller grid, or --backend c",
-                sizes.join(" x ")
+                "grid `{name}` ({}) has more than {MAX_GPU_AXIS_POINTS} (2^30) points along an \
+                 axis, the most the GPU kernels take along one axis (their per-axis coordinates \
+                 are 32-bit `int`); use a smaller grid, or --backend c",
+                sizes()
+            )));
+        }
+        if !wide && crate::schedule::needs_wide_indices(dims) {
+            return Err(PlanError(format!(
+                "grid `{name}` ({}) has more than {MAX_GPU_GRID_POINTS} points, the most that \
+                 kernels with 32-bit `int` indices can index, and these kernels were built with \
+                 them; schedule for this run's sizes (`stencilc run` does) or with 64-bit \
+                 indices (--index64)",
+                sizes()
             )));
         }
     }
@@ -268,16 +291,42 @@ mod tests {
     }
 
     #[test]
-    fn grids_past_32_bit_indices_are_refused_naming_the_limit() {
+    fn narrow_kernels_are_refused_on_grids_of_2_31_points_and_wide_ones_are_not() {
         let small: &[usize] = &[46340, 46340];
-        assert_eq!(check_grid_sizes([("g", small)]), Ok(()));
-        let large: &[usize] = &[46341, 46341];
-        let err = check_grid_sizes([("g", large)]).unwrap_err();
+        assert_eq!(check_grid_sizes([("g", small)], false), Ok(()));
+        // 1291^3 = 2151685171 points: past i32::MAX, flattened.
+        let large: &[usize] = &[1291, 1291, 1291];
+        let err = check_grid_sizes([("g", large)], false).unwrap_err();
         assert!(
-            err.0.contains("2147483647") && err.0.contains("issue 8"),
+            err.0.contains("2147483647") && err.0.contains("--index64"),
             "{err}"
         );
+        assert_eq!(check_grid_sizes([("g", large)], true), Ok(()));
+        let exactly: &[usize] = &[1 << 31];
+        assert!(check_grid_sizes([("g", exactly)], false).is_err());
         let overflowing: &[usize] = &[usize::MAX, usize::MAX];
-        assert!(check_grid_sizes([("g", overflowing)]).is_err());
+        assert!(check_grid_sizes([("g", overflowing)], true).is_err());
+    }
+
+    #[test]
+    fn one_axis_past_2_30_points_is_refused_naming_the_limit() {
+        let long_axis: &[usize] = &[1, (1 << 30) + 1];
+        let err = check_grid_sizes([("g", long_axis)], true).unwrap_err();
+        assert!(
+            err.0.contains("1073741824") && err.0.contains("along an axis"),
+            "{err}"
+        );
+        let at_limit: &[usize] = &[1 << 30, 2];
+        assert_eq!(check_grid_sizes([("g", at_limit)], true), Ok(()));
+    }
+
+    #[test]
+    fn the_host_plan_refuses_a_narrow_plan_for_a_2_31_point_grid() {
+        let dims: &[usize] = &[1 << 11, 1 << 10, 1 << 10];
+        let mut plan = HostPlan::default();
+        let err = plan.check([("g", dims)], &|_| vec![]).unwrap_err();
+        assert!(err.0.contains("32-bit"), "{err}");
+        plan.wide_indices = true;
+        assert_eq!(plan.check([("g", dims)], &|_| vec![]), Ok(()));
     }
 }

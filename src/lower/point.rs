@@ -61,6 +61,9 @@ pub(crate) struct PointCtx<'a> {
     pub params: Params,
     /// Whether `double` appears.
     pub uses_double: bool,
+    /// Whether flattened field indices are computed in 64 bits
+    /// ([`crate::schedule::Schedule::wide_indices`]).
+    pub wide: bool,
 }
 
 impl<'a> PointCtx<'a> {
@@ -81,6 +84,7 @@ impl<'a> PointCtx<'a> {
             unroll: false,
             params: Params::default(),
             uses_double: false,
+            wide: false,
         }
     }
 
@@ -339,12 +343,16 @@ impl<'a> PointCtx<'a> {
         }
     }
 
-    /// The flat index of `coords` in field `field`'s grid.
+    /// The flat index of `coords` in field `field`'s grid: `int` arithmetic, or
+    /// with [`PointCtx::wide`] `long` from the outermost coordinate on
+    /// (`((long)iz * size_y + iy) * size_x + ix`; each coordinate fits `int`).
     pub fn linear(&mut self, field: crate::ir::FieldId, coords: Vec<KExpr>) -> KExpr {
         let grid = self.program.fields[field.0].grid;
+        let widen = self.wide && coords.len() > 1;
         let mut index: Option<KExpr> = None;
         for (axis, c) in coords.into_iter().enumerate() {
             index = Some(match index {
+                None if widen => KExpr::Cast(ScalarType::Long, Box::new(c)),
                 None => c,
                 Some(prev) => {
                     let size = self.params.grid_size(self.program, grid, axis);

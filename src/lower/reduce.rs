@@ -144,6 +144,7 @@ pub(crate) fn lower_reduction(
     id: ReductionId,
     reduction: &Reduction,
     target: Target,
+    wide: bool,
     module: &mut Module,
 ) -> ReductionPlan {
     let name = &reduction.name;
@@ -165,6 +166,7 @@ pub(crate) fn lower_reduction(
             .collect();
         let mut ctx = PointCtx::new(program, coords, vec![]);
         ctx.params.vars = vars;
+        ctx.wide = wide;
         let partials = ctx.params.buffer("partials", ty, ArgSource::Partials(id));
         let mut body = Vec::new();
         let mut guard: Option<KExpr> = None;

@@ -13,11 +13,12 @@ use crate::schedule::{FieldPlacement, StencilSchedule, TablePlacement};
 
 /// Lowers a group of stencils the schedule runs together: one stencil, each part
 /// a kernel; or fused single-part stencils, one kernel named after all of them.
-/// Returns the launches.
+/// `wide`: flattened field indices in 64 bits. Returns the launches.
 pub(crate) fn lower_group(
     program: &Program,
     group: &[Stencil],
     schedule: &StencilSchedule,
+    wide: bool,
     module: &mut Module,
 ) -> Vec<Launch> {
     if let (Some(recompute), [producer, consumer]) = (&schedule.recompute, group) {
@@ -37,7 +38,8 @@ pub(crate) fn lower_group(
                 } else {
                     format!("{}_part{k}", stencil.name)
                 };
-                lower_part(program, &name, &[(&stencil.name, part)], schedule, module)
+                let parts = [(stencil.name.as_str(), part)];
+                lower_part(program, &name, &parts, schedule, wide, module)
             })
             .collect();
     }
@@ -52,6 +54,7 @@ pub(crate) fn lower_group(
         &names.join("_"),
         &parts,
         schedule,
+        wide,
         module,
     )]
 }
@@ -88,6 +91,7 @@ fn lower_part(
     name: &str,
     parts: &[(&str, &StencilPart)],
     schedule: &StencilSchedule,
+    wide: bool,
     module: &mut Module,
 ) -> Launch {
     let subset = &parts[0].1.subset;
@@ -108,6 +112,7 @@ fn lower_part(
         .collect();
     let mut ctx = PointCtx::new(program, coords, in_block);
     ctx.params.vars = kernel_vars;
+    ctx.wide = wide;
     let footprints: Vec<Footprint> = parts
         .iter()
         .map(|(_, p)| Footprint::of_part(program, p))

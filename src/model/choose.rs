@@ -156,10 +156,7 @@ pub fn choose(
         s = end;
     }
     Ok(Choice {
-        schedule: Schedule {
-            stencils,
-            notes: base.notes,
-        },
+        schedule: Schedule { stencils, ..base },
         reasons,
     })
 }

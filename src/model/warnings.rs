@@ -4,7 +4,8 @@
 use crate::model::ptxas::PtxasFigures;
 use crate::model::{Device, KernelCost, KernelSpec, Resource, Role, DRAM_ROUND_NS};
 
-/// Grids of this many points or more overflow the kernels' 32-bit indices.
+/// Grids of this many points or more need the kernels' 64-bit indices
+/// (`Schedule::wide_indices`, chosen by `Schedule::for_run`).
 pub const INDEX_LIMIT: u64 = 1 << 31;
 
 /// The warnings of one kernel. `unstaged` is the cost of the same kernel with
@@ -118,8 +119,9 @@ pub fn warnings(
     let grid_points: u64 = spec.grid_dims.iter().map(|&v| v as u64).product();
     if grid_points >= INDEX_LIMIT {
         out.push(format!(
-            "the grid has {grid_points} points: the kernels' 32-bit indices overflow at 2^31 \
-             points and would read and write the wrong elements; use a smaller grid"
+            "the grid has {grid_points} points (2^31 or more): the kernels compute flattened \
+             indices in 64 bits, a few more instructions per access than 32-bit ones; a grid \
+             below 2^31 points keeps them 32-bit"
         ));
     }
     if spec.block[0] % 32 != 0 && spec.bounds.len() > 1 {

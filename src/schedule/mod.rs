@@ -12,6 +12,12 @@
 //! results; `lower::check_limits` rejects one a device cannot run before any
 //! launch.
 //!
+//! Index width: the GPU kernels compute the flattened index of a field element
+//! in 32-bit `int` unless the schedule says [`Schedule::wide_indices`], which
+//! [`Schedule::for_run`] sets when a grid of the run has more than
+//! [`MAX_NARROW_GRID_POINTS`] points (and [`ScheduleRequest::wide_indices`]
+//! forces); per-axis coordinates stay `int` either way.
+//!
 //! Time tiling is not implemented: a pragma's `time:` or `time_steps:` above 1
 //! is not applied, and the GPU back-ends say so in a one-line notice
 //! ([`time_tiling_notice`]); results are the same, one sweep per stencil.
@@ -97,6 +103,21 @@ pub struct Schedule {
     pub stencils: Vec<StencilSchedule>,
     /// Why stencils were left apart when fusion was asked for (for `--verbose`).
     pub notes: Vec<String>,
+    /// Compute flattened field indices in 64 bits (`long`): needed for grids of
+    /// more than [`MAX_NARROW_GRID_POINTS`] points, which the host plan refuses
+    /// to run with 32-bit kernels.
+    pub wide_indices: bool,
+}
+
+/// The most points a grid may have for kernels that index with 32-bit `int`
+/// (the largest flattened index is one less).
+pub const MAX_NARROW_GRID_POINTS: u64 = i32::MAX as u64;
+
+/// Whether a grid of `dims` points (outermost first) needs 64-bit indices.
+pub fn needs_wide_indices(dims: &[usize]) -> bool {
+    dims.iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+        .is_none_or(|p| p > MAX_NARROW_GRID_POINTS)
 }
 
 /// `--shm`: which fields (and tables) to stage in shared memory.
@@ -158,6 +179,9 @@ pub struct ScheduleRequest {
     /// A producer fused with halo recompute skips writing a level to global
     /// memory only when its field is not among them and nothing else reads it.
     pub results: Option<Vec<String>>,
+    /// Compute flattened field indices in 64 bits even when every grid is
+    /// small enough for 32 (`--index64`; chosen anyway for larger grids).
+    pub wide_indices: bool,
 }
 
 impl ScheduleRequest {
@@ -295,7 +319,8 @@ impl Schedule {
     }
 
     /// The schedule for a run with `env`'s parameter values: as [`Schedule::new`],
-    /// but fusion compares subsets by the points they cover.
+    /// but fusion compares subsets by the points they cover, and indices are
+    /// 64-bit when a grid has more than [`MAX_NARROW_GRID_POINTS`] points.
     pub fn for_run(
         program: &Program,
         request: &ScheduleRequest,
@@ -313,6 +338,7 @@ impl Schedule {
             return Ok(Schedule {
                 stencils: vec![],
                 notes: vec![],
+                wide_indices: request.wide_indices,
             });
         };
         check_shm_names(program, request)?;
@@ -343,7 +369,13 @@ impl Schedule {
                 });
             }
         }
-        Ok(Schedule { stencils, notes })
+        let wide_indices = request.wide_indices
+            || env.is_some_and(|env| env.grid_dims().iter().any(|d| needs_wide_indices(d)));
+        Ok(Schedule {
+            stencils,
+            notes,
+            wide_indices,
+        })
     }
 
     /// The schedule of stencil `i`.

@@ -168,13 +168,13 @@ fn opencl_kernels_are_explained_without_ptxas() {
 }
 
 #[test]
-fn a_grid_past_two_to_the_31_points_warns_of_index_overflow() {
+fn a_grid_past_two_to_the_31_points_says_its_indices_are_64_bit() {
     let path = bench("star3d1r.sdsl");
     let args = [&path, "--set", "n=1300", "--set", "steps=1", "--json"];
     let out = explain(&args, &[("STENCILC_PTXAS", "/nonexistent/ptxas")]);
     assert!(out.status.success(), "{}", stderr(&out));
     let warnings = json(&out)["kernels"][0]["warnings"].to_string();
-    assert!(warnings.contains("32-bit indices overflow"), "{warnings}");
+    assert!(warnings.contains("indices in 64 bits"), "{warnings}");
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod common;
 
 mod errors;
 mod explain;
+mod flags;
 mod inputs;
 mod robust;
 mod run;

@@ -144,6 +144,7 @@ pub fn schedule_matrix(program: &Program, rank: usize) -> Vec<(String, ScheduleR
         tables: None,
         fuse: false,
         results: None,
+        wide_indices: false,
     };
     let mut list = vec![
         ("default".to_string(), ScheduleRequest::default()),
@@ -151,6 +152,15 @@ pub fn schedule_matrix(program: &Program, rank: usize) -> Vec<(String, ScheduleR
             "fused".to_string(),
             ScheduleRequest {
                 fuse: true,
+                ..ScheduleRequest::default()
+            },
+        ),
+        // 64-bit flattened indices on a small grid: the form a grid of 2^31
+        // points or more gets, checked against the interpreter.
+        (
+            "index64".to_string(),
+            ScheduleRequest {
+                wide_indices: true,
                 ..ScheduleRequest::default()
             },
         ),

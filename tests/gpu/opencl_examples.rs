@@ -113,15 +113,21 @@ fn opencl_every_boundary_mode_in_tiles_and_global_memory() {
         for ty in ["float", "double"] {
             let program = boundary_program(mode, ty);
             // A cut of the matrix: global memory, tiles with several points per
-            // thread, and a block with a z axis on a 2-D grid.
+            // thread, a block with a z axis on a 2-D grid, 64-bit indices.
             let matrix: Vec<_> = schedule_matrix(&program, 2)
                 .into_iter()
                 .filter(|(l, _)| {
-                    ["default", "b8x4-none", "b16x2-t2x3-shm", "b4x4x1-3d-block"]
-                        .contains(&l.as_str())
+                    [
+                        "default",
+                        "b8x4-none",
+                        "b16x2-t2x3-shm",
+                        "b4x4x1-3d-block",
+                        "index64",
+                    ]
+                    .contains(&l.as_str())
                 })
                 .collect();
-            assert_eq!(matrix.len(), 4);
+            assert_eq!(matrix.len(), 5);
             check_program(&program, &[("w", 13.0), ("h", 7.0)], &matrix);
         }
     }

@@ -186,7 +186,7 @@ iterate 1 {
         let text = emit(&program, &ScheduleRequest::default(), target).unwrap();
         for expected in [
             "every grid has at most 2147483647 points",
-            "64-bit indices",
+            "--index64",
             "- line 5: `[1]phi[0][Nx-1]` writes past the last column of `phi`",
         ] {
             assert!(

@@ -11,4 +11,5 @@ mod compile_types;
 mod differential;
 mod emit;
 mod examples;
+mod fma;
 mod handmade;

@@ -55,3 +55,14 @@ pub fn emit_program(program: &Program) -> CUnit {
         entry_symbol: names::entry_symbol(program),
     }
 }
+
+/// `source` (a generated C unit) headed by the `--fma` notice: compile it with
+/// `-ffp-contract=fast` in place of `-ffp-contract=off`, and its results may
+/// differ from the interpreter's in the last bits.
+pub fn with_fma_notice(source: &str) -> String {
+    format!(
+        "/* --fma: built to be compiled with -ffp-contract=fast (in place of -ffp-contract=off\n   \
+         below), so `a * b + c` may be one fused multiply-add and results may differ from\n   \
+         `stencilc run --backend interp` in the last bits. */\n{source}"
+    )
+}

@@ -9,6 +9,20 @@ use crate::kir::{Builtin, KParam, Kernel, Module, ParamKind};
 /// contraction (C semantics), IEEE division and square root.
 pub const NVRTC_OPTIONS: &[&str] = &["--fmad=false", "--prec-div=true", "--prec-sqrt=true"];
 
+/// [`NVRTC_OPTIONS`] with contraction into fused multiply-adds allowed
+/// (`--fma`; results then differ from the interpreter's in the last bits).
+pub const NVRTC_FMA_OPTIONS: &[&str] = &["--fmad=true", "--prec-div=true", "--prec-sqrt=true"];
+
+/// The NVRTC options for `module`: [`NVRTC_FMA_OPTIONS`] when it allows
+/// contraction ([`Module::fma`]), else [`NVRTC_OPTIONS`].
+pub fn nvrtc_options(module: &Module) -> &'static [&'static str] {
+    if module.fma {
+        NVRTC_FMA_OPTIONS
+    } else {
+        NVRTC_OPTIONS
+    }
+}
+
 /// CUDA spelling of the kernel IR.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Cuda;
@@ -21,8 +35,13 @@ pub fn print(module: &Module) -> String {
 const AXES: [&str; 3] = ["x", "y", "z"];
 
 impl Dialect for Cuda {
-    fn prelude(&self, _module: &Module) -> String {
-        "// CUDA C for NVRTC: extern \"C\" kernels, no host code.\n".into()
+    fn prelude(&self, module: &Module) -> String {
+        let mut text = String::from("// CUDA C for NVRTC: extern \"C\" kernels, no host code.\n");
+        if module.fma {
+            text.push_str(print::FMA_NOTICE);
+            text.push_str("// (NVRTC: --fmad=true)\n");
+        }
+        text
     }
 
     fn kernel_head(&self, kernel: &Kernel) -> String {
@@ -34,7 +53,7 @@ impl Dialect for Cuda {
     }
 
     fn param(&self, param: &KParam, name: &str) -> String {
-        let ty = param.ty.name();
+        let ty = self.type_name(param.ty);
         match param.kind {
             ParamKind::Scalar => format!("const {ty} {name}"),
             ParamKind::ReadOnlyBuffer => format!("const {ty}* __restrict__ {name}"),
@@ -84,5 +103,10 @@ impl Dialect for Cuda {
 
     fn unroll_pragma(&self) -> Option<&'static str> {
         Some("#pragma unroll")
+    }
+
+    fn long_name(&self) -> &'static str {
+        // 64 bits wherever NVRTC runs; `long` is 32 bits on Windows.
+        "long long"
     }
 }

@@ -8,6 +8,20 @@ use crate::kir::{Builtin, KParam, Kernel, Module, ParamKind};
 /// Build options: IEEE single-precision division and square root, as C has them.
 pub const BUILD_OPTIONS: &str = "-cl-fp32-correctly-rounded-divide-sqrt";
 
+/// [`BUILD_OPTIONS`] with `a * b + c` allowed to become a multiply-add
+/// (`--fma`; results then differ from the interpreter's in the last bits).
+pub const FMA_BUILD_OPTIONS: &str = "-cl-fp32-correctly-rounded-divide-sqrt -cl-mad-enable";
+
+/// The build options for `module`: [`FMA_BUILD_OPTIONS`] when it allows
+/// contraction ([`Module::fma`]), else [`BUILD_OPTIONS`].
+pub fn build_options(module: &Module) -> &'static str {
+    if module.fma {
+        FMA_BUILD_OPTIONS
+    } else {
+        BUILD_OPTIONS
+    }
+}
+
 /// OpenCL C spelling of the kernel IR.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OpenCl;
@@ -19,7 +33,14 @@ pub fn print(module: &Module) -> String {
 
 impl Dialect for OpenCl {
     fn prelude(&self, module: &Module) -> String {
-        let mut text = String::from("#pragma OPENCL FP_CONTRACT OFF\n");
+        let mut text = if module.fma {
+            format!(
+                "{}// (OpenCL: -cl-mad-enable)\n#pragma OPENCL FP_CONTRACT ON\n",
+                print::FMA_NOTICE
+            )
+        } else {
+            String::from("#pragma OPENCL FP_CONTRACT OFF\n")
+        };
         if module.uses_double() {
             text.push_str("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n");
         }

@@ -128,10 +128,11 @@ impl GpuDevice for Session<'_> {
     }
 
     fn compile(&mut self, module: &Module) -> Result<(), ExecError> {
+        // The source says whether it was built with `--fma` (its prelude).
         let source = crate::back::cuda::print(module);
         let key = blake3::hash(format!("{}\n{source}", self.rt.arch).as_bytes());
         if !self.rt.modules.contains_key(&key) {
-            let ptx = nvrtc::compile(&source, &self.rt.arch)?;
+            let (_, ptx) = nvrtc::compile(module, &self.rt.arch)?;
             let loaded = self
                 .rt
                 .ctx
@@ -292,17 +293,24 @@ pub fn run(
     let device = crate::model::predict::preset_for_name(&name)
         .unwrap_or_else(crate::model::Device::default_device);
     let schedule = options.schedule(program, env, Target::Cuda, device)?;
-    run_scheduled(program, env, state, &schedule, options.progress.as_ref())
+    run_scheduled(
+        program,
+        env,
+        state,
+        &schedule,
+        options.fma,
+        options.progress.as_ref(),
+    )
 }
 
-/// Runs `program` through CUDA under `schedule`.
+/// Runs `program` through CUDA under `schedule` (without `--fma`).
 pub fn run_with_schedule(
     program: &Program,
     env: &RunEnv,
     state: &mut FieldState,
     schedule: &Schedule,
 ) -> Result<RunSummary, ExecError> {
-    run_scheduled(program, env, state, schedule, None)
+    run_scheduled(program, env, state, schedule, false, None)
 }
 
 fn run_scheduled(
@@ -310,13 +318,15 @@ fn run_scheduled(
     env: &RunEnv,
     state: &mut FieldState,
     schedule: &Schedule,
+    fma: bool,
     progress: Option<&ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
     crate::exec::check_inputs(program, env, state)?;
     let mut rt = runtime()?
         .lock()
         .map_err(|_| ExecError::Unavailable("CUDA runtime poisoned".into()))?;
-    let lowered = lower(program, schedule, Target::Cuda);
+    let mut lowered = lower(program, schedule, Target::Cuda);
+    lowered.module.fma = fma;
     let mut session = Session {
         rt: &mut rt,
         module: None,

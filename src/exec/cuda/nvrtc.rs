@@ -129,6 +129,30 @@ pub fn compile_with_options(
     arch: &str,
     extra: &[String],
 ) -> Result<Compiled, ExecError> {
+    compile_source(source, arch, crate::back::cuda::NVRTC_OPTIONS, extra)
+}
+
+/// Compiles `module` printed as CUDA for `arch` with the options it asks for
+/// ([`crate::back::cuda::nvrtc_options`]: `--fmad=true` under `--fma`);
+/// returns the source with the PTX and log.
+pub fn compile_module(
+    module: &crate::kir::Module,
+    arch: &str,
+) -> Result<(String, Compiled), ExecError> {
+    let source = crate::back::cuda::print(module);
+    let options = crate::back::cuda::nvrtc_options(module);
+    let compiled = compile_source(&source, arch, options, &[])?;
+    Ok((source, compiled))
+}
+
+/// Compiles CUDA C for `arch` with the options `base` (such as
+/// [`crate::back::cuda::NVRTC_OPTIONS`]) and `extra`.
+pub fn compile_source(
+    source: &str,
+    arch: &str,
+    base: &[&str],
+    extra: &[String],
+) -> Result<Compiled, ExecError> {
     load().map_err(ExecError::Unavailable)?;
     use cudarc::nvrtc::result;
     let src = std::ffi::CString::new(source)
@@ -136,10 +160,7 @@ pub fn compile_with_options(
     let name = c"stencilc.cu";
     let prog = result::create_program(&src, Some(name))
         .map_err(|e| ExecError::Failed(format!("NVRTC: creating the program failed: {e:?}")))?;
-    let mut options: Vec<String> = crate::back::cuda::NVRTC_OPTIONS
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut options: Vec<String> = base.iter().map(|s| s.to_string()).collect();
     options.push(format!("--gpu-architecture={arch}"));
     options.extend(extra.iter().cloned());
     // SAFETY: `prog` is a live program; the log and PTX are read before it is destroyed.
@@ -166,10 +187,14 @@ pub fn compile_with_options(
     }
 }
 
-/// Compiles to a PTX module cudarc can load.
-pub fn compile(source: &str, arch: &str) -> Result<cudarc::nvrtc::Ptx, ExecError> {
-    let compiled = compile_with_log(source, arch)?;
-    Ok(cudarc::nvrtc::Ptx::from_src(compiled.ptx))
+/// Compiles `module` to a PTX module cudarc can load, with the source it was
+/// compiled from.
+pub fn compile(
+    module: &crate::kir::Module,
+    arch: &str,
+) -> Result<(String, cudarc::nvrtc::Ptx), ExecError> {
+    let (source, compiled) = compile_module(module, arch)?;
+    Ok((source, cudarc::nvrtc::Ptx::from_src(compiled.ptx)))
 }
 
 fn c_chars(raw: &[std::ffi::c_char]) -> String {

@@ -92,12 +92,22 @@ fn poisoned() -> ExecError {
 /// The full flag list: the defaults (or the user's replacement), `-ffast-math`
 /// only when asked for.
 pub fn flags(cflags: Option<&str>, fast_math: bool) -> Vec<String> {
+    flags_with_fma(cflags, fast_math, false)
+}
+
+/// [`flags`], and with `fma` (`--fma`) contraction into fused multiply-adds
+/// allowed: `-ffp-contract=fast` in place of any other `-ffp-contract=`.
+pub fn flags_with_fma(cflags: Option<&str>, fast_math: bool, fma: bool) -> Vec<String> {
     let mut flags: Vec<String> = match cflags {
         Some(text) => text.split_whitespace().map(String::from).collect(),
         None => DEFAULT_FLAGS.iter().map(|s| s.to_string()).collect(),
     };
     if fast_math && !flags.iter().any(|f| f == "-ffast-math") {
         flags.push("-ffast-math".into());
+    }
+    if fma {
+        flags.retain(|f| !f.starts_with("-ffp-contract="));
+        flags.push("-ffp-contract=fast".into());
     }
     flags
 }

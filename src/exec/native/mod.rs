@@ -42,8 +42,11 @@ pub fn prepare_with(
     options: &RunOptions,
     compiler: &Compiler,
 ) -> Result<(c::CUnit, Kernel), ExecError> {
-    let unit = c::emit_program(program);
-    let flags = compile::flags(options.cflags.as_deref(), options.fast_math);
+    let mut unit = c::emit_program(program);
+    if options.fma {
+        unit.source = c::with_fma_notice(&unit.source);
+    }
+    let flags = compile::flags_with_fma(options.cflags.as_deref(), options.fast_math, options.fma);
     let kernel = compile::build(&unit.source, compiler, &flags, &compile::cache_dir())?;
     Ok((unit, kernel))
 }

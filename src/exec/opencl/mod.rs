@@ -159,7 +159,7 @@ impl GpuDevice for Session<'_> {
             )));
         }
         let source = crate::back::opencl::print(module);
-        let options = crate::back::opencl::BUILD_OPTIONS;
+        let options = crate::back::opencl::build_options(module);
         let mut hasher = blake3::Hasher::new();
         hasher.update(source.as_bytes());
         hasher.update(options.as_bytes());
@@ -315,6 +315,21 @@ fn with_source_lines(log: &str, source: &str) -> String {
     out
 }
 
+/// Builds `module` with the OpenCL platform's compiler, as a run would, and
+/// runs nothing: a check that generated kernels compile for sizes too large
+/// to run here.
+pub fn build(module: &Module) -> Result<(), ExecError> {
+    let mut rt = runtime()?
+        .lock()
+        .map_err(|_| unavailable("OpenCL runtime poisoned by an earlier panic"))?;
+    let mut session = Session {
+        rt: &mut rt,
+        kernels: None,
+        events: Vec::new(),
+    };
+    session.compile(module)
+}
+
 /// Runs `program` through OpenCL under the schedule the options ask for.
 pub fn run(
     program: &Program,
@@ -327,17 +342,24 @@ pub fn run(
     // preset's choice (any schedule computes the same results).
     let device = crate::model::Device::default_device();
     let schedule = options.schedule(program, env, Target::OpenCl, device)?;
-    run_scheduled(program, env, state, &schedule, options.progress.as_ref())
+    run_scheduled(
+        program,
+        env,
+        state,
+        &schedule,
+        options.fma,
+        options.progress.as_ref(),
+    )
 }
 
-/// Runs `program` through OpenCL under `schedule`.
+/// Runs `program` through OpenCL under `schedule` (without `--fma`).
 pub fn run_with_schedule(
     program: &Program,
     env: &RunEnv,
     state: &mut FieldState,
     schedule: &Schedule,
 ) -> Result<RunSummary, ExecError> {
-    run_scheduled(program, env, state, schedule, None)
+    run_scheduled(program, env, state, schedule, false, None)
 }
 
 fn run_scheduled(
@@ -345,10 +367,12 @@ fn run_scheduled(
     env: &RunEnv,
     state: &mut FieldState,
     schedule: &Schedule,
+    fma: bool,
     progress: Option<&ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
     crate::exec::check_inputs(program, env, state)?;
-    let lowered = lower(program, schedule, Target::OpenCl);
+    let mut lowered = lower(program, schedule, Target::OpenCl);
+    lowered.module.fma = fma;
     let mut rt = runtime()?
         .lock()
         .map_err(|_| unavailable("OpenCL runtime poisoned by an earlier panic"))?;

@@ -14,6 +14,7 @@ fn module(body: impl FnOnce(&mut Vars, Var, Var) -> Vec<KStmt>) -> Module {
     Module {
         name: "test".into(),
         constants: Vec::new(),
+        fma: false,
         kernels: vec![Kernel {
             name: "k".into(),
             block: [64, 1, 1],
@@ -94,14 +95,22 @@ fn use_before_declaration_is_caught() {
 
 #[test]
 fn wrong_types_are_caught() {
-    let m = module(|vars, out, _| {
+    let m = module(|vars, _, tile| {
         let x = vars.add("x", ScalarType::Int, Space::Private, Origin::Program);
         vec![
             KStmt::Decl {
                 var: x,
                 init: KExpr::Lit(Value::Double(1.0)),
             },
-            store(Space::Global, out, KExpr::Lit(Value::Long(0))),
+            store(Space::Shared, tile, KExpr::Lit(Value::Long(0))),
+            KStmt::Assign {
+                var: x,
+                value: KExpr::bin(
+                    BinaryOp::Lt,
+                    KExpr::Lit(Value::Long(1)),
+                    KExpr::Lit(Value::Int(2)),
+                ),
+            },
         ]
     });
     let e = errors(&m);
@@ -109,7 +118,25 @@ fn wrong_types_are_caught() {
         e.contains("the initial value of `x` (#2) is a double"),
         "{e}"
     );
-    assert!(e.contains("an index of `out` (#0) is a long"), "{e}");
+    assert!(e.contains("an index of `tile` (#1) is a long"), "{e}");
+    assert!(e.contains("`<` between a long and a int"), "{e}");
+}
+
+#[test]
+fn a_global_flat_index_may_be_a_long_computed_with_widened_ints() {
+    let m = module(|vars, out, _| {
+        let (tid, decl) = tid_decl(vars);
+        // `(long)tid * 3 + tid`: 64-bit indices, the `int`s widened as in C.
+        let wide = KExpr::plus(
+            KExpr::times(
+                KExpr::Cast(ScalarType::Long, Box::new(KExpr::var(tid))),
+                KExpr::int(3),
+            ),
+            KExpr::var(tid),
+        );
+        vec![decl, store(Space::Global, out, wide)]
+    });
+    assert_eq!(verify(&m), Ok(()));
 }
 
 #[test]

@@ -219,7 +219,8 @@ pub enum Shm {
     All,
 }
 
-/// A random schedule: block (innermost first), points per thread, staging, fusion.
+/// A random schedule: block (innermost first), points per thread, staging,
+/// fusion, index width.
 #[derive(Clone, Debug)]
 pub struct GenSchedule {
     /// Threads per block, innermost first (1 to 3 axes).
@@ -232,6 +233,8 @@ pub struct GenSchedule {
     pub fuse: bool,
     /// Where coefficient tables go (`None`: the heuristic decides).
     pub tables: Option<TablePlacement>,
+    /// 64-bit flattened indices (`--index64`).
+    pub wide_indices: bool,
 }
 
 impl GenSchedule {
@@ -256,6 +259,7 @@ impl GenSchedule {
             tables: self.tables,
             results: None,
             fuse: self.fuse,
+            wide_indices: self.wide_indices,
         }
     }
 }
@@ -274,12 +278,16 @@ pub fn schedule_strategy() -> impl Strategy<Value = GenSchedule> {
             Just(TablePlacement::Shared),
             Just(TablePlacement::Global),
         ]),
+        any::<bool>(),
     )
-        .prop_map(|(block, tile, shm, fuse, tables)| GenSchedule {
-            block,
-            tile,
-            shm,
-            fuse,
-            tables,
-        })
+        .prop_map(
+            |(block, tile, shm, fuse, tables, wide_indices)| GenSchedule {
+                block,
+                tile,
+                shm,
+                fuse,
+                tables,
+                wide_indices,
+            },
+        )
 }

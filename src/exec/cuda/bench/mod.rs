@@ -79,13 +79,16 @@ pub struct BenchCase {
     pub request: ScheduleRequest,
 }
 
-/// How many sweeps to run.
+/// How many sweeps to run, and how to build.
 #[derive(Clone, Copy, Debug)]
 pub struct BenchOptions {
     /// Sweeps run before timing.
     pub warmup: usize,
     /// Sweeps timed (the median is reported).
     pub sweeps: usize,
+    /// `--fma`: stencilc's kernels and the naive ones built with
+    /// `--fmad=true`.
+    pub fma: bool,
 }
 
 impl Default for BenchOptions {
@@ -93,6 +96,7 @@ impl Default for BenchOptions {
         BenchOptions {
             warmup: 3,
             sweeps: 20,
+            fma: false,
         }
     }
 }
@@ -428,7 +432,8 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
     let device = format!("{} ({})", rt.name, rt.arch);
     let (ctx, stream, arch) = (rt.ctx.clone(), rt.stream.clone(), rt.arch.clone());
     let schedule = case_schedule(&program, case, &env, &device).map_err(failed)?;
-    let lowered = lower(&program, &schedule, Target::Cuda);
+    let mut lowered = lower(&program, &schedule, Target::Cuda);
+    lowered.module.fma = options.fma;
     let mut session = Session {
         rt: &mut rt,
         module: None,
@@ -446,8 +451,13 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
         Some(launches) => {
             let args = naive::resolve(&program, launches)?;
             let ty = program.fields[0].ty;
+            let base = if options.fma {
+                crate::back::cuda::NVRTC_FMA_OPTIONS
+            } else {
+                crate::back::cuda::NVRTC_OPTIONS
+            };
             let compiled =
-                nvrtc::compile_with_options(naive::SOURCE, &arch, &[naive::real_define(ty)])?;
+                nvrtc::compile_source(naive::SOURCE, &arch, base, &[naive::real_define(ty)])?;
             let module = ctx
                 .load_module(cudarc::nvrtc::Ptx::from_src(compiled.ptx))
                 .map_err(driver_error("loading the naive kernels"))?;
