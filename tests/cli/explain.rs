@@ -51,7 +51,17 @@ fn ptxas_figures_and_a_staging_warning_for_j2d9pt() {
         return;
     }
     let path = bench("j2d9pt.sdsl");
-    let mut args = vec![path.as_str(), "--json"];
+    // Staged as the static heuristic would stage it (the model does not).
+    let mut args = vec![
+        path.as_str(),
+        "--json",
+        "--shm",
+        "a",
+        "--block",
+        "32,8",
+        "--tile",
+        "1,1",
+    ];
     args.extend(J2D9PT);
     let out = explain(&args, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -76,6 +86,14 @@ fn ptxas_figures_and_a_staging_warning_for_j2d9pt() {
     assert!(text.contains("registers, 0 B spill stores"), "{text}");
     assert!(text.contains("per sweep:"), "{text}");
     assert!(!text.contains("costs more than it saves"), "{text}");
+    // Left to itself, the model does not stage j2d9pt, and says why.
+    let mut args = vec![path.as_str(), "--json"];
+    args.extend(J2D9PT);
+    let report = json(&explain(&args, &[]));
+    assert!(report["kernels"][0]["ptxas"]["shared_bytes"] == 0, "{report}");
+    let notes = report["notes"].to_string();
+    assert!(notes.contains("schedule chosen by the model: j2d9pt: block"), "{notes}");
+    assert!(notes.contains("`--shm none`"), "{notes}");
 }
 
 #[test]
