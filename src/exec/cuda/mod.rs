@@ -20,7 +20,7 @@ use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 use crate::kir::Module;
-use crate::lower::{lower, Target};
+use crate::lower::{lower_for, Target};
 use crate::schedule::{DeviceLimits, Schedule};
 
 struct Runtime {
@@ -312,7 +312,7 @@ fn run_scheduled(
     let mut rt = runtime()?
         .lock()
         .map_err(|_| ExecError::Unavailable("CUDA runtime poisoned".into()))?;
-    let lowered = lower(program, schedule, Target::Cuda);
+    let lowered = lower_for(program, schedule, Target::Cuda, Some(env));
     let mut session = Session {
         rt: &mut rt,
         module: None,
