@@ -12,6 +12,7 @@ mod differential_opencl;
 mod gpu_common;
 mod nvrtc_bench;
 mod nvrtc_examples;
+mod opencl_checks;
 mod opencl_examples;
 mod opencl_fusion;
 mod schedule_requests;
