@@ -176,6 +176,29 @@ fn block_tree(
     out
 }
 
+/// `acc = op(acc, value)`, the value first in a variable of its own (`min`
+/// and `max` select between it and `acc`: it is computed once).
+fn fold_term(
+    vars: &mut Vars,
+    op: ReduceOp,
+    ty: ScalarType,
+    acc: Var,
+    value: KExpr,
+    hint: &str,
+) -> Vec<KStmt> {
+    let term = vars.add(hint, ty, Space::Private, Origin::Generated);
+    vec![
+        KStmt::Decl {
+            var: term,
+            init: value,
+        },
+        KStmt::Assign {
+            var: acc,
+            value: combine(op, KExpr::var(acc), KExpr::var(term)),
+        },
+    ]
+}
+
 /// `if (tid == 0) partials[index] = acc;`
 fn store_partial(tree: &TreeVars, partials: Var, index: KExpr) -> KStmt {
     KStmt::If {
@@ -248,10 +271,14 @@ pub(crate) fn fused_epilogue(
         });
         for &p in parts {
             let value = ctx.expr(&reduction.parts[p].value, module);
-            per_point.push(KStmt::Assign {
-                var: tree.acc,
-                value: combine(reduction.op, KExpr::var(tree.acc), value),
-            });
+            per_point.extend(fold_term(
+                &mut ctx.params.vars,
+                reduction.op,
+                ty,
+                tree.acc,
+                value,
+                &format!("{prefix}term"),
+            ));
         }
         tail.extend(block_tree(
             reduction.op,
@@ -348,10 +375,14 @@ pub(crate) fn lower_reduction(
         ];
         // Each thread strides over the part, x innermost: a fixed order, and
         // at most the launch's capped block count of partials.
-        let mut point = vec![KStmt::Assign {
-            var: tree.acc,
-            value: combine(reduction.op, KExpr::var(tree.acc), value),
-        }];
+        let mut point = fold_term(
+            &mut ctx.params.vars,
+            reduction.op,
+            ty,
+            tree.acc,
+            value,
+            "term",
+        );
         for d in 0..rank {
             let (lo, hi) = bounds[d].clone();
             point = vec![KStmt::For {

@@ -209,3 +209,42 @@ fn a_fused_check_that_stops_early_and_many_partials_agree_on_opencl() {
     );
     assert_eq!(e, a);
 }
+
+#[test]
+fn nvrtc_compiles_fused_checks_for_sm_80_and_sm_90_without_warnings() {
+    use stencilc::exec::cuda::nvrtc;
+    if !common::runtime_available("nvrtc", nvrtc::load().map(|_| ())) {
+        return;
+    }
+    let request = ScheduleRequest::default();
+    let odd = ScheduleRequest {
+        block: Some(vec![3, 5]),
+        ..ScheduleRequest::default()
+    };
+    for (op, ty) in [
+        ("+", "double"),
+        ("*", "float"),
+        ("max", "int"),
+        ("min", "float"),
+    ] {
+        let program = jacobi("[1:n-2][1:m-2]", "[1]k[0][0] + [0]a[0][1]", op, ty);
+        for request in [&request, &odd] {
+            let source = stencilc::back::gpu_emit::emit(
+                &program,
+                request,
+                stencilc::back::gpu_emit::GpuTarget::Cuda,
+            )
+            .unwrap();
+            assert!(source.contains("s_part1_with_r("), "{source}");
+            for arch in ["sm_80", "sm_90"] {
+                let compiled = nvrtc::compile_with_log(&source, arch)
+                    .unwrap_or_else(|e| panic!("{op} {ty} {arch}: {e}"));
+                assert!(
+                    compiled.log.is_empty(),
+                    "{arch}: {}\n{source}",
+                    compiled.log
+                );
+            }
+        }
+    }
+}
