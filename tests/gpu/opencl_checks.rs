@@ -185,7 +185,15 @@ fn a_fused_check_that_stops_early_and_many_partials_agree_on_opencl() {
         block: Some(vec![8, 4]),
         ..ScheduleRequest::default()
     };
-    let params = [("n", 400.0), ("m", 600.0), ("steps", 40.0), ("tol", 0.02)];
+    let params = [("n", 400.0), ("m", 600.0), ("steps", 40.0), ("tol", 0.2)];
+    let env = RunEnv::new(&program, &bindings(&program, &params)).unwrap();
+    let mut state = initial_state(&program, &env);
+    let reference = interp::run(&program, &env, &mut state).unwrap();
+    assert!(
+        reference.stopped_by_check && reference.iterations < 40,
+        "the check should stop early: {} iterations",
+        reference.iterations
+    );
     let (e, a) = run_both(&program, &params, &small);
     assert_eq!(e, a);
     // A reduction over the whole grid (1 point, and not the stencil's points).
