@@ -16,7 +16,7 @@ use clap::Args;
 use serde::Serialize;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::Program;
-use stencilc::lower::{lower, Lowered, Target};
+use stencilc::lower::{lower_for, Lowered, Target};
 use stencilc::model::build;
 use stencilc::model::ptxas::{self, PtxasFigures};
 use stencilc::model::{self, warnings, Device, KernelCost, KernelSpec, Role};
@@ -88,6 +88,10 @@ struct Report {
     kernels: Vec<KernelReport>,
     sweep_seconds: f64,
     iteration_seconds: f64,
+    /// An iteration in which the check is due (the fused variant instead of
+    /// the plain last stencil kernel, every reduction pass, the read-back);
+    /// `None` without reductions.
+    checked_iteration_seconds: Option<f64>,
     gstencils_per_s: f64,
     fraction_of_copy: f64,
     notes: Vec<String>,
@@ -167,7 +171,7 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
         )
     })?;
     let schedule = choice.schedule;
-    let lowered = lower(&program, &schedule, target);
+    let lowered = lower_for(&program, &schedule, target, Some(&env));
     stencilc::lower::check_limits(&lowered.module, &device.limits()).map_err(|e| {
         CliError::new(
             format!("the schedule does not fit the {}: {e}", device.name),
@@ -175,6 +179,7 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
         )
     })?;
     let mut notes = schedule.notes.clone();
+    notes.extend(lowered.plan.notes.iter().cloned());
     notes.extend(
         choice
             .reasons
@@ -202,6 +207,7 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
 
     let mut kernels = Vec::new();
     let (mut sweep, mut iteration, mut points, mut bytes) = (0.0, 0.0, 0u64, 0.0);
+    let mut checked = 0.0;
     for (i, spec) in specs.iter().enumerate() {
         let fig = figures.get(&spec.name).cloned();
         let cost = model::cost(spec, device, fig.as_ref().map(|f| f.registers)).map_err(|e| {
@@ -227,6 +233,11 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
             bytes += copy_bytes;
         }
         iteration += cost.time * spec.per_iteration;
+        checked += match spec.role {
+            // A plain kernel the fused variant replaces when the check is due.
+            Role::Stencil(_) if spec.per_iteration < 1.0 => 0.0,
+            _ => cost.time,
+        };
         kernels.push(KernelReport {
             name: spec.name.clone(),
             role: spec.role.clone(),
@@ -246,6 +257,7 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
             .find(|s| !matches!(s.role, Role::Stencil(_)))
             .map_or(0.0, |s| s.per_iteration);
         iteration += model::CHECK_SYNC_US * 1e-6 * per_check;
+        checked += model::CHECK_SYNC_US * 1e-6;
     }
     let mut parameters = BTreeMap::new();
     for (p, value) in program.params.iter().zip(env.params()) {
@@ -267,6 +279,7 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
         kernels,
         sweep_seconds: sweep,
         iteration_seconds: iteration,
+        checked_iteration_seconds: (!lowered.plan.reductions.is_empty()).then_some(checked),
         gstencils_per_s: rate(points, sweep),
         fraction_of_copy: if sweep > 0.0 {
             bytes / sweep / (device.copy_gb_s * 1e9)
@@ -357,7 +370,7 @@ fn unstaged_costs(
     let Ok(schedule) = Schedule::for_run(program, &plain_request, env) else {
         return vec![None; specs.len()];
     };
-    let lowered = lower(program, &schedule, target);
+    let lowered = lower_for(program, &schedule, target, Some(env));
     let mut status = PtxasStatus::default();
     let figures = match target {
         Target::Cuda => ptxas_figures(&lowered, device, &mut status),
@@ -417,6 +430,7 @@ fn render(report: &Report) -> String {
         let c = &k.cost;
         let role = match &k.role {
             Role::Stencil(s) => format!("stencil {s}"),
+            Role::FusedCheck(s) => format!("stencil {s} with the check fused in"),
             Role::ReductionPart(r) => format!("reduction {r}, partials"),
             Role::ReductionFinish(r) => format!("reduction {r}, final pass"),
         };
@@ -472,6 +486,12 @@ fn render(report: &Report) -> String {
             ms(t.fp64),
             ms(t.latency)
         );
+        if matches!(k.role, Role::Stencil(_)) && k.launches_per_iteration < 1.0 {
+            out += &format!(
+                "  runs:      {:.4} times per iteration\n",
+                k.launches_per_iteration
+            );
+        }
         if matches!(k.role, Role::Stencil(_)) {
             out += &format!(
                 "  rate:      {:.1} GStencil/s, {:.0} % of the copy bandwidth\n",
@@ -496,5 +516,12 @@ fn render(report: &Report) -> String {
         report.fraction_of_copy * 100.0,
         report.iteration_seconds * 1e3
     );
+    if let Some(checked) = report.checked_iteration_seconds {
+        out += &format!(
+            "an iteration without the check: {:.4} ms; with the check: {:.4} ms\n",
+            report.sweep_seconds * 1e3,
+            checked * 1e3
+        );
+    }
     out
 }

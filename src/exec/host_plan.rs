@@ -9,7 +9,7 @@ use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 use crate::kir::Module;
-use crate::lower::plan::{groups_for, ArgSource, HostPlan, Launch};
+use crate::lower::plan::{fold_groups, launch_groups, ArgSource, HostPlan, Launch};
 use crate::lower::Lowered;
 use crate::schedule::DeviceLimits;
 
@@ -96,23 +96,32 @@ impl<B> Resident<B> {
         let mut partials = Vec::new();
         let mut results = Vec::new();
         let mut partial_offsets = Vec::new();
-        for r in &lowered.plan.reductions {
+        let blocks = |launch: &Launch| -> Result<u64, ExecError> {
+            let Some(subset) = &launch.subset else {
+                return Ok(0);
+            };
+            let groups = launch_groups(launch, &env.subset_box(subset))
+                .map_err(|e| ExecError::Failed(e.to_string()))?;
+            Ok(groups.map_or(0, |g| g.iter().map(|&v| u64::from(v)).product()))
+        };
+        let plan = &lowered.plan;
+        for (r, red) in plan.reductions.iter().enumerate() {
+            // The fused kernel's partials first (from index 0), then each
+            // separate part's, then room for the fold's.
+            let mut total = match &plan.fused {
+                Some(fused) if fused.reductions.contains(&r) => blocks(&fused.launch)?,
+                _ => 0,
+            };
             let mut offsets = Vec::new();
-            let mut total = 0u64;
-            for part in &r.parts {
+            for (_, part) in &red.parts {
                 offsets.push(total as i32);
-                if let Some(subset) = &part.subset {
-                    if let Some(g) = groups_for(&env.subset_box(subset), part.points_per_block)
-                        .map_err(|e| ExecError::Failed(e.to_string()))?
-                    {
-                        total += g.iter().map(|&v| v as u64).product::<u64>();
-                    }
-                }
+                total += blocks(part)?;
             }
             partial_offsets.push((offsets, total as i32));
-            partials.push(device.alloc(r.ty, total.max(1) as usize)?);
-            let mut result = device.alloc(r.ty, 1)?;
-            device.upload(&mut result, &Buffer::zeros(r.ty, 1))?;
+            let room = total + u64::from(fold_groups(total).unwrap_or(0));
+            partials.push(device.alloc(red.ty, room.max(1) as usize)?);
+            let mut result = device.alloc(red.ty, 1)?;
+            device.upload(&mut result, &Buffer::zeros(red.ty, 1))?;
             results.push(result);
         }
         Ok(Resident {
@@ -124,7 +133,8 @@ impl<B> Resident<B> {
         })
     }
 
-    /// Enqueues one iteration's stencils, in order.
+    /// Enqueues one iteration's stencils, in order, with the plain kernels (no
+    /// check).
     pub fn stencils<D: GpuDevice<Buf = B>>(
         &self,
         device: &mut D,
@@ -133,14 +143,42 @@ impl<B> Resident<B> {
     ) -> Result<(), ExecError> {
         for launches in &plan.stencils {
             for launch in launches {
-                run_launch(device, launch, env, self, None)?;
+                run_launch(device, launch, env, self, None, None)?;
             }
         }
         Ok(())
     }
 
-    /// Evaluates every reduction on the device; returns their values.
-    pub fn reductions<D: GpuDevice<Buf = B>>(
+    /// Enqueues one iteration (without rotating the levels). When the check
+    /// is `due`, the last stencil launch runs its fused-check variant where
+    /// the plan has one, then the rest of every reduction; returns their
+    /// values (read back: this waits for the device).
+    pub fn iteration<D: GpuDevice<Buf = B>>(
+        &self,
+        device: &mut D,
+        plan: &HostPlan,
+        env: &RunEnv,
+        due: bool,
+    ) -> Result<Option<Vec<Value>>, ExecError> {
+        let fused = plan.fused.as_ref().filter(|_| due);
+        for (s, launches) in plan.stencils.iter().enumerate() {
+            for (k, launch) in launches.iter().enumerate() {
+                let launch = match fused {
+                    Some(f) if f.stencil == s && k + 1 == launches.len() => &f.launch,
+                    _ => launch,
+                };
+                run_launch(device, launch, env, self, None, None)?;
+            }
+        }
+        if !due || plan.reductions.is_empty() {
+            return Ok(None);
+        }
+        self.reductions(device, plan, env).map(Some)
+    }
+
+    /// Folds every reduction's partials (the fused kernel's, if it ran this
+    /// iteration, must be in place) and returns the values.
+    fn reductions<D: GpuDevice<Buf = B>>(
         &self,
         device: &mut D,
         plan: &HostPlan,
@@ -149,10 +187,38 @@ impl<B> Resident<B> {
         let mut values = Vec::new();
         for (r, red) in plan.reductions.iter().enumerate() {
             let (offsets, total) = &self.partial_offsets[r];
-            for (p, launch) in red.parts.iter().enumerate() {
-                run_launch(device, launch, env, self, Some((r, offsets[p], *total)))?;
+            for (p, (_, launch)) in red.parts.iter().enumerate() {
+                run_launch(
+                    device,
+                    launch,
+                    env,
+                    self,
+                    Some((r, offsets[p], *total)),
+                    None,
+                )?;
             }
-            run_launch(device, &red.finish, env, self, Some((r, 0, *total)))?;
+            let (offset, count) = match fold_groups(*total as u64) {
+                Some(groups) => {
+                    run_launch(
+                        device,
+                        &red.fold,
+                        env,
+                        self,
+                        Some((r, 0, *total)),
+                        Some([groups, 1, 1]),
+                    )?;
+                    (*total, groups as i32)
+                }
+                None => (0, *total),
+            };
+            run_launch(
+                device,
+                &red.finish,
+                env,
+                self,
+                Some((r, offset, count)),
+                None,
+            )?;
             let mut out = Buffer::zeros(red.ty, 1);
             device.download(&self.results[r], &mut out)?;
             values.push(out.get(0));
@@ -229,19 +295,14 @@ pub fn run_observed<D: GpuDevice>(
     let mut values: Vec<Option<Value>> = vec![None; plan.reductions.len()];
     if let Some(iterate) = &program.iterate {
         for k in 1..=env.max_iters() {
-            resident.stencils(device, plan, env)?;
             let checked = match env.every() {
                 Some(every) => every > 0 && k % every == 0,
                 // Without a check only the last value can be observed.
                 None => k == env.max_iters(),
             };
             let mut stop = false;
-            if checked && !plan.reductions.is_empty() {
-                values = resident
-                    .reductions(device, plan, env)?
-                    .into_iter()
-                    .map(Some)
-                    .collect();
+            if let Some(reduced) = resident.iteration(device, plan, env, checked)? {
+                values = reduced.into_iter().map(Some).collect();
             }
             if checked {
                 if let (Some(check), Some(_)) = (&iterate.check, env.every()) {
@@ -284,27 +345,26 @@ pub fn run_observed<D: GpuDevice>(
 /// `(reduction, partial offset, partial count)` of a reduction launch.
 type ReductionArgs = Option<(usize, i32, i32)>;
 
+/// Enqueues `launch`; `groups` overrides the block count of a launch without
+/// points (the fold).
 fn run_launch<D: GpuDevice>(
     device: &mut D,
     launch: &Launch,
     env: &RunEnv,
     bufs: &Resident<D::Buf>,
     reduction: ReductionArgs,
+    groups: Option<[u32; 3]>,
 ) -> Result<(), ExecError> {
     let (bounds, groups) = match &launch.subset {
         Some(subset) => {
             let bounds = env.subset_box(subset);
-            match groups_for(&bounds, launch.points_per_block)
-                .map_err(|e| ExecError::Failed(e.to_string()))?
-            {
+            match launch_groups(launch, &bounds).map_err(|e| ExecError::Failed(e.to_string()))? {
                 Some(g) => (bounds, g),
-                None => {
-                    // An empty part: a reduction must still publish identity partials.
-                    return Ok(());
-                }
+                // An empty part: no blocks, and no partials counted for it.
+                None => return Ok(()),
             }
         }
-        None => (vec![], [1, 1, 1]),
+        None => (vec![], groups.unwrap_or([1, 1, 1])),
     };
     let mut args = Vec::with_capacity(launch.args.len());
     for source in &launch.args {

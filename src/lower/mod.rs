@@ -5,10 +5,13 @@
 //! one launch per part keeps their in-place semantics); stencils the schedule
 //! fuses become one kernel running them one after the other at each point; every
 //! reduction part a
-//! kernel writing per-block partials, and every reduction a single-block final
+//! grid-stride kernel writing per-block partials, or, where legal, a term the
+//! iteration's last stencil kernel folds in a variant of its own (a fused
+//! check, see `fused_check`); every reduction a fold and a single-block final
 //! pass. Shared-memory tiles, table placement and boundary handling follow the
 //! schedule; the kernels never compute a shared-memory index with `%` or `/`.
 
+mod fused_check;
 pub mod plan;
 mod point;
 mod recompute;
@@ -17,6 +20,7 @@ mod stencil;
 
 use std::collections::BTreeMap;
 
+use crate::ir::env::RunEnv;
 use crate::ir::{FieldId, GridId, Program, ScalarType};
 use crate::kir::names::Namer;
 use crate::kir::{ConstArray, KExpr, KParam, Module, Origin, ParamKind, Space, Var, Vars};
@@ -51,8 +55,21 @@ pub struct Lowered {
 /// Threads of every reduction block (a power of two).
 pub const REDUCTION_THREADS: u32 = 256;
 
-/// Lowers `program` under `schedule` for `target`.
+/// Lowers `program` under `schedule` for `target`; a reduction part fuses into
+/// the last stencil kernel when its subset is written as that kernel's is.
 pub fn lower(program: &Program, schedule: &Schedule, target: Target) -> Lowered {
+    lower_for(program, schedule, target, None)
+}
+
+/// [`lower`] for the parameter values of `env` when given: a reduction part
+/// then fuses into the last stencil kernel when its points are that kernel's
+/// for these values (the host plan refuses other values).
+pub fn lower_for(
+    program: &Program,
+    schedule: &Schedule,
+    target: Target,
+    env: Option<&RunEnv>,
+) -> Lowered {
     let mut module = Module {
         name: program.name.clone(),
         constants: Vec::new(),
@@ -66,18 +83,72 @@ pub fn lower(program: &Program, schedule: &Schedule, target: Target) -> Lowered 
     let wide = schedule.wide_indices;
     if let Some(iterate) = &program.iterate {
         let mut first = 0;
+        let mut last_group = None;
         while first < iterate.stencils.len() {
             let mut end = first + 1;
             while end < iterate.stencils.len() && schedule.stencil(end - 1).fuse_with_next {
                 end += 1;
             }
             let group = &iterate.stencils[first..end];
-            let launches =
-                stencil::lower_group(program, group, schedule.stencil(first), wide, &mut module);
+            let launches = stencil::lower_group(
+                program,
+                group,
+                schedule.stencil(first),
+                wide,
+                &mut module,
+                None,
+            );
+            // A check fuses into a plain kernel, not into a halo-recompute pair's.
+            if let (Some(launch), None) = (launches.last(), &schedule.stencil(first).recompute) {
+                last_group = Some((first, end, module.kernels[launch.kernel].name.clone()));
+            }
             plan.stencils.push(launches);
             // The fused stencils run inside the group's kernel: no launches of their own.
             plan.stencils.extend((first + 1..end).map(|_| Vec::new()));
             first = end;
+        }
+        let last = last_group.as_ref().and_then(|(first, end, name)| {
+            fused_check::LastLaunch::of_group(&iterate.stencils[*first..*end], name.clone())
+        });
+        let decision = fused_check::decide(program, last.as_ref(), env);
+        plan.notes = decision.notes;
+        let terms = reduce::FusedTerms {
+            target,
+            reductions: iterate
+                .reductions
+                .iter()
+                .enumerate()
+                .zip(&decision.fused)
+                .filter(|(_, parts)| !parts.is_empty())
+                .map(|((r, reduction), parts)| {
+                    (crate::ir::ReductionId(r), reduction, parts.clone())
+                })
+                .collect(),
+        };
+        if let Some((first, end, _)) = &last_group {
+            if !terms.reductions.is_empty() {
+                let group = &iterate.stencils[*first..*end];
+                let variant = stencil::lower_group(
+                    program,
+                    group,
+                    schedule.stencil(*first),
+                    wide,
+                    &mut module,
+                    Some(&terms),
+                );
+                plan.fused = variant.into_iter().next().map(|launch| plan::FusedCheck {
+                    stencil: *first,
+                    launch,
+                    reductions: terms.reductions.iter().map(|(r, ..)| r.0).collect(),
+                    subsets: terms
+                        .reductions
+                        .iter()
+                        .flat_map(|(_, red, parts)| {
+                            parts.iter().map(|&p| red.parts[p].subset.clone())
+                        })
+                        .collect(),
+                });
+            }
         }
         for (r, reduction) in iterate.reductions.iter().enumerate() {
             plan.reductions.push(reduce::lower_reduction(
@@ -86,6 +157,7 @@ pub fn lower(program: &Program, schedule: &Schedule, target: Target) -> Lowered 
                 reduction,
                 target,
                 wide,
+                &decision.fused[r],
                 &mut module,
             ));
         }

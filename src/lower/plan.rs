@@ -41,10 +41,17 @@ pub struct Launch {
     pub points_per_block: [u32; 3],
     /// The arguments, in the kernel's parameter order.
     pub args: Vec<ArgSource>,
+    /// For a grid-stride kernel, the most blocks along x, y, z (its threads
+    /// loop over the rest); `None` when every block covers its own points.
+    pub max_groups: Option<[u32; 3]>,
 }
 
-/// How one reduction runs: a kernel per part writing per-block partials, then a
-/// single-block pass combining them into the result.
+/// How one reduction runs: its parts accumulated by the fused stencil kernel
+/// ([`HostPlan::fused`]) or by grid-stride kernels of their own, each block
+/// writing one partial; then, when there are more than [`FOLD_THRESHOLD`]
+/// partials, a fold of at most [`MAX_FOLD_BLOCKS`] blocks; then a single-block
+/// pass combining what is left into the result. Every step visits its values
+/// in an order fixed by the sizes alone, so results repeat bit for bit.
 #[derive(Clone, Debug)]
 pub struct ReductionPlan {
     /// Name (for the summary).
@@ -53,10 +60,32 @@ pub struct ReductionPlan {
     pub op: ReduceOp,
     /// Result type.
     pub ty: ScalarType,
-    /// One launch per part.
-    pub parts: Vec<Launch>,
+    /// The parts run as kernels of their own: (part index in the program, launch).
+    pub parts: Vec<(usize, Launch)>,
+    /// The parts the fused stencil kernel accumulates (part indices).
+    pub fused_parts: Vec<usize>,
+    /// The multi-block fold of many partials (its block count is chosen by
+    /// the host with [`fold_groups`]).
+    pub fold: Launch,
     /// The final pass.
     pub finish: Launch,
+}
+
+/// A check fused into the last stencil launch of the iteration: a variant of
+/// that kernel that also accumulates reduction terms at its points and writes
+/// one partial per block into each reduction's partials (from index 0). The
+/// host runs it instead of the plain kernel when the check is due.
+#[derive(Clone, Debug)]
+pub struct FusedCheck {
+    /// The entry of [`HostPlan::stencils`] whose last launch it replaces.
+    pub stencil: usize,
+    /// The variant's launch (same points and blocks as the plain one).
+    pub launch: Launch,
+    /// The reductions it accumulates (indices into [`HostPlan::reductions`]).
+    pub reductions: Vec<usize>,
+    /// The fused parts' subsets: the host confirms that each covers exactly
+    /// the launch's points for the run's parameter values.
+    pub subsets: Vec<Subset>,
 }
 
 /// Everything the host runs, in order, every iteration.
@@ -70,6 +99,75 @@ pub struct HostPlan {
     /// ([`crate::schedule::Schedule::wide_indices`]); without, grids over
     /// [`MAX_GPU_GRID_POINTS`] points are refused.
     pub wide_indices: bool,
+    /// The check fused into the last stencil launch, if any reduction part fuses.
+    pub fused: Option<FusedCheck>,
+    /// Why each reduction part was or was not fused (for `-v` and `explain`).
+    pub notes: Vec<String>,
+}
+
+/// Past this many partials a reduction folds them with a multi-block pass
+/// before the single-block final pass.
+pub const FOLD_THRESHOLD: u64 = 4096;
+
+/// The most blocks of the multi-block fold.
+pub const MAX_FOLD_BLOCKS: u32 = 256;
+
+/// The most blocks of a separate (grid-stride) reduction-part kernel; their
+/// threads loop over the rest of the part's points.
+pub const MAX_REDUCTION_BLOCKS: u32 = 1024;
+
+/// Blocks per axis (x, y, z) at most for a grid-stride reduction part over a
+/// `rank`-D subset: [`MAX_REDUCTION_BLOCKS`] in all, spread over the axes.
+pub fn reduction_group_cap(rank: usize) -> [u32; 3] {
+    match rank {
+        0 | 1 => [MAX_REDUCTION_BLOCKS, 1, 1],
+        2 => [32, 32, 1],
+        _ => [16, 8, 8],
+    }
+}
+
+/// Blocks of the fold over `partials` values; `None` when the final pass
+/// takes them directly (at most [`FOLD_THRESHOLD`]).
+pub fn fold_groups(partials: u64) -> Option<u32> {
+    (partials > FOLD_THRESHOLD).then(|| {
+        partials
+            .div_ceil(FOLD_THRESHOLD)
+            .min(u64::from(MAX_FOLD_BLOCKS)) as u32
+    })
+}
+
+/// Blocks per axis for `launch` over `bounds`, capped by its `max_groups`;
+/// `Ok(None)` when there is nothing to run.
+pub fn launch_groups(
+    launch: &Launch,
+    bounds: &[(i64, i64)],
+) -> Result<Option<[u32; 3]>, PlanError> {
+    let cap = launch.max_groups.unwrap_or([u32::MAX; 3]);
+    groups_for_capped(bounds, launch.points_per_block, cap)
+}
+
+fn groups_for_capped(
+    bounds: &[(i64, i64)],
+    points_per_block: [u32; 3],
+    cap: [u32; 3],
+) -> Result<Option<[u32; 3]>, PlanError> {
+    if cap == [u32::MAX; 3] {
+        return groups_for(bounds, points_per_block);
+    }
+    // A grid-stride launch needs no more blocks than its cap: count them
+    // without the per-axis limit (the cap is within it).
+    if bounds.iter().any(|&(lo, hi)| hi < lo) {
+        return Ok(None);
+    }
+    let rank = bounds.len();
+    let mut groups = [1u32; 3];
+    for (axis, &(lo, hi)) in bounds.iter().enumerate() {
+        let d = rank - 1 - axis;
+        let extent = hi.abs_diff(lo).saturating_add(1);
+        let count = extent.div_ceil(u64::from(points_per_block[d].max(1)));
+        groups[d] = count.min(u64::from(cap[d])) as u32;
+    }
+    Ok(Some(groups))
 }
 
 /// The most blocks a launch may have along x, y and z: CUDA's grid limits
@@ -144,27 +242,50 @@ impl HostPlan {
         subset_box: &dyn Fn(&Subset) -> Vec<(i64, i64)>,
     ) -> Result<(), PlanError> {
         check_grid_sizes(grids, self.wide_indices)?;
-        let reductions = self
-            .reductions
-            .iter()
-            .flat_map(|r| r.parts.iter().chain([&r.finish]));
+        if let Some(fused) = &self.fused {
+            if let Some(subset) = &fused.launch.subset {
+                let points = subset_box(subset);
+                if fused.subsets.iter().any(|s| subset_box(s) != points) {
+                    return Err(PlanError(
+                        "the check was fused into a stencil kernel for other parameter values \
+                         (a reduction's points no longer match the kernel's); lower the program \
+                         again for these values"
+                            .to_string(),
+                    ));
+                }
+            }
+        }
         let mut partials = 0u64;
-        for launch in self.stencils.iter().flatten().chain(reductions) {
+        for launch in self.launches() {
             if let Some(subset) = &launch.subset {
-                if let Some(groups) = groups_for(&subset_box(subset), launch.points_per_block)? {
+                if let Some(groups) = launch_groups(launch, &subset_box(subset))? {
                     let blocks: u64 = groups.iter().map(|&g| u64::from(g)).product();
                     partials = partials.saturating_add(blocks);
                 }
             }
         }
-        if partials > i32::MAX as u64 {
+        if partials > i32::MAX as u64 - u64::from(MAX_FOLD_BLOCKS) {
             return Err(PlanError(format!(
                 "the launches need {partials} blocks in all, more than the {} partial results \
                  the reductions count with 32-bit `int`; use a smaller grid",
-                i32::MAX
+                i32::MAX as u64 - u64::from(MAX_FOLD_BLOCKS)
             )));
         }
         Ok(())
+    }
+
+    /// Every launch of the plan: stencils, the fused variant, reduction parts,
+    /// folds and final passes.
+    pub fn launches(&self) -> impl Iterator<Item = &Launch> {
+        let reductions = self
+            .reductions
+            .iter()
+            .flat_map(|r| r.parts.iter().map(|(_, l)| l).chain([&r.fold, &r.finish]));
+        self.stencils
+            .iter()
+            .flatten()
+            .chain(self.fused.as_ref().map(|f| &f.launch))
+            .chain(reductions)
     }
 }
 
@@ -214,12 +335,7 @@ pub fn verify_launches(
 ) -> Result<(), Vec<String>> {
     use crate::kir::ParamKind;
     let mut errors = Vec::new();
-    let launches = plan.stencils.iter().flatten().chain(
-        plan.reductions
-            .iter()
-            .flat_map(|r| r.parts.iter().chain(std::iter::once(&r.finish))),
-    );
-    for launch in launches {
+    for launch in plan.launches() {
         let Some(kernel) = module.kernels.get(launch.kernel) else {
             errors.push(format!(
                 "a launch of kernel {}, which the module lacks",

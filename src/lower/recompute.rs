@@ -65,6 +65,7 @@ pub(crate) fn lower_pair(
     consumer: &Stencil,
     schedule: &StencilSchedule,
     recompute: &HaloRecompute,
+    wide: bool,
     module: &mut Module,
 ) -> Launch {
     let made = &producer.parts[0];
@@ -83,6 +84,7 @@ pub(crate) fn lower_pair(
         .map(|a| KExpr::var(vars[rank - 1 - a].in_block))
         .collect();
     let mut ctx = PointCtx::new(program, point_coords.clone(), in_block);
+    ctx.wide = wide;
     ctx.params.vars = kernel_vars;
     let footprint = Footprint::merge(&[
         Footprint::of_part(program, made),
@@ -389,6 +391,7 @@ pub(crate) fn lower_pair(
         block,
         points_per_block: per_block,
         args,
+        max_groups: None,
     }
 }
 

@@ -1,11 +1,22 @@
-//! Reductions on the device: each part's kernel folds its points per thread,
-//! then per block with a shared-memory tree (its last steps as warp shuffles on
-//! CUDA), writing one partial per block; a single-block final pass folds the
-//! partials into the result. Only that one value crosses to the host.
+//! Reductions on the device, in an order fixed by the sizes alone (so results
+//! repeat bit for bit). A part either rides in the last stencil kernel of the
+//! iteration (a fused check: each thread folds the terms of its points, see
+//! [`fused_epilogue`]) or runs as a grid-stride kernel of at most
+//! [`MAX_REDUCTION_BLOCKS`](crate::lower::plan::MAX_REDUCTION_BLOCKS) blocks,
+//! each thread folding its points in row order. Each block then folds its
+//! threads' values with a shared-memory tree (its last steps as warp shuffles
+//! on CUDA) and writes one partial. Many partials (one per stencil block of a
+//! fused kernel) are folded by a multi-block pass first; a single-block final
+//! pass folds the rest into the result. Only that one value crosses to the host.
+//!
+//! `+` and `*` on floats are therefore associated differently from the
+//! interpreter's left-to-right fold (and differently between the fused and the
+//! separate plan): results agree to rounding. Integer `+`/`*` (wrapping), `min`
+//! and `max` are exact whatever the order.
 
 use crate::ir::{BinaryOp, Program, ReduceOp, Reduction, ReductionId, ScalarType};
 use crate::kir::{Builtin, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars};
-use crate::lower::plan::{ArgSource, Launch, ReductionPlan};
+use crate::lower::plan::{reduction_group_cap, ArgSource, Launch, ReductionPlan};
 use crate::lower::point::PointCtx;
 use crate::lower::{Params, Target, REDUCTION_THREADS};
 use crate::schedule::default_block;
@@ -47,17 +58,28 @@ struct TreeVars {
 }
 
 impl TreeVars {
-    fn new(vars: &mut Vars, ty: ScalarType) -> TreeVars {
+    fn new(vars: &mut Vars, ty: ScalarType, tid: Var, prefix: &str) -> TreeVars {
         TreeVars {
-            tid: vars.temp_int("tid"),
-            acc: vars.add("acc", ty, Space::Private, Origin::Generated),
-            scratch: vars.add("scratch", ty, Space::Shared, Origin::Generated),
+            tid,
+            acc: vars.add(
+                format!("{prefix}acc"),
+                ty,
+                Space::Private,
+                Origin::Generated,
+            ),
+            scratch: vars.add(
+                format!("{prefix}scratch"),
+                ty,
+                Space::Shared,
+                Origin::Generated,
+            ),
         }
     }
 }
 
 /// The block tree over `scratch[threads]` holding each thread's value in `acc`;
-/// thread 0 ends with the block's value in `acc`.
+/// thread 0 ends with the block's value in `acc`. Any thread count: the values
+/// past the largest power of two are folded into the first ones first.
 fn block_tree(
     op: ReduceOp,
     ty: ScalarType,
@@ -74,6 +96,12 @@ fn block_tree(
         array: sh,
         index: vec![i],
     };
+    let fold_from = |s: u32| KStmt::Store {
+        space: Space::Shared,
+        array: sh,
+        index: vec![tid()],
+        value: combine(op, at(tid()), at(KExpr::plus(tid(), KExpr::int(s as i64)))),
+    };
     let mut out = vec![
         KStmt::Store {
             space: Space::Shared,
@@ -83,18 +111,27 @@ fn block_tree(
         },
         KStmt::Barrier,
     ];
-    let warp_steps = target.has_warp_shuffle() && threads >= 64;
+    // The largest power of two not above the thread count.
+    let pow2 = if threads == 0 {
+        1
+    } else {
+        1u32 << (31 - threads.leading_zeros())
+    };
+    if pow2 < threads {
+        out.push(KStmt::If {
+            cond: KExpr::bin(BinaryOp::Lt, tid(), KExpr::int((threads - pow2) as i64)),
+            then: vec![fold_from(pow2)],
+            otherwise: vec![],
+        });
+        out.push(KStmt::Barrier);
+    }
+    let warp_steps = target.has_warp_shuffle() && pow2 >= 64;
     let stop = if warp_steps { 32 } else { 0 };
-    let mut s = threads / 2;
+    let mut s = pow2 / 2;
     while s > stop {
         out.push(KStmt::If {
             cond: KExpr::bin(BinaryOp::Lt, tid(), KExpr::int(s as i64)),
-            then: vec![KStmt::Store {
-                space: Space::Shared,
-                array: sh,
-                index: vec![tid()],
-                value: combine(op, at(tid()), at(KExpr::plus(tid(), KExpr::int(s as i64)))),
-            }],
+            then: vec![fold_from(s)],
             otherwise: vec![],
         });
         out.push(KStmt::Barrier);
@@ -139,12 +176,143 @@ fn block_tree(
     out
 }
 
+/// `acc = op(acc, value)`, the value first in a variable of its own (`min`
+/// and `max` select between it and `acc`: it is computed once).
+fn fold_term(
+    vars: &mut Vars,
+    op: ReduceOp,
+    ty: ScalarType,
+    acc: Var,
+    value: KExpr,
+    hint: &str,
+) -> Vec<KStmt> {
+    let term = vars.add(hint, ty, Space::Private, Origin::Generated);
+    vec![
+        KStmt::Decl {
+            var: term,
+            init: value,
+        },
+        KStmt::Assign {
+            var: acc,
+            value: combine(op, KExpr::var(acc), KExpr::var(term)),
+        },
+    ]
+}
+
+/// `if (tid == 0) partials[index] = acc;`
+fn store_partial(tree: &TreeVars, partials: Var, index: KExpr) -> KStmt {
+    KStmt::If {
+        cond: KExpr::bin(BinaryOp::Eq, KExpr::var(tree.tid), KExpr::int(0)),
+        then: vec![KStmt::Store {
+            space: Space::Global,
+            array: partials,
+            index: vec![index],
+            value: KExpr::var(tree.acc),
+        }],
+        otherwise: vec![],
+    }
+}
+
+/// The reduction terms a stencil kernel also accumulates at each of its points
+/// (a fused check), per reduction the parts it takes.
+pub(crate) struct FusedTerms<'a> {
+    /// The dialect (warp shuffles on CUDA).
+    pub target: Target,
+    /// Each reduction with the indices of its fused parts.
+    pub reductions: Vec<(ReductionId, &'a Reduction, Vec<usize>)>,
+}
+
+/// What a fused check adds to a stencil kernel: accumulators declared before
+/// the point loops, a fold of each term at every point (inside the point's
+/// guard), and after the loops each block's tree and partial store.
+pub(crate) struct FusedEpilogue {
+    /// Before the point loops.
+    pub init: Vec<KStmt>,
+    /// At each point, after the stencil's statements.
+    pub per_point: Vec<KStmt>,
+    /// After the point loops (every thread reaches it: it has barriers).
+    pub tail: Vec<KStmt>,
+}
+
+/// Builds the fused check's code for a stencil kernel of `block` threads whose
+/// point context is `ctx`; `thread` is the thread's linear index in its block
+/// (x fastest, as warps are formed).
+pub(crate) fn fused_epilogue(
+    ctx: &mut PointCtx<'_>,
+    terms: &FusedTerms<'_>,
+    block: [u32; 3],
+    thread: KExpr,
+    module: &mut Module,
+) -> FusedEpilogue {
+    let threads: u32 = block.iter().product();
+    let rank = ctx.coords.len();
+    let tid = ctx.params.vars.temp_int("tid");
+    let mut init = Vec::new();
+    let mut per_point = Vec::new();
+    let mut tail = vec![
+        KStmt::Comment("the check's partial sums: one per block".to_string()),
+        KStmt::Decl {
+            var: tid,
+            init: thread,
+        },
+    ];
+    for (id, reduction, parts) in &terms.reductions {
+        let ty = reduction.ty;
+        let prefix = format!("{}_", reduction.name);
+        let tree = TreeVars::new(&mut ctx.params.vars, ty, tid, &prefix);
+        let partials = ctx.params.buffer(
+            &format!("{}_partials", reduction.name),
+            ty,
+            ArgSource::Partials(*id),
+        );
+        init.push(KStmt::Decl {
+            var: tree.acc,
+            init: KExpr::Lit(reduction.op.identity(ty)),
+        });
+        for &p in parts {
+            let value = ctx.expr(&reduction.parts[p].value, module);
+            per_point.extend(fold_term(
+                &mut ctx.params.vars,
+                reduction.op,
+                ty,
+                tree.acc,
+                value,
+                &format!("{prefix}term"),
+            ));
+        }
+        tail.extend(block_tree(
+            reduction.op,
+            ty,
+            threads,
+            terms.target,
+            &tree,
+            &mut ctx.params.vars,
+        ));
+        let block_id = linear(rank, [0; 3], |d| KExpr::Builtin(Builtin::BlockIdx(d as u8)));
+        tail.push(store_partial(&tree, partials, block_id));
+        ctx.shared.push(SharedArray {
+            var: tree.scratch,
+            ty,
+            dims: vec![threads as usize],
+        });
+        ctx.uses_double |= ty == ScalarType::Double;
+    }
+    FusedEpilogue {
+        init,
+        per_point,
+        tail,
+    }
+}
+
+/// Lowers `reduction`'s parts not in `fused` as grid-stride kernels, its fold
+/// and its final pass.
 pub(crate) fn lower_reduction(
     program: &Program,
     id: ReductionId,
     reduction: &Reduction,
     target: Target,
     wide: bool,
+    fused: &[usize],
     module: &mut Module,
 ) -> ReductionPlan {
     let name = &reduction.name;
@@ -152,6 +320,9 @@ pub(crate) fn lower_reduction(
     let identity = KExpr::Lit(reduction.op.identity(ty));
     let mut parts = Vec::new();
     for (k, part) in reduction.parts.iter().enumerate() {
+        if fused.contains(&k) {
+            continue;
+        }
         let rank = part.subset.rank();
         let block = default_block(rank);
         let letters: Vec<&str> = (0..rank).map(|d| ["x", "y", "z"][d]).collect();
@@ -168,11 +339,9 @@ pub(crate) fn lower_reduction(
         ctx.params.vars = vars;
         ctx.wide = wide;
         let partials = ctx.params.buffer("partials", ty, ArgSource::Partials(id));
-        let mut body = Vec::new();
-        let mut guard: Option<KExpr> = None;
-        for d in 0..rank {
+        let mut bounds = Vec::new();
+        for (d, l) in letters.iter().enumerate() {
             let a = rank - 1 - d;
-            let l = letters[d];
             let lo = ctx.params.scalar(
                 &format!("lo_{l}"),
                 ScalarType::Int,
@@ -185,9 +354,42 @@ pub(crate) fn lower_reduction(
                 ArgSource::Hi(a),
                 Origin::Generated,
             );
-            body.push(KStmt::Decl {
+            bounds.push((lo, hi));
+        }
+        let offset = ctx.params.scalar(
+            "partial_offset",
+            ScalarType::Int,
+            ArgSource::PartialOffset,
+            Origin::Generated,
+        );
+        let value = ctx.expr(&part.value, module);
+        let tid = ctx.params.vars.temp_int("tid");
+        let tree = TreeVars::new(&mut ctx.params.vars, ty, tid, "");
+        let mut body = vec![
+            KStmt::Decl {
+                var: tree.tid,
+                init: linear(rank, block, |d| KExpr::Builtin(Builtin::ThreadIdx(d as u8))),
+            },
+            KStmt::Decl {
+                var: tree.acc,
+                init: identity.clone(),
+            },
+        ];
+        // Each thread strides over the part, x innermost: a fixed order, and
+        // at most the launch's capped block count of partials.
+        let mut point = fold_term(
+            &mut ctx.params.vars,
+            reduction.op,
+            ty,
+            tree.acc,
+            value,
+            "term",
+        );
+        for d in 0..rank {
+            let (lo, hi) = bounds[d].clone();
+            point = vec![KStmt::For {
                 var: grid_vars[d],
-                init: KExpr::plus(
+                start: KExpr::plus(
                     lo,
                     KExpr::plus(
                         KExpr::times(
@@ -197,37 +399,16 @@ pub(crate) fn lower_reduction(
                         KExpr::Builtin(Builtin::ThreadIdx(d as u8)),
                     ),
                 ),
-            });
-            let test = KExpr::bin(BinaryOp::Le, KExpr::var(grid_vars[d]), hi);
-            guard = Some(match guard {
-                None => test,
-                Some(g) => KExpr::bin(BinaryOp::And, g, test),
-            });
+                end: KExpr::plus(hi, KExpr::int(1)),
+                step: KExpr::times(
+                    KExpr::int(block[d] as i64),
+                    KExpr::Builtin(Builtin::NumGroups(d as u8)),
+                ),
+                unroll: false,
+                body: point,
+            }];
         }
-        let offset = ctx.params.scalar(
-            "partial_offset",
-            ScalarType::Int,
-            ArgSource::PartialOffset,
-            Origin::Generated,
-        );
-        let value = ctx.expr(&part.value, module);
-        let tree = TreeVars::new(&mut ctx.params.vars, ty);
-        body.push(KStmt::Decl {
-            var: tree.tid,
-            init: linear(rank, block, |d| KExpr::Builtin(Builtin::ThreadIdx(d as u8))),
-        });
-        body.push(KStmt::Decl {
-            var: tree.acc,
-            init: identity.clone(),
-        });
-        body.push(KStmt::If {
-            cond: guard.unwrap_or_else(|| KExpr::int(1)),
-            then: vec![KStmt::Assign {
-                var: tree.acc,
-                value,
-            }],
-            otherwise: vec![],
-        });
+        body.extend(point);
         let threads: u32 = block.iter().product();
         body.extend(block_tree(
             reduction.op,
@@ -238,16 +419,11 @@ pub(crate) fn lower_reduction(
             &mut ctx.params.vars,
         ));
         let block_id = linear(rank, [0; 3], |d| KExpr::Builtin(Builtin::BlockIdx(d as u8)));
-        body.push(KStmt::If {
-            cond: KExpr::bin(BinaryOp::Eq, KExpr::var(tree.tid), KExpr::int(0)),
-            then: vec![KStmt::Store {
-                space: Space::Global,
-                array: partials,
-                index: vec![KExpr::plus(offset, block_id)],
-                value: KExpr::var(tree.acc),
-            }],
-            otherwise: vec![],
-        });
+        body.push(store_partial(
+            &tree,
+            partials,
+            KExpr::plus(offset, block_id),
+        ));
         let uses_double = ctx.uses_double || ty == ScalarType::Double;
         let mut shared = ctx.shared;
         shared.push(SharedArray {
@@ -265,27 +441,77 @@ pub(crate) fn lower_reduction(
             body,
             uses_double,
         });
-        parts.push(Launch {
-            kernel: module.kernels.len() - 1,
-            subset: Some(part.subset.clone()),
-            block,
-            points_per_block: block,
-            args,
-        });
+        parts.push((
+            k,
+            Launch {
+                kernel: module.kernels.len() - 1,
+                subset: Some(part.subset.clone()),
+                block,
+                points_per_block: block,
+                args,
+                max_groups: Some(reduction_group_cap(rank)),
+            },
+        ));
     }
+    let fold = lower_fold(reduction, id, target, true, module);
+    let finish = lower_fold(reduction, id, target, false, module);
+    ReductionPlan {
+        name: reduction.name.clone(),
+        op: reduction.op,
+        ty,
+        parts,
+        fused_parts: fused.to_vec(),
+        fold,
+        finish,
+    }
+}
 
-    // The final pass: one block strides over the partials in a fixed order.
+/// The pass over a reduction's partials. `multi`: the fold, whose blocks
+/// stride over `partials[0 .. partial_count]` and write theirs after them
+/// (`partials[partial_count + block]`); else the final pass, one block folding
+/// `partials[partial_offset ..][.. partial_count]` into the result.
+fn lower_fold(
+    reduction: &Reduction,
+    id: ReductionId,
+    target: Target,
+    multi: bool,
+    module: &mut Module,
+) -> Launch {
+    let ty = reduction.ty;
     let mut params = Params::default();
-    let result = params.buffer("result", ty, ArgSource::Result(id));
+    let result = (!multi).then(|| params.buffer("result", ty, ArgSource::Result(id)));
     let partials = params.buffer("partials", ty, ArgSource::Partials(id));
+    let offset = (!multi).then(|| {
+        params.scalar(
+            "partial_offset",
+            ScalarType::Int,
+            ArgSource::PartialOffset,
+            Origin::Generated,
+        )
+    });
     let count = params.scalar(
         "partial_count",
         ScalarType::Int,
         ArgSource::PartialCount,
         Origin::Generated,
     );
-    let tree = TreeVars::new(&mut params.vars, ty);
+    let tid = params.vars.temp_int("tid");
+    let tree = TreeVars::new(&mut params.vars, ty, tid, "");
     let i = params.vars.temp_int("i");
+    let threads = KExpr::int(REDUCTION_THREADS as i64);
+    let block = || KExpr::Builtin(Builtin::BlockIdx(0));
+    let (start, step) = if multi {
+        (
+            KExpr::plus(KExpr::times(block(), threads.clone()), KExpr::var(tree.tid)),
+            KExpr::times(threads, KExpr::Builtin(Builtin::NumGroups(0))),
+        )
+    } else {
+        (KExpr::var(tree.tid), threads)
+    };
+    let index = match &offset {
+        Some(offset) => KExpr::plus(offset.clone(), KExpr::var(i)),
+        None => KExpr::var(i),
+    };
     let mut body = vec![
         KStmt::Decl {
             var: tree.tid,
@@ -293,13 +519,13 @@ pub(crate) fn lower_reduction(
         },
         KStmt::Decl {
             var: tree.acc,
-            init: identity,
+            init: KExpr::Lit(reduction.op.identity(ty)),
         },
         KStmt::For {
             var: i,
-            start: KExpr::var(tree.tid),
-            end: count,
-            step: KExpr::int(REDUCTION_THREADS as i64),
+            start,
+            end: count.clone(),
+            step,
             unroll: false,
             body: vec![KStmt::Assign {
                 var: tree.acc,
@@ -309,7 +535,7 @@ pub(crate) fn lower_reduction(
                     KExpr::Load {
                         space: Space::Global,
                         array: partials,
-                        index: vec![KExpr::var(i)],
+                        index: vec![index],
                     },
                 ),
             }],
@@ -323,19 +549,14 @@ pub(crate) fn lower_reduction(
         &tree,
         &mut params.vars,
     ));
-    body.push(KStmt::If {
-        cond: KExpr::bin(BinaryOp::Eq, KExpr::var(tree.tid), KExpr::int(0)),
-        then: vec![KStmt::Store {
-            space: Space::Global,
-            array: result,
-            index: vec![KExpr::int(0)],
-            value: KExpr::var(tree.acc),
-        }],
-        otherwise: vec![],
+    body.push(match result {
+        Some(result) => store_partial(&tree, result, KExpr::int(0)),
+        None => store_partial(&tree, partials, KExpr::plus(count, block())),
     });
     let (params, args, vars) = params.finish();
+    let suffix = if multi { "fold" } else { "final" };
     module.kernels.push(Kernel {
-        name: format!("{name}_final"),
+        name: format!("{}_{suffix}", reduction.name),
         block: [REDUCTION_THREADS, 1, 1],
         vars,
         params,
@@ -347,19 +568,13 @@ pub(crate) fn lower_reduction(
         body,
         uses_double: ty == ScalarType::Double,
     });
-    let finish = Launch {
+    Launch {
         kernel: module.kernels.len() - 1,
         subset: None,
         block: [REDUCTION_THREADS, 1, 1],
         points_per_block: [REDUCTION_THREADS, 1, 1],
         args,
-    };
-    ReductionPlan {
-        name: reduction.name.clone(),
-        op: reduction.op,
-        ty,
-        parts,
-        finish,
+        max_groups: None,
     }
 }
 

@@ -9,26 +9,32 @@ use crate::kir::{
 use crate::lower::letter;
 use crate::lower::plan::{ArgSource, Launch};
 use crate::lower::point::{in_range, PointCtx, Tile};
+use crate::lower::reduce::{fused_epilogue, FusedTerms};
 use crate::schedule::{FieldPlacement, StencilSchedule, TablePlacement};
 
 /// Lowers a group of stencils the schedule runs together: one stencil, each part
 /// a kernel; or fused single-part stencils, one kernel named after all of them.
-/// `wide`: flattened field indices in 64 bits. Returns the launches.
+/// `wide`: flattened field indices in 64 bits. Returns the launches. With
+/// `check`, only the group's last launch, as a variant that also folds the
+/// check's reduction terms (a fused check).
 pub(crate) fn lower_group(
     program: &Program,
     group: &[Stencil],
     schedule: &StencilSchedule,
     wide: bool,
     module: &mut Module,
+    check: Option<&FusedTerms<'_>>,
 ) -> Vec<Launch> {
     if let (Some(recompute), [producer, consumer]) = (&schedule.recompute, group) {
+        // `lower_for` fuses no check into a halo-recompute pair.
+        debug_assert!(check.is_none());
         return vec![crate::lower::recompute::lower_pair(
-            program, producer, consumer, schedule, recompute, module,
+            program, producer, consumer, schedule, recompute, wide, module,
         )];
     }
-    if let [stencil] = group {
+    let mut launches: Vec<(String, Vec<(&str, &StencilPart)>)> = if let [stencil] = group {
         let single = stencil.parts.len() == 1;
-        return stencil
+        stencil
             .parts
             .iter()
             .enumerate()
@@ -38,25 +44,30 @@ pub(crate) fn lower_group(
                 } else {
                     format!("{}_part{k}", stencil.name)
                 };
-                let parts = [(stencil.name.as_str(), part)];
-                lower_part(program, &name, &parts, schedule, wide, module)
+                (name, vec![(stencil.name.as_str(), part)])
             })
+            .collect()
+    } else {
+        // The schedule fuses only single-part stencils over one subset.
+        let names: Vec<&str> = group.iter().map(|s| s.name.as_str()).collect();
+        let parts = group
+            .iter()
+            .map(|s| (s.name.as_str(), &s.parts[0]))
             .collect();
+        vec![(names.join("_"), parts)]
+    };
+    if let Some(terms) = check {
+        launches = launches.split_off(launches.len().saturating_sub(1));
+        for (name, _) in &mut launches {
+            let reductions: Vec<&str> =
+                terms.reductions.iter().map(|r| r.1.name.as_str()).collect();
+            *name = format!("{name}_with_{}", reductions.join("_"));
+        }
     }
-    // The schedule fuses only single-part stencils over one subset.
-    let parts: Vec<(&str, &StencilPart)> = group
+    launches
         .iter()
-        .map(|s| (s.name.as_str(), &s.parts[0]))
-        .collect();
-    let names: Vec<&str> = group.iter().map(|s| s.name.as_str()).collect();
-    vec![lower_part(
-        program,
-        &names.join("_"),
-        &parts,
-        schedule,
-        wide,
-        module,
-    )]
+        .map(|(name, parts)| lower_part(program, name, parts, schedule, wide, module, check))
+        .collect()
 }
 
 /// Variables of the thread's position along thread axis `d`.
@@ -85,7 +96,8 @@ fn axis_vars(d: usize, vars: &mut Vars) -> AxisVars {
 }
 
 /// One kernel running `parts` (each with its stencil's name, over the first's
-/// subset) one after the other at each point.
+/// subset) one after the other at each point; with `check`, also folding the
+/// check's reduction terms at each point (see `reduce::fused_epilogue`).
 fn lower_part(
     program: &Program,
     name: &str,
@@ -93,6 +105,7 @@ fn lower_part(
     schedule: &StencilSchedule,
     wide: bool,
     module: &mut Module,
+    check: Option<&FusedTerms<'_>>,
 ) -> Launch {
     let subset = &parts[0].1.subset;
     let rank = subset.rank();
@@ -240,6 +253,13 @@ fn lower_part(
             point_body.push(KStmt::Block(code));
         }
     }
+    let epilogue = check.map(|terms| {
+        let thread = linear_thread(rank, block, &vars);
+        fused_epilogue(&mut ctx, terms, block, thread, module)
+    });
+    if let Some(e) = &epilogue {
+        point_body.extend(e.per_point.iter().cloned());
+    }
     let mut guard: Option<KExpr> = None;
     for (d, v) in vars.iter().enumerate() {
         if per_block[d] == 1 && block[d] == 1 {
@@ -337,7 +357,13 @@ fn lower_part(
     if staged {
         kernel_body.push(KStmt::Barrier);
     }
+    if let Some(e) = &epilogue {
+        kernel_body.extend(e.init.iter().cloned());
+    }
     kernel_body.extend(body);
+    if let Some(e) = epilogue {
+        kernel_body.extend(e.tail);
+    }
 
     let uses_double = ctx.uses_double;
     let shared = ctx.shared;
@@ -357,6 +383,7 @@ fn lower_part(
         block,
         points_per_block: per_block,
         args,
+        max_groups: None,
     }
 }
 

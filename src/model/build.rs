@@ -9,7 +9,7 @@ use crate::analysis::affine::{Affine, Var};
 use crate::analysis::Footprint;
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, StencilPart, Value};
-use crate::lower::plan::Launch;
+use crate::lower::plan::{fold_groups, Launch};
 use crate::lower::{level_name, Lowered};
 use crate::model::{instr, Access, KernelSpec, Role, Tile};
 use crate::schedule::{FieldPlacement, HaloRecompute, Schedule};
@@ -25,6 +25,12 @@ pub fn specs(
     let Some(iterate) = &program.iterate else {
         return out;
     };
+    let per_check = match env.every() {
+        Some(every) if every > 0 => 1.0 / every as f64,
+        _ => 1.0 / env.max_iters().max(1) as f64,
+    };
+    let accesses = iterate_accesses(program);
+    let fused = lowered.plan.fused.as_ref();
     for (s, launches) in lowered.plan.stencils.iter().enumerate() {
         if launches.is_empty() {
             continue;
@@ -34,14 +40,14 @@ pub fn specs(
             end += 1;
         }
         let group = &iterate.stencils[s..end];
+        let names: Vec<&str> = group.iter().map(|st| st.name.as_str()).collect();
         for (k, launch) in launches.iter().enumerate() {
             let parts: Vec<&StencilPart> = if group.len() > 1 {
                 group.iter().map(|st| &st.parts[0]).collect()
             } else {
                 vec![&group[0].parts[k]]
             };
-            let names: Vec<&str> = group.iter().map(|st| st.name.as_str()).collect();
-            out.push(stencil_spec(
+            let mut spec = stencil_spec(
                 program,
                 schedule,
                 s,
@@ -50,23 +56,65 @@ pub fn specs(
                 lowered,
                 env,
                 Role::Stencil(names.join("+")),
-            ));
+            );
+            let variant = fused.filter(|f| f.stencil == s && k + 1 == launches.len());
+            if let Some(f) = variant {
+                // The plain kernel runs when the check is not due; the variant
+                // when it is.
+                spec.per_iteration = 1.0 - per_check;
+                out.push(spec);
+                let mut with_check = stencil_spec(
+                    program,
+                    schedule,
+                    s,
+                    &parts,
+                    &f.launch,
+                    lowered,
+                    env,
+                    Role::FusedCheck(names.join("+")),
+                );
+                // The terms read what the point has just read or written: only
+                // levels the stencil does not touch cost traffic of their own.
+                let terms = accesses.iter().filter(|a| match a.id {
+                    PartId::Reduction { reduction, part } => lowered.plan.reductions[reduction]
+                        .fused_parts
+                        .contains(&part),
+                    _ => false,
+                });
+                let grids: Vec<&GridAccess> = terms.flat_map(|a| &a.grids).collect();
+                for access in distinct(program, env, grids.into_iter(), AccessKind::Load) {
+                    let touched = |l: &Access| l.level == access.level && l.offset == access.offset;
+                    let staged = with_check.tiles.iter().any(|t| t.level == access.level);
+                    if !staged
+                        && !with_check.reads.iter().any(touched)
+                        && !with_check.writes.iter().any(touched)
+                    {
+                        with_check.reads.push(access);
+                    }
+                }
+                with_check.per_iteration = per_check;
+                out.push(with_check);
+            } else {
+                out.push(spec);
+            }
         }
     }
-    let per_check = match env.every() {
-        Some(every) if every > 0 => 1.0 / every as f64,
-        _ => 1.0 / env.max_iters().max(1) as f64,
-    };
-    let accesses = iterate_accesses(program);
     for (r, plan) in lowered.plan.reductions.iter().enumerate() {
-        let mut partials = 0u64;
-        for (p, launch) in plan.parts.iter().enumerate() {
+        // Partials: one per block of the fused variant, then the separate parts'.
+        let mut partials = match fused {
+            Some(f) if f.reductions.contains(&r) => out
+                .iter()
+                .find(|s| matches!(s.role, Role::FusedCheck(_)))
+                .map_or(0, KernelSpec::blocks),
+            _ => 0,
+        };
+        for (p, launch) in &plan.parts {
             let grids: Vec<&GridAccess> = accesses
                 .iter()
                 .filter(|a| {
                     a.id == PartId::Reduction {
                         reduction: r,
-                        part: p,
+                        part: *p,
                     }
                 })
                 .flat_map(|a| &a.grids)
@@ -80,38 +128,80 @@ pub fn specs(
             );
             spec.reads = distinct(program, env, grids.into_iter(), AccessKind::Load);
             spec.per_iteration = per_check;
+            grid_stride(&mut spec, launch);
             partials += spec.blocks();
             out.push(spec);
         }
-        let mut finish = base_spec(
-            program,
-            &plan.finish,
-            lowered,
-            env,
-            Role::ReductionFinish(plan.name.clone()),
-        );
-        // One block folds every partial: its threads stride over them.
-        finish.bounds = vec![(0, partials.max(1) as i64 - 1)];
-        finish.grid_dims = vec![partials.max(1) as usize];
-        finish.points_per_thread = [
-            partials.max(1).div_ceil(finish.block[0] as u64) as u32,
-            1,
-            1,
-        ];
-        finish.reads = vec![Access {
-            level: format!("{}_partials", plan.name),
-            elem: plan.ty.size_bytes(),
-            offset: vec![0],
-        }];
-        let iterations = finish.points_per_thread[0] as f64;
-        finish.instructions_per_thread *= iterations;
+        let mut finish_over = partials;
+        if let Some(groups) = fold_groups(partials) {
+            let mut fold = fold_spec(program, &plan.fold, lowered, env, plan, partials, groups);
+            fold.per_iteration = per_check;
+            out.push(fold);
+            finish_over = u64::from(groups);
+        }
+        let mut finish = fold_spec(program, &plan.finish, lowered, env, plan, finish_over, 1);
         finish.per_iteration = per_check;
-        // The loop over partials has a run-time trip count: the compiler unrolls
-        // it by 4, so every fourth load waits for the one before.
-        finish.sequential_loads = finish.points_per_thread[0].div_ceil(4);
         out.push(finish);
     }
     out
+}
+
+/// A grid-stride reduction part: its block count is capped, so each thread
+/// folds several points in a run-time loop.
+fn grid_stride(spec: &mut KernelSpec, launch: &Launch) {
+    let Some(cap) = launch.max_groups else {
+        return;
+    };
+    let rank = spec.bounds.len();
+    let mut per_thread = [1u32; 3];
+    for (a, (lo, hi)) in spec.bounds.iter().enumerate() {
+        let d = rank - 1 - a;
+        let extent = (hi - lo + 1).max(0) as u64;
+        let blocks = extent
+            .div_ceil(u64::from(spec.block[d].max(1)))
+            .clamp(1, u64::from(cap[d]));
+        let threads = blocks * u64::from(spec.block[d].max(1));
+        per_thread[d] = extent.div_ceil(threads).clamp(1, u64::from(u32::MAX)) as u32;
+    }
+    spec.points_per_thread = per_thread;
+    let points: u32 = per_thread.iter().product();
+    spec.instructions_per_thread *= f64::from(points);
+    // The loop has a run-time trip count: unrolled by 4 at most.
+    spec.sequential_loads = points.div_ceil(4);
+}
+
+/// A pass folding `partials` values with `groups` blocks striding over them.
+fn fold_spec(
+    program: &Program,
+    launch: &Launch,
+    lowered: &Lowered,
+    env: &RunEnv,
+    plan: &crate::lower::plan::ReductionPlan,
+    partials: u64,
+    groups: u32,
+) -> KernelSpec {
+    let mut spec = base_spec(
+        program,
+        launch,
+        lowered,
+        env,
+        Role::ReductionFinish(plan.name.clone()),
+    );
+    let threads = u64::from(spec.block[0]) * u64::from(groups.max(1));
+    spec.bounds = vec![(0, partials.max(1) as i64 - 1)];
+    spec.grid_dims = vec![partials.max(1) as usize];
+    spec.points_per_thread = [partials.max(1).div_ceil(threads) as u32, 1, 1];
+    spec.reads = vec![Access {
+        level: format!("{}_partials", plan.name),
+        elem: plan.ty.size_bytes(),
+        offset: vec![0],
+    }];
+    let iterations = spec.points_per_thread[0] as f64;
+    spec.instructions_per_thread *= iterations;
+    // The loop over partials has a run-time trip count: the compiler unrolls
+    // it by 4, so every fourth load waits for the one before.
+    spec.sequential_loads = spec.points_per_thread[0].div_ceil(4);
+    spec
 }
 
 fn base_spec(

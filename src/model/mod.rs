@@ -45,9 +45,14 @@ pub const ASSUMED_REGISTERS: u32 = 32;
 pub enum Role {
     /// A stencil part (or fused stencils).
     Stencil(String),
+    /// The last stencil kernel's variant with the check fused in (it also
+    /// folds the reduction terms and writes one partial per block): runs
+    /// instead of the plain kernel in the iterations where the check is due.
+    FusedCheck(String),
     /// A reduction part writing per-block partials.
     ReductionPart(String),
-    /// The single-block pass folding a reduction's partials.
+    /// The passes folding a reduction's partials (the multi-block fold and
+    /// the single-block final pass).
     ReductionFinish(String),
 }
 

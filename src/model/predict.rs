@@ -123,14 +123,19 @@ mod tests {
         let lowered = lower(&program, &schedule, Target::Cuda);
         let device = Device::find("h100").unwrap();
         let specs = build::specs(&program, &schedule, &lowered, &env);
-        let (mut stencils, mut reductions) = (0.0, 0.0);
+        let (mut stencils, mut variant, mut reductions) = (0.0, 0.0, 0.0);
         for spec in &specs {
             let t = cost(spec, device, None).unwrap().time;
             match spec.role {
                 Role::Stencil(_) => stencils += t,
+                Role::FusedCheck(_) => variant += t,
                 _ => reductions += t,
             }
         }
+        // The check fuses into the stencil: a variant, and no second pass
+        // over the levels (only the folds of the partials).
+        assert!(lowered.plan.fused.is_some() && variant > 0.0);
+        assert!(lowered.plan.reductions[0].parts.is_empty());
         assert!(reductions > 0.0);
         let p = predict(
             &program,
@@ -142,8 +147,9 @@ mod tests {
         )
         .unwrap();
         assert!((p.sweep_ms - stencils * 1e3).abs() < 1e-12);
-        // Checked every 4 iterations: a quarter of the reductions and the read-back.
-        let expected = stencils + (reductions + CHECK_SYNC_US * 1e-6) / 4.0;
+        // Checked every 4 iterations: then the variant replaces the plain
+        // kernel, and a quarter of the reductions and the read-back.
+        let expected = stencils * 0.75 + (variant + reductions + CHECK_SYNC_US * 1e-6) / 4.0;
         assert!((p.iteration_ms - expected * 1e3).abs() < 1e-12, "{p:?}");
         assert!(!p.registers_from_ptxas);
         // Registers from ptxas for every kernel: said so; more registers than

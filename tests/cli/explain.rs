@@ -90,9 +90,15 @@ fn ptxas_figures_and_a_staging_warning_for_j2d9pt() {
     let mut args = vec![path.as_str(), "--json"];
     args.extend(J2D9PT);
     let report = json(&explain(&args, &[]));
-    assert!(report["kernels"][0]["ptxas"]["shared_bytes"] == 0, "{report}");
+    assert!(
+        report["kernels"][0]["ptxas"]["shared_bytes"] == 0,
+        "{report}"
+    );
     let notes = report["notes"].to_string();
-    assert!(notes.contains("schedule chosen by the model: j2d9pt: block"), "{notes}");
+    assert!(
+        notes.contains("schedule chosen by the model: j2d9pt: block"),
+        "{notes}"
+    );
     assert!(notes.contains("`--shm none`"), "{notes}");
 }
 
@@ -232,4 +238,34 @@ fn a_usage_error_under_json_is_json_too() {
     assert_eq!(out.status.code(), Some(2));
     let message = json(&out)["error"].as_str().unwrap().to_string();
     assert!(message.contains("--block"), "{message}");
+}
+
+#[test]
+fn a_fused_check_is_explained_with_and_without_the_check() {
+    let path = bench("j2d5pt_check.sdsl");
+    let args = [
+        &path, "--target", "opencl", "--set", "n=4096", "--set", "steps=8",
+    ];
+    let out = explain(&args, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("note: reduction `max_change` part 0: fused into kernel `j2d5pt`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("kernel j2d5pt_with_max_change (stencil j2d5pt with the check fused in)"),
+        "{text}"
+    );
+    // 2^16 blocks of the stencil: more partials than the final pass takes alone.
+    assert!(text.contains("kernel max_change_fold"), "{text}");
+    assert!(text.contains("an iteration without the check:"), "{text}");
+    let out = explain(
+        &[&path, "--set", "n=4096", "--set", "steps=8", "--json"],
+        &[],
+    );
+    let report = json(&out);
+    let with = report["checked_iteration_seconds"].as_f64().unwrap();
+    assert!(with > report["sweep_seconds"].as_f64().unwrap(), "{report}");
+    assert_eq!(report["kernels"][1]["role"]["kind"], "fused_check");
 }

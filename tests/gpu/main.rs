@@ -13,6 +13,7 @@ mod fma;
 mod gpu_common;
 mod nvrtc_bench;
 mod nvrtc_examples;
+mod opencl_checks;
 mod opencl_examples;
 mod opencl_fusion;
 mod opencl_recompute;

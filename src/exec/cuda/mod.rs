@@ -20,7 +20,7 @@ use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 use crate::kir::Module;
-use crate::lower::{lower, Target};
+use crate::lower::{lower_for, Target};
 use crate::schedule::{DeviceLimits, Schedule};
 
 struct Runtime {
@@ -325,7 +325,7 @@ fn run_scheduled(
     let mut rt = runtime()?
         .lock()
         .map_err(|_| ExecError::Unavailable("CUDA runtime poisoned".into()))?;
-    let mut lowered = lower(program, schedule, Target::Cuda);
+    let mut lowered = lower_for(program, schedule, Target::Cuda, Some(env));
     lowered.module.fma = fma;
     let mut session = Session {
         rt: &mut rt,

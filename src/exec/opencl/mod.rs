@@ -21,7 +21,7 @@ use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 use crate::kir::Module;
-use crate::lower::{lower, Target};
+use crate::lower::{lower_for, Target};
 use crate::schedule::{DeviceLimits, Schedule};
 
 /// The chosen OpenCL device with its context and queue.
@@ -371,7 +371,7 @@ fn run_scheduled(
     progress: Option<&ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
     crate::exec::check_inputs(program, env, state)?;
-    let mut lowered = lower(program, schedule, Target::OpenCl);
+    let mut lowered = lower_for(program, schedule, Target::OpenCl, Some(env));
     lowered.module.fma = fma;
     let mut rt = runtime()?
         .lock()

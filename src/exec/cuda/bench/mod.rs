@@ -32,7 +32,7 @@ use crate::exec::host_plan::{GpuDevice, KernelArg, Resident};
 use crate::exec::{Bindings, Buffer, ExecError, FieldState};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
-use crate::lower::{lower, Lowered, Target};
+use crate::lower::{lower_for, Lowered, Target};
 use crate::model::predict::{preset_for_name, Prediction};
 use crate::model::Device;
 use crate::schedule::{Schedule, ScheduleRequest};
@@ -247,7 +247,7 @@ pub fn predict_case(case: &BenchCase, device_name: &str) -> Result<Prediction, S
     let program = load_program(case).map_err(|e| e.to_string())?;
     let env = case_env(&program, case).map_err(|e| e.to_string())?;
     let schedule = case_schedule(&program, case, &env, device_name)?;
-    let lowered = lower(&program, &schedule, Target::Cuda);
+    let lowered = lower_for(&program, &schedule, Target::Cuda, Some(&env));
     predict_lowered(&program, &schedule, &lowered, &env, device_name)
 }
 
@@ -432,7 +432,7 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
     let device = format!("{} ({})", rt.name, rt.arch);
     let (ctx, stream, arch) = (rt.ctx.clone(), rt.stream.clone(), rt.arch.clone());
     let schedule = case_schedule(&program, case, &env, &device).map_err(failed)?;
-    let mut lowered = lower(&program, &schedule, Target::Cuda);
+    let mut lowered = lower_for(&program, &schedule, Target::Cuda, Some(&env));
     lowered.module.fma = options.fma;
     let mut session = Session {
         rt: &mut rt,
@@ -526,13 +526,13 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
         };
         let total = elapsed_ms(&ctx, &stream, options.warmup, iterations, || {
             k += 1;
-            resident.stencils(&mut session, plan, &env)?;
             let due = match env.every() {
                 Some(every) => every > 0 && k % every == 0,
                 None => true,
             };
-            if due && !plan.reductions.is_empty() {
-                let values = resident.reductions(&mut session, plan, &env)?;
+            // As `run` does: the fused-check variant of the last stencil kernel
+            // when the check is due, then the rest of the reductions.
+            if let Some(values) = resident.iteration(&mut session, plan, &env, due)? {
                 if let Some(check) = program.iterate.as_ref().and_then(|i| i.check.as_ref()) {
                     let _ = env.eval_with(&check.cond, &program.tables, &[], &values);
                 }
