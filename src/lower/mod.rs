@@ -14,6 +14,8 @@ mod point;
 mod reduce;
 mod stencil;
 
+pub use stencil::{loads_per_thread, MAX_UNROLLED_POINTS, MAX_UNROLLED_TILE_LOADS};
+
 use std::collections::BTreeMap;
 
 use crate::ir::{FieldId, GridId, Program, ScalarType};

@@ -14,5 +14,6 @@ mod nvrtc_bench;
 mod nvrtc_examples;
 mod opencl_examples;
 mod opencl_fusion;
+mod opencl_streaming;
 mod schedule_requests;
 mod semantics;
