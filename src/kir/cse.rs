@@ -5,7 +5,7 @@
 //! points read the same elements (point `p` at offset `+1` is point `p + 1` at
 //! offset `0`). [`share_loads`] gives each such element one private variable,
 //! loaded once at the top of the run and read by every point, so that both the
-//! printed code and the model's instruction count ([`crate::model::instr`]) see
+//! printed code and the model's instruction count (`model::instr`) see
 //! one load per distinct element.
 //!
 //! A load is shared only where that cannot change what the code computes:
