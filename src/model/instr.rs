@@ -260,6 +260,28 @@ mod tests {
     }
 
     #[test]
+    fn an_if_else_costs_its_first_branch_the_fast_path() {
+        // if (i < 10) out[i] = in[i]; else { out[i] = in[i]; out[i] = in[i]; }
+        // The condition 1, the branch 1, the fast path's load 2 and store 2 = 6.
+        let copy = KStmt::Store {
+            space: Space::Global,
+            array: OUT,
+            index: vec![KExpr::var(I)],
+            value: KExpr::Load {
+                space: Space::Global,
+                array: IN,
+                index: vec![KExpr::var(I)],
+            },
+        };
+        let body = vec![KStmt::If {
+            cond: KExpr::bin(BinaryOp::Lt, KExpr::var(I), KExpr::int(10)),
+            then: vec![copy.clone()],
+            otherwise: vec![copy.clone(), copy],
+        }];
+        assert_eq!(count(&kernel(body, ScalarType::Float)).total, 6.0);
+    }
+
+    #[test]
     fn loops_multiply_their_body_and_a_thread_strided_loop_averages() {
         let store = KStmt::Store {
             space: Space::Shared,
