@@ -265,16 +265,22 @@ fn edge_path(
         }
         let v = &shape.vars[d];
         let shift = KExpr::times(KExpr::var(v.point), KExpr::int(shape.step(d)));
-        let mut inner = vec![
-            KStmt::Decl {
+        let mut inner = Vec::new();
+        // The point within the block, where a shared tile reads it.
+        if uses(&body, v.in_block) {
+            inner.push(KStmt::Decl {
                 var: v.in_block,
-                init: KExpr::plus(KExpr::var(v.first_in_block), shift),
-            },
+                init: KExpr::plus(KExpr::var(v.first_in_block), shift.clone()),
+            });
+        }
+        inner.extend([
+            // From the run's first grid index, which is then always used (NVRTC
+            // warns about a variable declared and never read).
             KStmt::Decl {
                 var: v.grid,
-                init: KExpr::plus(KExpr::var(v.base), KExpr::var(v.in_block)),
+                init: KExpr::plus(KExpr::var(v.first_grid), shift),
             },
-        ];
+        ]);
         inner.extend(body);
         body = vec![KStmt::For {
             var: v.point,
@@ -286,4 +292,50 @@ fn edge_path(
         }];
     }
     body
+}
+
+/// Whether `body` reads variable `var`.
+fn uses(body: &[KStmt], var: crate::kir::Var) -> bool {
+    let mut found = false;
+    let mut look = |e: &KExpr| {
+        e.visit(&mut |node| {
+            if *node == KExpr::Var(var) {
+                found = true;
+            }
+        })
+    };
+    fn walk(body: &[KStmt], look: &mut dyn FnMut(&KExpr)) {
+        for stmt in body {
+            match stmt {
+                KStmt::Decl { init: e, .. } | KStmt::Assign { value: e, .. } => look(e),
+                KStmt::Store { index, value, .. } => {
+                    index.iter().for_each(&mut *look);
+                    look(value);
+                }
+                KStmt::For {
+                    start,
+                    end,
+                    step,
+                    body,
+                    ..
+                } => {
+                    [start, end, step].into_iter().for_each(&mut *look);
+                    walk(body, look);
+                }
+                KStmt::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    look(cond);
+                    walk(then, look);
+                    walk(otherwise, look);
+                }
+                KStmt::Block(body) => walk(body, look),
+                KStmt::Barrier | KStmt::Comment(_) => {}
+            }
+        }
+    }
+    walk(body, &mut look);
+    found
 }
