@@ -79,8 +79,14 @@ fn agree(program: &Program, params: &[(&str, f64)], requests: &[(String, Schedul
 
 /// Run lengths 1..=8 along y of a 2-D program, with and without tiles.
 fn rows(program: &Program, block: &[u32]) -> Vec<(String, ScheduleRequest)> {
+    some_rows(program, block, &[1, 2, 3, 4, 5, 6, 7, 8])
+}
+
+/// The given run lengths along y, with and without tiles (PoCL compiles
+/// every kernel: the full range runs on one program of each kind).
+fn some_rows(program: &Program, block: &[u32], runs: &[u32]) -> Vec<(String, ScheduleRequest)> {
     let mut out = Vec::new();
-    for run in 1..=8 {
+    for &run in runs {
         for shm in [false, true] {
             out.push((
                 format!("block {block:?} tile 1,{run} shm {shm}"),
@@ -119,7 +125,12 @@ fn opencl_streaming_rows_on_2d_examples() {
         let (_, params) = EXAMPLES.iter().find(|(n, _)| *n == name).expect("listed");
         let program = example(name);
         // 23 rows: no run length of 2..8 times 4 rows divides them.
-        agree(&program, params, &rows(&program, &[8, 4]));
+        let requests = if name == "jacobi2d" {
+            rows(&program, &[8, 4])
+        } else {
+            some_rows(&program, &[8, 4], &[3, 8])
+        };
+        agree(&program, params, &requests);
     }
 }
 
@@ -130,17 +141,18 @@ fn opencl_streaming_rows_on_2d_bench_programs() {
     }
     for name in ["j2d5pt", "j2d9pt", "j2d9pt_table", "box2d2r", "gradient2d"] {
         let program = bench_program(name);
-        agree(
-            &program,
-            &[("n", 29.0), ("steps", 2.0)],
-            &rows(&program, &[8, 2]),
-        );
+        let requests = if name == "j2d5pt" {
+            rows(&program, &[8, 2])
+        } else {
+            some_rows(&program, &[8, 2], &[2, 5])
+        };
+        agree(&program, &[("n", 29.0), ("steps", 2.0)], &requests);
     }
     let blur = bench_program("gaussian_blur");
     agree(
         &blur,
         &[("width", 21.0), ("height", 19.0), ("steps", 1.0)],
-        &rows(&blur, &[8, 2]),
+        &some_rows(&blur, &[8, 2], &[4, 7]),
     );
 }
 
