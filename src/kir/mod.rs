@@ -7,6 +7,7 @@
 //! Every memory access names its address space, so a printer only spells it; the
 //! CUDA and OpenCL printers differ in spelling alone (see [`print::Dialect`]).
 
+pub mod cse;
 pub mod helpers;
 pub mod names;
 pub mod print;

@@ -18,6 +18,8 @@ mod recompute;
 mod reduce;
 mod stencil;
 
+pub use stencil::{loads_per_thread, MAX_UNROLLED_POINTS, MAX_UNROLLED_TILE_LOADS};
+
 use std::collections::BTreeMap;
 
 use crate::ir::env::RunEnv;

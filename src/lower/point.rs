@@ -30,6 +30,18 @@ pub(crate) struct Tile {
     pub origin: Vec<i64>,
 }
 
+/// A point's place in a thread's run along one axis, on the run's fast path
+/// (every point of the run inside the subset, hence inside the grid).
+#[derive(Clone, Debug)]
+pub(crate) struct RunWindow {
+    /// The grid index of the run's first point.
+    pub first: KExpr,
+    /// This point's position in the run.
+    pub point: i64,
+    /// Points in the run.
+    pub len: i64,
+}
+
 /// Everything needed to lower the code run at one point.
 pub(crate) struct PointCtx<'a> {
     pub program: &'a Program,
@@ -37,6 +49,12 @@ pub(crate) struct PointCtx<'a> {
     pub coords: Vec<KExpr>,
     /// Position of the point within its block's points, per axis (for tiles).
     pub in_block: Vec<KExpr>,
+    /// Per axis (outermost first), the point's run window where the whole
+    /// run is inside the subset: a read `point + offset` inside the run is a
+    /// point of the run, read as `first + point + offset` with no boundary
+    /// mode, the same expression at every point of the run (which lets
+    /// [`crate::kir::cse`] share it). Empty or `None`: no window.
+    pub run: Vec<Option<RunWindow>>,
     /// Tiled levels.
     pub tiles: BTreeMap<Level, Tile>,
     /// Table placements.
@@ -73,6 +91,7 @@ impl<'a> PointCtx<'a> {
             program,
             coords,
             in_block,
+            run: Vec::new(),
             tiles: BTreeMap::new(),
             tables: BTreeMap::new(),
             shared_tables: Vec::new(),
@@ -303,12 +322,12 @@ impl<'a> PointCtx<'a> {
     /// `(long)coordinate + offset` on axis `axis`, the offset in 64 bits.
     fn wide_coordinate(
         &mut self,
-        axis: usize,
+        coordinate: KExpr,
         offset: &Expr,
         value: Option<i64>,
         module: &mut Module,
     ) -> KExpr {
-        let base = KExpr::Cast(ScalarType::Long, Box::new(self.coords[axis].clone()));
+        let base = KExpr::Cast(ScalarType::Long, Box::new(coordinate));
         // A coordinate plus an offset beyond `int` may pass the `long` limits:
         // it wraps, as in the interpreter.
         let beyond_int =
@@ -366,6 +385,7 @@ impl<'a> PointCtx<'a> {
     fn load(&mut self, r: &GridRef, module: &mut Module) -> KExpr {
         let offsets: Vec<(KExpr, Option<i64>)> =
             r.offset.iter().map(|o| self.offset(o, module)).collect();
+        let r_offsets = &r.offset;
         let level = (r.field, r.time);
         if let Some(tile) = self.tiles.get(&level).cloned() {
             // Shared index: point-in-block + offset - origin, affine in the thread index.
@@ -391,7 +411,26 @@ impl<'a> PointCtx<'a> {
         let mut coords = Vec::new();
         let mut inside: Option<KExpr> = None;
         for (a, (o, value)) in offsets.into_iter().enumerate() {
-            let c = KExpr::plus(self.coords[a].clone(), o);
+            let window = self.run.get(a).cloned().flatten();
+            // On a run's fast path a literal offset is taken from the run's first
+            // point: `first + (point + offset)`, the same at every point.
+            let from_run = match (&window, value) {
+                (Some(w), Some(v)) => w.point.checked_add(v).map(|r| (w, r)),
+                _ => None,
+            };
+            if let Some((w, r)) = from_run {
+                if (0..w.len).contains(&r) {
+                    // A point of the run: inside the subset, hence the grid.
+                    coords.push(KExpr::plus(w.first.clone(), KExpr::int(r)));
+                    continue;
+                }
+            }
+            let c = match from_run {
+                Some((w, r)) if i32::try_from(r).is_ok() => {
+                    KExpr::plus(w.first.clone(), KExpr::int(r))
+                }
+                _ => KExpr::plus(self.coords[a].clone(), o),
+            };
             if value == Some(0) || mode == BoundaryMode::None {
                 // Inside the grid (the analysis checked reads of `none` fields).
                 coords.push(c);
@@ -399,7 +438,16 @@ impl<'a> PointCtx<'a> {
             }
             // The coordinate read, in 64 bits as the interpreter computes it:
             // an offset far outside the grid must not wrap before it is mapped.
-            let wide = self.wide_coordinate(a, &r.offset[a], value, module);
+            let wide = match from_run {
+                // Offsets beyond `int` keep the point's own form (they wrap).
+                Some((w, r)) if i32::try_from(r).is_ok() => {
+                    self.wide_coordinate(w.first.clone(), &r_offsets[a], Some(r), module)
+                }
+                _ => {
+                    let coordinate = self.coords[a].clone();
+                    self.wide_coordinate(coordinate, &r_offsets[a], value, module)
+                }
+            };
             let n = self.params.grid_size(self.program, grid, a);
             match Helper::for_mode(mode) {
                 Some(helper) => coords.push(KExpr::Helper(helper, vec![wide, n])),

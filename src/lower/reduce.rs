@@ -224,31 +224,59 @@ pub(crate) struct FusedTerms<'a> {
 
 /// What a fused check adds to a stencil kernel: accumulators declared before
 /// the point loops, a fold of each term at every point (inside the point's
-/// guard), and after the loops each block's tree and partial store.
-pub(crate) struct FusedEpilogue {
+/// guard; [`FusedEpilogue::point_folds`] at each point of a thread's run),
+/// and after the loops each block's tree and partial store.
+pub(crate) struct FusedEpilogue<'a> {
     /// Before the point loops.
     pub init: Vec<KStmt>,
-    /// At each point, after the stencil's statements.
-    pub per_point: Vec<KStmt>,
+    /// The terms folded at each point, after the stencil's statements.
+    folds: Vec<PointFold<'a>>,
     /// After the point loops (every thread reaches it: it has barriers).
     pub tail: Vec<KStmt>,
+}
+
+/// One reduction term folded into its accumulator at each point.
+struct PointFold<'a> {
+    op: ReduceOp,
+    ty: ScalarType,
+    acc: Var,
+    hint: String,
+    value: &'a crate::ir::Expr,
+}
+
+impl FusedEpilogue<'_> {
+    /// The fold of every term at the point `ctx`'s coordinates name.
+    pub fn point_folds(&self, ctx: &mut PointCtx<'_>, module: &mut Module) -> Vec<KStmt> {
+        let mut out = Vec::new();
+        for fold in &self.folds {
+            let value = ctx.expr(fold.value, module);
+            out.extend(fold_term(
+                &mut ctx.params.vars,
+                fold.op,
+                fold.ty,
+                fold.acc,
+                value,
+                &fold.hint,
+            ));
+        }
+        out
+    }
 }
 
 /// Builds the fused check's code for a stencil kernel of `block` threads whose
 /// point context is `ctx`; `thread` is the thread's linear index in its block
 /// (x fastest, as warps are formed).
-pub(crate) fn fused_epilogue(
+pub(crate) fn fused_epilogue<'a>(
     ctx: &mut PointCtx<'_>,
-    terms: &FusedTerms<'_>,
+    terms: &FusedTerms<'a>,
     block: [u32; 3],
     thread: KExpr,
-    module: &mut Module,
-) -> FusedEpilogue {
+) -> FusedEpilogue<'a> {
     let threads: u32 = block.iter().product();
     let rank = ctx.coords.len();
     let tid = ctx.params.vars.temp_int("tid");
     let mut init = Vec::new();
-    let mut per_point = Vec::new();
+    let mut folds = Vec::new();
     let mut tail = vec![
         KStmt::Comment("the check's partial sums: one per block".to_string()),
         KStmt::Decl {
@@ -270,15 +298,13 @@ pub(crate) fn fused_epilogue(
             init: KExpr::Lit(reduction.op.identity(ty)),
         });
         for &p in parts {
-            let value = ctx.expr(&reduction.parts[p].value, module);
-            per_point.extend(fold_term(
-                &mut ctx.params.vars,
-                reduction.op,
+            folds.push(PointFold {
+                op: reduction.op,
                 ty,
-                tree.acc,
-                value,
-                &format!("{prefix}term"),
-            ));
+                acc: tree.acc,
+                hint: format!("{prefix}term"),
+                value: &reduction.parts[p].value,
+            });
         }
         tail.extend(block_tree(
             reduction.op,
@@ -297,11 +323,7 @@ pub(crate) fn fused_epilogue(
         });
         ctx.uses_double |= ty == ScalarType::Double;
     }
-    FusedEpilogue {
-        init,
-        per_point,
-        tail,
-    }
+    FusedEpilogue { init, folds, tail }
 }
 
 /// Lowers `reduction`'s parts not in `fused` as grid-stride kernels, its fold

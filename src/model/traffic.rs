@@ -8,8 +8,12 @@
 //! - **DRAM bytes**: every level touched once per point (compulsory), plus a
 //!   tile's halo when the rows it shares with the next blocks do not stay in L2.
 //! - **Memory rounds**: loads a thread must wait for one after the other — one
-//!   per iteration of a tile-loading loop (each load waits for its shared store),
-//!   plus one for the global reads after the barrier.
+//!   for a tile's fixed-shape loads (all issued before the first shared store;
+//!   one per element for a tile too large to unroll, whose loop makes each load
+//!   wait for its store), plus one for the global reads after the barrier.
+//! - **Streaming runs**: a thread's points are `block[0]` apart along x and
+//!   consecutive along y and z; the distinct elements a thread reads are counted
+//!   once (a read its run's points share is one load, as in the kernel).
 //!
 //! Sample blocks sit one block in from the grid's corner, four along x so that
 //! row alignments average out.
@@ -88,18 +92,19 @@ impl Geometry<'_> {
             .sum()
     }
 
-    /// The points of a thread (one per tile position).
+    /// The points of a thread, as lowering lays them out: `block[0]` apart
+    /// along x, consecutive along y and z (a streaming run).
     fn thread_points(&self, base: [i64; 3], t: [i64; 3]) -> Vec<[i64; 3]> {
-        let ppt = self.spec.points_per_thread;
+        let ppt = self.spec.points_per_thread.map(i64::from);
         let b = self.spec.block;
         let mut out = Vec::new();
-        for pz in 0..ppt[2] as i64 {
-            for py in 0..ppt[1] as i64 {
-                for px in 0..ppt[0] as i64 {
+        for pz in 0..ppt[2] {
+            for py in 0..ppt[1] {
+                for px in 0..ppt[0] {
                     out.push([
                         base[0] + t[0] + px * b[0] as i64,
-                        base[1] + t[1] + py * b[1] as i64,
-                        base[2] + t[2] + pz * b[2] as i64,
+                        base[1] + t[1] * ppt[1] + py,
+                        base[2] + t[2] * ppt[2] + pz,
                     ]);
                 }
             }
@@ -145,17 +150,31 @@ pub fn per_point(spec: &KernelSpec, device: &Device) -> Traffic {
             let per_lane: Vec<Vec<[i64; 3]>> =
                 lanes.iter().map(|&t| geo.thread_points(*base, t)).collect();
             let points_each = per_lane.first().map_or(0, Vec::len);
+            // A thread's distinct elements per level (relative to its first
+            // point): a read that several points of a run share is one load.
+            let mut keys: Vec<(&str, usize, i64)> = Vec::new();
             for p in 0..points_each {
                 for access in spec.reads.iter().chain(&spec.writes) {
-                    let mut lines = HashSet::new();
-                    for pts in &per_lane {
-                        let byte = geo.element(pts[p], &access.offset) * access.elem as i64;
-                        lines.insert(byte.div_euclid(LINE));
-                        sectors.insert((access.level.as_str(), byte.div_euclid(SECTOR)));
+                    let key = (
+                        access.level.as_str(),
+                        access.elem,
+                        geo.element(per_lane[0][p], &access.offset)
+                            - geo.element(per_lane[0][0], &[]),
+                    );
+                    if !keys.contains(&key) {
+                        keys.push(key);
                     }
-                    lines_total += lines.len() as f64;
                 }
                 lanes_total += per_lane.len() as f64;
+            }
+            for (level, elem, relative) in &keys {
+                let mut lines = HashSet::new();
+                for pts in &per_lane {
+                    let byte = (geo.element(pts[0], &[]) + relative) * *elem as i64;
+                    lines.insert(byte.div_euclid(LINE));
+                    sectors.insert((*level, byte.div_euclid(SECTOR)));
+                }
+                lines_total += lines.len() as f64;
             }
             // Tile loads: each warp strides over the tile by the block size.
             for tile in &spec.tiles {
@@ -211,9 +230,17 @@ pub fn per_point(spec: &KernelSpec, device: &Device) -> Traffic {
         let extents = tile_extents(&geo, tile);
         let elements: f64 = extents.iter().map(|&e| e as f64).product();
         shared += (elements / block_points + tile.reads_per_point as f64) * tile.elem as f64;
-        tile_rounds += (0..3)
+        // Fixed-shape loads are all issued before the first shared store: one
+        // round; a tile too large to unroll loads in strided loops, one round
+        // per element a thread loads.
+        let loads = (0..3)
             .map(|d| ceil_div(extents[d], spec.block[d] as i64) as u32)
             .product::<u32>();
+        tile_rounds += if loads <= crate::lower::MAX_UNROLLED_TILE_LOADS {
+            1
+        } else {
+            loads
+        };
         // The rows a block shares with its neighbours along the outermost axis
         // come back from L2 only if a slab of them fits in half of it.
         if rank >= 2 {

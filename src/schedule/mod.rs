@@ -67,7 +67,12 @@ pub enum TablePlacement {
 pub struct StencilSchedule {
     /// Threads per block along x, y, z (x is the grid's innermost axis).
     pub block: [u32; 3],
-    /// Points computed per thread along x, y, z.
+    /// Points computed per thread along x, y, z: the thread's run. Along x its
+    /// points stay `block[0]` apart (a warp's lanes read consecutive elements);
+    /// along y and z they are consecutive (`thread * tile + p`), so that the
+    /// rows or planes neighbouring points share are loaded once (register
+    /// streaming; with `block[2] = 1` a 3-D thread marches `tile[2]` planes:
+    /// 2.5-D blocking). At most [`MAX_RUN_LENGTH`] per axis.
     pub tile: [u32; 3],
     /// Placement of every field time level the stencil reads.
     pub fields: BTreeMap<Level, FieldPlacement>,
@@ -242,6 +247,27 @@ const FOLD_MAX_ELEMENTS: usize = 1024;
 /// threads on CUDA), so that every product of block and tile sizes fits the
 /// 32-bit `int` arithmetic of the kernels and the host's `u32` counts.
 pub const MAX_POINTS_PER_BLOCK: u64 = 1 << 20;
+
+/// The longest run of points a thread may compute along one axis (`--tile`):
+/// a run is unrolled into straight-line code, and beyond 16 points the code
+/// and its registers grow while the H100 probe (bench/gpu/probe) measured
+/// short runs (4) beating long ones (16–64).
+pub const MAX_RUN_LENGTH: u32 = 16;
+
+/// Refuses a tile whose run along some axis exceeds [`MAX_RUN_LENGTH`].
+fn check_run_length(tile: [u32; 3], stencil: &str) -> Result<(), ScheduleError> {
+    match tile.iter().position(|&t| t > MAX_RUN_LENGTH) {
+        None => Ok(()),
+        Some(d) => Err(ScheduleError(format!(
+            "stencil `{stencil}`: --tile {} asks each thread for a run of {} points along {}, \
+             more than the limit of {MAX_RUN_LENGTH} points per axis; give a shorter run \
+             (e.g. --tile 1,4)",
+            join(&tile),
+            tile[d],
+            ["x", "y", "z"][d]
+        ))),
+    }
+}
 
 /// An invalid schedule request, as a sentence saying what to change.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -523,6 +549,7 @@ fn group_schedule(
         None => [1, 1, 1],
     };
     check_points_per_block(block, tile, &leader.name)?;
+    check_run_length(tile, &leader.name)?;
     let parts: Vec<&crate::ir::StencilPart> = members.iter().flat_map(|s| &s.parts).collect();
     let mut footprints: Vec<Footprint> = parts
         .iter()

@@ -17,6 +17,7 @@ mod opencl_checks;
 mod opencl_examples;
 mod opencl_fusion;
 mod opencl_recompute;
+mod opencl_streaming;
 mod schedule_requests;
 mod semantics;
 mod wide_indices;

@@ -269,7 +269,16 @@ pub fn schedule_strategy() -> impl Strategy<Value = GenSchedule> {
     let size = || prop::sample::select(vec![1u32, 4, 8, 16, 32]);
     (
         prop::collection::vec(size(), 1..=3),
-        prop::collection::vec(1u32..=3, 3),
+        // Points per thread: a few along every axis, or a streaming run of
+        // 1..=8 consecutive rows (y) or planes (z).
+        prop_oneof![
+            prop::collection::vec(1u32..=3, 3),
+            (1u32..=8, 1usize..=2).prop_map(|(run, axis)| {
+                let mut tile = vec![1, 1, 1];
+                tile[axis] = run;
+                tile
+            }),
+        ],
         prop_oneof![Just(Shm::None), Just(Shm::Auto), Just(Shm::All)],
         any::<bool>(),
         prop::option::of(prop_oneof![

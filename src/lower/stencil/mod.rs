@@ -2,15 +2,21 @@
 //! cooperative halo loads, shared copies of tables, and the per-point code.
 
 use crate::analysis::Footprint;
-use crate::ir::{BinaryOp, BoundaryMode, Program, Stencil, StencilPart, Value};
-use crate::kir::{
-    Builtin, Helper, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars,
-};
+use crate::ir::{Program, Stencil, StencilPart};
+use crate::kir::{Builtin, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars};
 use crate::lower::letter;
 use crate::lower::plan::{ArgSource, Launch};
-use crate::lower::point::{in_range, PointCtx, Tile};
+use crate::lower::point::{PointCtx, Tile};
 use crate::lower::reduce::{fused_epilogue, FusedTerms};
+use run::{first_points, thread_points, Shape};
+use tile_load::{load_tiles, TileToLoad};
+
+mod run;
+mod tile_load;
+
 use crate::schedule::{FieldPlacement, StencilSchedule, TablePlacement};
+pub use run::MAX_UNROLLED_POINTS;
+pub use tile_load::{loads_per_thread, MAX_UNROLLED_TILE_LOADS};
 
 /// Lowers a group of stencils the schedule runs together: one stencil, each part
 /// a kernel; or fused single-part stencils, one kernel named after all of them.
@@ -71,24 +77,32 @@ pub(crate) fn lower_group(
 }
 
 /// Variables of the thread's position along thread axis `d`.
-struct AxisVars {
+pub(super) struct AxisVars {
     /// Thread index (`tx`).
-    thread: Var,
-    /// Tile point loop variable (`px`).
-    point: Var,
-    /// Point within the block's points (`qx`).
-    in_block: Var,
-    /// Grid index (`ix`).
-    grid: Var,
+    pub thread: Var,
+    /// Run point loop variable of the edge path (`px`).
+    pub point: Var,
+    /// The run's first point within the block's points (`qx`, or `qy0` when
+    /// the thread has several points along the axis).
+    pub first_in_block: Var,
+    /// The run's first grid index (`ix`, or `iy0`).
+    pub first_grid: Var,
+    /// Point within the block's points on the edge path (`qy`).
+    pub in_block: Var,
+    /// Grid index on the edge path (`iy`).
+    pub grid: Var,
     /// First grid index of the block (`base_x`).
-    base: Var,
+    pub base: Var,
 }
 
-fn axis_vars(d: usize, vars: &mut Vars) -> AxisVars {
+fn axis_vars(d: usize, runs: bool, vars: &mut Vars) -> AxisVars {
     let l = ["x", "y", "z"][d];
+    let first = if runs { "0" } else { "" };
     AxisVars {
         thread: vars.temp_int(format!("t{l}")),
         point: vars.temp_int(format!("p{l}")),
+        first_in_block: vars.temp_int(format!("q{l}{first}")),
+        first_grid: vars.temp_int(format!("i{l}{first}")),
         in_block: vars.temp_int(format!("q{l}")),
         grid: vars.temp_int(format!("i{l}")),
         base: vars.temp_int(format!("base_{l}")),
@@ -115,15 +129,11 @@ fn lower_part(
     // keeps a hand-made schedule from wrapping (the host plan then refuses it).
     let per_block: [u32; 3] = [0, 1, 2].map(|d| block[d].saturating_mul(tile[d]));
     let mut kernel_vars = Vars::default();
-    let vars: Vec<AxisVars> = (0..rank).map(|d| axis_vars(d, &mut kernel_vars)).collect();
-    // Outermost-first lists of the point's variables.
-    let coords = (0..rank)
-        .map(|a| KExpr::var(vars[rank - 1 - a].grid))
+    let vars: Vec<AxisVars> = (0..rank)
+        .map(|d| axis_vars(d, tile[d] > 1, &mut kernel_vars))
         .collect();
-    let in_block = (0..rank)
-        .map(|a| KExpr::var(vars[rank - 1 - a].in_block))
-        .collect();
-    let mut ctx = PointCtx::new(program, coords, in_block);
+    // The run module points the context at each of the thread's points.
+    let mut ctx = PointCtx::new(program, Vec::new(), Vec::new());
     ctx.params.vars = kernel_vars;
     ctx.wide = wide;
     let footprints: Vec<Footprint> = parts
@@ -172,7 +182,7 @@ fn lower_part(
     }
 
     // Shared tiles of the levels the schedule stages.
-    let mut loads = Vec::new();
+    let mut to_load = Vec::new();
     for reads in &footprint.reads {
         let level = reads.level();
         if schedule.fields.get(&level) != Some(&FieldPlacement::SharedTile) {
@@ -212,23 +222,21 @@ fn lower_part(
                 origin: origin.clone(),
             },
         );
-        loads.push(KStmt::Comment(format!(
-            "{} with its halo into shared memory ({} mode applied while loading)",
-            buffer_hint,
-            field.boundary.name()
-        )));
-        loads.push(tile_load(
-            &mut ctx,
-            level.0,
+        to_load.push(TileToLoad {
+            field: level.0,
             buffer,
             tile,
-            &extents,
-            &origin,
-            &vars,
-            block,
-            field.boundary,
-        ));
+            extents,
+            origin,
+            mode: field.boundary,
+            comment: format!(
+                "{} with its halo into shared memory ({} mode applied while loading)",
+                buffer_hint,
+                field.boundary.name()
+            ),
+        });
     }
+    let loads = load_tiles(&mut ctx, &to_load, &vars, block);
 
     // Tables: fold into literals when unrolling, else constant or shared memory.
     for part_table in schedule.tables.iter() {
@@ -240,82 +248,19 @@ fn lower_part(
         .any(|p| *p == TablePlacement::Literals);
 
     // The per-point code (lowered first: it decides which tables go to shared memory).
-    let mut point_body = Vec::new();
-    for (stencil, part) in parts {
-        ctx.name_locals(&part.locals);
-        let mut code = ctx.declare_locals(part);
-        code.extend(ctx.stmts(&part.body, module, 1));
-        if parts.len() == 1 {
-            point_body = code;
-        } else {
-            // Each fused stencil's locals in a scope of their own.
-            point_body.push(KStmt::Comment(format!("stencil {stencil}")));
-            point_body.push(KStmt::Block(code));
-        }
-    }
     let epilogue = check.map(|terms| {
         let thread = linear_thread(rank, block, &vars);
-        fused_epilogue(&mut ctx, terms, block, thread, module)
+        fused_epilogue(&mut ctx, terms, block, thread)
     });
-    if let Some(e) = &epilogue {
-        point_body.extend(e.per_point.iter().cloned());
-    }
-    let mut guard: Option<KExpr> = None;
-    for (d, v) in vars.iter().enumerate() {
-        if per_block[d] == 1 && block[d] == 1 {
-            // One point per block along this axis: always inside the subset.
-            continue;
-        }
-        let a = rank - 1 - d;
-        let test = KExpr::bin(BinaryOp::Le, KExpr::var(v.grid), lo_hi[a].1.clone());
-        guard = Some(match guard {
-            None => test,
-            Some(g) => KExpr::bin(BinaryOp::And, g, test),
-        });
-    }
-    let guarded = match guard {
-        Some(cond) => vec![KStmt::If {
-            cond,
-            then: point_body,
-            otherwise: vec![],
-        }],
-        None => point_body,
+    let shape = Shape {
+        block,
+        tile,
+        vars: &vars,
+        hi: lo_hi.iter().map(|(_, hi)| hi.clone()).collect(),
+        fold: epilogue.as_ref(),
     };
-    // Loop over the thread's points, innermost axis innermost.
-    let mut body = guarded;
-    for d in 0..rank {
-        let v = &vars[d];
-        let mut inner = vec![
-            KStmt::Decl {
-                var: v.in_block,
-                init: if tile[d] == 1 {
-                    KExpr::var(v.thread)
-                } else {
-                    KExpr::plus(
-                        KExpr::var(v.thread),
-                        KExpr::times(KExpr::var(v.point), KExpr::int(block[d] as i64)),
-                    )
-                },
-            },
-            KStmt::Decl {
-                var: v.grid,
-                init: KExpr::plus(KExpr::var(v.base), KExpr::var(v.in_block)),
-            },
-        ];
-        inner.extend(body);
-        body = if tile[d] == 1 {
-            inner
-        } else {
-            vec![KStmt::For {
-                var: v.point,
-                start: KExpr::int(0),
-                end: KExpr::int(tile[d] as i64),
-                step: KExpr::int(1),
-                unroll: true,
-                body: inner,
-            }]
-        };
-    }
+    let mut body = first_points(&shape);
+    body.extend(thread_points(&mut ctx, parts, &shape, module));
 
     let mut kernel_body = prologue;
     let threads: u32 = block.iter().product();
@@ -398,84 +343,4 @@ fn linear_thread(rank: usize, block: [u32; 3], vars: &[AxisVars]) -> KExpr {
         });
     }
     e.unwrap_or_else(|| KExpr::int(0))
-}
-
-/// The cooperative load of a tile: each thread strides over the tile by the block
-/// size per axis (coalesced along x, no division), resolving the boundary.
-#[allow(clippy::too_many_arguments)]
-fn tile_load(
-    ctx: &mut PointCtx<'_>,
-    field: crate::ir::FieldId,
-    buffer: Var,
-    tile: Var,
-    extents: &[usize],
-    origin: &[i64],
-    vars: &[AxisVars],
-    block: [u32; 3],
-    mode: BoundaryMode,
-) -> KStmt {
-    let rank = extents.len();
-    let grid = ctx.program.fields[field.0].grid;
-    let ty = ctx.program.fields[field.0].ty;
-    let locals: Vec<Var> = (0..rank)
-        .map(|d| ctx.params.vars.temp_int(format!("l{}", ["x", "y", "z"][d])))
-        .collect();
-    let local = |d: usize| locals[d];
-    let mut coords = Vec::new();
-    let mut inside: Option<KExpr> = None;
-    for (a, first) in origin.iter().enumerate() {
-        let d = rank - 1 - a;
-        let g = KExpr::plus(
-            KExpr::plus(KExpr::var(vars[d].base), KExpr::int(*first)),
-            KExpr::var(local(d)),
-        );
-        let n = ctx.params.grid_size(ctx.program, grid, a);
-        coords.push(match mode {
-            BoundaryMode::Clamp => KExpr::Helper(Helper::Clamp, vec![g, n]),
-            BoundaryMode::Mirror => KExpr::Helper(Helper::Mirror, vec![g, n]),
-            BoundaryMode::Periodic => KExpr::Helper(Helper::Periodic, vec![g, n]),
-            // Cells outside the grid of a `none` field are never read by a point
-            // of the subset (analysis checked); they load as zero like `zero`.
-            BoundaryMode::Zero | BoundaryMode::None => {
-                let test = in_range(&g, n);
-                inside = Some(match inside {
-                    None => test,
-                    Some(prev) => KExpr::bin(BinaryOp::And, prev, test),
-                });
-                g
-            }
-        });
-    }
-    let index = ctx.linear(field, coords);
-    let load = KExpr::Load {
-        space: Space::Global,
-        array: buffer,
-        index: vec![index],
-    };
-    let value = match inside {
-        None => load,
-        Some(test) => KExpr::Select(
-            Box::new(test),
-            Box::new(load),
-            Box::new(KExpr::Lit(Value::Int(0).cast(ty))),
-        ),
-    };
-    let mut stmt = KStmt::Store {
-        space: Space::Shared,
-        array: tile,
-        index: (0..rank).map(|a| KExpr::var(local(rank - 1 - a))).collect(),
-        value,
-    };
-    for d in 0..rank {
-        let a = rank - 1 - d;
-        stmt = KStmt::For {
-            var: local(d),
-            start: KExpr::var(vars[d].thread),
-            end: KExpr::int(extents[a] as i64),
-            step: KExpr::int(block[d] as i64),
-            unroll: false,
-            body: vec![stmt],
-        };
-    }
-    stmt
 }
