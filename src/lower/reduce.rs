@@ -263,17 +263,18 @@ impl FusedEpilogue<'_> {
     }
 }
 
-/// Builds the fused check's code for a stencil kernel of `block` threads whose
-/// point context is `ctx`; `thread` is the thread's linear index in its block
-/// (x fastest, as warps are formed).
+/// Builds the fused check's code for a `rank`-D stencil kernel of `block`
+/// threads whose point context is `ctx` (its coordinates are set per point
+/// later); `thread` is the thread's linear index in its block (x fastest, as
+/// warps are formed).
 pub(crate) fn fused_epilogue<'a>(
     ctx: &mut PointCtx<'_>,
     terms: &FusedTerms<'a>,
+    rank: usize,
     block: [u32; 3],
     thread: KExpr,
 ) -> FusedEpilogue<'a> {
     let threads: u32 = block.iter().product();
-    let rank = ctx.coords.len();
     let tid = ctx.params.vars.temp_int("tid");
     let mut init = Vec::new();
     let mut folds = Vec::new();

@@ -156,3 +156,33 @@ fn forced_64_bit_kernels_agree_with_the_interpreter_on_pocl() {
     opencl::run(&program, &env, &mut actual, &options).unwrap();
     assert_close(&program, &expected, &actual, "wide [index64]");
 }
+
+#[test]
+fn halo_recompute_kernels_index_in_64_bits_when_wide() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/gaussian_blur_separable.sdsl");
+    let program = parse(
+        "blur",
+        &std::fs::read_to_string(path).expect("example exists"),
+    );
+    let request = ScheduleRequest {
+        fuse: true,
+        wide_indices: true,
+        ..ScheduleRequest::default()
+    };
+    let schedule = Schedule::new(&program, &request).expect("valid schedule");
+    assert!(schedule.stencil(0).recompute.is_some(), "{schedule:?}");
+    let source = stencilc::back::opencl::print(&lower(&program, &schedule, Target::OpenCl).module);
+    // Every flattened index of the fused kernel (the recompute phase's reads
+    // of `img`, the stores of `tmp` and `out`) widens its outermost coordinate.
+    for array in ["img[", "tmp[", "out["] {
+        for (at, _) in source.match_indices(array) {
+            let index = &source[at + array.len()..];
+            assert!(
+                index.starts_with("((long)") || index.starts_with("(long)"),
+                "{array}{}",
+                &index[..40.min(index.len())]
+            );
+        }
+    }
+}

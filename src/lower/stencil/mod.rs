@@ -250,7 +250,7 @@ fn lower_part(
     // The per-point code (lowered first: it decides which tables go to shared memory).
     let epilogue = check.map(|terms| {
         let thread = linear_thread(rank, block, &vars);
-        fused_epilogue(&mut ctx, terms, block, thread)
+        fused_epilogue(&mut ctx, terms, rank, block, thread)
     });
     let shape = Shape {
         block,
