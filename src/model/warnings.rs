@@ -43,10 +43,12 @@ pub fn warnings(
     let points_per_thread: u32 = spec.points_per_thread.iter().product();
     match cost.bound {
         Resource::Issue => out.push(format!(
-            "bound by instruction issue: {:.1} instructions per point; neighbouring points of a \
-             thread sharing their loads in registers (a sliding window) would cut them — today \
-             --tile only repeats the point code",
-            cost.instructions_per_point
+            "bound by instruction issue: {:.1} instructions per point ({} points per thread); a longer \
+             run of points per thread (--tile along the outermost axis) shares more loads in \
+             registers, and a coefficient table folded into literals saves its loads; what is \
+             left is the stencil's own arithmetic",
+            cost.instructions_per_point,
+            points_per_thread
         )),
         Resource::L1 => out.push(format!(
             "bound by the L1/shared pipeline: {:.2} wavefronts per point ({} global and {} tiled \
