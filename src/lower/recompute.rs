@@ -24,11 +24,9 @@
 
 use crate::analysis::Footprint;
 use crate::ir::{BinaryOp, BoundaryMode, Program, Stencil, Value};
-use crate::kir::{
-    Builtin, Helper, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars,
-};
+use crate::kir::{Helper, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars};
 use crate::lower::letter;
-use crate::lower::plan::{ArgSource, Launch};
+use crate::lower::plan::Launch;
 use crate::lower::point::{in_range, PointCtx, Tile};
 use crate::schedule::{FieldPlacement, HaloRecompute, StencilSchedule, TablePlacement};
 
@@ -94,41 +92,9 @@ pub(crate) fn lower_pair(
     for (f, t) in footprint.written() {
         ctx.params.level(program, f, t, true);
     }
-    let mut lo_hi = Vec::new();
-    for a in 0..rank {
-        let l = letter(rank, a);
-        let lo = ctx.params.scalar(
-            &format!("lo_{l}"),
-            crate::ir::ScalarType::Int,
-            ArgSource::Lo(a),
-            Origin::Generated,
-        );
-        let hi = ctx.params.scalar(
-            &format!("hi_{l}"),
-            crate::ir::ScalarType::Int,
-            ArgSource::Hi(a),
-            Origin::Generated,
-        );
-        lo_hi.push((lo, hi));
-    }
-    let mut kernel_body = vec![];
-    for d in 0..rank {
-        let a = rank - 1 - d;
-        kernel_body.push(KStmt::Decl {
-            var: vars[d].thread,
-            init: KExpr::Builtin(Builtin::ThreadIdx(d as u8)),
-        });
-        kernel_body.push(KStmt::Decl {
-            var: vars[d].base,
-            init: KExpr::plus(
-                lo_hi[a].0.clone(),
-                KExpr::times(
-                    KExpr::Builtin(Builtin::BlockIdx(d as u8)),
-                    KExpr::int(per_block[d] as i64),
-                ),
-            ),
-        });
-    }
+    let lo_hi = crate::lower::stencil::subset_bounds(&mut ctx, rank);
+    let threads: Vec<(Var, Var)> = vars.iter().map(|v| (v.thread, v.base)).collect();
+    let mut kernel_body = crate::lower::stencil::block_origin(&threads, &lo_hi, per_block);
     let shape = Shape {
         rank,
         block,

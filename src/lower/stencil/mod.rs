@@ -76,6 +76,53 @@ pub(crate) fn lower_group(
         .collect()
 }
 
+/// The kernel parameters `lo_*` and `hi_*`: the launch subset's first and last
+/// index per grid axis (outermost first).
+pub(crate) fn subset_bounds(ctx: &mut PointCtx<'_>, rank: usize) -> Vec<(KExpr, KExpr)> {
+    (0..rank)
+        .map(|a| {
+            let l = letter(rank, a);
+            let mut bound = |end: &str, source| {
+                ctx.params.scalar(
+                    &format!("{end}_{l}"),
+                    crate::ir::ScalarType::Int,
+                    source,
+                    Origin::Generated,
+                )
+            };
+            (bound("lo", ArgSource::Lo(a)), bound("hi", ArgSource::Hi(a)))
+        })
+        .collect()
+}
+
+/// Declares each thread axis's `(thread index, block's first grid index)`
+/// variables (x first): `t = threadIdx`, `base = lo + blockIdx * per_block`.
+pub(crate) fn block_origin(
+    threads: &[(Var, Var)],
+    lo_hi: &[(KExpr, KExpr)],
+    per_block: [u32; 3],
+) -> Vec<KStmt> {
+    let rank = threads.len();
+    let mut out = Vec::new();
+    for (d, &(thread, base)) in threads.iter().enumerate() {
+        out.push(KStmt::Decl {
+            var: thread,
+            init: KExpr::Builtin(Builtin::ThreadIdx(d as u8)),
+        });
+        out.push(KStmt::Decl {
+            var: base,
+            init: KExpr::plus(
+                lo_hi[rank - 1 - d].0.clone(),
+                KExpr::times(
+                    KExpr::Builtin(Builtin::BlockIdx(d as u8)),
+                    KExpr::int(per_block[d] as i64),
+                ),
+            ),
+        });
+    }
+    out
+}
+
 /// Variables of the thread's position along thread axis `d`.
 pub(super) struct AxisVars {
     /// Thread index (`tx`).
@@ -145,41 +192,9 @@ fn lower_part(
     for (f, t) in footprint.written() {
         ctx.params.level(program, f, t, true);
     }
-    let mut lo_hi = Vec::new();
-    for a in 0..rank {
-        let l = letter(rank, a);
-        let lo = ctx.params.scalar(
-            &format!("lo_{l}"),
-            crate::ir::ScalarType::Int,
-            ArgSource::Lo(a),
-            Origin::Generated,
-        );
-        let hi = ctx.params.scalar(
-            &format!("hi_{l}"),
-            crate::ir::ScalarType::Int,
-            ArgSource::Hi(a),
-            Origin::Generated,
-        );
-        lo_hi.push((lo, hi));
-    }
-    let mut prologue = vec![];
-    for d in 0..rank {
-        let a = rank - 1 - d;
-        prologue.push(KStmt::Decl {
-            var: vars[d].thread,
-            init: KExpr::Builtin(Builtin::ThreadIdx(d as u8)),
-        });
-        prologue.push(KStmt::Decl {
-            var: vars[d].base,
-            init: KExpr::plus(
-                lo_hi[a].0.clone(),
-                KExpr::times(
-                    KExpr::Builtin(Builtin::BlockIdx(d as u8)),
-                    KExpr::int(per_block[d] as i64),
-                ),
-            ),
-        });
-    }
+    let lo_hi = subset_bounds(&mut ctx, rank);
+    let threads: Vec<(Var, Var)> = vars.iter().map(|v| (v.thread, v.base)).collect();
+    let prologue = block_origin(&threads, &lo_hi, per_block);
 
     // Shared tiles of the levels the schedule stages.
     let mut to_load = Vec::new();
