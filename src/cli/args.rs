@@ -62,6 +62,20 @@ pub struct ScheduleArgs {
     /// grids of fewer than 2^31 points (chosen anyway for larger grids).
     #[arg(long)]
     pub index64: bool,
+
+    /// Time steps each launch (GPU) or tile sweep (`--backend c`) advances by
+    /// time tiling; 1 turns it off [default: chosen by the model].
+    #[arg(long = "time", value_name = "T", value_parser = clap::value_parser!(u32).range(1..))]
+    pub time: Option<u32>,
+
+    /// Tile sizes in points for `--backend c`, innermost axis first
+    /// (`--cpu-tile 256,32`) [default: chosen by the C back-end].
+    #[arg(long, value_name = "X,Y[,Z]", value_parser = parse_axes)]
+    pub cpu_tile: Option<Axes>,
+
+    /// OpenMP threads for `--backend c` [default: OpenMP's, `OMP_NUM_THREADS`].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<u32>,
 }
 
 /// Code generation that changes results.
@@ -84,6 +98,9 @@ impl ScheduleArgs {
             fuse: self.fuse,
             results: self.results.clone(),
             index64: self.index64,
+            time: self.time,
+            cpu_tile: self.cpu_tile.as_ref().map(|a| a.0.clone()),
+            threads: self.threads,
             ..RunOptions::default()
         }
     }

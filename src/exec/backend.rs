@@ -63,6 +63,15 @@ pub struct RunOptions {
     /// `-ffp-contract=fast`); results then differ from the interpreter's in
     /// the last bits.
     pub fma: bool,
+    /// `--time T`: time steps advanced per launch (GPU) or per tile sweep (C)
+    /// by time tiling; `None` leaves it to the pragma, then to the heuristic.
+    pub time: Option<u32>,
+    /// `--cpu-tile x,y,z`: the C back-end's tile sizes in points, innermost
+    /// axis first; `None` leaves them to the heuristic.
+    pub cpu_tile: Option<Vec<u32>>,
+    /// `--threads N`: OpenMP threads of the C back-end (`None`: OpenMP's
+    /// default, which `OMP_NUM_THREADS` sets).
+    pub threads: Option<u32>,
     /// Extra or replacement C compiler flags for the native back-end.
     pub cflags: Option<String>,
     /// Allow `-ffast-math` in the native back-end.
@@ -109,6 +118,7 @@ impl RunOptions {
             fuse: self.fuse,
             results: self.results.clone(),
             wide_indices: self.index64,
+            time_steps: self.time,
         }
     }
 

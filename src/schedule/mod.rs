@@ -23,6 +23,7 @@
 //! ([`time_tiling_notice`]); results are the same, one sweep per stencil.
 
 mod fusion;
+pub mod time;
 
 pub use fusion::unfuse;
 
@@ -187,6 +188,10 @@ pub struct ScheduleRequest {
     /// Compute flattened field indices in 64 bits even when every grid is
     /// small enough for 32 (`--index64`; chosen anyway for larger grids).
     pub wide_indices: bool,
+    /// Time steps one launch advances for its tile (`--time T`; overlapped time
+    /// tiling): `None` leaves it to the pragma's `time:` / `time_steps:`, then
+    /// to the heuristic.
+    pub time_steps: Option<u32>,
 }
 
 impl ScheduleRequest {

@@ -145,6 +145,7 @@ pub fn schedule_matrix(program: &Program, rank: usize) -> Vec<(String, ScheduleR
         fuse: false,
         results: None,
         wide_indices: false,
+        time_steps: None,
     };
     let mut list = vec![
         ("default".to_string(), ScheduleRequest::default()),

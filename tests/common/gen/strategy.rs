@@ -260,6 +260,7 @@ impl GenSchedule {
             results: None,
             fuse: self.fuse,
             wide_indices: self.wide_indices,
+            time_steps: None,
         }
     }
 }
