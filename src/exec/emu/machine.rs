@@ -536,7 +536,7 @@ impl Machine<'_> {
         let mut conflict = None;
         if let Some((w, w_site)) = used.writer {
             if w != tid {
-                conflict = Some((w, w_site, "written"));
+                conflict = Some((w, w_site, "wrote"));
             }
         }
         if write && conflict.is_none() {
