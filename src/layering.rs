@@ -14,6 +14,9 @@ const LAYERS: &[(&str, u32)] = &[
     ("diag", 1),
     ("ir", 2),
     ("front", 3),
+    // The profiles of marked reads (and the expression synthesis over them)
+    // need nothing but themselves; the emulator in `exec` fills them in.
+    ("synth", 3),
     ("analysis", 4),
     ("schedule", 5),
     ("kir", 6),

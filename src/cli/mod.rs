@@ -10,6 +10,7 @@
 pub mod args;
 pub mod bench;
 pub mod bench_gpu;
+pub mod check_kernel;
 pub mod compile;
 pub mod emit;
 pub mod error;
@@ -55,6 +56,9 @@ pub enum Command {
     /// Run the GPU benchmark suite (CUDA) against naive kernels and the copy
     /// bandwidth; see bench/gpu/README.md.
     BenchGpu(bench_gpu::BenchGpuArgs),
+    /// Run a CUDA kernel (the subset of stencil kernels) in the emulator and
+    /// report shared-memory races, out-of-bounds accesses and barrier errors.
+    CheckKernel(check_kernel::CheckKernelArgs),
 }
 
 impl Command {
@@ -66,6 +70,7 @@ impl Command {
             Command::Compile(args) => compile::run(args),
             Command::Explain(args) => explain::run(args),
             Command::Bench(args) => bench::run(args),
+            Command::CheckKernel(args) => check_kernel::run(args),
             Command::BenchGpu(args) => bench_gpu::run_gpu_bench(args)
                 .map_err(|e| CliError::new(format!("{e:#}"), "see bench/gpu/README.md")),
         }

@@ -6,6 +6,7 @@
 
 pub mod backend;
 pub mod cuda;
+pub mod emu;
 pub mod host_plan;
 mod inputs;
 pub mod interp;

@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod check_kernel;
 mod errors;
 mod explain;
 mod flags;

@@ -7,6 +7,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod cuda_kernels;
 mod diagnostics;
 mod fuzz;
 mod parse;
