@@ -189,6 +189,16 @@ static long stencilc_blocks(long lo, long hi, long per_block, long cap, long mos
     return count > most ? -1 : count;
 }
 
+/* The grid of a launch from its blocks per axis (x, y, z): the number of blocks in all, 0
+   when an axis has none (nothing to run), -1 when an axis needs more than CUDA allows. */
+static long stencilc_grid(const long blocks[3], dim3 *grid)
+{
+    if (blocks[0] == 0 || blocks[1] == 0 || blocks[2] == 0) return 0;
+    if (blocks[0] < 0 || blocks[1] < 0 || blocks[2] < 0) return -1;
+    *grid = dim3((unsigned)blocks[0], (unsigned)blocks[1], (unsigned)blocks[2]);
+    return blocks[0] * blocks[1] * blocks[2];
+}
+
 /* Prints which CUDA call of which region failed, and why; returns the wrapper's status:
    3 when the device is out of memory, 6 for any other CUDA error. */
 static int stencilc_cuda_failed(cudaError_t error, const char *region, const char *call)

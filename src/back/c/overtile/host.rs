@@ -278,9 +278,10 @@ impl Writer<'_> {
             // Without a check only the last value can be observed.
             None => format!("{iter} == {max_iters}"),
         };
-        self.line(&format!("const int {due} = {due_when};"));
-        if plan.reductions.is_empty() {
-            self.line(&format!("(void){due};"));
+        // Whether this iteration's reductions (and check) are due.
+        let needs_due = !plan.reductions.is_empty() || iterate.check.is_some();
+        if needs_due {
+            self.line(&format!("const int {due} = {due_when};"));
         }
         let args = |w: &mut Writer<'_>, launch: &Launch, grid: &str, reduction: ReductionArgs| {
             w.launch_call(
@@ -416,10 +417,14 @@ impl Writer<'_> {
                 .collect();
             if !wide {
                 // Innermost first, by division, so that the test cannot overflow.
-                let mut inner = String::from("1L");
+                let mut inner: Vec<&str> = Vec::new();
                 for s in sizes.iter().rev() {
-                    tests.push(format!("{s} > {MAX_GPU_GRID_POINTS}L / ({inner})"));
-                    inner = format!("{inner} * {s}");
+                    tests.push(match inner.as_slice() {
+                        [] => format!("{s} > {MAX_GPU_GRID_POINTS}L"),
+                        [one] => format!("{s} > {MAX_GPU_GRID_POINTS}L / {one}"),
+                        many => format!("{s} > {MAX_GPU_GRID_POINTS}L / ({})", many.join(" * ")),
+                    });
+                    inner.push(s);
                 }
             }
             self.open(&format!("if ({}) {{", tests.join(" || ")));
@@ -505,10 +510,9 @@ impl Writer<'_> {
             local.fresh(&format!("{short}_grid")),
             local.fresh(&format!("{short}_count")),
         );
+        self.line(&format!("dim3 {grid}(1, 1, 1);"));
         self.line(&format!(
-            "const long {count} = {blocks}[0] == 0 || {blocks}[1] == 0 || {blocks}[2] == 0 ? 0 \
-             : {blocks}[0] < 0 || {blocks}[1] < 0 || {blocks}[2] < 0 ? -1 \
-             : {blocks}[0] * {blocks}[1] * {blocks}[2];"
+            "const long {count} = stencilc_grid({blocks}, &{grid});"
         ));
         self.open(&format!("if ({count} < 0) {{"));
         self.line(&format!(
@@ -518,9 +522,6 @@ impl Writer<'_> {
         ));
         self.line("return 5;");
         self.close("}");
-        self.line(&format!(
-            "const dim3 {grid}({count} > 0 ? (unsigned){blocks}[0] : 1u, {count} > 0 ? (unsigned){blocks}[1] : 1u, {count} > 0 ? (unsigned){blocks}[2] : 1u);"
-        ));
         LaunchNames {
             bounds,
             grid,
