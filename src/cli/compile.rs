@@ -40,6 +40,10 @@ pub struct CompileArgs {
     /// are compiled with.
     #[arg(long = "set", value_name = "NAME=VALUE", value_parser = crate::cli::args::parse_assignment)]
     pub sets: Vec<crate::cli::args::Assignment>,
+    /// For `-b overtile`: kernels index with 64-bit integers, for grids of
+    /// more than 2^31 - 1 points (without it, the wrapper refuses them).
+    #[arg(long)]
+    pub index64: bool,
 }
 
 /// Runs `stencilc compile`.
@@ -167,6 +171,7 @@ fn overtile(
         OvertileOptions {
             extern_c: args.extern_c,
             fma: args.fma.fma,
+            wide_indices: args.index64,
         },
     )
     .map_err(|e| {

@@ -92,7 +92,7 @@ fn two_regions_keep_their_kernels_apart_and_extern_c_applies() {
         "blur_then_heat.cpp",
         OvertileOptions {
             extern_c: true,
-            fma: false,
+            ..OvertileOptions::default()
         },
     );
     let units = kernel_units(&output);
@@ -111,8 +111,8 @@ fn kernels_of_every_host_compile_alone_with_nvrtc() {
             let output = generate(
                 name,
                 OvertileOptions {
-                    extern_c: false,
                     fma,
+                    ..OvertileOptions::default()
                 },
             );
             let options = if fma {
@@ -312,4 +312,115 @@ fn pragma_blocks_are_compiled_in_so_they_need_values_and_must_fit_a_gpu() {
         "{stderr}"
     );
     assert!(!out_path.exists());
+}
+
+/// `program` (an `.sdsl` file's text) as the one region of a C++ host that
+/// declares every parameter and griddata the region binds.
+fn host_around(sdsl: &Path) -> String {
+    let text = std::fs::read_to_string(sdsl).unwrap();
+    let program =
+        stencilc::front::parse_program(SourceFile::new(sdsl.display().to_string(), text.clone()))
+            .and_then(stencilc::analysis::checked)
+            .unwrap_or_else(|d| panic!("{d}"));
+    let mut host = String::from("#include <stddef.h>\n\nint main(void) {\n");
+    for param in &program.params {
+        host.push_str(&format!("    {} {} = 1;\n", param.ty.name(), param.name));
+    }
+    for field in &program.fields {
+        host.push_str(&format!(
+            "    {} *{} = NULL;\n",
+            field.ty.name(),
+            field.name
+        ));
+    }
+    host.push_str("#pragma sdsl begin\n");
+    host.push_str(&text);
+    host.push_str("\n#pragma sdsl end\n    return sdsl_return_0;\n}\n");
+    host
+}
+
+/// Every example and bench program as a region: boundary modes, coefficient
+/// tables, three time levels, `+` reductions in kernels of their own, checks
+/// every K. Its kernels compile with NVRTC and its host part with g++.
+#[test]
+fn every_example_and_bench_program_as_a_region_compiles() {
+    let nvrtc_here = common::runtime_available("nvrtc", nvrtc::load().map(|_| ()));
+    let probe = gxx_available().and_then(|()| cuda_include_dirs().map(drop));
+    let gxx_here = common::runtime_available("cudart", probe);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut programs: Vec<PathBuf> = Vec::new();
+    for dir in [root.join("examples"), root.join("bench/programs")] {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "sdsl") {
+                programs.push(path);
+            }
+        }
+    }
+    programs.sort();
+    assert!(programs.len() >= 15, "programs found: {}", programs.len());
+    let dir = tempfile::tempdir().unwrap();
+    for sdsl in &programs {
+        let stem = sdsl.file_stem().unwrap().to_string_lossy().into_owned();
+        let host = dir.path().join(format!("{stem}_host.cpp"));
+        std::fs::write(&host, host_around(sdsl)).unwrap();
+        let cu = dir.path().join(format!("{stem}_host.cu"));
+        let out = stencilc_compile(&host, &cu, &[]);
+        assert!(
+            out.status.success(),
+            "{stem}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let output = std::fs::read_to_string(&cu).unwrap();
+        assert!(output.contains("cudaLaunchKernel("), "{stem}");
+        if nvrtc_here {
+            for unit in kernel_units(&output) {
+                nvrtc::compile_source(&unit, "sm_90", stencilc::back::cuda::NVRTC_OPTIONS, &[])
+                    .unwrap_or_else(|e| panic!("{stem}: {e}\n{unit}"));
+            }
+        }
+        if gxx_here {
+            let mut gxx = Command::new("g++");
+            gxx.args([
+                "-x",
+                "c++",
+                "-std=c++11",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-c",
+            ]);
+            for include in cuda_include_dirs().unwrap() {
+                gxx.arg("-I").arg(include);
+            }
+            let built = gxx
+                .arg(&cu)
+                .arg("-o")
+                .arg(dir.path().join(format!("{stem}.o")))
+                .output()
+                .expect("g++ runs");
+            assert!(
+                built.status.success(),
+                "{stem}: g++ refused the host part:\n{}",
+                String::from_utf8_lossy(&built.stderr)
+            );
+        }
+    }
+}
+
+#[test]
+fn index64_lifts_the_limit_of_2_31_points() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = common::examples_dir().join("embedded/jacobi2d_host.c");
+    let narrow = dir.path().join("narrow.cu");
+    let wide = dir.path().join("wide.cu");
+    assert!(stencilc_compile(&input, &narrow, &[]).status.success());
+    assert!(stencilc_compile(&input, &wide, &["--index64"])
+        .status
+        .success());
+    let narrow = std::fs::read_to_string(narrow).unwrap();
+    let wide = std::fs::read_to_string(wide).unwrap();
+    assert!(narrow.contains("and 2147483647 in all") && narrow.contains("--index64"));
+    assert!(!wide.contains("and 2147483647 in all"));
+    assert!(wide.contains("long long"), "64-bit indices in the kernels");
 }

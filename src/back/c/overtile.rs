@@ -48,6 +48,9 @@ pub struct OvertileOptions {
     pub extern_c: bool,
     /// `--fma`: kernels built to contract into fused multiply-adds.
     pub fma: bool,
+    /// `--index64`: kernels that compute flattened indices in 64 bits, for
+    /// grids of more than 2^31 - 1 points (refused at run time otherwise).
+    pub wide_indices: bool,
 }
 
 /// What was generated for one region, for `-v`.
@@ -93,7 +96,11 @@ pub fn rewrite_host_for_cuda(
     let mut reports = Vec::new();
     for region in regions {
         let program = &region.program;
-        let schedule = Schedule::new(program, &ScheduleRequest::default())
+        let request = ScheduleRequest {
+            wide_indices: options.wide_indices,
+            ..ScheduleRequest::default()
+        };
+        let schedule = Schedule::new(program, &request)
             .map_err(|e| ScheduleError(format!("region {}: {}", region.index, e.0)))?;
         let mut lowered = lower(program, &schedule, Target::Cuda);
         lowered.module.fma = options.fma;

@@ -430,12 +430,17 @@ impl Writer<'_> {
             self.open(&format!("if ({}) {{", tests.join(" || ")));
             self.line(&format!(
                 "fprintf(stderr, \"stencilc: %s: grid {} is larger than the GPU kernels index (at most \
-                 {MAX_GPU_AXIS_POINTS} points along an axis{}); use a smaller grid, or -b affine-c\\n\", {place});",
+                 {MAX_GPU_AXIS_POINTS} points along an axis{}); use a smaller grid{}\\n\", {place});",
                 grid.name,
                 if wide {
                     String::new()
                 } else {
                     format!(" and {MAX_GPU_GRID_POINTS} in all")
+                },
+                if wide {
+                    ", or -b affine-c"
+                } else {
+                    ", or generate with --index64 (64-bit indices)"
                 }
             ));
             self.line("return 5;");
