@@ -112,11 +112,16 @@ impl Writer<'_> {
         let mut unused: Vec<String> = (0..p.params.len()).map(|i| n.param(i)).collect();
         unused.extend((0..p.constants.len()).map(|i| n.constant(i)));
         if !unused.is_empty() {
+            self.line("/* the kernels may be all that reads these */");
             let voids: Vec<String> = unused.iter().map(|u| format!("(void){u};")).collect();
-            self.line(&format!(
-                "{} /* the kernels may be all that reads them */",
-                voids.join(" ")
-            ));
+            let (last, rest) = voids.split_last().expect("not empty");
+            let first = rest.first().map_or(last.as_str(), |f| f.as_str());
+            let items: Vec<String> = rest.iter().skip(1).cloned().chain([last.clone()]).collect();
+            if rest.is_empty() {
+                self.line(first);
+            } else {
+                self.packed(first, &items);
+            }
         }
         self.grid_size_checks();
         self.gpu_size_checks(plan.wide_indices, &place);
@@ -199,18 +204,22 @@ impl Writer<'_> {
             self.open(&format!(
                 "if ({total} > (long)INT_MAX - {MAX_FOLD_BLOCKS}) {{"
             ));
-            self.line(&format!(
-                "fprintf(stderr, \"stencilc: %s: reduction {} needs %ld partial results, more than \
-                 32-bit int counts; use a smaller grid\\n\", {place}, {total});",
-                reduction.name
-            ));
+            self.message(
+                &format!(
+                    "stencilc: %s: reduction {} needs %ld partial results, more than 32-bit int \
+                     counts; use a smaller grid",
+                    reduction.name
+                ),
+                &format!("{place}, {total}"),
+            );
             self.line("return 5;");
             self.close("}");
             self.line(&format!(
-                "const long {fold} = {total} > {FOLD_THRESHOLD} ? \
-                 ({total} + {}) / {FOLD_THRESHOLD} < {MAX_FOLD_BLOCKS} ? ({total} + {}) / {FOLD_THRESHOLD} : {MAX_FOLD_BLOCKS} : 0;",
-                FOLD_THRESHOLD - 1,
+                "long {fold} = {total} > {FOLD_THRESHOLD} ? ({total} + {}) / {FOLD_THRESHOLD} : 0;",
                 FOLD_THRESHOLD - 1
+            ));
+            self.line(&format!(
+                "if ({fold} > {MAX_FOLD_BLOCKS}) {fold} = {MAX_FOLD_BLOCKS};"
             ));
             partials.push((total, fold, offsets));
         }
@@ -237,8 +246,16 @@ impl Writer<'_> {
             let ty = names::c_type(reduction.ty);
             let name = n.reduction(r);
             let (total, fold, _) = &partials[r];
+            let room = local.fresh(&format!("{name}_room"));
             self.line(&format!(
-                "STENCILC_CUDA({place}, {memory}((void **)&{dev}->{name}_partials, ({total} + {fold} > 0 ? {total} + {fold} : 1) * sizeof({ty})));"
+                "/* {}: the partials, the fold's after them, and the value */",
+                reduction.name
+            ));
+            self.line(&format!(
+                "const long {room} = {total} + {fold} > 0 ? {total} + {fold} : 1;"
+            ));
+            self.line(&format!(
+                "STENCILC_CUDA({place}, {memory}((void **)&{dev}->{name}_partials, {room} * sizeof({ty})));"
             ));
             self.line(&format!(
                 "STENCILC_CUDA({place}, {memory}((void **)&{dev}->{name}_result, sizeof({ty})));"
@@ -427,22 +444,35 @@ impl Writer<'_> {
                     inner.push(s);
                 }
             }
-            self.open(&format!("if ({}) {{", tests.join(" || ")));
-            self.line(&format!(
-                "fprintf(stderr, \"stencilc: %s: grid {} is larger than the GPU kernels index (at most \
-                 {MAX_GPU_AXIS_POINTS} points along an axis{}); use a smaller grid{}\\n\", {place});",
-                grid.name,
-                if wide {
-                    String::new()
-                } else {
-                    format!(" and {MAX_GPU_GRID_POINTS} in all")
-                },
-                if wide {
-                    ", or -b affine-c"
-                } else {
-                    ", or generate with --index64 (64-bit indices)"
-                }
-            ));
+            self.line(&format!("if ({}", tests[0]));
+            let last = tests.len() - 1;
+            for (i, test) in tests.iter().enumerate().skip(1) {
+                let end = if i == last { ") {" } else { "" };
+                self.line(&format!("        || {test}{end}"));
+            }
+            if last == 0 {
+                let text = self.out.trim_end().to_string();
+                self.out = format!("{text}) {{\n");
+            }
+            self.indent += 1;
+            self.message(
+                &format!(
+                    "stencilc: %s: grid {} is larger than the GPU kernels index (at most \
+                 {MAX_GPU_AXIS_POINTS} points along an axis{}); use a smaller grid{}",
+                    grid.name,
+                    if wide {
+                        String::new()
+                    } else {
+                        format!(" and {MAX_GPU_GRID_POINTS} in all")
+                    },
+                    if wide {
+                        ", or -b affine-c"
+                    } else {
+                        ", or generate with --index64 (64-bit indices)"
+                    }
+                ),
+                place,
+            );
             self.line("return 5;");
             self.close("}");
         }
@@ -520,11 +550,14 @@ impl Writer<'_> {
             "const long {count} = stencilc_grid({blocks}, &{grid});"
         ));
         self.open(&format!("if ({count} < 0) {{"));
-        self.line(&format!(
-            "fprintf(stderr, \"stencilc: %s: kernel {} needs more blocks along an axis than CUDA \
-             allows; use a smaller grid, or a larger block: or tile: in the pragma\\n\", {place});",
-            kernel.name
-        ));
+        self.message(
+            &format!(
+                "stencilc: %s: kernel {} needs more blocks along an axis than CUDA allows; use a \
+                 smaller grid, or a larger block: or tile: in the pragma",
+                kernel.name
+            ),
+            place,
+        );
         self.line("return 5;");
         self.close("}");
         LaunchNames {
@@ -641,6 +674,56 @@ impl Writer<'_> {
         }
         self.line(&format!("return {status};"));
         self.close("}");
+    }
+}
+
+impl Writer<'_> {
+    /// `fprintf(stderr, "<text>\n", args);` with the text split over string
+    /// literals of at most about 70 characters.
+    fn message(&mut self, text: &str, args: &str) {
+        let mut pieces: Vec<String> = vec![String::new()];
+        for word in text.split(' ') {
+            let current = pieces.last_mut().expect("one piece at least");
+            if !current.is_empty() && current.len() + word.len() > 70 {
+                current.push(' ');
+                pieces.push(String::new());
+            } else if !current.is_empty() {
+                current.push(' ');
+            }
+            pieces
+                .last_mut()
+                .expect("one piece at least")
+                .push_str(word);
+        }
+        let escaped: Vec<String> = pieces
+            .iter()
+            .map(|p| p.replace('\\', "\\\\").replace('"', "\\\""))
+            .collect();
+        self.line("fprintf(stderr,");
+        for (i, piece) in escaped.iter().enumerate() {
+            let end = if i + 1 == escaped.len() {
+                "\\n\","
+            } else {
+                "\""
+            };
+            self.line(&format!("        \"{piece}{end}"));
+        }
+        self.line(&format!("        {args});"));
+    }
+
+    /// `first` then `items` separated by spaces, on lines of at most 100 columns.
+    fn packed(&mut self, first: &str, items: &[String]) {
+        let mut current = first.to_string();
+        for item in items {
+            if 4 * self.indent + current.len() + 1 + item.len() > 100 {
+                self.line(&current);
+                current.clear();
+            } else {
+                current.push(' ');
+            }
+            current.push_str(item);
+        }
+        self.line(&current);
     }
 }
 
