@@ -15,16 +15,17 @@
 //!   runtime headers (CI does, without nvcc);
 //! - one launcher per kernel, calling `cudaLaunchKernel` (not `<<<>>>`, which
 //!   only nvcc parses) with the kernel's fixed block shape;
-//! - the run function: the host plan of [`crate::exec::host_plan`] written in
+//! - the run function: the host plan of `exec::host_plan` written in
 //!   C++ (buffers allocated and uploaded once, time levels rotated by swapping
 //!   pointers, the fused check variant or the separate reduction kernels when
-//!   the check is due, only each reduction's scalar read back), see [`host`].
+//!   the check is due, only each reduction's scalar read back), see the `host` module.
 //!
 //! The wrapper keeps `affine-c`'s statuses (0, 2 wrong host array size, 3 out
 //! of memory, 4 an access would leave its grid, 5 a grid too large) and adds 6:
 //! a CUDA call failed; its message on stderr names the region and the call.
 
 mod host;
+mod launch;
 
 use crate::back::c::embed;
 use crate::back::c::writer::{Linkage, Writer};
