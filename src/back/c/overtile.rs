@@ -189,7 +189,7 @@ const CUDA_SUPPORT: &str = "\
 /* Blocks along one axis for the points lo..hi (inclusive), per_block points per block,
    at most cap blocks when cap > 0 (a grid-stride kernel loops over the rest): 0 when there
    are no points, -1 when more than most (CUDA's limit along the axis) would be needed. */
-static long stencilc_blocks(long lo, long hi, long per_block, long cap, long most)
+static inline long stencilc_blocks(long lo, long hi, long per_block, long cap, long most)
 {
     if (hi < lo) return 0;
     long count = (hi - lo) / per_block + 1;
@@ -199,7 +199,7 @@ static long stencilc_blocks(long lo, long hi, long per_block, long cap, long mos
 
 /* The grid of a launch from its blocks per axis (x, y, z): the number of blocks in all, 0
    when an axis has none (nothing to run), -1 when an axis needs more than CUDA allows. */
-static long stencilc_grid(const long blocks[3], dim3 *grid)
+static inline long stencilc_grid(const long blocks[3], dim3 *grid)
 {
     if (blocks[0] == 0 || blocks[1] == 0 || blocks[2] == 0) return 0;
     if (blocks[0] < 0 || blocks[1] < 0 || blocks[2] < 0) return -1;
@@ -209,7 +209,7 @@ static long stencilc_grid(const long blocks[3], dim3 *grid)
 
 /* Prints which CUDA call of which region failed, and why; returns the wrapper's status:
    3 when the device is out of memory, 6 for any other CUDA error. */
-static int stencilc_cuda_failed(cudaError_t error, const char *region, const char *call)
+static inline int stencilc_cuda_failed(cudaError_t error, const char *region, const char *call)
 {
     fprintf(stderr, \"stencilc: %s: %s failed: %s (%s)\\n\", region, call, cudaGetErrorName(error),
             cudaGetErrorString(error));
