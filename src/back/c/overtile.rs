@@ -3,9 +3,10 @@
 //! line as the `affine-c` path ([`super::embed`]), whose wrapper runs the region
 //! on a CUDA GPU.
 //!
-//! Per region the output holds, in a namespace named after the program:
-//! - the CUDA back-end's kernels (lowered under the schedule the library builds
-//!   from the region's pragma, the heuristic otherwise), renamed
+//! Per region the output holds, in namespaces named after the program:
+//! - (`<program>_kernels`) the CUDA back-end's kernels (lowered under the
+//!   schedule the library builds from the region's pragma, the heuristic
+//!   otherwise), renamed
 //!   `<program>_<kernel>` so that two regions cannot clash, between marker lines
 //!   ([`KERNELS_BEGIN`], [`KERNELS_END`]) and inside `#if defined(__CUDACC__)`:
 //!   nvcc compiles their bodies, any other C++ compiler sees only their
@@ -13,12 +14,15 @@
 //!   sdslc's was, with no run-time compilation (NVRTC) for its users to
 //!   ship, while the host part still compiles with `g++` against the CUDA
 //!   runtime headers (CI does, without nvcc);
-//! - one launcher per kernel, calling `cudaLaunchKernel` (not `<<<>>>`, which
+//! - (`<program>_gpu`, apart, so that host code never finds the kernels'
+//!   device helpers, which share their names with the host's) one launcher
+//!   per kernel, calling `cudaLaunchKernel` (not `<<<>>>`, which
 //!   only nvcc parses) with the kernel's fixed block shape;
 //! - the run function: the host plan of `exec::host_plan` written in
 //!   C++ (buffers allocated and uploaded once, time levels rotated by swapping
 //!   pointers, the fused check variant or the separate reduction kernels when
-//!   the check is due, only each reduction's scalar read back), see the `host` module.
+//!   the check is due, only each reduction's scalar read back), see the
+//!   `host` module.
 //!
 //! The wrapper keeps `affine-c`'s statuses (0, 2 wrong host array size, 3 out
 //! of memory, 4 an access would leave its grid, 5 a grid too large) and adds 6:
@@ -244,12 +248,17 @@ impl Writer<'_> {
         for text in schedule.describe(p).lines() {
             self.line(&format!("/* schedule: {text} */"));
         }
-        // The namespace's body is not indented (the kernels are NVRTC's unit as is).
+        // Two namespaces: the host code must not see the kernels' device
+        // helpers, which share their names with the host's (`sdsl_div_i32`).
+        // Their bodies are not indented (the kernels are NVRTC's unit as is).
+        let kernel_space = format!("{}_kernels", identifier(&p.name));
+        self.line(&format!("namespace {kernel_space} {{"));
+        self.kernels(region.index, &lowered.module);
+        self.line(&format!("}} /* namespace {kernel_space} */"));
+        self.blank();
         self.line(&format!("namespace {space} {{"));
         self.blank();
-        self.kernels(region.index, &lowered.module);
-        self.blank();
-        self.launchers(&lowered.module);
+        self.launchers(&lowered.module, &kernel_space);
         self.device_buffers(&lowered.plan);
         self.blank();
         self.run_on_device(region, lowered);
@@ -294,7 +303,7 @@ impl Writer<'_> {
     }
 
     /// One `launch_<kernel>` per kernel: its arguments by value, the fixed block.
-    fn launchers(&mut self, module: &Module) {
+    fn launchers(&mut self, module: &Module, kernel_space: &str) {
         let dialect = crate::back::cuda::Cuda;
         let names_of = module_namer(module);
         for kernel in &module.kernels {
@@ -322,7 +331,7 @@ impl Writer<'_> {
             self.open("{");
             self.wrapped("void *arguments[] = {", &addresses, "};");
             self.line(&format!(
-                "return cudaLaunchKernel((const void *){},",
+                "return cudaLaunchKernel((const void *){kernel_space}::{},",
                 kernel.name
             ));
             self.line(&format!(
