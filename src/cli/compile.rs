@@ -203,7 +203,7 @@ fn overtile(
     })?;
     if args.verbose {
         eprintln!(
-            "wrote {}; build it with `nvcc -O3 {} -o PROGRAM {}`",
+            "wrote {}; build it with `nvcc -O3 -arch=native {} -o PROGRAM {}`",
             args.output.display(),
             gpu::nvcc_options(args.fma.fma),
             args.output.display()
