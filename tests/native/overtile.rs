@@ -247,7 +247,10 @@ fn legacy_gpu_is_accepted_with_a_note() {
     let long = stencilc_compile(&input, &dir.path().join("out2.cu"), &["--legacy-gpu", "-v"]);
     assert!(long.status.success());
     let stderr = String::from_utf8_lossy(&long.stderr);
-    assert!(stderr.contains("nvcc -O3 -arch=native --fmad=false"), "{stderr}");
+    assert!(
+        stderr.contains("nvcc -O3 -arch=native --fmad=false"),
+        "{stderr}"
+    );
     assert!(stderr.contains("jacobi2d_host_j5p"), "{stderr}");
 }
 
