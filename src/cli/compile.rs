@@ -98,6 +98,11 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
     if args.legacy_gpu {
         eprintln!("note: -l/--legacy-gpu applies to -b overtile only; ignored");
     }
+    if args.index64 || !args.sets.is_empty() {
+        eprintln!(
+            "note: --set and --index64 shape the GPU kernels of -b overtile; the C code does not use them"
+        );
+    }
     if args.verbose {
         for region in &regions {
             let (line, _) = source.line_col(region.span.start as usize);
