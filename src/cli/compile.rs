@@ -1,5 +1,5 @@
 //! `stencilc compile`: source-to-source for C/C++ files with SDSL regions, with
-//! sdslc's options (guide ch. 5): `-f IN -o OUT [-b c|affine-c] [-x] [-v]`.
+//! sdslc's options (guide ch. 5): `-f IN -o OUT [-b c|affine-c|overtile] [-x] [-v] [-l]`.
 
 use std::path::{Path, PathBuf};
 
@@ -17,9 +17,14 @@ pub struct CompileArgs {
     /// Where to write the C/C++ file with each region replaced by generated code.
     #[arg(short = 'o', long = "out", value_name = "FILE")]
     pub output: PathBuf,
-    /// The code generator: `c` (sdslc's name for it, `affine-c`, is accepted too).
-    #[arg(short = 'b', long = "backend", default_value = "c", value_parser = ["c", "affine-c"])]
+    /// The code generator: `c` (sdslc's name for it, `affine-c`, is accepted too), or
+    /// `overtile`: CUDA C++ for nvcc, each region run on the GPU.
+    #[arg(short = 'b', long = "backend", default_value = "c", value_parser = ["c", "affine-c", "overtile"])]
     pub backend: String,
+    /// sdslc's option for GT2xx/Tesla 10xx GPUs; accepted, changes nothing
+    /// (the kernels stencilc generates need no legacy variant).
+    #[arg(short = 'l', long = "legacy-gpu")]
+    pub legacy_gpu: bool,
     /// Give the generated wrapper functions C linkage (`extern "C"`), for C++ hosts.
     #[arg(short = 'x', long = "extern-c")]
     pub extern_c: bool,
@@ -30,6 +35,15 @@ pub struct CompileArgs {
     /// header says so; your compiler's flags decide).
     #[command(flatten)]
     pub fma: crate::cli::args::FmaArgs,
+    /// For `-b overtile`: values of host identifiers that a pragma's `block:`
+    /// or `tile:` uses (`--set BX=16` for `block:BX*2,8`), which the kernels
+    /// are compiled with.
+    #[arg(long = "set", value_name = "NAME=VALUE", value_parser = crate::cli::args::parse_assignment)]
+    pub sets: Vec<crate::cli::args::Assignment>,
+    /// For `-b overtile`: kernels index with 64-bit integers, for grids of
+    /// more than 2^31 - 1 points (without it, the wrapper refuses them).
+    #[arg(long)]
+    pub index64: bool,
 }
 
 /// Runs `stencilc compile`.
@@ -42,7 +56,7 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
         )
     })?;
     let source = SourceFile::new(args.input.display().to_string(), text);
-    let regions =
+    let mut regions =
         stencilc::analysis::checked_regions(stencilc::front::parse_regions(source.clone())?)?;
     if regions.is_empty() {
         return Err(CliError::new(
@@ -77,6 +91,17 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
                 missing.wanted,
             );
         }
+    }
+    if args.backend == "overtile" {
+        return overtile(args, &source, &mut regions);
+    }
+    if args.legacy_gpu {
+        eprintln!("note: -l/--legacy-gpu applies to -b overtile only; ignored");
+    }
+    if args.index64 || !args.sets.is_empty() {
+        eprintln!(
+            "note: --set and --index64 shape the GPU kernels of -b overtile; the C code does not use them"
+        );
     }
     if args.verbose {
         for region in &regions {
@@ -113,6 +138,81 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
     })?;
     if args.verbose {
         eprintln!("wrote {}", args.output.display());
+    }
+    Ok(())
+}
+
+/// `-b overtile`: the host file with each region run on a CUDA GPU.
+fn overtile(
+    args: &CompileArgs,
+    source: &SourceFile,
+    regions: &mut [stencilc::ir::Region],
+) -> Result<(), CliError> {
+    use stencilc::back::c::overtile::{self as gpu, OvertileOptions};
+    if args.legacy_gpu {
+        eprintln!(
+            "note: -l/--legacy-gpu changes nothing: sdslc used it for GT2xx and Tesla 10xx GPUs, \
+             and stencilc's kernels need no variant for them"
+        );
+    }
+    for region in regions.iter_mut() {
+        crate::cli::params::bind_hint_values(&mut region.program, &args.sets, &[])?;
+        let program = &region.program;
+        // Block and tile sizes are compiled into the kernels: a host
+        // identifier without a value is an error at the identifier.
+        stencilc::schedule::hinted_shape(program, &Default::default()).map_err(|d| {
+            CliError::Located(stencilc::diag::Diagnostics::new(
+                program.source.clone(),
+                vec![d],
+            ))
+        })?;
+        if let Some(notice) = stencilc::schedule::time_tiling_notice(program) {
+            eprintln!("note: region {}: {notice}", region.index);
+        }
+    }
+    let output = gpu::rewrite_host_for_cuda(
+        source,
+        regions,
+        OvertileOptions {
+            extern_c: args.extern_c,
+            fma: args.fma.fma,
+            wide_indices: args.index64,
+        },
+    )
+    .map_err(|e| {
+        CliError::new(
+            format!("cannot generate CUDA for `{}`: {e}", args.input.display()),
+            "change the region's pragma (block:, tile:) as the message says",
+        )
+    })?;
+    if args.verbose {
+        for (region, report) in regions.iter().zip(&output.regions) {
+            let (line, _) = source.line_col(region.span.start as usize);
+            eprintln!(
+                "region {} (line {line}): `{}`, sets sdsl_return_{}; kernels {}",
+                region.index,
+                embed::wrapper_symbol(&region.program),
+                region.index,
+                report.kernels.join(", ")
+            );
+            for text in &report.schedule {
+                eprintln!("region {}: schedule {text}", region.index);
+            }
+        }
+    }
+    std::fs::write(&args.output, output.text).map_err(|e| {
+        CliError::new(
+            format!("cannot write `{}`: {e}", args.output.display()),
+            "give -o a path in a writable folder",
+        )
+    })?;
+    if args.verbose {
+        eprintln!(
+            "wrote {}; build it with `nvcc -O3 -arch=native {} -o PROGRAM {}`",
+            args.output.display(),
+            gpu::nvcc_options(args.fma.fma),
+            args.output.display()
+        );
     }
     Ok(())
 }

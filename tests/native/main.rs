@@ -13,3 +13,4 @@ mod emit;
 mod examples;
 mod fma;
 mod handmade;
+mod overtile;

@@ -145,7 +145,7 @@ pub fn unchecked_host_arrays(
 /// (where glibc's `_Static_assert` stand-in drops the message) a bit-field whose
 /// width is negative and whose name says what is wrong, with GCC's builtins (clang
 /// has them too); no check in C++98 or with other pre-C11 compilers.
-const HOST_ARRAY_CHECK: &str = "\
+pub(super) const HOST_ARRAY_CHECK: &str = "\
 /* STENCILC_CHECK_HOST_ARRAY(name, element, T, message): fails to compile, with the
    message, unless `element`, the first scalar element of host array `name`, is a T. */
 #if defined(__cplusplus) && __cplusplus >= 201103L
@@ -187,6 +187,14 @@ pub fn rewrite_host(host: &SourceFile, regions: &[Region], options: EmbedOptions
         out.push('\n');
     }
     out.push_str(&generated);
+    splice_calls(host, regions, &mut out);
+    out
+}
+
+/// Appends the host text to `out` with every region replaced by its element
+/// checks and the line calling its wrapper ([`wrapper_symbol`]), each under a
+/// `#line` directive naming the region's line of the host file.
+pub(super) fn splice_calls(host: &SourceFile, regions: &[Region], out: &mut String) {
     let file = host.name.replace('\\', "\\\\").replace('"', "\\\"");
     out.push_str(&format!("#line 1 \"{file}\"\n"));
     let text = &host.text;
@@ -234,7 +242,6 @@ pub fn rewrite_host(host: &SourceFile, regions: &[Region], options: EmbedOptions
         cursor = end;
     }
     out.push_str(&text[cursor..]);
-    out
 }
 
 /// One `STENCILC_CHECK_HOST_ARRAY(a, **a, float, "...");` per griddata whose host

@@ -25,6 +25,7 @@ pub mod embed;
 mod expr;
 mod loops;
 mod names;
+pub mod overtile;
 mod reduce;
 mod writer;
 
