@@ -21,3 +21,4 @@ pub mod lower;
 pub mod model;
 pub mod schedule;
 pub mod source;
+pub mod tune;
