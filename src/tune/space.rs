@@ -309,7 +309,7 @@ pub fn build_space(
                 } else {
                     *space
                         .pruned_unrunnable
-                        .entry("the same schedule as an earlier configuration".into())
+                        .entry("the same schedule as an earlier configuration (a CPU tile larger than the grid is the whole grid; the model chose the same staging)".into())
                         .or_default() += 1;
                 }
             }
@@ -353,30 +353,40 @@ fn assess(
         .map(|t| t.steps);
     if steps.is_some() && steps != knobs.time {
         return Err(format!(
-            "a time-tile size above the iteration count or check interval ({} iterations, \
-             check every {}): the same as a smaller one",
+            "a time-tile size above the iteration count{} ({} iterations{}): the same as a \
+             smaller one",
+            if env.every().is_some() {
+                " or check interval"
+            } else {
+                ""
+            },
             env.max_iters(),
             env.every()
-                .map_or_else(|| "none".to_string(), |e| e.to_string())
+                .map_or_else(String::new, |e| format!(", a check every {e}"))
         ));
     }
     match family {
         Family::Cpu(machine) => {
             let dims = env.grid_dims().iter().max_by_key(|d| d.len()).cloned();
+            let mut effective = knobs.clone();
             if let (Some(tile), Some(dims)) = (&knobs.cpu_tile, dims) {
-                let too_big = tile
-                    .iter()
-                    .zip(dims.iter().rev())
-                    .any(|(&t, &d)| t as usize > d && t > 1);
-                if too_big || tile.len() != dims.len() {
+                if tile.len() != dims.len() {
                     return Err(format!(
-                        "a CPU tile larger than the grid or of another rank than its {} axes",
+                        "a CPU tile of {} sizes for a grid of {} axes",
+                        tile.len(),
                         dims.len()
                     ));
                 }
+                // A tile larger than the grid is the whole grid along that axis.
+                effective.cpu_tile = Some(
+                    tile.iter()
+                        .zip(dims.iter().rev())
+                        .map(|(&t, &d)| t.min(d as u32))
+                        .collect(),
+                );
             }
-            let predicted = cpu_model::predict(program, env, knobs, &machine);
-            Ok((format!("{knobs:?}"), Some(predicted)))
+            let predicted = cpu_model::predict(program, env, &effective, &machine);
+            Ok((format!("{effective:?}"), Some(predicted)))
         }
         Family::Gpu(target, device) => {
             let choice = crate::model::choose::choose(program, &request, env, target, device)
