@@ -12,3 +12,4 @@ mod inputs;
 mod robust;
 mod run;
 mod suite;
+mod tune;
