@@ -153,6 +153,18 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
                     ),
                 ));
             }
+            if !args.json {
+                stderr_line(&format!(
+                    "note: `{}`: the sdslc and nvcc flags lines change nothing here{}",
+                    path.display(),
+                    if backend == Backend::C {
+                        "; for --backend c its space-tile lines are the CPU tile sizes and its \
+                         block lines are unused"
+                    } else {
+                        ""
+                    }
+                ));
+            }
             space::config_ranges(&config, backend, &machine)
         }
         None => space::default_ranges(&program, backend, rank, &machine),
@@ -274,7 +286,8 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
                 "knobs": winner.knobs,
                 "seconds": seconds,
                 "flags": winner.knobs.flags(),
-                "pragma": winner.knobs.pragma(),
+                // The pragma holds GPU options only.
+                "pragma": (backend != Backend::C).then(|| winner.knobs.pragma()),
             },
             "database": saved,
         });
