@@ -120,22 +120,28 @@ pub fn default_ranges(
     if backend == Backend::C {
         let tiles: &[&[u32]] = match rank {
             1 => &[&[1024], &[4096], &[16384]],
+            // Flat (long rows stream well) to square (the least halo per
+            // point for time tiling's windows).
             2 => &[
                 &[64, 16],
-                &[128, 16],
-                &[256, 16],
+                &[64, 64],
+                &[128, 32],
+                &[128, 64],
+                &[128, 128],
                 &[256, 32],
-                &[512, 8],
-                &[512, 32],
-                &[1024, 16],
-                &[2048, 8],
+                &[256, 64],
+                &[256, 256],
+                &[512, 16],
+                &[1024, 8],
             ],
             _ => &[
+                &[16, 16, 16],
                 &[32, 8, 8],
+                &[32, 16, 16],
+                &[32, 32, 8],
                 &[64, 8, 4],
                 &[64, 16, 8],
                 &[128, 8, 8],
-                &[256, 16, 4],
             ],
         };
         let mut cpu_tiles = vec![None];
@@ -466,16 +472,16 @@ mod tests {
         let ranges = default_ranges(&program, Backend::C, 2, &MACHINE);
         let base = RunOptions::default();
         let full = build_space(&program, &env, Family::Cpu(MACHINE), &ranges, &base, true);
-        // 9 tiles x 6 times x 2 thread counts; times 6 and 8 exceed 4 iterations.
-        assert_eq!(full.considered, 9 * 6 * 2);
+        // 11 tiles x 6 times x 2 thread counts; times 6 and 8 exceed 4 iterations.
+        assert_eq!(full.considered, 11 * 6 * 2);
         let clamped: usize = full
             .pruned_unrunnable
             .iter()
             .filter(|(k, _)| k.contains("time-tile size above"))
             .map(|(_, v)| v)
             .sum();
-        assert_eq!(clamped, 9 * 2 * 2);
-        assert_eq!(full.candidates.len(), 9 * 4 * 2);
+        assert_eq!(clamped, 11 * 2 * 2);
+        assert_eq!(full.candidates.len(), 11 * 4 * 2);
         assert_eq!(full.pruned_hopeless, 0);
         let pruned = build_space(&program, &env, Family::Cpu(MACHINE), &ranges, &base, false);
         assert_eq!(
