@@ -110,6 +110,9 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             "give the search's time limit in seconds, e.g. --budget 60",
         ));
     }
+    if let Some(path) = &args.plot {
+        tune_plot::check_format(path)?;
+    }
     let mut program = program::load(&args.program.program, args.program.region)?;
     let inputs = run::resolve_fields(&program, &args.inputs, "--input")?;
     let mut values = params::parse_sets(&program, &args.params.sets)?;

@@ -89,14 +89,27 @@ pub fn plot(
             .map_err(|e| failed(e.to_string()))?;
             Ok((!text).then(no_font_note))
         }
-        _ => Err(CliError::new(
-            format!(
-                "`{}` is neither .svg nor .png: cannot tell which plot to draw",
-                path.display()
-            ),
-            "give --plot a file ending in .svg or .png",
-        )),
+        _ => Err(unknown_format(path)),
     }
+}
+
+/// Refuses, before anything is measured, a plot file that is neither `.svg`
+/// nor `.png`.
+pub fn check_format(path: &Path) -> Result<(), CliError> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("svg") || e.eq_ignore_ascii_case("png") => Ok(()),
+        _ => Err(unknown_format(path)),
+    }
+}
+
+fn unknown_format(path: &Path) -> CliError {
+    CliError::new(
+        format!(
+            "`{}` is neither .svg nor .png: cannot tell which plot to draw",
+            path.display()
+        ),
+        "give --plot a file ending in .svg or .png",
+    )
 }
 
 fn no_font_note() -> String {

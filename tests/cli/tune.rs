@@ -58,7 +58,13 @@ fn tune_then_run(backend: &str, extra: &[&str]) {
     let sets = ["--set", "n=21", "--set", "steps=5"];
     let mut args = vec!["tune", "p.sdsl", "--backend", backend, "--json"];
     args.extend(sets);
-    args.extend(["--repeats", "1", "--plot", "times.svg"]);
+    // PNG for one back-end, SVG for the other.
+    let plot = if backend == "c" {
+        "times.png"
+    } else {
+        "times.svg"
+    };
+    args.extend(["--repeats", "1", "--plot", plot]);
     args.extend(extra);
     let tuned = stencilc(&cache, dir.path(), &args);
     assert!(tuned.status.success(), "{}", text(&tuned));
@@ -81,9 +87,12 @@ fn tune_then_run(backend: &str, extra: &[&str]) {
         let pragma = report["best"]["pragma"].as_str().unwrap();
         assert!(pragma.starts_with("#pragma sdsl begin gpu("), "{pragma}");
     }
-    assert!(std::fs::read_to_string(dir.path().join("times.svg"))
-        .unwrap()
-        .contains("<svg"));
+    let drawn = std::fs::read(dir.path().join(plot)).unwrap();
+    if backend == "c" {
+        assert!(drawn.starts_with(b"\x89PNG"), "not a PNG");
+    } else {
+        assert!(String::from_utf8_lossy(&drawn).contains("<svg"));
+    }
 
     // The best configuration, spelled as flags, runs and gives the interpreter's result.
     let flags = report["best"]["flags"].as_str().unwrap().to_string();
@@ -215,6 +224,25 @@ fn a_malformed_config_file_is_shown_at_its_line_and_column() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("bad.conf:5:3"), "{stderr}");
     assert!(stderr.contains("`x` is not a positive integer"), "{stderr}");
+    // A plot of an unknown format is refused before anything is measured.
+    let out = stencilc(
+        &dir.path().join("cache"),
+        dir.path(),
+        &[
+            "tune",
+            "p.sdsl",
+            "--backend",
+            "c",
+            "--set",
+            "n=8",
+            "--set",
+            "steps=1",
+            "--plot",
+            "times.jpg",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("neither .svg nor .png"));
 }
 
 #[test]
