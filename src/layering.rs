@@ -26,6 +26,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("back", 7),
     ("exec", 8),
     ("io", 9),
+    ("tune", 9),
     ("cli", 9),
 ];
 

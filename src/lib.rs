@@ -22,3 +22,4 @@ pub mod model;
 pub mod schedule;
 pub mod source;
 pub mod synth;
+pub mod tune;

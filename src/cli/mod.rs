@@ -22,6 +22,8 @@ pub mod program;
 pub mod progress;
 pub mod run;
 pub mod summary;
+pub mod tune;
+pub mod tune_plot;
 pub mod verify;
 
 use std::process::ExitCode;
@@ -51,6 +53,8 @@ pub enum Command {
     Compile(compile::CompileArgs),
     /// What each GPU kernel would cost on a device, and why (no GPU needed).
     Explain(explain::ExplainArgs),
+    /// Measure a program's schedules on a back-end and keep the fastest for `run`.
+    Tune(tune::TuneArgs),
     /// Run the CPU benchmark suite of bench/ and write its results.
     Bench(bench::BenchArgs),
     /// Run the GPU benchmark suite (CUDA) against naive kernels and the copy
@@ -69,6 +73,7 @@ impl Command {
             Command::Emit(args) => emit::run(args),
             Command::Compile(args) => compile::run(args),
             Command::Explain(args) => explain::run(args),
+            Command::Tune(args) => tune::run(args),
             Command::Bench(args) => bench::run(args),
             Command::CheckKernel(args) => check_kernel::run(args),
             Command::BenchGpu(args) => bench_gpu::run_gpu_bench(args)

@@ -82,6 +82,12 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "quiet")]
     progress: bool,
 
+    /// Ignores the tuning database: without it, a schedule `stencilc tune`
+    /// recorded for this program, parameter values, back-end and device fills
+    /// in the schedule flags not given.
+    #[arg(long)]
+    no_tuned: bool,
+
     /// No progress line and no notes on stderr; errors are still printed.
     #[arg(short, long, conflicts_with = "verbose")]
     quiet: bool,
@@ -149,6 +155,9 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let bindings = params::complete(&program, values)?;
     let env = stencilc::exec::bind(&program, &bindings)?;
     phases.check = started.elapsed();
+    if !args.no_tuned {
+        options = with_tuned_schedule(&program, &env, args, options);
+    }
 
     let copies = if args.verify { 2 } else { 1 };
     let headrooms = memory::headrooms();
@@ -294,7 +303,7 @@ fn verify_against_interpreter(
 }
 
 /// `FIELD=FILE` pairs with the field looked up; an unknown name lists the fields.
-fn resolve_fields(
+pub(crate) fn resolve_fields(
     program: &Program,
     pairs: &[FieldFile],
     flag: &str,
@@ -412,6 +421,36 @@ fn run_options(program: &Program, args: &RunArgs) -> Result<RunOptions, CliError
     })
 }
 
+/// `options` with the knobs of the tuned schedule recorded for this program,
+/// parameter values, back-end, device and compiler, where there is one; the
+/// flags given on the command line win, field by field. `-v` says so.
+fn with_tuned_schedule(
+    program: &Program,
+    env: &RunEnv,
+    args: &RunArgs,
+    options: RunOptions,
+) -> RunOptions {
+    let mut warnings = Vec::new();
+    let found =
+        stencilc::tune::db::tuned_for(program, env, args.backend.into(), &options, &mut warnings);
+    for warning in warnings {
+        if !args.quiet {
+            stderr_line(&format!("warning: {warning}"));
+        }
+    }
+    let Some(entry) = found else {
+        return options;
+    };
+    if args.verbose {
+        stderr_line(&format!(
+            "using the tuned schedule `{}` ({:.3} ms when tuned; --no-tuned to ignore it)",
+            entry.knobs.label(),
+            entry.seconds * 1e3
+        ));
+    }
+    entry.knobs.fill(&options)
+}
+
 /// Refuses, with a message instead of an abort or a silent kill by the OOM
 /// killer, a run whose fields do not fit: the bytes of every time level of every
 /// field (`copies` times: twice with `--verify`) are compared with what each
@@ -468,7 +507,7 @@ fn check_memory(
 }
 
 /// Every time level of every field: its input, or zeros.
-fn initial_state(
+pub(crate) fn initial_state(
     program: &Program,
     env: &RunEnv,
     inputs: &[(FieldId, PathBuf)],

@@ -13,3 +13,4 @@ mod inputs;
 mod robust;
 mod run;
 mod suite;
+mod tune;

@@ -1,0 +1,166 @@
+//! The autotuner behind `stencilc tune`: the space of schedules a back-end can
+//! run ([`space`]), measuring its candidates ([`search`]), the persistent
+//! tuning database that `stencilc run` consults ([`db`]) and the SDSL
+//! autotuner's configuration file ([`config`]).
+//!
+//! Everything the tuner varies is a field of [`RunOptions`]: it tunes whatever
+//! the back-ends honour (block, points per thread, staging, fusion, time
+//! tiling, CPU tiles, threads) and nothing else, through the same run API as
+//! `stencilc run`.
+
+pub mod config;
+pub mod cpu_model;
+pub mod db;
+pub mod search;
+pub mod space;
+
+use serde::{Deserialize, Serialize};
+
+use crate::exec::backend::RunOptions;
+
+/// The schedule knobs of one configuration: the [`RunOptions`] fields the
+/// tuner sets. `None` leaves a knob to the back-end's own choice.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Knobs {
+    /// GPU threads per block, innermost axis first (`--block`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<Vec<u32>>,
+    /// GPU points per thread, innermost axis first (`--tile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tile: Option<Vec<u32>>,
+    /// Shared-memory staging (`--shm none|auto|FIELDS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shm: Option<String>,
+    /// Fuse stencils (`--fuse`).
+    #[serde(default)]
+    pub fuse: bool,
+    /// Time steps per launch or tile sweep (`--time`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<u32>,
+    /// The C back-end's tile sizes, innermost axis first (`--cpu-tile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_tile: Option<Vec<u32>>,
+    /// OpenMP threads of the C back-end (`--threads`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+}
+
+fn axes(sizes: &[u32]) -> String {
+    sizes
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+impl Knobs {
+    /// `options` with these knobs, every knob `options` already sets kept
+    /// (command-line flags win over a tuned schedule, field by field).
+    pub fn fill(&self, options: &RunOptions) -> RunOptions {
+        let mut out = options.clone();
+        out.block = out.block.or_else(|| self.block.clone());
+        out.tile = out.tile.or_else(|| self.tile.clone());
+        out.shm = out.shm.or_else(|| self.shm.clone());
+        out.fuse |= self.fuse;
+        out.time = out.time.or(self.time);
+        out.cpu_tile = out.cpu_tile.or_else(|| self.cpu_tile.clone());
+        out.threads = out.threads.or(self.threads);
+        out
+    }
+
+    /// `options` with these knobs replacing its own (the tuner's candidates).
+    pub fn apply(&self, options: &RunOptions) -> RunOptions {
+        RunOptions {
+            block: self.block.clone(),
+            tile: self.tile.clone(),
+            shm: self.shm.clone(),
+            fuse: self.fuse,
+            time: self.time,
+            cpu_tile: self.cpu_tile.clone(),
+            threads: self.threads,
+            ..options.clone()
+        }
+    }
+
+    /// The command-line flags that ask for these knobs
+    /// (`--cpu-tile 256,16 --time 4 --threads 2`); empty when none is set.
+    pub fn flags(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(b) = &self.block {
+            parts.push(format!("--block {}", axes(b)));
+        }
+        if let Some(t) = &self.tile {
+            parts.push(format!("--tile {}", axes(t)));
+        }
+        if let Some(s) = &self.shm {
+            parts.push(format!("--shm {s}"));
+        }
+        if self.fuse {
+            parts.push("--fuse".into());
+        }
+        if let Some(t) = &self.cpu_tile {
+            parts.push(format!("--cpu-tile {}", axes(t)));
+        }
+        if let Some(t) = self.time {
+            parts.push(format!("--time {t}"));
+        }
+        if let Some(n) = self.threads {
+            parts.push(format!("--threads {n}"));
+        }
+        parts.join(" ")
+    }
+
+    /// The region pragma asking for the GPU knobs, ready to paste:
+    /// `#pragma sdsl begin gpu(block:32,8 tile:1,4 time:2)` (the pragma has
+    /// no spelling for staging or fusion: see [`Knobs::flags`] for those).
+    pub fn pragma(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(b) = &self.block {
+            parts.push(format!("block:{}", axes(b)));
+        }
+        if let Some(t) = &self.tile {
+            parts.push(format!("tile:{}", axes(t)));
+        }
+        parts.push(format!("time:{}", self.time.unwrap_or(1)));
+        format!("#pragma sdsl begin gpu({})", parts.join(" "))
+    }
+
+    /// A short label for tables and plots (the flags, or `default`).
+    pub fn label(&self) -> String {
+        let flags = self.flags();
+        if flags.is_empty() {
+            "default".into()
+        } else {
+            flags
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_knobs_win_field_by_field() {
+        let tuned = Knobs {
+            block: Some(vec![64, 4]),
+            tile: Some(vec![1, 4]),
+            time: Some(3),
+            ..Knobs::default()
+        };
+        let given = RunOptions {
+            block: Some(vec![32, 8]),
+            ..RunOptions::default()
+        };
+        let filled = tuned.fill(&given);
+        assert_eq!(filled.block, Some(vec![32, 8]));
+        assert_eq!(filled.tile, Some(vec![1, 4]));
+        assert_eq!(filled.time, Some(3));
+        assert_eq!(
+            tuned.pragma(),
+            "#pragma sdsl begin gpu(block:64,4 tile:1,4 time:3)"
+        );
+        assert_eq!(tuned.flags(), "--block 64,4 --tile 1,4 --time 3");
+        assert_eq!(Knobs::default().label(), "default");
+    }
+}

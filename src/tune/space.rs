@@ -1,0 +1,534 @@
+//! The tuner's search space: every combination of the knobs a back-end takes,
+//! less what cannot run and (unless the search is exhaustive) what the model
+//! predicts hopeless, ordered best predicted first.
+//!
+//! GPU (OpenCL, CUDA): block shapes x points per thread (a run along the
+//! streaming axis) x time-tile sizes x staging (`--shm none` or the model's
+//! choice) x fusion (when the program has several stencils). CPU (C): tile
+//! sizes x time-tile sizes x threads. A `--config` file replaces the block,
+//! tile and time lists by its ranges.
+//!
+//! Pruned as unable to run: a schedule the scheduler refuses, kernels beyond
+//! the device's limits ([`crate::lower::check_limits`]: threads per block,
+//! shared memory), and duplicates (a time-tile size clamped to the iteration
+//! count or check interval, a CPU tile larger than the grid, two requests that
+//! give the same schedule). Pruned as hopeless: a prediction more than
+//! [`HOPELESS`] times the best prediction (the GPU model of [`crate::model`],
+//! or the rough [`cpu_model`](super::cpu_model)).
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::exec::backend::{Backend, RunOptions};
+use crate::ir::env::RunEnv;
+use crate::ir::Program;
+use crate::lower::{lower, Target};
+use crate::model::{build, cost, Device};
+use crate::schedule::time::requested_time_steps;
+
+use super::config::TuneConfig;
+use super::cpu_model::{self, Machine};
+use super::Knobs;
+
+/// A candidate predicted slower than this many times the best prediction is
+/// pruned (unless the search is exhaustive).
+pub const HOPELESS: f64 = 2.0;
+
+/// The values each knob takes; the space is their product.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ranges {
+    /// GPU blocks (innermost first); empty: the back-end's choice.
+    pub blocks: Vec<Vec<u32>>,
+    /// GPU points per thread; empty: the back-end's choice.
+    pub tiles: Vec<Vec<u32>>,
+    /// Staging choices (`None`: the model decides).
+    pub shm: Vec<Option<String>>,
+    /// Fusion choices.
+    pub fuse: Vec<bool>,
+    /// Time-tile sizes.
+    pub times: Vec<u32>,
+    /// CPU tiles (`None`: the back-end's choice).
+    pub cpu_tiles: Vec<Option<Vec<u32>>>,
+    /// Thread counts (`None`: OpenMP's default).
+    pub threads: Vec<Option<u32>>,
+}
+
+/// A configuration to measure, with the model's prediction (seconds per
+/// iteration; `None` where the model has nothing to say).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    /// The knobs.
+    pub knobs: Knobs,
+    /// Predicted seconds per iteration.
+    pub predicted: Option<f64>,
+}
+
+/// The space after pruning.
+#[derive(Clone, Debug, Default)]
+pub struct Space {
+    /// Configurations considered (the product of the ranges).
+    pub considered: usize,
+    /// What is left, best predicted first.
+    pub candidates: Vec<Candidate>,
+    /// Pruned configurations per reason, as whole sentences.
+    pub pruned_unrunnable: BTreeMap<String, usize>,
+    /// Configurations pruned as hopeless by the model.
+    pub pruned_hopeless: usize,
+    /// The model's best prediction (seconds per iteration).
+    pub best_predicted: Option<f64>,
+}
+
+impl Space {
+    /// How many were pruned in all.
+    pub fn pruned(&self) -> usize {
+        self.pruned_unrunnable.values().sum::<usize>() + self.pruned_hopeless
+    }
+}
+
+/// The rank of the program's stencils (1 when it has none).
+pub fn rank(program: &Program) -> usize {
+    program
+        .iterate
+        .as_ref()
+        .and_then(|it| {
+            it.stencils
+                .iter()
+                .map(|s| crate::schedule::stencil_rank(program, s))
+                .max()
+        })
+        .unwrap_or(1)
+}
+
+fn powers_of_two_up_to(n: u32) -> Vec<u32> {
+    let mut out: Vec<u32> = std::iter::successors(Some(1u32), |p| p.checked_mul(2))
+        .take_while(|&p| p <= n)
+        .collect();
+    if !out.contains(&n) {
+        out.push(n);
+    }
+    out
+}
+
+/// The default ranges for `backend` on a program of `rank` dimensions.
+pub fn default_ranges(
+    program: &Program,
+    backend: Backend,
+    rank: usize,
+    machine: &Machine,
+) -> Ranges {
+    let stencils = program.iterate.as_ref().map_or(0, |it| it.stencils.len());
+    let times = vec![1, 2, 3, 4, 6, 8];
+    if backend == Backend::C {
+        let tiles: &[&[u32]] = match rank {
+            1 => &[&[1024], &[4096], &[16384]],
+            // Flat (long rows stream well) to square (the least halo per
+            // point for time tiling's windows).
+            2 => &[
+                &[64, 16],
+                &[64, 64],
+                &[128, 32],
+                &[128, 64],
+                &[128, 128],
+                &[256, 32],
+                &[256, 64],
+                &[256, 256],
+                &[512, 16],
+                &[1024, 8],
+            ],
+            _ => &[
+                &[16, 16, 16],
+                &[32, 8, 8],
+                &[32, 16, 16],
+                &[32, 32, 8],
+                &[64, 8, 4],
+                &[64, 16, 8],
+                &[128, 8, 8],
+            ],
+        };
+        let mut cpu_tiles = vec![None];
+        cpu_tiles.extend(tiles.iter().map(|t| Some(t.to_vec())));
+        return Ranges {
+            cpu_tiles,
+            times,
+            threads: powers_of_two_up_to(machine.cores)
+                .into_iter()
+                .map(Some)
+                .collect(),
+            shm: vec![None],
+            fuse: vec![false],
+            ..Ranges::default()
+        };
+    }
+    let blocks: &[&[u32]] = match rank {
+        1 => &[&[64], &[128], &[256], &[512], &[1024]],
+        2 => &[
+            &[32, 4],
+            &[32, 8],
+            &[32, 16],
+            &[64, 4],
+            &[64, 8],
+            &[128, 2],
+            &[128, 4],
+            &[256, 1],
+        ],
+        _ => &[
+            &[32, 4, 1],
+            &[32, 8, 1],
+            &[64, 4, 1],
+            &[32, 4, 2],
+            &[16, 8, 4],
+            &[8, 8, 8],
+        ],
+    };
+    let tiles = crate::model::choose::RUN_LENGTHS
+        .iter()
+        .map(|&run| {
+            let mut tile = vec![1; rank];
+            tile[rank - 1] = run;
+            tile
+        })
+        .collect();
+    Ranges {
+        blocks: blocks.iter().map(|b| b.to_vec()).collect(),
+        tiles,
+        shm: vec![Some("none".into()), None],
+        fuse: if stencils > 1 {
+            vec![false, true]
+        } else {
+            vec![false]
+        },
+        times,
+        cpu_tiles: vec![None],
+        threads: vec![None],
+    }
+}
+
+/// The ranges of a `--config` file: its blocks, tiles and times (on the CPU
+/// its space tiles are the C back-end's tiles and its blocks are unused).
+pub fn config_ranges(config: &TuneConfig, backend: Backend, machine: &Machine) -> Ranges {
+    let product = |ranges: &[super::config::Range]| -> Vec<Vec<u32>> {
+        ranges.iter().fold(vec![vec![]], |acc, range| {
+            acc.iter()
+                .flat_map(|prefix| {
+                    range.values().into_iter().map(move |v| {
+                        let mut next = prefix.clone();
+                        next.push(v);
+                        next
+                    })
+                })
+                .collect()
+        })
+    };
+    let times = config.time.values();
+    if backend == Backend::C {
+        return Ranges {
+            cpu_tiles: product(&config.tiles).into_iter().map(Some).collect(),
+            times,
+            threads: powers_of_two_up_to(machine.cores)
+                .into_iter()
+                .map(Some)
+                .collect(),
+            shm: vec![None],
+            fuse: vec![false],
+            ..Ranges::default()
+        };
+    }
+    Ranges {
+        blocks: product(&config.blocks),
+        tiles: product(&config.tiles),
+        shm: vec![None],
+        fuse: vec![false],
+        times,
+        cpu_tiles: vec![None],
+        threads: vec![None],
+    }
+}
+
+/// Every combination of `ranges`, in a fixed order.
+pub fn combinations(ranges: &Ranges) -> Vec<Knobs> {
+    fn or_none<T: Clone>(values: &[T]) -> Vec<Option<T>> {
+        if values.is_empty() {
+            vec![None]
+        } else {
+            values.iter().cloned().map(Some).collect()
+        }
+    }
+    let mut out = Vec::new();
+    for block in or_none(&ranges.blocks) {
+        for tile in or_none(&ranges.tiles) {
+            for shm in or_none(&ranges.shm) {
+                for fuse in or_none(&ranges.fuse) {
+                    for time in or_none(&ranges.times) {
+                        for cpu_tile in or_none(&ranges.cpu_tiles) {
+                            for threads in or_none(&ranges.threads) {
+                                out.push(Knobs {
+                                    block: block.clone(),
+                                    tile: tile.clone(),
+                                    shm: shm.clone().flatten(),
+                                    fuse: fuse.unwrap_or(false),
+                                    time,
+                                    cpu_tile: cpu_tile.clone().flatten(),
+                                    threads: threads.flatten(),
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What the space is measured for.
+#[derive(Clone, Copy, Debug)]
+pub enum Family<'a> {
+    /// A GPU back-end: the kernels' target and the model's device.
+    Gpu(Target, &'a Device),
+    /// The C back-end on this machine.
+    Cpu(Machine),
+}
+
+/// Prunes and orders the combinations of `ranges` for `program` with `env`;
+/// `base` holds the options every candidate shares (`--fma`, `--results`).
+/// With `exhaustive`, only what cannot run is pruned.
+pub fn build_space(
+    program: &Program,
+    env: &RunEnv,
+    family: Family<'_>,
+    ranges: &Ranges,
+    base: &RunOptions,
+    exhaustive: bool,
+) -> Space {
+    let all = combinations(ranges);
+    let mut space = Space {
+        considered: all.len(),
+        ..Space::default()
+    };
+    let mut seen = HashSet::new();
+    let mut kept = Vec::new();
+    for knobs in all {
+        match assess(program, env, family, &knobs, base) {
+            Err(reason) => *space.pruned_unrunnable.entry(reason).or_default() += 1,
+            Ok((identity, predicted)) => {
+                if seen.insert(identity) {
+                    kept.push(Candidate { knobs, predicted });
+                } else {
+                    *space
+                        .pruned_unrunnable
+                        .entry("the same schedule as an earlier configuration (a CPU tile larger than the grid is the whole grid; the model chose the same staging)".into())
+                        .or_default() += 1;
+                }
+            }
+        }
+    }
+    space.best_predicted = kept
+        .iter()
+        .filter_map(|c| c.predicted)
+        .min_by(f64::total_cmp);
+    if let (Some(best), false) = (space.best_predicted, exhaustive) {
+        let before = kept.len();
+        kept.retain(|c| c.predicted.is_none_or(|p| p <= best * HOPELESS));
+        space.pruned_hopeless = before - kept.len();
+    }
+    // Best predicted first; unpredicted ones last, in their original order.
+    kept.sort_by(|a, b| match (a.predicted, b.predicted) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    space.candidates = kept;
+    space
+}
+
+/// Whether `knobs` can run: `Err(reason)` if not; else a text that is equal
+/// for two knobs with the same effect, and the prediction.
+fn assess(
+    program: &Program,
+    env: &RunEnv,
+    family: Family<'_>,
+    knobs: &Knobs,
+    base: &RunOptions,
+) -> Result<(String, Option<f64>), String> {
+    let options = knobs.apply(base);
+    let request = options.schedule_request();
+    // A time-tile size past the iteration count or the check interval is
+    // clamped: the same as the clamped size.
+    let steps = requested_time_steps(program, &request, env)
+        .map_err(|d| d.one_line(&program.source))?
+        .map(|t| t.steps);
+    if steps.is_some() && steps != knobs.time {
+        return Err(format!(
+            "a time-tile size above the iteration count{} ({} iterations{}): the same as a \
+             smaller one",
+            if env.every().is_some() {
+                " or check interval"
+            } else {
+                ""
+            },
+            env.max_iters(),
+            env.every()
+                .map_or_else(String::new, |e| format!(", a check every {e}"))
+        ));
+    }
+    match family {
+        Family::Cpu(machine) => {
+            let dims = env.grid_dims().iter().max_by_key(|d| d.len()).cloned();
+            let mut effective = knobs.clone();
+            if let (Some(tile), Some(dims)) = (&knobs.cpu_tile, dims) {
+                if tile.len() != dims.len() {
+                    return Err(format!(
+                        "a CPU tile of {} sizes for a grid of {} axes",
+                        tile.len(),
+                        dims.len()
+                    ));
+                }
+                // A tile larger than the grid is the whole grid along that axis.
+                effective.cpu_tile = Some(
+                    tile.iter()
+                        .zip(dims.iter().rev())
+                        .map(|(&t, &d)| t.min(d as u32))
+                        .collect(),
+                );
+            }
+            let predicted = cpu_model::predict(program, env, &effective, &machine);
+            Ok((format!("{effective:?}"), Some(predicted)))
+        }
+        Family::Gpu(target, device) => {
+            let choice = crate::model::choose::choose(program, &request, env, target, device)
+                .map_err(|e| format!("refused by the scheduler: {}", first_clause(&e.0)))?;
+            let lowered = lower(program, &choice.schedule, target);
+            crate::lower::check_limits(&lowered.module, &device.limits()).map_err(|e| {
+                format!("beyond the {}'s limits: {}", device.name, limit_kind(&e.0))
+            })?;
+            let mut predicted = 0.0;
+            for spec in build::specs(program, &choice.schedule, &lowered, env) {
+                match cost(&spec, device, None) {
+                    Ok(c) => predicted += c.time * spec.per_iteration,
+                    Err(why) => {
+                        return Err(format!(
+                            "beyond the {}'s limits: {}",
+                            device.name,
+                            first_clause(&why)
+                        ))
+                    }
+                }
+            }
+            let identity = format!("{:?} time {:?}", choice.schedule, steps);
+            Ok((identity, Some(predicted)))
+        }
+    }
+}
+
+/// The kind of limit a [`crate::lower::check_limits`] message names.
+fn limit_kind(message: &str) -> &'static str {
+    if message.contains("shared memory") {
+        "too much shared memory per block"
+    } else {
+        "too many threads per block"
+    }
+}
+
+/// The text before the first `;` (the reason without the advice).
+fn first_clause(message: &str) -> String {
+    message
+        .split(';')
+        .next()
+        .unwrap_or(message)
+        .trim()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::env::Bindings;
+    use crate::ir::Value;
+
+    fn j2d(n: i32, steps: i32) -> (Program, RunEnv) {
+        let text = "int n;\nint steps;\ngrid g[n][n];\nfloat griddata a on g at 0,1;\n\
+            iterate steps {\n  stencil s {\n    [1:n-2][1:n-2] : [1]a[0][0] = 0.25f*([0]a[-1][0] \
+            + [0]a[1][0] + [0]a[0][-1] + [0]a[0][1]);\n  }\n}\n";
+        let program = crate::front::parse_program(crate::source::SourceFile::new("t.sdsl", text))
+            .expect("valid");
+        let env = RunEnv::new(
+            &program,
+            &Bindings {
+                params: vec![Value::Int(n), Value::Int(steps)],
+            },
+        )
+        .expect("bound");
+        (program, env)
+    }
+
+    const MACHINE: Machine = Machine {
+        cores: 2,
+        cache_bytes: 1 << 20,
+    };
+
+    #[test]
+    fn cpu_space_counts_and_prunes() {
+        let (program, env) = j2d(4096, 4);
+        let ranges = default_ranges(&program, Backend::C, 2, &MACHINE);
+        let base = RunOptions::default();
+        let full = build_space(&program, &env, Family::Cpu(MACHINE), &ranges, &base, true);
+        // 11 tiles x 6 times x 2 thread counts; times 6 and 8 exceed 4 iterations.
+        assert_eq!(full.considered, 11 * 6 * 2);
+        let clamped: usize = full
+            .pruned_unrunnable
+            .iter()
+            .filter(|(k, _)| k.contains("time-tile size above"))
+            .map(|(_, v)| v)
+            .sum();
+        assert_eq!(clamped, 11 * 2 * 2);
+        assert_eq!(full.candidates.len(), 11 * 4 * 2);
+        assert_eq!(full.pruned_hopeless, 0);
+        let pruned = build_space(&program, &env, Family::Cpu(MACHINE), &ranges, &base, false);
+        assert_eq!(
+            pruned.candidates.len() + pruned.pruned_hopeless,
+            full.candidates.len()
+        );
+        let best = pruned.best_predicted.unwrap();
+        assert!(pruned
+            .candidates
+            .iter()
+            .all(|c| c.predicted.unwrap() <= best * HOPELESS));
+        // Best predicted first.
+        assert_eq!(pruned.candidates[0].predicted, Some(best));
+    }
+
+    #[test]
+    fn gpu_space_prunes_what_the_device_refuses() {
+        let (program, env) = j2d(256, 3);
+        let device = Device::default_device();
+        let ranges = Ranges {
+            blocks: vec![vec![32, 8], vec![64, 32]],
+            tiles: vec![vec![1, 1]],
+            times: vec![1],
+            ..Ranges::default()
+        };
+        let space = build_space(
+            &program,
+            &env,
+            Family::Gpu(Target::Cuda, device),
+            &ranges,
+            &RunOptions::default(),
+            true,
+        );
+        assert_eq!(space.considered, 2);
+        assert_eq!(space.candidates.len(), 1);
+        let (reason, count) = space.pruned_unrunnable.iter().next().unwrap();
+        assert!(reason.contains("too many threads per block"), "{reason}");
+        assert_eq!(*count, 1);
+    }
+
+    #[test]
+    fn a_config_file_gives_its_product() {
+        let text = "-b overtile\n-O3\n2\n32 64 32\n4 8 4\n1 1 1\n1 2 1\n1 2 1\n";
+        let config =
+            super::super::config::parse(crate::source::SourceFile::new("c.conf", text)).unwrap();
+        let ranges = config_ranges(&config, Backend::OpenCl, &MACHINE);
+        assert_eq!(combinations(&ranges).len(), config.size());
+        assert_eq!(config.size(), 16);
+    }
+}
