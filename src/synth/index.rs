@@ -1,0 +1,349 @@
+//! The index search: the smallest expression equal to the profiled slot in one
+//! dimension of the shared array on every row that has a slot
+//! ([`synthesize_index`]); when none is, the smallest that matches most of
+//! them, so that a guard can select the rows it serves ([`synthesize_access`]).
+
+use std::ops::ControlFlow;
+use std::time::Instant;
+
+use super::arith::{canonical_terms, naive_terms, Expr, TermShape};
+use super::enumerate::{Generator, Pick};
+use super::guard::synthesize_guard_for;
+use super::logic::Guard;
+use super::order::order_variables;
+use super::print::expr_to_cuda;
+use super::table::AccessProfile;
+use super::{Bounds, Closest, Found, NotFound, Pass, SearchStats};
+
+/// The constants of the vocabulary: the bounds' small integers and, when asked
+/// for, the shared array's sizes.
+pub(crate) fn constants(bounds: &Bounds, shared_dims: &[i64]) -> Vec<i64> {
+    let mut constants = bounds.constants.clone();
+    if bounds.shared_dims_as_constants {
+        constants.extend_from_slice(shared_dims);
+    }
+    constants.sort_unstable();
+    constants.dedup();
+    constants
+}
+
+/// Runs `visit` on expressions smallest first; at each size, first those over
+/// the most correlated variables (`order` is the search order), then those
+/// over all of them, skipping what the first tested. Counts the tests and
+/// stops at the deadline.
+pub(crate) fn search(
+    order: &[usize],
+    constants: &[i64],
+    bounds: &Bounds,
+    max_size: usize,
+    deadline: Instant,
+    stats: &mut SearchStats,
+    visit: &mut Visitor,
+) -> ControlFlow<()> {
+    let first = if bounds.correlation_order {
+        bounds.correlated_first.min(order.len())
+    } else {
+        order.len()
+    };
+    let mut passes = vec![(Pass::Correlated, first)];
+    if first < order.len() {
+        passes.push((Pass::All, order.len()));
+    }
+    if first == order.len() {
+        passes[0].0 = Pass::All;
+    }
+    let vocabularies: Vec<(Pass, Vec<TermShape>)> = passes
+        .into_iter()
+        .map(|(pass, count)| (pass, vocabulary(&order[..count], constants, bounds)))
+        .collect();
+    let generators: Vec<(Pass, Generator)> = vocabularies
+        .iter()
+        .map(|(pass, terms)| {
+            let generator = Generator::new(
+                terms,
+                bounds.canonical,
+                bounds.max_terms,
+                constants.contains(&0),
+            );
+            (*pass, generator)
+        })
+        .collect();
+    // Smallest first over both passes: each size is searched over the most
+    // correlated variables, then over all.
+    for size in 1..=max_size {
+        stats.size_reached = stats.size_reached.max(size);
+        for (pass, generator) in &generators {
+            let skip_first_pass = *pass == Pass::All && first < order.len();
+            generator.each_of_size(size, &mut |picks| {
+                if skip_first_pass && generator.within_ranks(picks, first) {
+                    return ControlFlow::Continue(());
+                }
+                stats.tested += 1;
+                if stats.tested % 1024 == 0 && Instant::now() >= deadline {
+                    stats.budget_exhausted = true;
+                    return ControlFlow::Break(());
+                }
+                visit(generator, picks, *pass)
+            })?;
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+/// What [`search`] calls with each expression: the generator, its picks and
+/// the pass.
+pub(crate) type Visitor<'a> = dyn FnMut(&Generator, &[Pick], Pass) -> ControlFlow<()> + 'a;
+
+/// The terms a pass picks from: canonical, or every unit sequence.
+pub(crate) fn vocabulary(vars: &[usize], constants: &[i64], bounds: &Bounds) -> Vec<TermShape> {
+    if bounds.canonical {
+        canonical_terms(vars, constants, bounds.max_units_per_term)
+    } else {
+        naive_terms(vars, constants, bounds.max_units_per_term)
+    }
+}
+
+/// The rows with a slot: candidate values and the slot's index in `dim`.
+fn slot_rows(profile: &AccessProfile, dim: usize) -> Vec<(&[i64], i64)> {
+    profile
+        .rows
+        .iter()
+        .filter_map(|r| {
+            let slot = r.slot.as_ref()?;
+            Some((&r.values[..], *slot.get(dim)?))
+        })
+        .collect()
+}
+
+/// Mismatches of an expression on the rows, counted up to `limit + 1`, rows
+/// that reject being moved to the front so the next candidate meets them first.
+fn mismatches(
+    generator: &Generator,
+    picks: &[Pick],
+    rows: &[(&[i64], i64)],
+    order: &mut [usize],
+    limit: usize,
+) -> usize {
+    let mut wrong = 0;
+    for at in 0..order.len() {
+        let (values, target) = rows[order[at]];
+        if generator.eval(picks, values) != target {
+            wrong += 1;
+            // Move-to-front of the rejecting row, bounded to the first few.
+            let to = at.min(wrong - 1);
+            order[to..=at].rotate_right(1);
+            if wrong > limit {
+                break;
+            }
+        }
+    }
+    wrong
+}
+
+fn what(profile: &AccessProfile, dim: usize) -> String {
+    format!("the index of dimension {dim} of `{}`", profile.shared)
+}
+
+/// The smallest expression equal to `slot[dim]` on every profiled row that has
+/// a slot; `NotFound` names the bounds and the closest candidate.
+pub fn synthesize_index(
+    profile: &AccessProfile,
+    dim: usize,
+    bounds: &Bounds,
+) -> Result<Found<Expr>, NotFound> {
+    exact_index(profile, dim, bounds).map_err(|stats| {
+        let closest = closest(profile, dim, bounds, bounds.max_covering_size);
+        not_found(profile, dim, bounds, closest, stats)
+    })
+}
+
+fn not_found(
+    profile: &AccessProfile,
+    dim: usize,
+    bounds: &Bounds,
+    closest: Option<(Expr, usize, SearchStats)>,
+    stats: SearchStats,
+) -> NotFound {
+    NotFound {
+        access: profile.access.clone(),
+        what: what(profile, dim),
+        bounds: bounds.describe(),
+        closest: closest.map(|(expr, wrong, _)| {
+            Box::new(Closest {
+                text: expr_to_cuda(&expr, &profile.candidates),
+                mismatches: wrong,
+                rows: slot_rows(profile, dim).len(),
+            })
+        }),
+        stats,
+    }
+}
+
+/// The exact search, stopping at the first row where a candidate is wrong;
+/// without a result, what it did.
+fn exact_index(
+    profile: &AccessProfile,
+    dim: usize,
+    bounds: &Bounds,
+) -> Result<Found<Expr>, SearchStats> {
+    let start = Instant::now();
+    let rows = slot_rows(profile, dim);
+    let targets: Vec<f64> = rows.iter().map(|&(_, t)| t as f64).collect();
+    let values: Vec<&[i64]> = rows.iter().map(|&(v, _)| v).collect();
+    let order = if values.is_empty() {
+        (0..profile.candidates.len()).collect()
+    } else {
+        order_variables(&values, &targets, bounds.correlation_order)
+    };
+    let constants = constants(bounds, &profile.shared_dims);
+    let mut row_order: Vec<usize> = (0..rows.len()).collect();
+    let mut stats = SearchStats::default();
+    let mut found = None;
+    let _ = search(
+        &order,
+        &constants,
+        bounds,
+        bounds.max_size,
+        start + bounds.time_budget,
+        &mut stats,
+        &mut |generator, picks, pass| {
+            if mismatches(generator, picks, &rows, &mut row_order, 0) == 0 {
+                found = Some((generator.expr(picks), pass));
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        },
+    );
+    stats.elapsed = start.elapsed();
+    match found {
+        Some((expr, pass)) => Ok(Found { expr, pass, stats }),
+        None => Err(stats),
+    }
+}
+
+/// The expression with the fewest mismatches against `slot[dim]` (the
+/// smallest among equals) up to `max_size` units, its mismatch count and the
+/// search's figures. Each candidate is counted only until it is worse than the
+/// best so far, so this costs more per candidate than the exact search.
+fn closest(
+    profile: &AccessProfile,
+    dim: usize,
+    bounds: &Bounds,
+    max_size: usize,
+) -> Option<(Expr, usize, SearchStats)> {
+    let start = Instant::now();
+    let rows = slot_rows(profile, dim);
+    if rows.is_empty() {
+        return None;
+    }
+    let targets: Vec<f64> = rows.iter().map(|&(_, t)| t as f64).collect();
+    let values: Vec<&[i64]> = rows.iter().map(|&(v, _)| v).collect();
+    let order = order_variables(&values, &targets, bounds.correlation_order);
+    let constants = constants(bounds, &profile.shared_dims);
+    let mut row_order: Vec<usize> = (0..rows.len()).collect();
+    let mut stats = SearchStats::default();
+    let mut best: Option<(Expr, usize)> = None;
+    let _ = search(
+        &order,
+        &constants,
+        bounds,
+        max_size,
+        start + bounds.time_budget,
+        &mut stats,
+        &mut |generator, picks, _| {
+            // Better is fewer mismatches, or as few and smaller (the second
+            // pass may find a smaller one than the first).
+            let size: usize = picks.iter().map(|&(_, t)| generator.size_of(t)).sum();
+            let limit = match &best {
+                None => rows.len(),
+                Some((e, w)) if size < e.size() => *w,
+                Some((_, w)) => w.saturating_sub(1),
+            };
+            let wrong = mismatches(generator, picks, &rows, &mut row_order, limit);
+            if wrong <= limit {
+                best = Some((generator.expr(picks), wrong));
+                if wrong == 0 {
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        },
+    );
+    stats.elapsed = start.elapsed();
+    best.map(|(e, w)| (e, w, stats))
+}
+
+/// How one marked read is served from shared memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AccessPlan {
+    /// The index per dimension of the shared array, outermost first.
+    pub index: Vec<Expr>,
+    /// True exactly on the rows the index serves.
+    pub guard: Guard,
+    /// Whether the index equals the slot on every row that has one (else the
+    /// guard leaves some of them to the global read).
+    pub exact: bool,
+    /// The profiled rows the shared read serves.
+    pub served: usize,
+    /// The profiled rows that had a slot.
+    pub with_slot: usize,
+    /// What the searches did, index and guard together.
+    pub stats: SearchStats,
+}
+
+/// The index in every dimension and the guard for one marked read. Where no
+/// index equals the slot on every row (a clamped neighbour that is the
+/// thread's own element, say), takes the one right on the most rows, if that
+/// is at least [`Bounds::min_coverage`] of them, and a guard true exactly
+/// where it is: the other rows keep the global read, which is always correct.
+pub fn synthesize_access(profile: &AccessProfile, bounds: &Bounds) -> Result<AccessPlan, NotFound> {
+    let mut stats = SearchStats::default();
+    let mut index = Vec::new();
+    let mut exact = true;
+    for dim in 0..profile.shared_dims.len() {
+        match exact_index(profile, dim, bounds) {
+            Ok(found) => {
+                stats.add(&found.stats);
+                index.push(found.expr);
+            }
+            Err(exact_stats) => {
+                stats.add(&exact_stats);
+                // The index right on most rows with a slot: the neighbour's
+                // formula, which is wrong only where the read is clamped.
+                let best = closest(profile, dim, bounds, bounds.max_covering_size);
+                let with_slot = slot_rows(profile, dim).len() as f64;
+                match best {
+                    Some((expr, wrong, s))
+                        if (wrong as f64) <= (1.0 - bounds.min_coverage) * with_slot =>
+                    {
+                        stats.add(&s);
+                        exact = false;
+                        index.push(expr);
+                    }
+                    best => return Err(not_found(profile, dim, bounds, best, stats)),
+                }
+            }
+        }
+    }
+    let served: Vec<bool> = profile
+        .rows
+        .iter()
+        .map(|r| {
+            r.slot.as_ref().is_some_and(|slot| {
+                slot.len() == index.len()
+                    && index.iter().zip(slot).all(|(e, &s)| e.eval(&r.values) == s)
+            })
+        })
+        .collect();
+    let found = synthesize_guard_for(profile, &served, bounds)?;
+    stats.add(&found.stats);
+    Ok(AccessPlan {
+        index,
+        guard: found.expr,
+        exact,
+        served: served.iter().filter(|&&s| s).count(),
+        with_slot: profile.rows.iter().filter(|r| r.slot.is_some()).count(),
+        stats,
+    })
+}

@@ -1,0 +1,406 @@
+//! Tests of the searches on profiles shaped like the slides' diffusion kernel,
+//! built by simulating which thread's store fills which shared slot: profiled
+//! on two block shapes and two grid sizes, checked on other shapes, partial
+//! edge blocks included.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use super::print::{expr_to_cuda, guard_to_cuda, shared_read_to_cuda};
+use super::table::{AccessProfile, ProfileRow};
+use super::*;
+
+/// A launch: block shape and grid extent (the grid of blocks covers it,
+/// partially at the edges when it does not divide).
+#[derive(Clone, Copy, Debug)]
+struct Launch {
+    bx: i64,
+    by: i64,
+    nx: i64,
+    ny: i64,
+}
+
+/// The neighbour a marked read takes, clamped at the grid's edges as the
+/// slides' kernel does (`w = (i == 0) ? c : c - 1`).
+#[derive(Clone, Copy, Debug)]
+enum Neighbour {
+    W,
+    E,
+    N,
+    S,
+}
+
+/// How the simulated kernel fills shared memory.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Layout {
+    /// The slides' kernel: `sb[csb] = in[c]`, `csb = threadIdx.x +
+    /// threadIdx.y * blockDim.x`, a plane of one element per thread.
+    Plane,
+    /// A tile with a one-point halo, `sb[ty + 1][tx + 1] = in[c]`, the edge
+    /// threads also loading the neighbours that exist; reads only at interior
+    /// points, so every one is served.
+    HaloInterior,
+}
+
+/// The halo tile's declared sizes: blocks up to 8 x 16.
+const HALO_DIMS: [i64; 2] = [10, 18];
+
+const PLANE_CANDIDATES: [&str; 8] = [
+    "threadIdx.x",
+    "threadIdx.y",
+    "blockDim.x",
+    "blockDim.y",
+    "csb",
+    "c",
+    "i",
+    "j",
+];
+
+fn names(candidates: &[&str]) -> Vec<String> {
+    candidates.iter().map(|s| s.to_string()).collect()
+}
+
+/// Simulates the kernel on the launches and profiles one marked read; the
+/// plane marches over `nz` = 2 planes, each a row per thread.
+fn profile(
+    layout: Layout,
+    launches: &[Launch],
+    read: Neighbour,
+    candidates: &[&str],
+) -> AccessProfile {
+    let mut rows = Vec::new();
+    let mut max_plane = 0;
+    for l in launches {
+        max_plane = max_plane.max(l.bx * l.by);
+        let xy = l.nx * l.ny;
+        for k in 0..2 {
+            for block_y in 0..(l.ny + l.by - 1) / l.by {
+                for block_x in 0..(l.nx + l.bx - 1) / l.bx {
+                    let thread = |tx: i64, ty: i64| {
+                        let (i, j) = (block_x * l.bx + tx, block_y * l.by + ty);
+                        (i < l.nx && j < l.ny).then_some((i, j, i + j * l.nx + k * xy))
+                    };
+                    // The block's stores: slot -> element.
+                    let mut slots: Vec<(Vec<i64>, i64)> = Vec::new();
+                    for ty in 0..l.by {
+                        for tx in 0..l.bx {
+                            let Some((i, j, c)) = thread(tx, ty) else {
+                                continue;
+                            };
+                            match layout {
+                                Layout::Plane => slots.push((vec![tx + ty * l.bx], c)),
+                                Layout::HaloInterior => {
+                                    slots.push((vec![ty + 1, tx + 1], c));
+                                    if tx == 0 && i > 0 {
+                                        slots.push((vec![ty + 1, 0], c - 1));
+                                    }
+                                    if tx == l.bx - 1 && i + 1 < l.nx {
+                                        slots.push((vec![ty + 1, tx + 2], c + 1));
+                                    }
+                                    if ty == 0 && j > 0 {
+                                        slots.push((vec![0, tx + 1], c - l.nx));
+                                    }
+                                    if ty == l.by - 1 && j + 1 < l.ny {
+                                        slots.push((vec![ty + 2, tx + 1], c + l.nx));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    slots.sort();
+                    for ty in 0..l.by {
+                        for tx in 0..l.bx {
+                            let Some((i, j, c)) = thread(tx, ty) else {
+                                continue;
+                            };
+                            let interior = i > 0 && i < l.nx - 1 && j > 0 && j < l.ny - 1;
+                            if layout == Layout::HaloInterior && !interior {
+                                continue;
+                            }
+                            let element = match read {
+                                Neighbour::W if i > 0 => c - 1,
+                                Neighbour::E if i < l.nx - 1 => c + 1,
+                                Neighbour::N if j > 0 => c - l.nx,
+                                Neighbour::S if j < l.ny - 1 => c + l.nx,
+                                _ => c,
+                            };
+                            let slot = slots
+                                .iter()
+                                .find(|(_, e)| *e == element)
+                                .map(|(s, _)| s.clone());
+                            let value = |name: &str| match name {
+                                "threadIdx.x" => tx,
+                                "threadIdx.y" => ty,
+                                "blockDim.x" => l.bx,
+                                "blockDim.y" => l.by,
+                                "csb" => tx + ty * l.bx,
+                                "c" => c,
+                                "i" => i,
+                                "j" => j,
+                                "nx" => l.nx,
+                                "ny" => l.ny,
+                                other => panic!("no candidate {other} in the simulation"),
+                            };
+                            rows.push(ProfileRow {
+                                values: candidates.iter().map(|n| value(n)).collect(),
+                                slot,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    AccessProfile {
+        access: format!("__opt__.in[{}]", format!("{read:?}").to_lowercase()),
+        shared: "sb".to_string(),
+        shared_dims: match layout {
+            Layout::Plane => vec![max_plane],
+            Layout::HaloInterior => HALO_DIMS.to_vec(),
+        },
+        candidates: names(candidates),
+        rows,
+    }
+}
+
+fn launch(bx: i64, by: i64, nx: i64, ny: i64) -> Launch {
+    Launch { bx, by, nx, ny }
+}
+
+/// Whether `plan` is right on every row of `held_out`: its guard holds exactly
+/// where its index names the slot that holds the element.
+fn check_plan(plan: &AccessPlan, held_out: &AccessProfile) {
+    let names = &held_out.candidates;
+    for row in &held_out.rows {
+        let index: Vec<i64> = plan.index.iter().map(|e| e.eval(&row.values)).collect();
+        let serves = row.slot.as_ref() == Some(&index);
+        assert_eq!(
+            plan.guard.eval(&row.values),
+            serves,
+            "{}: guard `{}` with `{}` is wrong on {:?} (slot {:?})",
+            held_out.access,
+            guard_to_cuda(&plan.guard, names),
+            shared_read_to_cuda("sb", &plan.index, names),
+            row.values,
+            row.slot
+        );
+    }
+}
+
+fn report(plan: &AccessPlan, profile: &AccessProfile) -> String {
+    format!(
+        "{}: ({}) ? {} : global; {} of {} slot rows served; {} tested in {:?}",
+        profile.access,
+        guard_to_cuda(&plan.guard, &profile.candidates),
+        shared_read_to_cuda("sb", &plan.index, &profile.candidates),
+        plan.served,
+        plan.with_slot,
+        plan.stats.tested,
+        plan.stats.elapsed
+    )
+}
+
+const READS: [Neighbour; 4] = [Neighbour::W, Neighbour::E, Neighbour::N, Neighbour::S];
+
+#[test]
+fn slides_plane_on_even_grids_with_the_slides_candidates() {
+    // The slides' kernel has no bounds check: its grids divide by the block.
+    let profiled = [
+        launch(4, 4, 16, 12),
+        launch(8, 3, 24, 9),
+        launch(4, 4, 8, 8),
+        launch(8, 3, 32, 6),
+    ];
+    let held_out = [
+        launch(16, 4, 64, 16),
+        launch(2, 8, 6, 24),
+        launch(5, 5, 15, 10),
+    ];
+    for read in READS {
+        let p = profile(Layout::Plane, &profiled, read, &PLANE_CANDIDATES);
+        let plan = synthesize_access(&p, &Bounds::default()).expect("a plan");
+        println!("{}", report(&plan, &p));
+        assert!(plan.served * 2 > plan.with_slot);
+        check_plan(
+            &plan,
+            &profile(Layout::Plane, &held_out, read, &PLANE_CANDIDATES),
+        );
+    }
+}
+
+#[test]
+fn slides_plane_with_partial_edge_blocks() {
+    // A partial block's last thread is not at blockDim.x - 1: the guard needs
+    // the grid's extent, so nx and ny are candidates too.
+    let candidates: Vec<&str> = PLANE_CANDIDATES
+        .iter()
+        .copied()
+        .chain(["nx", "ny"])
+        .collect();
+    let profiled = [
+        launch(4, 4, 13, 11),
+        launch(8, 3, 21, 7),
+        launch(4, 4, 10, 5),
+    ];
+    let held_out = [
+        launch(16, 4, 37, 19),
+        launch(3, 5, 7, 23),
+        launch(6, 6, 6, 6),
+    ];
+    for read in READS {
+        let p = profile(Layout::Plane, &profiled, read, &candidates);
+        let plan = synthesize_access(&p, &Bounds::default()).expect("a plan");
+        println!("{}", report(&plan, &p));
+        check_plan(&plan, &profile(Layout::Plane, &held_out, read, &candidates));
+    }
+}
+
+#[test]
+fn halo_tile_indices_are_exact_and_always_served() {
+    let candidates = [
+        "threadIdx.x",
+        "threadIdx.y",
+        "blockDim.x",
+        "blockDim.y",
+        "c",
+        "i",
+        "j",
+    ];
+    let profiled = [launch(4, 3, 13, 11), launch(8, 2, 21, 7)];
+    let held_out = [launch(16, 8, 37, 19), launch(3, 5, 7, 23)];
+    let expected = [
+        ["threadIdx.y + 1", "threadIdx.x"],
+        ["threadIdx.y + 1", "threadIdx.x + 2"],
+        ["threadIdx.y", "threadIdx.x + 1"],
+        ["threadIdx.y + 2", "threadIdx.x + 1"],
+    ];
+    for (read, want) in READS.into_iter().zip(expected) {
+        let p = profile(Layout::HaloInterior, &profiled, read, &candidates);
+        let plan = synthesize_access(&p, &Bounds::default()).expect("a plan");
+        println!("{}", report(&plan, &p));
+        assert!(plan.exact);
+        assert_eq!(plan.guard, Guard::True);
+        let printed: Vec<String> = plan
+            .index
+            .iter()
+            .map(|e| expr_to_cuda(e, &p.candidates))
+            .collect();
+        assert_eq!(printed, want);
+        check_plan(
+            &plan,
+            &profile(Layout::HaloInterior, &held_out, read, &candidates),
+        );
+    }
+}
+
+#[test]
+fn exact_guard_of_a_clamped_read_covers_its_own_element() {
+    // `w` at i == 0 is the thread's own element: the slot exists there too.
+    let profiled = [launch(4, 3, 16, 12), launch(8, 2, 24, 8)];
+    let p = profile(Layout::Plane, &profiled, Neighbour::W, &PLANE_CANDIDATES);
+    let found = synthesize_guard(&p, &Bounds::default()).expect("a guard");
+    println!(
+        "guard `{}`: {} tested in {:?}",
+        guard_to_cuda(&found.expr, &p.candidates),
+        found.stats.tested,
+        found.stats.elapsed
+    );
+    let held_out = profile(
+        Layout::Plane,
+        &[launch(16, 4, 64, 16), launch(2, 8, 6, 24)],
+        Neighbour::W,
+        &PLANE_CANDIDATES,
+    );
+    for row in &held_out.rows {
+        assert_eq!(found.expr.eval(&row.values), row.slot.is_some(), "{row:?}");
+    }
+    // No single linear index fits both the neighbour and the own element.
+    let err = synthesize_index(&p, 0, &Bounds::default()).unwrap_err();
+    assert!(err.closest.is_some());
+}
+
+#[test]
+fn not_found_names_the_access_the_bounds_and_the_closest() {
+    let p = AccessProfile {
+        access: "__opt__.in[w]".to_string(),
+        shared: "sb".to_string(),
+        shared_dims: vec![64],
+        candidates: names(&["x", "y"]),
+        // slot = x * y * y * 3 + 7: too big for 4 units; x * y is closest... on none.
+        rows: (0..6)
+            .flat_map(|x| (0..6).map(move |y| (x, y)))
+            .map(|(x, y)| ProfileRow {
+                values: vec![x, y],
+                slot: Some(vec![if x == 0 { 5 } else { x * y * y * 3 + 7 }]),
+            })
+            .collect(),
+    };
+    let bounds = Bounds {
+        max_size: 4,
+        shared_dims_as_constants: false,
+        time_budget: Duration::from_secs(5),
+        ..Bounds::default()
+    };
+    let err = synthesize_index(&p, 0, &bounds).unwrap_err();
+    let message = err.to_string();
+    println!("{message}");
+    assert!(message.contains("`__opt__.in[w]`"), "{message}");
+    assert!(
+        message.contains("the index of dimension 0 of `sb`"),
+        "{message}"
+    );
+    assert!(message.contains("at most 4 units"), "{message}");
+    let closest = err.closest.expect("a closest candidate");
+    assert_eq!(closest.rows, 36);
+    assert!(
+        closest.mismatches > 0 && closest.mismatches < 36,
+        "{closest:?}"
+    );
+    assert!(message.contains(&closest.text));
+}
+
+/// Per access of the slides' kernel: expressions tested and time, with and
+/// without the canonical order and the correlation order. Prints, asserts no
+/// time.
+#[test]
+fn statistics_of_the_slides_kernel() {
+    let profiled = [launch(4, 3, 16, 12), launch(8, 2, 24, 8)];
+    let mut table: HashMap<(bool, bool), Vec<String>> = HashMap::new();
+    for canonical in [true, false] {
+        for correlation_order in [true, false] {
+            let bounds = Bounds {
+                canonical,
+                correlation_order,
+                time_budget: Duration::from_secs(3),
+                ..Bounds::default()
+            };
+            for read in READS {
+                let p = profile(Layout::Plane, &profiled, read, &PLANE_CANDIDATES);
+                let line = match synthesize_access(&p, &bounds) {
+                    Ok(plan) => format!(
+                        "{:?}: {} tested, {:.1} ms{}",
+                        read,
+                        plan.stats.tested,
+                        plan.stats.elapsed.as_secs_f64() * 1e3,
+                        if plan.stats.budget_exhausted {
+                            " (budget hit)"
+                        } else {
+                            ""
+                        }
+                    ),
+                    Err(e) => format!("{read:?}: not found, {} tested", e.stats.tested),
+                };
+                table
+                    .entry((canonical, correlation_order))
+                    .or_default()
+                    .push(line);
+            }
+        }
+    }
+    for ((canonical, correlation), lines) in &table {
+        println!(
+            "canonical {canonical}, correlation order {correlation}: {}",
+            lines.join("; ")
+        );
+    }
+}
