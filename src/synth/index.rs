@@ -1,15 +1,13 @@
 //! The index search: the smallest expression equal to the profiled slot in one
 //! dimension of the shared array on every row that has a slot
-//! ([`synthesize_index`]); when none is, the smallest that matches most of
-//! them, so that a guard can select the rows it serves ([`synthesize_access`]).
+//! ([`synthesize_index`]); when none is, the one right on the most of them
+//! (for [`super::access`], whose guard then selects the rows it serves).
 
 use std::ops::ControlFlow;
 use std::time::Instant;
 
 use super::arith::{canonical_terms, naive_terms, Expr, TermShape};
 use super::enumerate::{Generator, Pick};
-use super::guard::synthesize_guard_for;
-use super::logic::Guard;
 use super::order::order_variables;
 use super::print::expr_to_cuda;
 use super::table::AccessProfile;
@@ -104,7 +102,7 @@ pub(crate) fn vocabulary(vars: &[usize], constants: &[i64], bounds: &Bounds) -> 
 }
 
 /// The rows with a slot: candidate values and the slot's index in `dim`.
-fn slot_rows(profile: &AccessProfile, dim: usize) -> Vec<(&[i64], i64)> {
+pub(crate) fn slot_rows(profile: &AccessProfile, dim: usize) -> Vec<(&[i64], i64)> {
     profile
         .rows
         .iter()
@@ -157,7 +155,7 @@ pub fn synthesize_index(
     })
 }
 
-fn not_found(
+pub(crate) fn not_found(
     profile: &AccessProfile,
     dim: usize,
     bounds: &Bounds,
@@ -181,7 +179,7 @@ fn not_found(
 
 /// The exact search, stopping at the first row where a candidate is wrong;
 /// without a result, what it did.
-fn exact_index(
+pub(crate) fn exact_index(
     profile: &AccessProfile,
     dim: usize,
     bounds: &Bounds,
@@ -226,7 +224,7 @@ fn exact_index(
 /// smallest among equals) up to `max_size` units, its mismatch count and the
 /// search's figures. Each candidate is counted only until it is worse than the
 /// best so far, so this costs more per candidate than the exact search.
-fn closest(
+pub(crate) fn closest(
     profile: &AccessProfile,
     dim: usize,
     bounds: &Bounds,
@@ -272,78 +270,4 @@ fn closest(
     );
     stats.elapsed = start.elapsed();
     best.map(|(e, w)| (e, w, stats))
-}
-
-/// How one marked read is served from shared memory.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AccessPlan {
-    /// The index per dimension of the shared array, outermost first.
-    pub index: Vec<Expr>,
-    /// True exactly on the rows the index serves.
-    pub guard: Guard,
-    /// Whether the index equals the slot on every row that has one (else the
-    /// guard leaves some of them to the global read).
-    pub exact: bool,
-    /// The profiled rows the shared read serves.
-    pub served: usize,
-    /// The profiled rows that had a slot.
-    pub with_slot: usize,
-    /// What the searches did, index and guard together.
-    pub stats: SearchStats,
-}
-
-/// The index in every dimension and the guard for one marked read. Where no
-/// index equals the slot on every row (a clamped neighbour that is the
-/// thread's own element, say), takes the one right on the most rows, if that
-/// is at least [`Bounds::min_coverage`] of them, and a guard true exactly
-/// where it is: the other rows keep the global read, which is always correct.
-pub fn synthesize_access(profile: &AccessProfile, bounds: &Bounds) -> Result<AccessPlan, NotFound> {
-    let mut stats = SearchStats::default();
-    let mut index = Vec::new();
-    let mut exact = true;
-    for dim in 0..profile.shared_dims.len() {
-        match exact_index(profile, dim, bounds) {
-            Ok(found) => {
-                stats.add(&found.stats);
-                index.push(found.expr);
-            }
-            Err(exact_stats) => {
-                stats.add(&exact_stats);
-                // The index right on most rows with a slot: the neighbour's
-                // formula, which is wrong only where the read is clamped.
-                let best = closest(profile, dim, bounds, bounds.max_covering_size);
-                let with_slot = slot_rows(profile, dim).len() as f64;
-                match best {
-                    Some((expr, wrong, s))
-                        if (wrong as f64) <= (1.0 - bounds.min_coverage) * with_slot =>
-                    {
-                        stats.add(&s);
-                        exact = false;
-                        index.push(expr);
-                    }
-                    best => return Err(not_found(profile, dim, bounds, best, stats)),
-                }
-            }
-        }
-    }
-    let served: Vec<bool> = profile
-        .rows
-        .iter()
-        .map(|r| {
-            r.slot.as_ref().is_some_and(|slot| {
-                slot.len() == index.len()
-                    && index.iter().zip(slot).all(|(e, &s)| e.eval(&r.values) == s)
-            })
-        })
-        .collect();
-    let found = synthesize_guard_for(profile, &served, bounds)?;
-    stats.add(&found.stats);
-    Ok(AccessPlan {
-        index,
-        guard: found.expr,
-        exact,
-        served: served.iter().filter(|&&s| s).count(),
-        with_slot: profile.rows.iter().filter(|r| r.slot.is_some()).count(),
-        stats,
-    })
 }

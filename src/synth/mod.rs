@@ -8,12 +8,14 @@
 //! recursive and hands every expression to the test the moment it is built, in
 //! a canonical order that never yields two expressions equal by commutativity
 //! or associativity; candidates are tried most correlated with the target
-//! first ([`order`]). [`index`] and [`guard`] are the two searches, [`print`]
-//! writes the results as CUDA C.
+//! first ([`order`]). [`index`] and [`guard`] are the two searches,
+//! [`access`] puts them together for one marked read, [`print`] writes the
+//! results as CUDA C.
 //!
 //! The module uses nothing else of the crate: the profiler that fills the table
 //! and the command that rewrites the kernel sit above it.
 
+pub mod access;
 pub mod arith;
 pub mod enumerate;
 pub mod guard;
@@ -28,9 +30,10 @@ mod tests;
 use std::fmt;
 use std::time::Duration;
 
+pub use access::{synthesize_access, AccessPlan};
 pub use arith::{Expr, Term, Unit};
 pub use guard::synthesize_guard;
-pub use index::{synthesize_access, synthesize_index, AccessPlan};
+pub use index::synthesize_index;
 pub use logic::{CmpOp, Guard};
 
 /// Limits and switches of a search.
