@@ -17,6 +17,10 @@ use super::arith::{Expr, Term, TermShape, Unit};
 /// position in the vocabulary.
 pub type Pick = (bool, usize);
 
+/// The pick of the lone constant `0`, which names no term of the vocabulary
+/// (canonical terms have no zero factor).
+pub const ZERO: usize = usize::MAX;
+
 /// Generates expressions over a vocabulary of terms.
 pub struct Generator<'a> {
     terms: &'a [TermShape],
@@ -56,7 +60,7 @@ impl<'a> Generator<'a> {
             if size == 1 && self.zero {
                 // `0` is the one expression with a zero constant; its pick
                 // names no term of the vocabulary.
-                visit(&[(false, usize::MAX)])?;
+                visit(&[(false, ZERO)])?;
             }
             self.canonical_group(false, 0, size, &mut picks, visit)
         } else {
@@ -131,7 +135,7 @@ impl<'a> Generator<'a> {
 
     /// The size in units of a picked term.
     pub fn size_of(&self, term: usize) -> usize {
-        if term == usize::MAX {
+        if term == ZERO {
             1
         } else {
             self.terms[term].units.len()
@@ -141,7 +145,7 @@ impl<'a> Generator<'a> {
     /// The value of an expression on a row of candidate values.
     pub fn eval(&self, picks: &[Pick], values: &[i64]) -> i64 {
         picks.iter().fold(0i64, |acc, &(negated, t)| {
-            if t == usize::MAX {
+            if t == ZERO {
                 return acc;
             }
             let p = self.terms[t]
@@ -163,7 +167,7 @@ impl<'a> Generator<'a> {
                 .iter()
                 .map(|&(negated, t)| Term {
                     negated,
-                    units: if t == usize::MAX {
+                    units: if t == ZERO {
                         vec![Unit::Const(0)]
                     } else {
                         self.terms[t].units.clone()
@@ -178,7 +182,7 @@ impl<'a> Generator<'a> {
     pub fn within_ranks(&self, picks: &[Pick], first: usize) -> bool {
         picks
             .iter()
-            .all(|&(_, t)| t == usize::MAX || self.terms[t].monomial.iter().all(|&r| r < first))
+            .all(|&(_, t)| t == ZERO || self.terms[t].monomial.iter().all(|&r| r < first))
     }
 }
 

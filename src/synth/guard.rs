@@ -11,7 +11,7 @@ use std::ops::ControlFlow;
 use std::time::Instant;
 
 use super::arith::TermShape;
-use super::enumerate::{Generator, Pick};
+use super::enumerate::{Generator, Pick, ZERO};
 use super::index::{constants, vocabulary};
 use super::logic::{CmpOp, Guard, RowSet};
 use super::order::order_variables;
@@ -196,13 +196,12 @@ pub(crate) fn synthesize_guard_for(
 /// left side (`x < x + 1`).
 fn canonical_comparison(generator: &Generator, lhs: usize, picks: &[Pick]) -> bool {
     let terms = generator.terms();
-    let plain =
-        |t: usize| t != usize::MAX && terms[t].monomial == [lhs] && terms[t].units.len() == 1;
+    let plain = |t: usize| t != ZERO && terms[t].monomial == [lhs] && terms[t].units.len() == 1;
     if picks.iter().any(|&(_, t)| plain(t)) {
         return false;
     }
     match picks {
-        [(false, t)] if *t != usize::MAX && terms[*t].units.len() == 1 => {
+        [(false, t)] if *t != ZERO && terms[*t].units.len() == 1 => {
             terms[*t].monomial.first().is_none_or(|&r| lhs < r)
         }
         _ => true,
@@ -424,5 +423,59 @@ impl Search<'_> {
             return ControlFlow::Break(());
         }
         ControlFlow::Continue(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::arith::{canonical_terms, Unit};
+
+    #[test]
+    fn canonical_comparisons_have_no_mirrored_twins() {
+        let vars = [0, 1, 2, 3];
+        let terms = canonical_terms(&vars, &[-1, 0, 1, 2], 2);
+        let generator = Generator::new(&terms, true, 2, true);
+        let mut seen: Vec<(usize, CmpOp, Vec<Pick>)> = Vec::new();
+        for size in 1..=2 {
+            let _ = generator.each_of_size(size, &mut |picks| {
+                for lhs in 0..vars.len() {
+                    if canonical_comparison(&generator, lhs, picks) {
+                        for op in CmpOp::ALL {
+                            seen.push((lhs, op, picks.to_vec()));
+                        }
+                    }
+                }
+                ControlFlow::Continue(())
+            });
+        }
+        let lone = |picks: &[Pick]| match generator.expr(picks).terms.as_slice() {
+            [t] if !t.negated && t.units.len() == 1 => match t.units[0] {
+                Unit::Var(v) => Some(v),
+                Unit::Const(_) => None,
+            },
+            _ => None,
+        };
+        let pairs: Vec<(usize, CmpOp, usize)> = seen
+            .iter()
+            .filter_map(|(lhs, op, picks)| Some((*lhs, *op, lone(picks)?)))
+            .collect();
+        assert!(!pairs.is_empty());
+        for &(x, op, y) in &pairs {
+            assert_ne!(x, y, "`x {} x` is enumerated", op.symbol());
+            assert!(
+                !pairs.contains(&(y, op.mirror(), x)),
+                "both `{x} {} {y}` and its mirror",
+                op.symbol()
+            );
+        }
+        // `x < x + 1` and the like are not enumerated either.
+        assert!(seen.iter().all(|(lhs, _, picks)| {
+            !generator
+                .expr(picks)
+                .terms
+                .iter()
+                .any(|t| t.units == [Unit::Var(*lhs)])
+        }));
     }
 }

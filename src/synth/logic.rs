@@ -37,6 +37,17 @@ impl CmpOp {
         matches!(self, CmpOp::Eq | CmpOp::Ne)
     }
 
+    /// The operator with the operands swapped: `a < b` is `b > a`.
+    pub fn mirror(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::Le => CmpOp::Ge,
+            CmpOp::Ge => CmpOp::Le,
+            symmetric => symmetric,
+        }
+    }
+
     /// Applies the comparison.
     pub fn holds(self, a: i64, b: i64) -> bool {
         match self {

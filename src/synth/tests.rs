@@ -422,3 +422,75 @@ fn statistics_of_the_slides_kernel() {
         }
     }
 }
+
+/// A profile over eight candidates whose slot is `v6 + v7 * 2 - 1`, the
+/// others noise (a deterministic linear congruential sequence).
+fn noisy_profile() -> AccessProfile {
+    let mut state = 12345u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 33) % 23) as i64
+    };
+    let rows = (0..200)
+        .map(|_| {
+            let values: Vec<i64> = (0..8).map(|_| next()).collect();
+            let slot = values[6] + values[7] * 2 - 1;
+            ProfileRow {
+                values,
+                slot: Some(vec![slot]),
+            }
+        })
+        .collect();
+    AccessProfile {
+        access: "__opt__.in[k]".to_string(),
+        shared: "sb".to_string(),
+        shared_dims: vec![64],
+        candidates: (0..8).map(|v| format!("v{v}")).collect(),
+        rows,
+    }
+}
+
+#[test]
+fn both_orders_test_fewer_expressions_and_find_the_same_index() {
+    let p = noisy_profile();
+    let run = |canonical, correlation_order| {
+        let bounds = Bounds {
+            canonical,
+            correlation_order,
+            time_budget: Duration::from_secs(20),
+            ..Bounds::default()
+        };
+        let found = synthesize_index(&p, 0, &bounds).expect("v6 + v7 * 2 - 1");
+        for row in &p.rows {
+            assert_eq!(Some(vec![found.expr.eval(&row.values)]), row.slot);
+        }
+        println!(
+            "canonical {canonical}, correlation {correlation_order}: `{}`, {} tested in {:?}",
+            expr_to_cuda(&found.expr, &p.candidates),
+            found.stats.tested,
+            found.stats.elapsed
+        );
+        found
+    };
+    let both = run(true, true);
+    let canonical_only = run(true, false);
+    let correlation_only = run(false, true);
+    assert_eq!(expr_to_cuda(&both.expr, &p.candidates), "v7 * 2 + v6 - 1");
+    assert_eq!(both.pass, Pass::Correlated);
+    assert!(both.stats.tested < canonical_only.stats.tested);
+    assert!(both.stats.tested < correlation_only.stats.tested);
+}
+
+#[test]
+fn a_spent_budget_is_named_in_the_message() {
+    let bounds = Bounds {
+        time_budget: Duration::ZERO,
+        max_covering_size: 1,
+        ..Bounds::default()
+    };
+    let err = synthesize_index(&noisy_profile(), 0, &bounds).unwrap_err();
+    assert!(err.stats.budget_exhausted);
+    assert!(err.to_string().contains("the time budget ran out"), "{err}");
+}
