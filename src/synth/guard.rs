@@ -10,11 +10,10 @@ use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::time::Instant;
 
-use super::arith::TermShape;
 use super::enumerate::{Generator, Pick, ZERO};
-use super::index::{constants, vocabulary};
 use super::logic::{CmpOp, Guard, RowSet};
 use super::order::order_variables;
+use super::passes::{passes, written_before, PassSpec};
 use super::print::guard_to_cuda;
 use super::table::AccessProfile;
 use super::{Bounds, Closest, Found, NotFound, Pass, SearchStats};
@@ -32,12 +31,13 @@ enum Use {
 struct Atom {
     guard: Guard,
     rows: RowSet,
-    /// Found in the second pass (uses a variable outside the first pass's).
-    late: bool,
+    /// The first pass that can write it.
+    pass: usize,
 }
 
 /// The state of one guard search.
 struct Search<'a> {
+    specs: &'a [PassSpec],
     rows: Vec<&'a [i64]>,
     target: Vec<bool>,
     target_set: RowSet,
@@ -93,8 +93,9 @@ pub(crate) fn synthesize_guard_for(
     let rows: Vec<&[i64]> = profile.rows.iter().map(|r| &r.values[..]).collect();
     let indicator: Vec<f64> = target.iter().map(|&t| f64::from(u8::from(t))).collect();
     let order = order_variables(&rows, &indicator, bounds.correlation_order);
-    let constants = constants(bounds, &profile.shared_dims);
+    let specs = passes(&order, bounds, &profile.shared_dims);
     let mut search = Search {
+        specs: &specs,
         row_order: (0..rows.len()).collect(),
         scratch: vec![false; rows.len()],
         rows,
@@ -111,42 +112,16 @@ pub(crate) fn synthesize_guard_for(
         closest: None,
         found: None,
     };
-    let first = if bounds.correlation_order {
-        bounds.correlated_first.min(order.len())
-    } else {
-        order.len()
-    };
-    let mut passes = vec![(Pass::Correlated, first)];
-    if first < order.len() {
-        passes.push((Pass::All, order.len()));
-    } else {
-        passes[0].0 = Pass::All;
-    }
-    let vocabularies: Vec<(Pass, usize, Vec<TermShape>)> = passes
-        .into_iter()
-        .map(|(pass, count)| (pass, count, vocabulary(&order[..count], &constants, bounds)))
-        .collect();
-    let generators: Vec<(Pass, usize, Generator)> = vocabularies
-        .iter()
-        .map(|(pass, count, terms)| {
-            let generator = Generator::new(
-                terms,
-                bounds.canonical,
-                bounds.max_terms,
-                constants.contains(&0),
-            );
-            (*pass, *count, generator)
-        })
-        .collect();
-    // Smallest first; at each size the most correlated variables first.
+    // Smallest first; at each size pass by pass, the most correlated
+    // variables and the small constants first.
+    let generators: Vec<Generator> = specs.iter().map(|spec| spec.generator(bounds)).collect();
     'sizes: for size in 2..=bounds.max_guard_size {
         search.stats.size_reached = search.stats.size_reached.max(size);
-        for (pass, count, generator) in &generators {
-            let (pass, vars) = (*pass, &order[..*count]);
-            let late = pass == Pass::All && first < order.len();
+        for (p, generator) in generators.iter().enumerate() {
+            let vars = &order[..specs[p].vars];
             // Comparisons of this size, each tested alone as it is built.
             if size <= bounds.max_comparison_size {
-                let flow = search.comparisons(generator, vars, first, late, size, Use::Alone, pass);
+                let flow = search.comparisons(generator, vars, p, size, Use::Alone);
                 if flow.is_break() {
                     break 'sizes;
                 }
@@ -155,14 +130,13 @@ pub(crate) fn synthesize_guard_for(
             // size: that is when the operands' row sets are first needed.
             let operand = size - 2;
             if operand >= 2 && operand <= bounds.max_comparison_size {
-                let flow =
-                    search.comparisons(generator, vars, first, late, operand, Use::Operand, pass);
+                let flow = search.comparisons(generator, vars, p, operand, Use::Operand);
                 if flow.is_break() {
                     break 'sizes;
                 }
             }
             for k in 2..=search.max_comparisons {
-                if search.chains(k, size, late, pass).is_break() {
+                if search.chains(k, size, p).is_break() {
                     break 'sizes;
                 }
             }
@@ -218,28 +192,26 @@ impl Search<'_> {
         ControlFlow::Continue(())
     }
 
-    /// Runs `comparison` on every canonical `lhs op rhs` of `size` units.
-    #[allow(clippy::too_many_arguments)]
+    /// Runs `comparison` on every canonical `lhs op rhs` of `size` units
+    /// that pass `p` writes and no earlier pass does.
     fn comparisons(
         &mut self,
         generator: &Generator,
         vars: &[usize],
-        first: usize,
-        late: bool,
+        p: usize,
         size: usize,
         usage: Use,
-        pass: Pass,
     ) -> ControlFlow<()> {
         generator.each_of_size(size - 1, &mut |picks| {
             for (lhs, &var) in vars.iter().enumerate() {
-                if late && lhs < first && generator.within_ranks(picks, first) {
-                    continue; // the first pass tested it
+                if written_before(self.specs, p, generator, picks, Some(lhs)) {
+                    continue; // an earlier pass tested it
                 }
                 if self.canonical && !canonical_comparison(generator, lhs, picks) {
                     continue;
                 }
                 for op in CmpOp::ALL {
-                    self.comparison(generator, var, op, picks, size, late, usage, pass)?;
+                    self.comparison(generator, var, op, picks, size, usage, p)?;
                 }
             }
             ControlFlow::Continue(())
@@ -257,11 +229,11 @@ impl Search<'_> {
         op: CmpOp,
         picks: &[Pick],
         size: usize,
-        late: bool,
         usage: Use,
-        pass: Pass,
+        p: usize,
     ) -> ControlFlow<()> {
         self.count_test()?;
+        let pass = self.specs[p].pass;
         let holds = |values: &[i64]| op.holds(values[lhs], generator.eval(picks, values));
         if usage == Use::Alone {
             for at in 0..self.row_order.len() {
@@ -317,7 +289,11 @@ impl Search<'_> {
             &mut self.subsets
         };
         bucket.entry(size).or_default().push(index);
-        self.atoms.push(Atom { guard, rows, late });
+        self.atoms.push(Atom {
+            guard,
+            rows,
+            pass: p,
+        });
         ControlFlow::Continue(())
     }
 
@@ -332,16 +308,17 @@ impl Search<'_> {
         }
     }
 
-    /// Tests the chains of `k` comparisons of total size `size`: `&&` of
-    /// supersets of the target, `||` of subsets.
-    fn chains(&mut self, k: usize, size: usize, late: bool, pass: Pass) -> ControlFlow<()> {
+    /// Tests the chains of `k` comparisons of total size `size` (`&&` of
+    /// supersets of the target, `||` of subsets) that pass `p` makes new: one
+    /// operand at least is its own.
+    fn chains(&mut self, k: usize, size: usize, p: usize) -> ControlFlow<()> {
         for or in [false, true] {
             let buckets = if or { &self.subsets } else { &self.supersets };
             let mut by_size: Vec<(usize, Vec<usize>)> =
                 buckets.iter().map(|(&s, v)| (s, v.clone())).collect();
             by_size.sort_unstable_by_key(|(s, _)| *s);
             let mut chosen = Vec::with_capacity(k);
-            self.chain(&by_size, or, k, size, 0, 0, &mut chosen, late, pass)?;
+            self.chain(&by_size, or, k, size, 0, 0, &mut chosen, p)?;
         }
         ControlFlow::Continue(())
     }
@@ -356,14 +333,14 @@ impl Search<'_> {
         from_bucket: usize,
         from_pos: usize,
         chosen: &mut Vec<usize>,
-        late: bool,
-        pass: Pass,
+        p: usize,
     ) -> ControlFlow<()> {
         if chosen.len() == k {
-            if left != 0 || (late && !chosen.iter().any(|&a| self.atoms[a].late)) {
+            let newest = chosen.iter().map(|&a| self.atoms[a].pass).max();
+            if left != 0 || newest != Some(p) {
                 return ControlFlow::Continue(());
             }
-            return self.test_chain(chosen, or, pass);
+            return self.test_chain(chosen, or, self.specs[p].pass);
         }
         let remaining = k - chosen.len();
         let (bucket_start, pos_start) = if self.canonical {
@@ -378,12 +355,12 @@ impl Search<'_> {
                 break;
             }
             let start = if b == bucket_start { pos_start } else { 0 };
-            for (p, &atom) in atoms.iter().enumerate().skip(start) {
+            for (at, &atom) in atoms.iter().enumerate().skip(start) {
                 if chosen.contains(&atom) {
                     continue;
                 }
                 chosen.push(atom);
-                self.chain(by_size, or, k, left - s, b, p + 1, chosen, late, pass)?;
+                self.chain(by_size, or, k, left - s, b, at + 1, chosen, p)?;
                 chosen.pop();
             }
         }

@@ -6,74 +6,34 @@
 use std::ops::ControlFlow;
 use std::time::Instant;
 
-use super::arith::{canonical_terms, naive_terms, Expr, TermShape};
+use super::arith::Expr;
 use super::enumerate::{Generator, Pick};
 use super::order::order_variables;
+use super::passes::{passes, written_before};
 use super::print::expr_to_cuda;
 use super::table::AccessProfile;
 use super::{Bounds, Closest, Found, NotFound, Pass, SearchStats};
 
-/// The constants of the vocabulary: the bounds' small integers and, when asked
-/// for, the shared array's sizes.
-pub(crate) fn constants(bounds: &Bounds, shared_dims: &[i64]) -> Vec<i64> {
-    let mut constants = bounds.constants.clone();
-    if bounds.shared_dims_as_constants {
-        constants.extend_from_slice(shared_dims);
-    }
-    constants.sort_unstable();
-    constants.dedup();
-    constants
-}
-
-/// Runs `visit` on expressions smallest first; at each size, first those over
-/// the most correlated variables (`order` is the search order), then those
-/// over all of them, skipping what the first tested. Counts the tests and
+/// Runs `visit` on expressions smallest first; at each size, pass by pass
+/// ([`super::passes`]: the most correlated variables first, `order` being the
+/// search order), skipping what an earlier pass tested. Counts the tests and
 /// stops at the deadline.
 pub(crate) fn search(
     order: &[usize],
-    constants: &[i64],
+    shared_dims: &[i64],
     bounds: &Bounds,
     max_size: usize,
     deadline: Instant,
     stats: &mut SearchStats,
     visit: &mut Visitor,
 ) -> ControlFlow<()> {
-    let first = if bounds.correlation_order {
-        bounds.correlated_first.min(order.len())
-    } else {
-        order.len()
-    };
-    let mut passes = vec![(Pass::Correlated, first)];
-    if first < order.len() {
-        passes.push((Pass::All, order.len()));
-    }
-    if first == order.len() {
-        passes[0].0 = Pass::All;
-    }
-    let vocabularies: Vec<(Pass, Vec<TermShape>)> = passes
-        .into_iter()
-        .map(|(pass, count)| (pass, vocabulary(&order[..count], constants, bounds)))
-        .collect();
-    let generators: Vec<(Pass, Generator)> = vocabularies
-        .iter()
-        .map(|(pass, terms)| {
-            let generator = Generator::new(
-                terms,
-                bounds.canonical,
-                bounds.max_terms,
-                constants.contains(&0),
-            );
-            (*pass, generator)
-        })
-        .collect();
-    // Smallest first over both passes: each size is searched over the most
-    // correlated variables, then over all.
+    let specs = passes(order, bounds, shared_dims);
+    let generators: Vec<Generator> = specs.iter().map(|spec| spec.generator(bounds)).collect();
     for size in 1..=max_size {
         stats.size_reached = stats.size_reached.max(size);
-        for (pass, generator) in &generators {
-            let skip_first_pass = *pass == Pass::All && first < order.len();
+        for (p, generator) in generators.iter().enumerate() {
             generator.each_of_size(size, &mut |picks| {
-                if skip_first_pass && generator.within_ranks(picks, first) {
+                if written_before(&specs, p, generator, picks, None) {
                     return ControlFlow::Continue(());
                 }
                 stats.tested += 1;
@@ -81,7 +41,7 @@ pub(crate) fn search(
                     stats.budget_exhausted = true;
                     return ControlFlow::Break(());
                 }
-                visit(generator, picks, *pass)
+                visit(generator, picks, specs[p].pass)
             })?;
         }
     }
@@ -91,15 +51,6 @@ pub(crate) fn search(
 /// What [`search`] calls with each expression: the generator, its picks and
 /// the pass.
 pub(crate) type Visitor<'a> = dyn FnMut(&Generator, &[Pick], Pass) -> ControlFlow<()> + 'a;
-
-/// The terms a pass picks from: canonical, or every unit sequence.
-pub(crate) fn vocabulary(vars: &[usize], constants: &[i64], bounds: &Bounds) -> Vec<TermShape> {
-    if bounds.canonical {
-        canonical_terms(vars, constants, bounds.max_units_per_term)
-    } else {
-        naive_terms(vars, constants, bounds.max_units_per_term)
-    }
-}
 
 /// The rows with a slot: candidate values and the slot's index in `dim`.
 pub(crate) fn slot_rows(profile: &AccessProfile, dim: usize) -> Vec<(&[i64], i64)> {
@@ -193,13 +144,12 @@ pub(crate) fn exact_index(
     } else {
         order_variables(&values, &targets, bounds.correlation_order)
     };
-    let constants = constants(bounds, &profile.shared_dims);
     let mut row_order: Vec<usize> = (0..rows.len()).collect();
     let mut stats = SearchStats::default();
     let mut found = None;
     let _ = search(
         &order,
-        &constants,
+        &profile.shared_dims,
         bounds,
         bounds.max_size,
         start + bounds.time_budget,
@@ -238,13 +188,12 @@ pub(crate) fn closest(
     let targets: Vec<f64> = rows.iter().map(|&(_, t)| t as f64).collect();
     let values: Vec<&[i64]> = rows.iter().map(|&(v, _)| v).collect();
     let order = order_variables(&values, &targets, bounds.correlation_order);
-    let constants = constants(bounds, &profile.shared_dims);
     let mut row_order: Vec<usize> = (0..rows.len()).collect();
     let mut stats = SearchStats::default();
     let mut best: Option<(Expr, usize)> = None;
     let _ = search(
         &order,
-        &constants,
+        &profile.shared_dims,
         bounds,
         max_size,
         start + bounds.time_budget,

@@ -22,6 +22,7 @@ pub mod guard;
 pub mod index;
 pub mod logic;
 pub mod order;
+mod passes;
 pub mod print;
 pub mod table;
 #[cfg(test)]

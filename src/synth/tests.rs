@@ -494,3 +494,22 @@ fn a_spent_budget_is_named_in_the_message() {
     assert!(err.stats.budget_exhausted);
     assert!(err.to_string().contains("the time budget ran out"), "{err}");
 }
+
+/// Profiled shapes of one thread count (128) make the plane's size a constant
+/// that fits them all (`blockDim.x < 128 - csb`); the passes try the small
+/// constants first at each size, so the guard found holds on other counts.
+/// Also a large profile: 32768 rows per read.
+#[test]
+fn shapes_of_one_thread_count_do_not_tie_the_guard_to_the_plane_size() {
+    let profiled = [launch(16, 8, 128, 64), launch(32, 4, 128, 64)];
+    let held_out = [launch(8, 8, 64, 32), launch(4, 16, 32, 64)];
+    for read in READS {
+        let p = profile(Layout::Plane, &profiled, read, &PLANE_CANDIDATES);
+        let plan = synthesize_access(&p, &Bounds::default()).expect("a plan");
+        println!("{} ({} rows)", report(&plan, &p), p.rows.len());
+        check_plan(
+            &plan,
+            &profile(Layout::Plane, &held_out, read, &PLANE_CANDIDATES),
+        );
+    }
+}
