@@ -4,7 +4,7 @@
 use super::guard::synthesize_guard_for;
 use super::index::{closest, exact_index, not_found, slot_rows};
 use super::logic::Guard;
-use super::print::{guard_to_cuda, shared_read_to_cuda};
+use super::print::{expr_to_cuda, guard_to_cuda, shared_read_to_cuda};
 use super::table::AccessProfile;
 use super::{Bounds, Expr, NotFound, SearchStats};
 
@@ -50,6 +50,61 @@ impl AccessPlan {
             ),
         }
     }
+}
+
+/// What is wrong with a profile the searches cannot use: a row with another
+/// number of values than there are candidates, or a slot with another number
+/// of indices than the shared array has dimensions.
+pub fn check_profile(profile: &AccessProfile) -> Result<(), String> {
+    for (n, row) in profile.rows.iter().enumerate() {
+        if row.values.len() != profile.candidates.len() {
+            return Err(format!(
+                "row {n} of the profile of `{}` has {} values for {} candidates ({})",
+                profile.access,
+                row.values.len(),
+                profile.candidates.len(),
+                profile.candidates.join(" ")
+            ));
+        }
+        if let Some(slot) = &row.slot {
+            if slot.len() != profile.shared_dims.len() {
+                return Err(format!(
+                    "row {n} of the profile of `{}` names a slot of {} indices in `{}`, \
+                     which has {} dimensions",
+                    profile.access,
+                    slot.len(),
+                    profile.shared,
+                    profile.shared_dims.len()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The figures of an access as JSON, for `--json` outputs: the expressions
+/// (as CUDA C), how many rows they serve, the expressions tested and the time.
+pub fn plan_json(plan: &AccessPlan, profile: &AccessProfile) -> serde_json::Value {
+    let names = &profile.candidates;
+    let stats = |s: &SearchStats| {
+        serde_json::json!({
+            "tested": s.tested,
+            "ms": s.elapsed.as_secs_f64() * 1e3,
+            "budget_exhausted": s.budget_exhausted,
+        })
+    };
+    serde_json::json!({
+        "access": profile.access,
+        "shared": profile.shared,
+        "index": plan.index.iter().map(|e| expr_to_cuda(e, names)).collect::<Vec<_>>(),
+        "guard": guard_to_cuda(&plan.guard, names),
+        "exact": plan.exact,
+        "rows_served": plan.served,
+        "rows_with_slot": plan.with_slot,
+        "rows": profile.rows.len(),
+        "index_search": stats(&plan.index_stats),
+        "guard_search": stats(&plan.guard_stats),
+    })
 }
 
 /// The index in every dimension and the guard for one marked read. Where no

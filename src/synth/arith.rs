@@ -12,10 +12,11 @@ pub enum Unit {
 }
 
 impl Unit {
-    /// The unit's value on a row of candidate values.
+    /// The unit's value on a row of candidate values (0 for a candidate the
+    /// row lacks: [`super::check_profile`] reports such rows).
     pub fn eval(self, values: &[i64]) -> i64 {
         match self {
-            Unit::Var(v) => values[v],
+            Unit::Var(v) => values.get(v).copied().unwrap_or(0),
             Unit::Const(c) => c,
         }
     }

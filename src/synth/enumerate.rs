@@ -176,14 +176,6 @@ impl<'a> Generator<'a> {
                 .collect(),
         }
     }
-
-    /// Whether every variable of the expression has a rank below `first`
-    /// (so the first pass, over those ranks only, already tested it).
-    pub fn within_ranks(&self, picks: &[Pick], first: usize) -> bool {
-        picks
-            .iter()
-            .all(|&(_, t)| t == ZERO || self.terms[t].monomial.iter().all(|&r| r < first))
-    }
 }
 
 #[cfg(test)]

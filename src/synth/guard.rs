@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::time::Instant;
 
+use super::arith::Unit;
 use super::enumerate::{Generator, Pick, ZERO};
 use super::logic::{CmpOp, Guard, RowSet};
 use super::order::order_variables;
@@ -92,7 +93,12 @@ pub(crate) fn synthesize_guard_for(
     }
     let rows: Vec<&[i64]> = profile.rows.iter().map(|r| &r.values[..]).collect();
     let indicator: Vec<f64> = target.iter().map(|&t| f64::from(u8::from(t))).collect();
-    let order = order_variables(&rows, &indicator, bounds.correlation_order);
+    let order = order_variables(
+        profile.candidates.len(),
+        &rows,
+        &indicator,
+        bounds.correlation_order,
+    );
     let specs = passes(&order, bounds, &profile.shared_dims);
     let mut search = Search {
         specs: &specs,
@@ -234,7 +240,8 @@ impl Search<'_> {
     ) -> ControlFlow<()> {
         self.count_test()?;
         let pass = self.specs[p].pass;
-        let holds = |values: &[i64]| op.holds(values[lhs], generator.eval(picks, values));
+        let left = Unit::Var(lhs);
+        let holds = |values: &[i64]| op.holds(left.eval(values), generator.eval(picks, values));
         if usage == Use::Alone {
             for at in 0..self.row_order.len() {
                 let row = self.row_order[at];
@@ -406,7 +413,7 @@ impl Search<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synth::arith::{canonical_terms, Unit};
+    use crate::synth::arith::canonical_terms;
 
     #[test]
     fn canonical_comparisons_have_no_mirrored_twins() {

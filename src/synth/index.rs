@@ -142,7 +142,12 @@ pub(crate) fn exact_index(
     let order = if values.is_empty() {
         (0..profile.candidates.len()).collect()
     } else {
-        order_variables(&values, &targets, bounds.correlation_order)
+        order_variables(
+            profile.candidates.len(),
+            &values,
+            &targets,
+            bounds.correlation_order,
+        )
     };
     let mut row_order: Vec<usize> = (0..rows.len()).collect();
     let mut stats = SearchStats::default();
@@ -187,7 +192,12 @@ pub(crate) fn closest(
     }
     let targets: Vec<f64> = rows.iter().map(|&(_, t)| t as f64).collect();
     let values: Vec<&[i64]> = rows.iter().map(|&(v, _)| v).collect();
-    let order = order_variables(&values, &targets, bounds.correlation_order);
+    let order = order_variables(
+        profile.candidates.len(),
+        &values,
+        &targets,
+        bounds.correlation_order,
+    );
     let mut row_order: Vec<usize> = (0..rows.len()).collect();
     let mut stats = SearchStats::default();
     let mut best: Option<(Expr, usize)> = None;

@@ -2,7 +2,7 @@
 //! (`threadIdx.x < blockDim.x - 1`), joined by `&&` and `||`; and the row sets
 //! (bit sets over the profiled rows) the guard search combines them with.
 
-use super::arith::Expr;
+use super::arith::{Expr, Unit};
 
 /// A comparison operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -101,7 +101,7 @@ impl Guard {
         match self {
             Guard::True => true,
             Guard::False => false,
-            Guard::Cmp { lhs, op, rhs } => op.holds(values[*lhs], rhs.eval(values)),
+            Guard::Cmp { lhs, op, rhs } => op.holds(Unit::Var(*lhs).eval(values), rhs.eval(values)),
             Guard::And(a, b) => a.eval(values) && b.eval(values),
             Guard::Or(a, b) => a.eval(values) || b.eval(values),
         }
@@ -179,7 +179,6 @@ impl RowSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synth::arith::Unit;
 
     #[test]
     fn guards_evaluate_like_c() {

@@ -24,16 +24,23 @@ pub fn pearson(xs: &[f64], ys: &[f64]) -> f64 {
     }
 }
 
-/// The variables (positions in the rows) ordered by |r| with the target,
-/// highest first, ties in profile order; with `by_correlation` off, the
-/// profile order itself.
-pub fn order_variables(rows: &[&[i64]], target: &[f64], by_correlation: bool) -> Vec<usize> {
-    let count = rows.first().map_or(0, |r| r.len());
+/// The `count` variables (positions in the rows) ordered by |r| with the
+/// target, highest first, ties in profile order; with `by_correlation` off,
+/// the profile order itself. A row without a variable counts it as 0.
+pub fn order_variables(
+    count: usize,
+    rows: &[&[i64]],
+    target: &[f64],
+    by_correlation: bool,
+) -> Vec<usize> {
     let mut order: Vec<usize> = (0..count).collect();
     if by_correlation {
         let strength: Vec<f64> = (0..count)
             .map(|v| {
-                let column: Vec<f64> = rows.iter().map(|r| r[v] as f64).collect();
+                let column: Vec<f64> = rows
+                    .iter()
+                    .map(|r| r.get(v).copied().unwrap_or(0) as f64)
+                    .collect();
                 pearson(&column, target).abs()
             })
             .collect();
@@ -64,7 +71,7 @@ mod tests {
             .collect::<Vec<_>>();
         let rows: Vec<&[i64]> = rows.iter().map(|r| &r[..]).collect();
         let target: Vec<f64> = rows.iter().map(|r| (10 - 2 * r[1]) as f64).collect();
-        assert_eq!(order_variables(&rows, &target, true), vec![1, 2, 0, 3]);
-        assert_eq!(order_variables(&rows, &target, false), vec![0, 1, 2, 3]);
+        assert_eq!(order_variables(4, &rows, &target, true), vec![1, 2, 0, 3]);
+        assert_eq!(order_variables(4, &rows, &target, false), vec![0, 1, 2, 3]);
     }
 }

@@ -225,6 +225,10 @@ fn slides_plane_on_even_grids_with_the_slides_candidates() {
                 plan.to_cuda(&p, "in[w]"),
                 "((threadIdx.x != 0) ? sb[csb - 1] : in[w])"
             );
+            let json = plan_json(&plan, &p);
+            assert_eq!(json["index"][0], "csb - 1");
+            assert_eq!(json["guard"], "threadIdx.x != 0");
+            assert!(json["index_search"]["tested"].as_u64().unwrap() > 0);
         }
         check_plan(
             &plan,
@@ -512,4 +516,24 @@ fn shapes_of_one_thread_count_do_not_tie_the_guard_to_the_plane_size() {
             &profile(Layout::Plane, &held_out, read, &PLANE_CANDIDATES),
         );
     }
+}
+
+#[test]
+fn malformed_profiles_are_reported_not_panicked_on() {
+    let mut p = noisy_profile();
+    assert_eq!(check_profile(&p), Ok(()));
+    p.rows[3].values.pop();
+    let message = check_profile(&p).unwrap_err();
+    assert!(
+        message.contains("row 3") && message.contains("7 values for 8"),
+        "{message}"
+    );
+    p.rows[5].slot = Some(vec![1, 2]);
+    let bounds = Bounds {
+        max_size: 2,
+        ..Bounds::default()
+    };
+    // The searches still run to an answer without panicking.
+    let _ = synthesize_access(&p, &bounds);
+    let _ = synthesize_guard(&p, &bounds);
 }
