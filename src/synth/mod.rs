@@ -153,7 +153,7 @@ impl SearchStats {
     }
 }
 
-/// An index expression that equals the profiled slot.
+/// What a search found: an index expression or a guard.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Found<T> {
     /// The expression.
