@@ -7,13 +7,14 @@
 //! logic over comparisons of it ([`logic`]). The generator ([`enumerate`]) is
 //! recursive and hands every expression to the test the moment it is built, in
 //! a canonical order that never yields two expressions equal by commutativity
-//! or associativity; candidates are tried most correlated with the target
-//! first ([`order`]). [`index`] and [`guard`] are the two searches,
-//! [`access`] puts them together for one marked read, [`print`] writes the
-//! results as CUDA C.
+//! or associativity; at each size, expressions over the variables most
+//! correlated with the target come first ([`order`]), then those over all,
+//! then those using the shared array's sizes as constants (`passes`).
+//! [`index`] and [`guard`] are the two searches, [`access`] puts them together
+//! for one marked read, [`print`] writes the results as CUDA C.
 //!
-//! The module uses nothing else of the crate: the profiler that fills the table
-//! and the command that rewrites the kernel sit above it.
+//! The module uses nothing else of the crate: the emulator's profiler, which
+//! fills the table, and the command that rewrites the kernel build on it.
 
 pub mod access;
 pub mod arith;
@@ -211,7 +212,7 @@ impl fmt::Display for NotFound {
                 "; the closest, `{}`, is wrong on {} of {} profiled rows",
                 c.text, c.mismatches, c.rows
             )?,
-            None => write!(f, "; no candidate was tested")?,
+            None => write!(f, "; no candidate was evaluated on every row")?,
         }
         write!(
             f,
