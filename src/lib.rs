@@ -21,6 +21,4 @@ pub mod lower;
 pub mod model;
 pub mod schedule;
 pub mod source;
-/// The KaniCUDA synthesizer: shared-memory index and guard expressions from
-/// profiles of marked global reads in hand-written CUDA kernels.
 pub mod synth;
