@@ -82,6 +82,43 @@ pub fn check_profile(profile: &AccessProfile) -> Result<(), String> {
     Ok(())
 }
 
+/// One profile of a marked read from the profiles of several launches (block
+/// shapes, grid sizes), so that the expressions found hold on all of them.
+/// The shared sizes are the largest of each dimension (a shared array sized by
+/// `-D BLOCK_X=...` differs between launches: its sizes are then constants of
+/// the last passes only, see [`Bounds::shared_dims_as_constants`]).
+pub fn merge_profiles(profiles: &[AccessProfile]) -> Result<AccessProfile, String> {
+    let Some(first) = profiles.first() else {
+        return Err("no profile to merge: profile at least one launch".to_string());
+    };
+    let mut merged = AccessProfile {
+        rows: Vec::new(),
+        ..first.clone()
+    };
+    for p in profiles {
+        if (&p.access, &p.shared, &p.candidates)
+            != (&first.access, &first.shared, &first.candidates)
+            || p.shared_dims.len() != first.shared_dims.len()
+        {
+            return Err(format!(
+                "the profiles of `{}` (shared `{}`, candidates {}) and `{}` (shared `{}`, \
+                 candidates {}) are of different reads: merge the profiles of one marked read",
+                first.access,
+                first.shared,
+                first.candidates.join(" "),
+                p.access,
+                p.shared,
+                p.candidates.join(" ")
+            ));
+        }
+        for (m, &d) in merged.shared_dims.iter_mut().zip(&p.shared_dims) {
+            *m = (*m).max(d);
+        }
+        merged.rows.extend(p.rows.iter().cloned());
+    }
+    Ok(merged)
+}
+
 /// The figures of an access as JSON, for `--json` outputs: the expressions
 /// (as CUDA C), how many rows they serve, the expressions tested and the time.
 pub fn plan_json(plan: &AccessPlan, profile: &AccessProfile) -> serde_json::Value {

@@ -537,3 +537,38 @@ fn malformed_profiles_are_reported_not_panicked_on() {
     let _ = synthesize_access(&p, &bounds);
     let _ = synthesize_guard(&p, &bounds);
 }
+
+#[test]
+fn profiles_of_several_launches_merge_into_one() {
+    // One launch per profile, as a shared array sized by -D BLOCK_X/BLOCK_Y gives.
+    let launches = [launch(4, 4, 16, 12), launch(8, 3, 24, 9)];
+    let parts: Vec<AccessProfile> = launches
+        .iter()
+        .map(|&l| profile(Layout::Plane, &[l], Neighbour::W, &PLANE_CANDIDATES))
+        .collect();
+    assert_eq!(parts[0].shared_dims, vec![16]);
+    assert_eq!(parts[1].shared_dims, vec![24]);
+    let merged = merge_profiles(&parts).expect("one read");
+    assert_eq!(
+        merged,
+        profile(Layout::Plane, &launches, Neighbour::W, &PLANE_CANDIDATES)
+    );
+    let plan = synthesize_access(&merged, &Bounds::default()).expect("a plan");
+    assert_eq!(
+        plan.to_cuda(&merged, "in[w]"),
+        "((threadIdx.x != 0) ? sb[csb - 1] : in[w])"
+    );
+
+    let other = profile(
+        Layout::Plane,
+        &launches[..1],
+        Neighbour::E,
+        &PLANE_CANDIDATES,
+    );
+    let message = merge_profiles(&[parts[0].clone(), other]).unwrap_err();
+    assert!(
+        message.contains("`__opt__.in[w]`") && message.contains("`__opt__.in[e]`"),
+        "{message}"
+    );
+    assert!(merge_profiles(&[]).is_err());
+}
