@@ -7,6 +7,7 @@
 mod common;
 
 mod device;
+mod emu_own_kernels;
 mod differential_nvrtc;
 mod differential_opencl;
 mod fma;
