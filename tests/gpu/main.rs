@@ -15,6 +15,7 @@ mod gpu_common;
 mod nvrtc_bench;
 mod nvrtc_examples;
 mod opencl_checks;
+mod opencl_cuda_kernels;
 mod opencl_examples;
 mod opencl_fusion;
 mod opencl_recompute;

@@ -9,6 +9,7 @@
 
 pub mod ast;
 pub mod lexer;
+pub mod opencl;
 pub mod parser;
 pub mod sema;
 
