@@ -85,7 +85,11 @@ __global__ void k(const int* in, int* out)
         let up = if lane >= 2 { v(lane - 2) } else { v(lane) };
         assert_eq!(out[64 + t], up, "up lane {t}");
         assert_eq!(out[128 + t], v(lane ^ 5), "xor lane {t}");
-        let down = if lane % 8 + 3 < 8 { v(lane + 3) } else { v(lane) };
+        let down = if lane % 8 + 3 < 8 {
+            v(lane + 3)
+        } else {
+            v(lane)
+        };
         assert_eq!(out[192 + t], down, "down width 8 lane {t}");
     }
 }
@@ -108,7 +112,9 @@ __global__ void k(const int* in, int* out)
     let finding = report.findings.first().expect("a finding");
     assert_eq!(finding.kind, FindingKind::Shuffle);
     assert!(
-        finding.message.contains("lane 16 of its mask waits at a barrier"),
+        finding
+            .message
+            .contains("lane 16 of its mask waits at a barrier"),
         "{}",
         finding.message
     );
@@ -152,7 +158,11 @@ __global__ void k(const int* in, int* out)
     let (report, _) = run(text, 1, 32, &[1; 32], 32);
     let finding = report.findings.first().expect("a finding");
     assert_eq!(finding.kind, FindingKind::Shuffle);
-    assert!(finding.message.contains("does not name it"), "{}", finding.message);
+    assert!(
+        finding.message.contains("does not name it"),
+        "{}",
+        finding.message
+    );
 }
 
 const HELPERS: &str = r#"
@@ -198,7 +208,11 @@ fn device_functions_run_inline_with_their_own_variables() {
         }
     };
     for t in 0..24i64 {
-        assert_eq!(out[t as usize], 2 * mirror(t - 8, 5) + 100 * mirror(t, 3), "thread {t}");
+        assert_eq!(
+            out[t as usize],
+            2 * mirror(t - 8, 5) + 100 * mirror(t, 3),
+            "thread {t}"
+        );
     }
 }
 

@@ -77,8 +77,15 @@ fn close(a: Option<Value>, b: Option<Value>, what: &str) {
     match (a, b) {
         (Some(a), Some(b)) => {
             let (x, y) = (a.as_f64(), b.as_f64());
-            let tol = if matches!(a, Value::Float(_)) { 1e-5 } else { 1e-12 } * x.abs().max(1.0);
-            assert!((x - y).abs() <= tol, "{what}: reduction interpreter {x}, emulator {y}");
+            let tol = if matches!(a, Value::Float(_)) {
+                1e-5
+            } else {
+                1e-12
+            } * x.abs().max(1.0);
+            assert!(
+                (x - y).abs() <= tol,
+                "{what}: reduction interpreter {x}, emulator {y}"
+            );
         }
         (a, b) => assert_eq!(a.is_some(), b.is_some(), "{what}: reduction evaluated"),
     }
@@ -98,8 +105,14 @@ fn check_example(name: &str) {
             run_with_schedule(&program, &env, &mut actual, &schedule, Limits::default())
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
         assert!(device.launches > 0, "{what}: nothing launched");
-        assert_eq!(summary.iterations, reference.iterations, "{what}: iterations");
-        assert_eq!(summary.stopped_by_check, reference.stopped_by_check, "{what}: check");
+        assert_eq!(
+            summary.iterations, reference.iterations,
+            "{what}: iterations"
+        );
+        assert_eq!(
+            summary.stopped_by_check, reference.stopped_by_check,
+            "{what}: check"
+        );
         assert_close(&program, &expected, &actual, &what);
         for ((r, a), (_, b)) in reference.reductions.iter().zip(&summary.reductions) {
             close(*a, *b, &format!("{what} {r}"));

@@ -7,9 +7,9 @@
 mod common;
 
 mod device;
-mod emu_own_kernels;
 mod differential_nvrtc;
 mod differential_opencl;
+mod emu_own_kernels;
 mod fma;
 mod gpu_common;
 mod nvrtc_bench;

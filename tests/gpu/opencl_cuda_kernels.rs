@@ -87,7 +87,10 @@ fn compare(file: &str, defs: &[(&str, &str)], launch: Launch, args: Vec<Arg>) {
             continue;
         };
         assert_eq!(a.len(), b.len());
-        let scale = a.iter().fold(0.0f64, |m, v| m.max(v.as_f64().abs())).max(1e-30);
+        let scale = a
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.as_f64().abs()))
+            .max(1e-30);
         for (i, (x, y)) in a.iter().zip(b).enumerate() {
             let tol = match x {
                 Value::Float(_) => 1e-5 * scale,
@@ -104,7 +107,10 @@ fn compare(file: &str, defs: &[(&str, &str)], launch: Launch, args: Vec<Arg>) {
     }
     assert!(compared > 0);
     // The outputs are not all zero: the kernel ran.
-    let written = on_opencl.iter().zip(&args).any(|(after, before)| after != before);
+    let written = on_opencl
+        .iter()
+        .zip(&args)
+        .any(|(after, before)| after != before);
     assert!(written, "{file}: OpenCL changed nothing");
 }
 
@@ -191,7 +197,10 @@ fn printed_opencl_of_the_jacobi_tile() {
     let unit = parse_unit(&source, &defs).unwrap_or_else(|d| panic!("{d}"));
     let printed = print_kernel(&unit.kernels[0], &source.text, &defs).unwrap();
     assert!(!printed.contains("__opt__") && !printed.contains("profile"));
-    assert!(printed.contains("__local float tile[TILE_Y][TILE_X];"), "{printed}");
+    assert!(
+        printed.contains("__local float tile[TILE_Y][TILE_X];"),
+        "{printed}"
+    );
     insta::assert_snapshot!("jacobi2d_tile_opencl", printed);
 }
 
@@ -201,9 +210,18 @@ fn printed_opencl_keeps_defines_helpers_and_fp64() {
     let unit = parse_unit(&source, &[]).unwrap_or_else(|d| panic!("{d}"));
     let printed = print_kernel(&unit.kernels[0], &source.text, &[]).unwrap();
     assert!(printed.contains("#pragma OPENCL EXTENSION cl_khr_fp64 : enable"));
-    assert!(printed.contains("#define BX 8") && printed.contains("plane[BY][BX]"), "{printed}");
-    assert!(printed.contains("barrier(CLK_LOCAL_MEM_FENCE);"), "{printed}");
-    assert!(printed.contains("(uint)get_group_id(0) * (uint)get_local_size(0)"), "{printed}");
+    assert!(
+        printed.contains("#define BX 8") && printed.contains("plane[BY][BX]"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("barrier(CLK_LOCAL_MEM_FENCE);"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("(uint)get_group_id(0) * (uint)get_local_size(0)"),
+        "{printed}"
+    );
 
     let text = "static __device__ __forceinline__ int clampi(long i, int n)\n{\n    return i < 0 ? 0 : (i >= n ? n - 1 : (int)i);\n}\n\
                 extern \"C\" __global__ void __launch_bounds__(64) k(float* __restrict__ out, const float* in, int n)\n{\n    \
@@ -232,6 +250,12 @@ fn a_shuffle_is_refused_with_its_place() {
     let file = SourceFile::new("k.cu", text);
     let unit = parse_unit(&file, &[]).unwrap();
     let err = print_kernel(&unit.kernels[0], text, &[]).unwrap_err();
-    assert!(err.message.contains("`__shfl_down_sync` has no OpenCL C counterpart"));
-    assert!(err.render(&file).contains("k.cu:1:"), "{}", err.render(&file));
+    assert!(err
+        .message
+        .contains("`__shfl_down_sync` has no OpenCL C counterpart"));
+    assert!(
+        err.render(&file).contains("k.cu:1:"),
+        "{}",
+        err.render(&file)
+    );
 }

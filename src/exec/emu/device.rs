@@ -124,7 +124,11 @@ impl GpuDevice for EmuDevice {
         let data = (0..src.len()).map(|i| to_emu(src.get(i))).collect();
         match self.buffers.get_mut(*dst) {
             Some(buffer) => *buffer = data,
-            None => return Err(ExecError::Failed("internal: unknown emulator buffer".into())),
+            None => {
+                return Err(ExecError::Failed(
+                    "internal: unknown emulator buffer".into(),
+                ))
+            }
         }
         Ok(())
     }

@@ -316,12 +316,7 @@ impl Machine<'_> {
     /// Completes the shuffles whose lanes have all arrived; returns whether
     /// any did. With `stuck` (no thread can run), a shuffle still waiting is
     /// reported.
-    fn shuffles(
-        &self,
-        threads: &mut [Thread],
-        block: [u32; 3],
-        stuck: bool,
-    ) -> Result<bool, Stop> {
+    fn shuffles(&self, threads: &mut [Thread], block: [u32; 3], stuck: bool) -> Result<bool, Stop> {
         let mut released = false;
         for warp_start in (0..threads.len()).step_by(WARP) {
             let lanes = warp_start..(warp_start + WARP).min(threads.len());

@@ -119,8 +119,11 @@ pub fn run_cuda_kernel(
                 }
                 .map_err(cl_err("clCreateBuffer"))?;
                 // SAFETY: blocking write of a slice of the buffer's size.
-                unsafe { rt.queue.enqueue_write_buffer(&mut buf, CL_BLOCKING, 0, &bytes, &[]) }
-                    .map_err(cl_err("upload"))?;
+                unsafe {
+                    rt.queue
+                        .enqueue_write_buffer(&mut buf, CL_BLOCKING, 0, &bytes, &[])
+                }
+                .map_err(cl_err("upload"))?;
                 buffers.push(Some((buf, elem, bytes.len())));
             }
             (Type::Scalar(_), Arg::Scalar(_)) => buffers.push(None),
@@ -167,8 +170,11 @@ pub fn run_cuda_kernel(
         if let (Arg::Array(data), Some((buf, elem, len))) = (arg, buffer) {
             let mut bytes = vec![0u8; *len];
             // SAFETY: blocking read into a slice of the buffer's size.
-            unsafe { rt.queue.enqueue_read_buffer(buf, CL_BLOCKING, 0, &mut bytes, &[]) }
-                .map_err(cl_err("download"))?;
+            unsafe {
+                rt.queue
+                    .enqueue_read_buffer(buf, CL_BLOCKING, 0, &mut bytes, &[])
+            }
+            .map_err(cl_err("download"))?;
             let values = from_bytes(&bytes, *elem);
             let n = data.len();
             *data = values.into_iter().take(n).collect();

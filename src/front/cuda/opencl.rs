@@ -92,9 +92,7 @@ fn macros(source: &str, defines: &[(String, String)]) -> Vec<(String, String)> {
             text.push_str(lines.next().unwrap_or(""));
         }
         let text = text.split("//").next().unwrap_or("").trim();
-        let (name, value) = text
-            .split_once(char::is_whitespace)
-            .unwrap_or((text, "1"));
+        let (name, value) = text.split_once(char::is_whitespace).unwrap_or((text, "1"));
         if name.is_empty() || list.iter().any(|(n, _)| n == name) {
             continue;
         }
@@ -589,9 +587,29 @@ impl Printer<'_> {
 
 /// Words OpenCL C reserves that CUDA does not.
 const RESERVED: &[&str] = &[
-    "kernel", "__kernel", "global", "__global", "local", "__local", "constant", "__constant",
-    "private", "__private", "read_only", "write_only", "read_write", "half", "restrict",
-    "image2d_t", "image3d_t", "sampler_t", "event_t", "uint", "ulong", "uchar", "ushort",
+    "kernel",
+    "__kernel",
+    "global",
+    "__global",
+    "local",
+    "__local",
+    "constant",
+    "__constant",
+    "private",
+    "__private",
+    "read_only",
+    "write_only",
+    "read_write",
+    "half",
+    "restrict",
+    "image2d_t",
+    "image3d_t",
+    "sampler_t",
+    "event_t",
+    "uint",
+    "ulong",
+    "uchar",
+    "ushort",
 ];
 
 /// A variable's name, with `_` added where OpenCL C reserves it.

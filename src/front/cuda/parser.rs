@@ -8,7 +8,8 @@ use crate::diag::Diagnostic;
 use crate::source::Span;
 
 use super::ast::{
-    BinOp, Builtin, Expr, ExprKind, Function, Kernel, Param, Scalar, Stmt, StmtKind, Type, UnOp, UNRESOLVED,
+    BinOp, Builtin, Expr, ExprKind, Function, Kernel, Param, Scalar, Stmt, StmtKind, Type, UnOp,
+    UNRESOLVED,
 };
 use super::lexer::{Token, TokenKind};
 

@@ -37,10 +37,14 @@ fn signatures(functions: &[Function]) -> Vec<Signature> {
         .map(|f| Signature {
             name: f.name.clone(),
             ret: f.ret,
-            params: f.params.iter().map(|p| match p.ty {
-                Type::Scalar(s) => s,
-                _ => Scalar::Int,
-            }).collect(),
+            params: f
+                .params
+                .iter()
+                .map(|p| match p.ty {
+                    Type::Scalar(s) => s,
+                    _ => Scalar::Int,
+                })
+                .collect(),
         })
         .collect()
 }
@@ -157,7 +161,10 @@ pub fn check_function(function: &mut Function, earlier: &[Function]) -> Result<(
         }) => {}
         _ => {
             return Err(Diagnostic::error(
-                format!("device function `{}` does not end with `return`", function.name),
+                format!(
+                    "device function `{}` does not end with `return`",
+                    function.name
+                ),
                 function.name_span,
             )
             .with_help("end its body with `return value;`, so that every path returns a value"))
@@ -441,11 +448,10 @@ impl Checker {
             StmtKind::Block(items) => self.scoped(|c| c.stmts(items))?,
             StmtKind::DeclList(items) => self.stmts(items)?,
             StmtKind::Sync if self.returns.is_some() => {
-                return Err(Diagnostic::error(
-                    "`__syncthreads()` in a device function",
-                    span,
+                return Err(
+                    Diagnostic::error("`__syncthreads()` in a device function", span)
+                        .with_help("call `__syncthreads()` in the kernel itself"),
                 )
-                .with_help("call `__syncthreads()` in the kernel itself"))
             }
             StmtKind::Sync => {}
             StmtKind::Return if self.returns.is_some() => {
@@ -719,7 +725,9 @@ impl Checker {
                         format!("`{name}` takes 3 or 4 arguments, given {}", args.len()),
                         span,
                     )
-                    .with_help(format!("write `{name}(mask, value, lane)` (and optionally a width)")));
+                    .with_help(format!(
+                        "write `{name}(mask, value, lane)` (and optionally a width)"
+                    )));
                 }
                 let mut value = Scalar::Int;
                 for (i, arg) in args.iter_mut().enumerate() {
