@@ -149,3 +149,78 @@ fn emu_runs_the_cuda_of_wave2d() {
 fn emu_runs_the_cuda_of_rician3d() {
     check_example("rician3d");
 }
+
+/// A benchmark program of `bench/programs/`.
+fn bench_program(name: &str) -> Program {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("bench/programs")
+        .join(format!("{name}.sdsl"));
+    let text = std::fs::read_to_string(&path).expect("bench program exists");
+    parse(name, &text)
+}
+
+/// Runs `program` in the emulator under its default schedule and one with an
+/// odd block, against the interpreter.
+fn check_program(program: &Program, params: &[(&str, f64)]) {
+    let env = RunEnv::new(program, &bindings(program, params)).expect("valid parameters");
+    let mut expected = initial_state(program, &env);
+    let reference = interp::run(program, &env, &mut expected).expect("interpreter runs");
+    let odd = ScheduleRequest {
+        block: Some(if rank(program) == 3 {
+            vec![8, 2, 2]
+        } else {
+            vec![8, 4]
+        }),
+        ..ScheduleRequest::default()
+    };
+    for (label, request) in [("default", ScheduleRequest::default()), ("block-odd", odd)] {
+        let what = format!("{} [{label}]", program.name);
+        let schedule = Schedule::new(program, &request).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut actual = initial_state(program, &env);
+        let (summary, _) =
+            run_with_schedule(program, &env, &mut actual, &schedule, Limits::default())
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(
+            summary.iterations, reference.iterations,
+            "{what}: iterations"
+        );
+        assert_close(program, &expected, &actual, &what);
+        for ((r, a), (_, b)) in reference.reductions.iter().zip(&summary.reductions) {
+            close(*a, *b, &format!("{what} {r}"));
+        }
+    }
+}
+
+#[test]
+fn emu_runs_the_cuda_of_the_bench_programs() {
+    let two_d = [("n", 21.0), ("steps", 2.0)];
+    for name in [
+        "box2d2r",
+        "gradient2d",
+        "j2d5pt",
+        "j2d5pt_check",
+        "j2d9pt",
+        "j2d9pt_table",
+    ] {
+        check_program(&bench_program(name), &two_d);
+    }
+    let three_d = [("n", 11.0), ("steps", 2.0)];
+    for name in ["j3d27pt", "star3d1r"] {
+        check_program(&bench_program(name), &three_d);
+    }
+    check_program(
+        &bench_program("gaussian_blur"),
+        &[("width", 23.0), ("height", 13.0), ("steps", 1.0)],
+    );
+    check_program(
+        &bench_program("rician3d"),
+        &[
+            ("dim0", 11.0),
+            ("dim1", 9.0),
+            ("dim2", 5.0),
+            ("steps", 2.0),
+            ("sigma", 0.05),
+            ("lambda", 0.065),
+        ],
+    );
+}
