@@ -7,7 +7,7 @@
 use crate::gpu_common;
 
 use gpu_common::*;
-use stencilc::exec::emu::device::run_with_schedule;
+use stencilc::exec::emu::device::{run_on, run_with_schedule, EmuDevice};
 use stencilc::exec::emu::Limits;
 use stencilc::exec::interp;
 use stencilc::ir::env::RunEnv;
@@ -223,4 +223,48 @@ fn emu_runs_the_cuda_of_the_bench_programs() {
             ("lambda", 0.065),
         ],
     );
+}
+
+/// The error of a run of `name`'s CUDA with `rewrite` applied to it.
+fn broken_run(name: &str, request: ScheduleRequest, rewrite: fn(&str) -> String) -> String {
+    let (_, params) = EXAMPLES.iter().find(|(n, _)| *n == name).expect("listed");
+    let program = short_example(name);
+    let env = RunEnv::new(&program, &bindings(&program, params)).expect("valid parameters");
+    let schedule = Schedule::new(&program, &request).expect("schedule");
+    let mut state = initial_state(&program, &env);
+    let device = EmuDevice::new().with_rewrite(rewrite);
+    match run_on(device, &program, &env, &mut state, &schedule) {
+        Ok(_) => panic!("{name}: the broken kernels ran clean"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn the_checks_catch_broken_generated_kernels() {
+    // The barrier after the shared tile's load removed: a race.
+    let err = broken_run("gaussian_blur", ScheduleRequest::default(), |cuda| {
+        cuda.replacen("    __syncthreads();\n", "", 1)
+    });
+    assert!(err.contains("race on shared `img_tile`"), "{err}");
+    assert!(err.contains("generated.cu:"), "{err}");
+    // The points' guard loosened: reads past the end of the field.
+    let err = broken_run(
+        "jacobi2d",
+        ScheduleRequest {
+            shm: ShmRequest::None,
+            ..ScheduleRequest::default()
+        },
+        |cuda| {
+            cuda.replace(
+                "ix <= hi_x && iy <= hi_y",
+                "ix <= hi_x + 2 && iy <= hi_y + 2",
+            )
+        },
+    );
+    assert!(err.contains("indexed out of bounds"), "{err}");
+    // Half of the reduction's first warp skips its shuffles.
+    let err = broken_run("jacobi2d", ScheduleRequest::default(), |cuda| {
+        cuda.replace("if (tid < 32) {", "if (tid < 16) {")
+    });
+    assert!(err.contains("takes no part in this shuffle"), "{err}");
 }

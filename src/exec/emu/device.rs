@@ -38,7 +38,12 @@ pub struct EmuDevice {
     pub launches: usize,
     /// Emulated operations so far, over all launches.
     pub steps: u64,
+    /// A rewrite of the printed CUDA before it is parsed.
+    rewrite: Option<Rewrite>,
 }
+
+/// A rewrite of printed CUDA ([`EmuDevice::with_rewrite`]).
+type Rewrite = Box<dyn Fn(&str) -> String>;
 
 impl EmuDevice {
     /// A device with the emulator's default limits.
@@ -55,7 +60,16 @@ impl EmuDevice {
             limits,
             launches: 0,
             steps: 0,
+            rewrite: None,
         }
+    }
+
+    /// The device with the printed CUDA passed through `rewrite` before it is
+    /// parsed: tests break generated kernels (a barrier removed, a bound
+    /// loosened) to show that the checks catch it.
+    pub fn with_rewrite(mut self, rewrite: impl Fn(&str) -> String + 'static) -> EmuDevice {
+        self.rewrite = Some(Box::new(rewrite));
+        self
     }
 
     fn buffer(&self, handle: usize) -> Result<&Vec<Value>, ExecError> {
@@ -92,7 +106,11 @@ impl GpuDevice for EmuDevice {
     }
 
     fn compile(&mut self, module: &Module) -> Result<(), ExecError> {
-        let source = SourceFile::new("generated.cu", crate::back::cuda::print(module));
+        let mut text = crate::back::cuda::print(module);
+        if let Some(rewrite) = &self.rewrite {
+            text = rewrite(&text);
+        }
+        let source = SourceFile::new("generated.cu", text);
         let unit = parse_unit(&source, &[]).map_err(ExecError::Located)?;
         let mut kernels = Vec::new();
         for k in &module.kernels {
@@ -206,8 +224,24 @@ pub fn run_with_schedule(
     schedule: &Schedule,
     limits: Limits,
 ) -> Result<(RunSummary, EmuDevice), ExecError> {
+    run_on(
+        EmuDevice::with_limits(limits),
+        program,
+        env,
+        state,
+        schedule,
+    )
+}
+
+/// [`run_with_schedule`] on a given device (one with a rewrite, say).
+pub fn run_on(
+    mut device: EmuDevice,
+    program: &Program,
+    env: &RunEnv,
+    state: &mut FieldState,
+    schedule: &Schedule,
+) -> Result<(RunSummary, EmuDevice), ExecError> {
     let lowered = lower_for(program, schedule, Target::Cuda, Some(env));
-    let mut device = EmuDevice::with_limits(limits);
     let summary = crate::exec::host_plan::run(&mut device, program, &lowered, env, state)?;
     Ok((summary, device))
 }

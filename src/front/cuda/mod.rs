@@ -8,6 +8,7 @@
 //! [`Diagnostic`](crate::diag::Diagnostic) at its place; nothing here panics on user input.
 
 pub mod ast;
+pub mod functions;
 pub mod lexer;
 pub mod opencl;
 pub mod parser;
