@@ -252,6 +252,17 @@ fn device_functions_outside_the_subset_get_located_diagnostics() {
             "`f` takes 1 argument(s), given 2",
         ),
     ];
+    // Each function calls the one before twice: 2^20 bodies once inlined.
+    let mut doubling = String::from("__device__ int f0(int a) { return a + 1; }\n");
+    for i in 1..=20 {
+        doubling.push_str(&format!(
+            "__device__ int f{i}(int a) {{ return f{j}(a) + f{j}(a); }}\n",
+            j = i - 1
+        ));
+    }
+    doubling.push_str("__global__ void k(int* o) { o[0] = f20(1); }\n");
+    let err = parse(&doubling).expect_err("too large once inlined");
+    assert!(err.contains("function bodies, more than the emulator's 10000"), "{err}");
     for (text, message) in cases {
         let err = parse(text).expect_err(text);
         assert!(err.contains(message), "{text}\n{err}");

@@ -458,6 +458,9 @@ pub struct Function {
     pub body: Vec<Stmt>,
     /// Every variable: parameters first, then locals (filled in by the checks).
     pub slots: Vec<SlotInfo>,
+    /// How many function bodies one call compiles to once every call in it
+    /// is inlined (itself included; filled in by the checks).
+    pub inlined: u64,
 }
 
 /// A `__global__` function.

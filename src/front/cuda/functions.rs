@@ -1,8 +1,12 @@
 //! The functions a kernel of the subset may call besides its own `__device__`
 //! functions: the math functions (with the precision each computes in) and
-//! the warp shuffles.
+//! the warp shuffles; and the bound on how large inlining device functions
+//! may make a kernel.
 
-use super::ast::Scalar;
+use crate::diag::Diagnostic;
+use crate::source::Span;
+
+use super::ast::{Expr, ExprKind, Function, Scalar, Stmt, StmtKind};
 
 /// The warp shuffles of the subset: `__shfl_sync(mask, v, lane[, width])` and
 /// its `up`, `down` and `xor` forms (the emulator runs them with the lanes of a
@@ -76,4 +80,92 @@ pub fn math_type(name: &str, args: &[Scalar]) -> Scalar {
     } else {
         Scalar::Double
     }
+}
+
+/// The most function bodies one kernel or function may compile to with every
+/// call inlined (functions calling each other twice per level grow as 2^n).
+pub const MAX_INLINED: u64 = 10_000;
+
+/// 1 plus the inlined size of every call in `body` of a function of `known`.
+pub(super) fn inlined(body: &[Stmt], known: &[Function], span: Span) -> Result<u64, Diagnostic> {
+    fn expr_calls(e: &Expr, known: &[Function], total: &mut u64) {
+        let mut visit = |e: &Expr| expr_calls(e, known, total);
+        match &e.kind {
+            ExprKind::Call { name, args } => {
+                for arg in args {
+                    visit(arg);
+                }
+                if let Some(f) = known.iter().find(|f| f.name == *name) {
+                    *total = total.saturating_add(f.inlined);
+                }
+            }
+            ExprKind::Index { indices, .. } => indices.iter().for_each(visit),
+            ExprKind::Unary(_, a) | ExprKind::Cast(_, a) => visit(a),
+            ExprKind::Step { target, .. } => visit(target),
+            ExprKind::Binary(_, a, b) => {
+                visit(a);
+                visit(b);
+            }
+            ExprKind::Assign { target, value, .. } => {
+                visit(target);
+                visit(value);
+            }
+            ExprKind::Cond(c, a, b) => {
+                visit(c);
+                visit(a);
+                visit(b);
+            }
+            _ => {}
+        }
+    }
+    fn stmt_calls(s: &Stmt, known: &[Function], total: &mut u64) {
+        let expr = |e: &Expr, total: &mut u64| expr_calls(e, known, total);
+        match &s.kind {
+            StmtKind::Local { init: Some(e), .. }
+            | StmtKind::Expr(e)
+            | StmtKind::ReturnValue(e) => expr(e, total),
+            StmtKind::Shared { dims, .. } => dims.iter().for_each(|d| expr(d, total)),
+            StmtKind::If(c, a, b) => {
+                expr(c, total);
+                stmt_calls(a, known, total);
+                if let Some(b) = b {
+                    stmt_calls(b, known, total);
+                }
+            }
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                if let Some(init) = init {
+                    stmt_calls(init, known, total);
+                }
+                for e in cond.iter().chain(step) {
+                    expr(e, total);
+                }
+                stmt_calls(body, known, total);
+            }
+            StmtKind::While(c, body) => {
+                expr(c, total);
+                stmt_calls(body, known, total);
+            }
+            StmtKind::Block(items) | StmtKind::DeclList(items) => {
+                items.iter().for_each(|i| stmt_calls(i, known, total))
+            }
+            _ => {}
+        }
+    }
+    let mut total = 1u64;
+    for stmt in body {
+        stmt_calls(stmt, known, &mut total);
+    }
+    if total > MAX_INLINED {
+        return Err(Diagnostic::error(
+            format!("its calls inline to {total} function bodies, more than the emulator's {MAX_INLINED}"),
+            span,
+        )
+        .with_help("call fewer device functions per function, or inline some of them by hand"));
+    }
+    Ok(total)
 }

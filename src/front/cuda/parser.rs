@@ -256,6 +256,7 @@ impl<'a> Parser<'a> {
             params,
             body,
             slots: Vec::new(),
+            inlined: 1,
         }))
     }
 

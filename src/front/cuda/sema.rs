@@ -39,7 +39,8 @@ fn signatures(functions: &[Function]) -> Vec<Signature> {
         .collect()
 }
 
-pub use super::functions::{math_type, MATH, SHUFFLES};
+use super::functions::inlined;
+pub use super::functions::{math_type, MATH, MAX_INLINED, SHUFFLES};
 
 /// The most bytes of static shared memory a block may declare (CUDA's limit
 /// without opting in to more).
@@ -103,6 +104,7 @@ pub fn check_function(function: &mut Function, earlier: &[Function]) -> Result<(
     function.body = body;
     result?;
     function.slots = checker.slots.into_iter().map(|(info, _)| info).collect();
+    function.inlined = inlined(&function.body, earlier, function.name_span)?;
     Ok(())
 }
 
@@ -171,6 +173,7 @@ pub fn check(kernel: &mut Kernel, functions: &[Function]) -> Result<(), Diagnost
         };
         read.shared = shared;
     }
+    inlined(&kernel.body, functions, kernel.name_span)?;
     kernel.slots = checker.slots.into_iter().map(|(info, _)| info).collect();
     kernel.marked = checker.marked;
     Ok(())
