@@ -1,6 +1,7 @@
 //! `stencilc check-kernel`: runs a CUDA kernel of the subset in the emulator
 //! and reports shared-memory races, out-of-bounds accesses and barrier errors
-//! with their line.
+//! with their line; `--on opencl` also runs it on OpenCL and compares every
+//! array, and `--print-opencl` prints the kernel as OpenCL C.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,7 +10,10 @@ use clap::Args;
 
 use stencilc::diag::Diagnostics;
 use stencilc::exec::emu::{self, Arg, Launch, Limits, Value};
+use stencilc::exec::opencl::cuda_kernel::run_cuda_kernel;
+use stencilc::front::cuda::ast::Kernel;
 use stencilc::front::cuda::ast::{Scalar, Type};
+use stencilc::front::cuda::opencl::print_kernel;
 use stencilc::front::cuda::{parse_define, parse_unit};
 use stencilc::source::SourceFile;
 
@@ -20,12 +24,12 @@ use super::error::CliError;
 pub struct CheckKernelArgs {
     /// The CUDA file (the subset of stencil kernels; see the README).
     pub file: PathBuf,
-    /// Blocks along x, y[, z].
+    /// Blocks along x, y[, z] (needed to run).
     #[arg(long, value_name = "X,Y[,Z]")]
-    pub grid: String,
-    /// Threads per block along x, y[, z].
+    pub grid: Option<String>,
+    /// Threads per block along x, y[, z] (needed to run).
     #[arg(long, value_name = "X,Y[,Z]")]
-    pub block: String,
+    pub block: Option<String>,
     /// A kernel argument: `NAME=VALUE` for a scalar, `NAME=random:N` for an
     /// array of N pseudo-random elements, `NAME=zeros:N` for N zeros.
     #[arg(long = "arg", value_name = "NAME=VALUE")]
@@ -39,6 +43,20 @@ pub struct CheckKernelArgs {
     /// The most operations the whole run may execute.
     #[arg(long, default_value_t = 500_000_000)]
     pub max_steps: u64,
+    /// Also run the kernel on OpenCL (printed as OpenCL C; PoCL runs it on
+    /// the CPU) and compare every array with the emulator's.
+    #[arg(long, value_name = "opencl")]
+    pub on: Option<OnPlatform>,
+    /// Print the kernel as OpenCL C (annotations stripped) and run nothing.
+    #[arg(long)]
+    pub print_opencl: bool,
+}
+
+/// Where `--on` runs the kernel besides the emulator.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnPlatform {
+    /// The OpenCL platform (PoCL on a CPU, or a GPU's driver).
+    Opencl,
 }
 
 fn sizes(text: &str, what: &str) -> Result<[u32; 3], CliError> {
@@ -99,9 +117,23 @@ pub fn run(args: &CheckKernelArgs) -> Result<(), CliError> {
             "name one with `--kernel NAME`",
         )
     })?;
+    if args.print_opencl {
+        let printed = print_kernel(kernel, &source.text, &defines)
+            .map_err(|d| CliError::Located(Diagnostics::new(Arc::clone(&source), vec![d])))?;
+        print!("{printed}");
+        return Ok(());
+    }
+    let needed = |given: &Option<String>, what: &str| {
+        given.clone().ok_or_else(|| {
+            CliError::new(
+                format!("`--{what}` is missing: the emulator needs the launch's sizes"),
+                "give `--grid X,Y[,Z] --block X,Y[,Z]`, as in `--grid 2,2 --block 8,4`",
+            )
+        })
+    };
     let launch = Launch {
-        grid: sizes(&args.grid, "grid")?,
-        block: sizes(&args.block, "block")?,
+        grid: sizes(&needed(&args.grid, "grid")?, "grid")?,
+        block: sizes(&needed(&args.block, "block")?, "block")?,
     };
     let mut given = std::collections::HashMap::new();
     for arg in &args.args {
@@ -178,8 +210,19 @@ pub fn run(args: &CheckKernelArgs) -> Result<(), CliError> {
         max_steps: args.max_steps,
         ..Limits::default()
     };
+    let given_args = call.clone();
     let report = emu::run(kernel, launch, &mut call, limits)
         .map_err(|e| CliError::new(e, "change the launch or the arguments"))?;
+    if report.is_clean() && args.on == Some(OnPlatform::Opencl) {
+        let mut on_opencl = given_args;
+        run_cuda_kernel(kernel, &source, &defines, launch, &mut on_opencl)?;
+        let (compared, worst) = compare(kernel, &call, &on_opencl)?;
+        println!(
+            "{}: kernel `{}` on OpenCL agrees with the emulator on all {compared} array elements (largest difference {worst:e})",
+            args.file.display(),
+            kernel.name
+        );
+    }
     if report.is_clean() {
         println!(
             "{}: kernel `{}` ran on grid {:?} x block {:?}: no race, no out-of-bounds access, barriers uniform ({} operations)",
@@ -196,4 +239,44 @@ pub fn run(args: &CheckKernelArgs) -> Result<(), CliError> {
         Arc::clone(&source),
         items,
     )))
+}
+
+/// Compares every array of two runs: floats within 1e-5 (`double` 1e-12) of
+/// the array's largest magnitude (an OpenCL compiler may contract `a*b+c`),
+/// integers exactly. Returns the elements compared and the largest difference.
+fn compare(kernel: &Kernel, emulated: &[Arg], other: &[Arg]) -> Result<(usize, f64), CliError> {
+    let mut compared = 0;
+    let mut worst = 0.0f64;
+    for ((param, a), b) in kernel.params.iter().zip(emulated).zip(other) {
+        let (Arg::Array(a), Arg::Array(b)) = (a, b) else {
+            continue;
+        };
+        let scale = a
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.as_f64().abs()))
+            .max(1e-30);
+        for (i, (x, y)) in a.iter().zip(b).enumerate() {
+            let tolerance = match x {
+                Value::Float(_) => 1e-5 * scale,
+                Value::Double(_) => 1e-12 * scale,
+                _ => 0.0,
+            };
+            let diff = (x.as_f64() - y.as_f64()).abs();
+            if diff > tolerance || diff.is_nan() {
+                return Err(CliError::new(
+                    format!(
+                        "`{}[{i}]`: the emulator computed {}, OpenCL {}",
+                        param.name,
+                        x.as_f64(),
+                        y.as_f64()
+                    ),
+                    "a difference the kernel's arithmetic does not explain: a race the emulator's \
+                     schedule hides, or a bug in stencilc's emulator or OpenCL printing (please report it)",
+                ));
+            }
+            worst = worst.max(diff);
+            compared += 1;
+        }
+    }
+    Ok((compared, worst))
 }

@@ -71,3 +71,40 @@ fn check_kernel_reports_races_with_their_line() {
     let err = String::from_utf8_lossy(&missing.stderr);
     assert!(err.contains("argument `out`"), "{err}");
 }
+
+#[test]
+fn check_kernel_prints_opencl_and_compares_with_opencl() {
+    let printed = check("diffusion.cu", &["--print-opencl"]);
+    assert!(printed.status.success());
+    let text = String::from_utf8_lossy(&printed.stdout);
+    assert!(text.contains("__kernel void diffusion_kernel("), "{text}");
+    assert!(text.contains("#define BLOCK_X 4"), "{text}");
+    assert!(
+        !text.contains("__opt__") && !text.contains("profile("),
+        "{text}"
+    );
+
+    let no_launch = Command::new(env!("CARGO_BIN_EXE_stencilc"))
+        .args(["check-kernel", "examples/cuda/heat3d_7pt.cu"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("stencilc runs");
+    assert_eq!(no_launch.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&no_launch.stderr);
+    assert!(err.contains("`--grid` is missing"), "{err}");
+
+    let mut args = DIFFUSION_ARGS.to_vec();
+    args.extend(["--on", "opencl"]);
+    let both = check("diffusion.cu", &args);
+    let out = String::from_utf8_lossy(&both.stdout);
+    let err = String::from_utf8_lossy(&both.stderr);
+    if err.contains("OpenCL unavailable") {
+        eprintln!("skipping the OpenCL run: {err}");
+        return;
+    }
+    assert!(both.status.success(), "{err}");
+    assert!(
+        out.contains("on OpenCL agrees with the emulator on all 256 array elements"),
+        "{out}"
+    );
+}

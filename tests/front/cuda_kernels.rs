@@ -358,7 +358,7 @@ fn bad_input_gets_located_diagnostics() {
             "no store fills the shared array `s`",
         ),
         ("#include <cuda.h>\n__global__ void k() {}", "`#include`"),
-        ("__device__ float f() { return 1; }", "outside the CUDA subset"),
+        ("__device__ void f() { }", "outside the CUDA subset"),
         ("__global__ void k(float* a) { a[0] = foo(1.0f); }", "not a function"),
         ("__global__ void k(float* a) { float* p = a; }", "local pointers"),
         ("__global__ void k(float* a) { do { } while (1); }", "`do` is outside"),

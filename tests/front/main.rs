@@ -8,6 +8,7 @@
 mod common;
 
 mod cuda_kernels;
+mod cuda_warps;
 mod diagnostics;
 mod fuzz;
 mod parse;

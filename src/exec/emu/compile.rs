@@ -1,9 +1,14 @@
 //! A checked kernel to the emulator's code: a flat list of stack-machine
 //! operations per kernel, so that a thread is a program counter, a stack and
 //! its variables, and can stop at `__syncthreads()` and resume there.
+//!
+//! A call of a `__device__` function is compiled inline, with slots of its own
+//! for the function's variables at each call site: the subset has no recursion
+//! (a function calls only those defined before it), so a thread needs no call
+//! stack, and a function's `return` is a jump to the end of its inlined body.
 
 use crate::front::cuda::ast::{
-    BinOp, Builtin, Expr, ExprKind, Kernel, Scalar, Stmt, StmtKind, Type, UnOp,
+    BinOp, Builtin, Expr, ExprKind, Function, Kernel, Scalar, Stmt, StmtKind, Type, UnOp,
 };
 use crate::front::cuda::sema::global_source;
 use crate::source::Span;
@@ -86,8 +91,65 @@ pub enum Op {
     },
     /// `__syncthreads()`.
     Barrier(usize),
+    /// A warp shuffle: pops the width, the lane (or delta, or lane mask), the
+    /// value (of `ty`) and the mask; waits until every lane of the mask has
+    /// reached it, then pushes the value of the source lane.
+    Shuffle {
+        /// Which shuffle.
+        kind: ShuffleKind,
+        /// The value's type.
+        ty: Scalar,
+        /// Where the call is.
+        site: usize,
+    },
     /// `return`, or the end of the kernel.
     Exit,
+}
+
+/// Which lane a shuffle reads, for lane `l` of a segment of `width` lanes
+/// starting at `s` (CUDA's definitions; a source outside the segment reads
+/// the lane's own value, except for `Index`, which wraps).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShuffleKind {
+    /// `__shfl_sync(mask, v, src)`: lane `s + src % width`.
+    Index,
+    /// `__shfl_up_sync(mask, v, d)`: lane `l - d`.
+    Up,
+    /// `__shfl_down_sync(mask, v, d)`: lane `l + d`.
+    Down,
+    /// `__shfl_xor_sync(mask, v, m)`: lane `l ^ m`.
+    Xor,
+}
+
+impl ShuffleKind {
+    /// The shuffle a function name calls.
+    pub fn from_name(name: &str) -> Option<ShuffleKind> {
+        Some(match name {
+            "__shfl_sync" => ShuffleKind::Index,
+            "__shfl_up_sync" => ShuffleKind::Up,
+            "__shfl_down_sync" => ShuffleKind::Down,
+            "__shfl_xor_sync" => ShuffleKind::Xor,
+            _ => return None,
+        })
+    }
+
+    /// The lane that `lane` reads given the shuffle's operand and width
+    /// (a power of two up to 32); itself where CUDA returns the own value.
+    pub fn source(self, lane: u32, operand: i64, width: u32) -> u32 {
+        let width = width.clamp(1, 32);
+        let start = lane / width * width;
+        let src = match self {
+            ShuffleKind::Index => start as i64 + operand.rem_euclid(i64::from(width)),
+            ShuffleKind::Up => lane as i64 - operand,
+            ShuffleKind::Down => lane as i64 + operand,
+            ShuffleKind::Xor => lane as i64 ^ operand,
+        };
+        if src < i64::from(start) || src >= i64::from(start + width) {
+            lane
+        } else {
+            src as u32
+        }
+    }
 }
 
 /// A compiled kernel.
@@ -97,6 +159,8 @@ pub struct Code {
     pub ops: Vec<Op>,
     /// The source place of each `site` number.
     pub sites: Vec<Span>,
+    /// Variable slots per thread: the kernel's, then each inlined call's.
+    pub slots: usize,
 }
 
 /// Compiles a checked kernel.
@@ -106,12 +170,15 @@ pub fn compile(kernel: &Kernel) -> Code {
         ops: Vec::new(),
         sites: Vec::new(),
         loops: Vec::new(),
+        slots: kernel.slots.len(),
+        frame: None,
     };
     c.stmts(&kernel.body);
     c.ops.push(Op::Exit);
     Code {
         ops: c.ops,
         sites: c.sites,
+        slots: c.slots,
     }
 }
 
@@ -122,9 +189,67 @@ struct Compiler<'a> {
     /// Per enclosing loop: the `continue` target (patched later when unknown)
     /// and the `break` jumps to patch.
     loops: Vec<(Vec<usize>, Vec<usize>)>,
+    /// Slots allotted so far.
+    slots: usize,
+    /// The device function being inlined, if any.
+    frame: Option<Frame>,
+}
+
+/// An inlined call being compiled.
+struct Frame {
+    /// Its first slot.
+    base: usize,
+    /// The function's result type.
+    ret: Scalar,
+    /// The `return` jumps to patch to the end of the body.
+    returns: Vec<usize>,
 }
 
 impl Compiler<'_> {
+    /// The thread's slot of variable `slot` of the code being compiled.
+    fn var(&self, slot: usize) -> usize {
+        slot + self.frame.as_ref().map_or(0, |f| f.base)
+    }
+
+    fn function(&self, name: &str) -> Option<&Function> {
+        self.kernel.functions.iter().find(|f| f.name == name)
+    }
+
+    /// Compiles a call of `function` inline: the arguments into its parameter
+    /// slots, then its body, which leaves the result on the stack.
+    fn call_inline(&mut self, function: &Function, args: &[Expr]) {
+        let base = self.slots;
+        self.slots += function.slots.len();
+        for (param, arg) in function.slots.iter().zip(args) {
+            let ty = match param.ty {
+                Type::Scalar(s) => s,
+                _ => Scalar::Int,
+            };
+            self.value(arg, ty);
+        }
+        for (i, param) in function.slots.iter().enumerate().take(args.len()).rev() {
+            let ty = match param.ty {
+                Type::Scalar(s) => s,
+                _ => Scalar::Int,
+            };
+            self.emit(Op::Store(base + i, ty));
+            self.emit(Op::Pop);
+        }
+        let outer = self.frame.replace(Frame {
+            base,
+            ret: function.ret,
+            returns: Vec::new(),
+        });
+        let loops = std::mem::take(&mut self.loops);
+        self.stmts(&function.body);
+        self.loops = loops;
+        let frame = std::mem::replace(&mut self.frame, outer);
+        let end = self.here();
+        for at in frame.map(|f| f.returns).unwrap_or_default() {
+            self.patch(at, end);
+        }
+    }
+
     fn site(&mut self, span: Span) -> usize {
         self.sites.push(span);
         self.sites.len() - 1
@@ -164,7 +289,7 @@ impl Compiler<'_> {
                         self.emit(Op::Push(Value::zero(*ty)));
                     }
                 }
-                self.emit(Op::Store(*slot, *ty));
+                self.emit(Op::Store(self.var(*slot), *ty));
                 self.emit(Op::Pop);
             }
             StmtKind::Shared { .. } | StmtKind::Profile(_) => {}
@@ -210,6 +335,14 @@ impl Compiler<'_> {
             }
             StmtKind::Return => {
                 self.emit(Op::Exit);
+            }
+            StmtKind::ReturnValue(value) => {
+                let ret = self.frame.as_ref().map_or(Scalar::Int, |f| f.ret);
+                self.value(value, ret);
+                let at = self.emit(Op::Jump(0));
+                if let Some(frame) = &mut self.frame {
+                    frame.returns.push(at);
+                }
             }
             StmtKind::Break => {
                 let at = self.emit(Op::Jump(0));
@@ -270,7 +403,7 @@ impl Compiler<'_> {
                 self.emit(Op::Push(Value::Bool(*b)));
             }
             ExprKind::Var { slot, .. } => {
-                self.emit(Op::Load(*slot));
+                self.emit(Op::Load(self.var(*slot)));
             }
             ExprKind::Builtin(b, axis) => {
                 self.emit(Op::Builtin(*b, *axis));
@@ -351,6 +484,7 @@ impl Compiler<'_> {
                 let ExprKind::Var { slot, .. } = &target.kind else {
                     return;
                 };
+                let slot = &self.var(*slot);
                 let ty = target.scalar();
                 let common = Scalar::common(ty, Scalar::Int);
                 self.emit(Op::Load(*slot));
@@ -366,6 +500,26 @@ impl Compiler<'_> {
                 if !prefix {
                     self.emit(Op::Pop);
                 }
+            }
+            ExprKind::Call { name, args } if self.function(name).is_some() => {
+                if let Some(function) = self.function(name).cloned() {
+                    self.call_inline(&function, args);
+                }
+            }
+            ExprKind::Call { name, args } if ShuffleKind::from_name(name).is_some() => {
+                let ty = expr.scalar();
+                let kind = ShuffleKind::from_name(name).unwrap_or(ShuffleKind::Index);
+                self.value(&args[0], Scalar::UInt);
+                self.value(&args[1], ty);
+                self.value(&args[2], Scalar::Long);
+                match args.get(3) {
+                    Some(width) => self.value(width, Scalar::Long),
+                    None => {
+                        self.emit(Op::Push(Value::Long(32)));
+                    }
+                }
+                let site = self.site(expr.span);
+                self.emit(Op::Shuffle { kind, ty, site });
             }
             ExprKind::Call { name, args } => {
                 let ty = expr.scalar();
@@ -383,7 +537,7 @@ impl Compiler<'_> {
     }
 
     fn is_shared(&self, slot: usize) -> bool {
-        matches!(self.kernel.slots[slot].ty, Type::Shared(_))
+        self.frame.is_none() && matches!(self.kernel.slots[slot].ty, Type::Shared(_))
     }
 
     /// Pushes what a load or store of `slot[indices]` pops: the index of a
@@ -412,11 +566,12 @@ impl Compiler<'_> {
         };
         match &target.kind {
             ExprKind::Var { slot, .. } => {
+                let slot = self.var(*slot);
                 if op.is_some() {
-                    self.emit(Op::Load(*slot));
+                    self.emit(Op::Load(slot));
                 }
                 combine(self);
-                self.emit(Op::Store(*slot, ty));
+                self.emit(Op::Store(slot, ty));
             }
             ExprKind::Index { slot, indices, .. } => {
                 let site = self.site(target.span);

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use crate::front::cuda::ast::{Builtin, Candidate, Kernel, Type};
 use crate::synth::table::{AccessProfile, ProfileRow};
 
-use super::compile::{compile, Code, Op};
+use super::compile::{compile, Code, Op, ShuffleKind};
 use super::value::{call, Value};
 use super::{Arg, Finding, FindingKind, Launch, Limits, Report};
 
@@ -16,6 +16,8 @@ enum State {
     Running,
     /// Waiting at the barrier with this site.
     AtBarrier(usize),
+    /// Waiting at the shuffle with this site for the other lanes of its warp.
+    AtShuffle(usize),
     Done,
 }
 
@@ -28,7 +30,22 @@ struct Thread {
     /// The last global element read (array slot, index), for the stores
     /// that fill shared slots.
     last_global: Option<(usize, i64)>,
+    /// At a shuffle: what the thread gives it.
+    shuffle: Option<Arrival>,
 }
+
+/// What a lane brings to a shuffle.
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    kind: ShuffleKind,
+    mask: u32,
+    value: Value,
+    operand: i64,
+    width: u32,
+}
+
+/// The size of a warp.
+const WARP: usize = 32;
 
 /// Who touched a shared slot in the current barrier interval.
 #[derive(Clone, Copy, Default)]
@@ -187,7 +204,7 @@ impl Machine<'_> {
             for y in 0..dims[1] {
                 for x in 0..dims[0] {
                     let mut locals: Vec<Value> = self.scalars.clone();
-                    locals.resize(self.kernel.slots.len(), Value::Int(0));
+                    locals.resize(self.code.slots, Value::Int(0));
                     threads.push(Thread {
                         index: [x, y, z],
                         pc: 0,
@@ -195,6 +212,7 @@ impl Machine<'_> {
                         locals,
                         state: State::Running,
                         last_global: None,
+                        shuffle: None,
                     });
                 }
             }
@@ -233,10 +251,15 @@ impl Machine<'_> {
                     }
                 }
             }
+            if self.shuffles(&mut threads, block, false)? {
+                continue;
+            }
             if any_ran {
                 continue;
             }
-            // Nobody runs: everyone is done or waits at a barrier.
+            // Nobody runs: a shuffle some lane never reaches is an error.
+            self.shuffles(&mut threads, block, true)?;
+            // Everyone is done or waits at a barrier.
             let waiting: Vec<usize> = (0..threads.len())
                 .filter(|&t| matches!(threads[t].state, State::AtBarrier(_)))
                 .collect();
@@ -288,6 +311,124 @@ impl Machine<'_> {
                 thread.pc += 1;
             }
         }
+    }
+
+    /// Completes the shuffles whose lanes have all arrived; returns whether
+    /// any did. With `stuck` (no thread can run), a shuffle still waiting is
+    /// reported.
+    fn shuffles(&self, threads: &mut [Thread], block: [u32; 3], stuck: bool) -> Result<bool, Stop> {
+        let mut released = false;
+        for warp_start in (0..threads.len()).step_by(WARP) {
+            let lanes = warp_start..(warp_start + WARP).min(threads.len());
+            let Some(first) = lanes
+                .clone()
+                .find(|&t| matches!(threads[t].state, State::AtShuffle(_)))
+            else {
+                continue;
+            };
+            let State::AtShuffle(site) = threads[first].state else {
+                continue;
+            };
+            let Some(arrival) = threads[first].shuffle else {
+                continue;
+            };
+            let lane_of = |t: usize| (t - warp_start) as u32;
+            let in_mask = |t: usize| arrival.mask & (1u32 << lane_of(t)) != 0;
+            let shuffle_stop = |message: String, help: &str| {
+                Box::new(Finding {
+                    kind: FindingKind::Shuffle,
+                    message,
+                    span: self.code.sites[site],
+                    other: None,
+                    help: help.to_string(),
+                })
+            };
+            let warp = warp_start / WARP;
+            // The lanes that must take part: those of the mask still running.
+            let mut waiting_for = None;
+            for t in lanes.clone() {
+                let state = threads[t].state;
+                if state == State::Done {
+                    continue;
+                }
+                let arrived = state == State::AtShuffle(site);
+                if arrived && !in_mask(t) {
+                    return Err(shuffle_stop(
+                        format!(
+                            "block {}: lane {} of warp {warp} reaches this shuffle, but the mask {:#010x} does not name it",
+                            describe(block),
+                            lane_of(t),
+                            arrival.mask
+                        ),
+                        "give every lane that calls the shuffle a mask naming it (all lanes: `0xffffffff`)",
+                    ));
+                }
+                if in_mask(t) && !arrived {
+                    waiting_for = Some(t);
+                    break;
+                }
+            }
+            if let Some(t) = waiting_for {
+                if stuck {
+                    let where_ = match threads[t].state {
+                        State::AtBarrier(_) => "waits at a barrier",
+                        State::AtShuffle(_) => "waits at another shuffle",
+                        _ => "never gets here",
+                    };
+                    return Err(shuffle_stop(
+                        format!(
+                            "block {}: lanes of warp {warp} wait at this shuffle, but lane {} of its mask {where_}",
+                            describe(block),
+                            lane_of(t)
+                        ),
+                        "every lane the mask names must reach the same shuffle: call it outside conditions that differ between those lanes",
+                    ));
+                }
+                continue;
+            }
+            // Everyone is here: exchange the values given.
+            let given: Vec<Option<Arrival>> = lanes
+                .clone()
+                .map(|t| {
+                    (threads[t].state == State::AtShuffle(site))
+                        .then_some(threads[t].shuffle)
+                        .flatten()
+                })
+                .collect();
+            for t in lanes.clone() {
+                let Some(mine) = given[t - warp_start] else {
+                    continue;
+                };
+                let lane = lane_of(t);
+                let source = mine.kind.source(lane, mine.operand, mine.width);
+                let value = match given.get(source as usize).copied().flatten() {
+                    Some(theirs) if arrival.mask & (1u32 << source) != 0 => theirs.value,
+                    _ => {
+                        let why = if warp_start + source as usize >= threads.len() {
+                            "beyond the block's threads"
+                        } else if arrival.mask & (1u32 << source) == 0 {
+                            "outside the mask"
+                        } else {
+                            "finished"
+                        };
+                        return Err(shuffle_stop(
+                            format!(
+                                "block {}: lane {lane} of warp {warp} reads lane {source}, which takes no part in this shuffle ({why}): CUDA leaves the value undefined",
+                                describe(block)
+                            ),
+                            "read only lanes that call the shuffle (a block of fewer than 32 threads has fewer lanes; guard the shuffle by the lane count)",
+                        ));
+                    }
+                };
+                let thread = &mut threads[t];
+                thread.stack.push(value);
+                thread.shuffle = None;
+                thread.state = State::Running;
+                thread.pc += 1;
+                released = true;
+            }
+        }
+        Ok(released)
     }
 
     fn stop(&self, kind: FindingKind, site: usize, message: String, help: &str) -> Stop {
@@ -471,6 +612,33 @@ impl Machine<'_> {
                 }
                 Op::Barrier(site) => {
                     t.state = State::AtBarrier(*site);
+                    return Ok(());
+                }
+                Op::Shuffle { kind, ty, site } => {
+                    let width = pop(t).as_i64();
+                    let operand = pop(t).as_i64();
+                    let value = pop(t).convert(*ty);
+                    let mask = pop(t).as_i64() as u32;
+                    if !matches!(width, 1 | 2 | 4 | 8 | 16 | 32) {
+                        return Err(self.stop(
+                            FindingKind::Shuffle,
+                            *site,
+                            format!(
+                                "shuffle width {width} in thread {} of block {}: CUDA takes a power of two up to 32",
+                                describe(t.index),
+                                describe(b.block)
+                            ),
+                            "give a width of 1, 2, 4, 8, 16 or 32 (or leave it out)",
+                        ));
+                    }
+                    t.shuffle = Some(Arrival {
+                        kind: *kind,
+                        mask,
+                        value,
+                        operand,
+                        width: width as u32,
+                    });
+                    t.state = State::AtShuffle(*site);
                     return Ok(());
                 }
                 Op::Exit => {

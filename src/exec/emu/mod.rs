@@ -9,10 +9,21 @@
 //! and others do not (or reach at different places), and shared-memory races:
 //! two threads touching one slot between two barriers with at least one of
 //! them writing. Step and thread limits make a runaway kernel an error.
+//!
+//! Warp shuffles (`__shfl_down_sync` and the like) run in warp lockstep: the
+//! threads of a block form warps of 32 consecutive linear thread indices, as
+//! on CUDA; a lane that reaches a shuffle waits there until every lane of the
+//! mask that has not finished has reached the same shuffle, then all of them
+//! exchange the values given at that moment. A lane of the mask that waits
+//! elsewhere (a barrier, another shuffle) while the others wait here, or a
+//! source lane that takes no part (outside the mask, finished, or beyond a
+//! block smaller than a warp: CUDA leaves such a result undefined), is a
+//! [`FindingKind::Shuffle`].
 //! For KaniCUDA's marked reads it records the profile the synthesizer learns
 //! from ([`crate::synth::table::AccessProfile`]).
 
 pub mod compile;
+pub mod device;
 mod machine;
 pub mod value;
 
@@ -72,6 +83,10 @@ pub enum FindingKind {
     /// A barrier some threads reach and others do not, or reach at different
     /// places (stops the run).
     Barrier,
+    /// A warp shuffle that a lane of its mask never reaches (it waits at
+    /// another shuffle or a barrier), or that reads a lane that takes no part
+    /// (outside the mask, finished, or beyond the block) (stops the run).
+    Shuffle,
     /// Integer division by zero (stops the run).
     Arithmetic,
     /// The step limit was reached (stops the run).

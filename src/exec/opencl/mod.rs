@@ -2,6 +2,8 @@
 //! including PoCL on a CPU. Kernels are built once per process and cached by a
 //! hash of their source, build options and device; device limits are queried.
 
+pub mod cuda_kernel;
+
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;

@@ -377,6 +377,8 @@ pub enum StmtKind {
     Profile(Vec<(String, Span)>),
     /// `return;`
     Return,
+    /// `return value;` (in a `__device__` function).
+    ReturnValue(Expr),
     /// `break;`
     Break,
     /// `continue;`
@@ -437,6 +439,30 @@ pub struct MarkedRead {
     pub candidates: Vec<Candidate>,
 }
 
+/// A `__device__` function: scalar parameters, a scalar result, called from
+/// kernels and from device functions defined after it (so never recursively).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    /// Its name.
+    pub name: String,
+    /// Where the name is.
+    pub name_span: Span,
+    /// The text before the result type as written (`static __device__
+    /// __forceinline__`), kept for printing.
+    pub qualifiers: Vec<String>,
+    /// The result type.
+    pub ret: Scalar,
+    /// The parameters (slots `0..params.len()`), scalars only.
+    pub params: Vec<Param>,
+    /// The body; it ends with `return value;`.
+    pub body: Vec<Stmt>,
+    /// Every variable: parameters first, then locals (filled in by the checks).
+    pub slots: Vec<SlotInfo>,
+    /// How many function bodies one call compiles to once every call in it
+    /// is inlined (itself included; filled in by the checks).
+    pub inlined: u64,
+}
+
 /// A `__global__` function.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
@@ -457,6 +483,9 @@ pub struct Kernel {
     /// Every variable: parameters first, then locals and shared arrays in the
     /// order declared (filled in by the checks).
     pub slots: Vec<SlotInfo>,
+    /// The `__device__` functions defined before the kernel in its file, in
+    /// order (filled in by the checks): what its calls may call.
+    pub functions: Vec<Function>,
 }
 
 /// A checked translation unit: its kernels.

@@ -8,7 +8,9 @@
 //! [`Diagnostic`](crate::diag::Diagnostic) at its place; nothing here panics on user input.
 
 pub mod ast;
+pub mod functions;
 pub mod lexer;
+pub mod opencl;
 pub mod parser;
 pub mod sema;
 
@@ -30,7 +32,17 @@ pub fn parse_unit(
 
 fn parse_inner(text: &str, defines: &[(String, String)]) -> Result<Unit, Diagnostic> {
     let tokens = lexer::lex(text, defines)?;
-    let mut kernels = parser::parse(&tokens)?;
+    let mut functions: Vec<ast::Function> = Vec::new();
+    let mut kernels = Vec::new();
+    for item in parser::parse(&tokens)? {
+        match item {
+            parser::Item::Function(mut function) => {
+                sema::check_function(&mut function, &functions)?;
+                functions.push(function);
+            }
+            parser::Item::Kernel(kernel) => kernels.push((kernel, functions.len())),
+        }
+    }
     if kernels.is_empty() {
         return Err(Diagnostic::error(
             "no `__global__` kernel in the file",
@@ -39,7 +51,8 @@ fn parse_inner(text: &str, defines: &[(String, String)]) -> Result<Unit, Diagnos
         .with_help("write a kernel, as in `__global__ void k(float* a) { ... }`"));
     }
     let mut names = HashSet::new();
-    for kernel in &mut kernels {
+    let mut checked = Vec::new();
+    for (mut kernel, known) in kernels {
         if !names.insert(kernel.name.clone()) {
             return Err(Diagnostic::error(
                 format!("kernel `{}` is defined twice", kernel.name),
@@ -47,14 +60,15 @@ fn parse_inner(text: &str, defines: &[(String, String)]) -> Result<Unit, Diagnos
             )
             .with_help("rename one of them"));
         }
-        sema::check(kernel)?;
+        sema::check(&mut kernel, &functions[..known])?;
         for read in &mut kernel.marked {
             if let Some(written) = text.get(read.span.range()) {
                 read.text = written.to_string();
             }
         }
+        checked.push(kernel);
     }
-    Ok(Unit { kernels })
+    Ok(Unit { kernels: checked })
 }
 
 /// Splits `NAME=VALUE` (as `-D` takes it); a bare `NAME` defines it as `1`.

@@ -8,7 +8,8 @@ use crate::diag::Diagnostic;
 use crate::source::Span;
 
 use super::ast::{
-    BinOp, Builtin, Expr, ExprKind, Kernel, Param, Scalar, Stmt, StmtKind, Type, UnOp, UNRESOLVED,
+    BinOp, Builtin, Expr, ExprKind, Function, Kernel, Param, Scalar, Stmt, StmtKind, Type, UnOp,
+    UNRESOLVED,
 };
 use super::lexer::{Token, TokenKind};
 
@@ -16,18 +17,37 @@ use super::lexer::{Token, TokenKind};
 /// pass recurse on them).
 pub const MAX_NESTING: usize = 100;
 
-/// Parses a translation unit's kernels.
-pub fn parse(tokens: &[Token]) -> Result<Vec<Kernel>, Diagnostic> {
+/// A top-level definition.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    /// A `__global__` kernel.
+    Kernel(Kernel),
+    /// A `__device__` function.
+    Function(Function),
+}
+
+/// Words that may qualify a `__device__` function before its result type.
+const FUNCTION_QUALIFIERS: &[&str] = &[
+    "static",
+    "inline",
+    "__inline__",
+    "__forceinline__",
+    "__noinline__",
+    "__device__",
+];
+
+/// Parses a translation unit's kernels and device functions, in source order.
+pub fn parse(tokens: &[Token]) -> Result<Vec<Item>, Diagnostic> {
     let mut parser = Parser {
         tokens,
         pos: 0,
         depth: 0,
     };
-    let mut kernels = Vec::new();
+    let mut items = Vec::new();
     while !parser.at_eof() {
-        kernels.push(parser.kernel()?);
+        items.push(parser.item()?);
     }
-    Ok(kernels)
+    Ok(items)
 }
 
 struct Parser<'a> {
@@ -82,7 +102,10 @@ const OUTSIDE: &[(&str, &str)] = &[
     ("switch", "write the cases as `if`/`else if`"),
     ("goto", "use structured loops and `break`/`continue`"),
     ("struct", "pass each member as its own parameter"),
-    ("__device__", "inline the device function into the kernel"),
+    (
+        "__device__",
+        "define device functions outside kernels, before the kernel that calls them",
+    ),
     (
         "__constant__",
         "pass the table as a `const float*` parameter",
@@ -197,6 +220,66 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    fn item(&mut self) -> Parsed<Item> {
+        let start = self.pos;
+        let mut qualifiers = Vec::new();
+        while let TokenKind::Ident(word) = &self.peek().kind {
+            if !FUNCTION_QUALIFIERS.contains(&word.as_str()) {
+                break;
+            }
+            qualifiers.push(word.clone());
+            self.bump();
+        }
+        if !qualifiers.iter().any(|q| q == "__device__") {
+            // Not a device function: a kernel, or the kernel's diagnostic.
+            self.pos = start;
+            return Ok(Item::Kernel(self.kernel()?));
+        }
+        if self.is_word("void") {
+            return Err(Diagnostic::error(
+                "`void` device functions are outside the CUDA subset",
+                self.peek().span,
+            )
+            .with_help("return the value the function computes, or inline it into the kernel"));
+        }
+        let (ret, _, _) = self.scalar_type()?;
+        let (name, name_span) = self.ident("the function's name")?;
+        self.expect_punct("(")?;
+        let params = self.params()?;
+        let open = self.expect_punct("{")?;
+        let body = self.block_rest(open)?;
+        Ok(Item::Function(Function {
+            name,
+            name_span,
+            qualifiers,
+            ret,
+            params,
+            body,
+            slots: Vec::new(),
+            inlined: 1,
+        }))
+    }
+
+    /// The parameter list after its `(`, through the `)`.
+    fn params(&mut self) -> Parsed<Vec<Param>> {
+        let mut params = Vec::new();
+        if !self.eat_punct(")") {
+            if self.is_word("void") && matches!(&self.peek_at(1).kind, TokenKind::Punct(")")) {
+                self.bump();
+                self.bump();
+            } else {
+                loop {
+                    params.push(self.param()?);
+                    if self.eat_punct(")") {
+                        break;
+                    }
+                    self.expect_punct(",")?;
+                }
+            }
+        }
+        Ok(params)
+    }
+
     fn kernel(&mut self) -> Parsed<Kernel> {
         let extern_c = if self.eat_word("extern") {
             match &self.peek().kind {
@@ -229,21 +312,7 @@ impl<'a> Parser<'a> {
         }
         let (name, name_span) = self.ident("the kernel's name")?;
         self.expect_punct("(")?;
-        let mut params = Vec::new();
-        if !self.eat_punct(")") {
-            if self.is_word("void") && matches!(&self.peek_at(1).kind, TokenKind::Punct(")")) {
-                self.bump();
-                self.bump();
-            } else {
-                loop {
-                    params.push(self.param()?);
-                    if self.eat_punct(")") {
-                        break;
-                    }
-                    self.expect_punct(",")?;
-                }
-            }
-        }
+        let params = self.params()?;
         let open = self.expect_punct("{")?;
         let body = self.block_rest(open)?;
         Ok(Kernel {
@@ -255,6 +324,7 @@ impl<'a> Parser<'a> {
             body,
             marked: Vec::new(),
             slots: Vec::new(),
+            functions: Vec::new(),
         })
     }
 
@@ -405,15 +475,16 @@ impl<'a> Parser<'a> {
         if self.eat_word("for") {
             return self.for_rest(start);
         }
-        for (word, kind) in [
-            ("return", StmtKind::Return),
-            ("break", StmtKind::Break),
-            ("continue", StmtKind::Continue),
-        ] {
+        if self.eat_word("return") {
+            if self.eat_punct(";") {
+                return Ok(self.finish(StmtKind::Return, start));
+            }
+            let value = self.expr()?;
+            self.expect_punct(";")?;
+            return Ok(self.finish(StmtKind::ReturnValue(value), start));
+        }
+        for (word, kind) in [("break", StmtKind::Break), ("continue", StmtKind::Continue)] {
             if self.eat_word(word) {
-                if word == "return" && !self.is_punct(";") {
-                    return Err(self.expected("`;` (kernels return no value)"));
-                }
                 self.expect_punct(";")?;
                 return Ok(self.finish(kind, start));
             }

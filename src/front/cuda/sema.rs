@@ -9,9 +9,38 @@ use crate::front::suggest::closest;
 use crate::source::Span;
 
 use super::ast::{
-    BinOp, Builtin, Candidate, Expr, ExprKind, Kernel, MarkedRead, Scalar, SlotInfo, Stmt,
-    StmtKind, Type, UnOp,
+    BinOp, Builtin, Candidate, Expr, ExprKind, Function, Kernel, MarkedRead, Param, Scalar,
+    SlotInfo, Stmt, StmtKind, Type, UnOp,
 };
+
+/// A device function's signature, as calls see it.
+#[derive(Clone, Debug)]
+struct Signature {
+    name: String,
+    ret: Scalar,
+    params: Vec<Scalar>,
+}
+
+fn signatures(functions: &[Function]) -> Vec<Signature> {
+    functions
+        .iter()
+        .map(|f| Signature {
+            name: f.name.clone(),
+            ret: f.ret,
+            params: f
+                .params
+                .iter()
+                .map(|p| match p.ty {
+                    Type::Scalar(s) => s,
+                    _ => Scalar::Int,
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+use super::functions::inlined;
+pub use super::functions::{math_type, MATH, MAX_INLINED, SHUFFLES};
 
 /// The most bytes of static shared memory a block may declare (CUDA's limit
 /// without opting in to more).
@@ -26,83 +55,69 @@ pub fn size_of(scalar: Scalar) -> i64 {
     }
 }
 
-/// The math functions of the subset: name, the precision it computes in
-/// (`None`: overloaded on its arguments, as CUDA's C++ overloads are), and
-/// its number of arguments.
-pub const MATH: &[(&str, Option<Scalar>, usize)] = &[
-    ("sqrtf", Some(Scalar::Float), 1),
-    ("rsqrtf", Some(Scalar::Float), 1),
-    ("expf", Some(Scalar::Float), 1),
-    ("exp2f", Some(Scalar::Float), 1),
-    ("logf", Some(Scalar::Float), 1),
-    ("log2f", Some(Scalar::Float), 1),
-    ("sinf", Some(Scalar::Float), 1),
-    ("cosf", Some(Scalar::Float), 1),
-    ("tanf", Some(Scalar::Float), 1),
-    ("tanhf", Some(Scalar::Float), 1),
-    ("fabsf", Some(Scalar::Float), 1),
-    ("floorf", Some(Scalar::Float), 1),
-    ("ceilf", Some(Scalar::Float), 1),
-    ("powf", Some(Scalar::Float), 2),
-    ("fminf", Some(Scalar::Float), 2),
-    ("fmaxf", Some(Scalar::Float), 2),
-    ("fmodf", Some(Scalar::Float), 2),
-    ("sqrt", None, 1),
-    ("rsqrt", None, 1),
-    ("exp", None, 1),
-    ("exp2", None, 1),
-    ("log", None, 1),
-    ("log2", None, 1),
-    ("sin", None, 1),
-    ("cos", None, 1),
-    ("tan", None, 1),
-    ("tanh", None, 1),
-    ("fabs", None, 1),
-    ("floor", None, 1),
-    ("ceil", None, 1),
-    ("pow", None, 2),
-    ("fmin", None, 2),
-    ("fmax", None, 2),
-    ("fmod", None, 2),
-    ("min", None, 2),
-    ("max", None, 2),
-    ("abs", None, 1),
-];
-
-/// The type a call of math function `name` computes in, given its arguments'
-/// types: integers for `min`/`max`/`abs` on integers, else `float` when every
-/// argument is `float` (or the name ends in `f`), else `double`.
-pub fn math_type(name: &str, args: &[Scalar]) -> Scalar {
-    let Some(&(_, fixed, _)) = MATH.iter().find(|(n, _, _)| *n == name) else {
-        return Scalar::Double;
-    };
-    if let Some(fixed) = fixed {
-        return fixed;
-    }
-    let common = args.iter().copied().fold(Scalar::Bool, Scalar::common);
-    if matches!(name, "min" | "max" | "abs") {
-        return common;
-    }
-    if common == Scalar::Float {
-        Scalar::Float
-    } else {
-        Scalar::Double
+impl Checker {
+    fn new(functions: &[Function], returns: Option<Scalar>) -> Checker {
+        Checker {
+            slots: Vec::new(),
+            scopes: vec![HashMap::new()],
+            profile: None,
+            marked: Vec::new(),
+            loops: 0,
+            shared_stores: HashMap::new(),
+            filled_from: HashMap::new(),
+            functions: signatures(functions),
+            returns,
+        }
     }
 }
 
-/// Checks one kernel in place: resolves names and fills in types, slots and
-/// marked reads.
-pub fn check(kernel: &mut Kernel) -> Result<(), Diagnostic> {
-    let mut checker = Checker {
-        slots: Vec::new(),
-        scopes: vec![HashMap::new()],
-        profile: None,
-        marked: Vec::new(),
-        loops: 0,
-        shared_stores: HashMap::new(),
-        filled_from: HashMap::new(),
-    };
-    for param in &kernel.params {
+/// Checks a `__device__` function in place; `earlier` are the device functions
+/// defined before it, which it may call.
+pub fn check_function(function: &mut Function, earlier: &[Function]) -> Result<(), Diagnostic> {
+    let mut checker = Checker::new(earlier, Some(function.ret));
+    if earlier.iter().any(|f| f.name == function.name) {
+        return Err(Diagnostic::error(
+            format!("device function `{}` is defined twice", function.name),
+            function.name_span,
+        )
+        .with_help("rename one of them (the subset has no overloading)"));
+    }
+    declare_params(&mut checker, &function.params, true)?;
+    match function.body.last() {
+        Some(Stmt {
+            kind: StmtKind::ReturnValue(_),
+            ..
+        }) => {}
+        _ => {
+            return Err(Diagnostic::error(
+                format!(
+                    "device function `{}` does not end with `return`",
+                    function.name
+                ),
+                function.name_span,
+            )
+            .with_help("end its body with `return value;`, so that every path returns a value"))
+        }
+    }
+    let mut body = std::mem::take(&mut function.body);
+    let result = checker.stmts(&mut body);
+    function.body = body;
+    result?;
+    function.slots = checker.slots.into_iter().map(|(info, _)| info).collect();
+    function.inlined = inlined(&function.body, earlier, function.name_span)?;
+    Ok(())
+}
+
+/// Declares parameters as the first slots; a device function's must be scalars.
+fn declare_params(checker: &mut Checker, params: &[Param], scalars_only: bool) -> Checked<()> {
+    for param in params {
+        if scalars_only && !matches!(param.ty, Type::Scalar(_)) {
+            return Err(Diagnostic::error(
+                format!("device function parameter `{}` is a pointer", param.name),
+                param.span,
+            )
+            .with_help("pass the element's value, or index the array in the kernel"));
+        }
         if checker.scopes[0].contains_key(&param.name) {
             return Err(Diagnostic::error(
                 format!("parameter `{}` is declared twice", param.name),
@@ -119,6 +134,15 @@ pub fn check(kernel: &mut Kernel) -> Result<(), Diagnostic> {
         );
         checker.slots[slot].1 = param.is_const && matches!(param.ty, Type::Pointer(_));
     }
+    Ok(())
+}
+
+/// Checks one kernel in place: resolves names and fills in types, slots and
+/// marked reads. `functions` are the device functions defined before it.
+pub fn check(kernel: &mut Kernel, functions: &[Function]) -> Result<(), Diagnostic> {
+    let mut checker = Checker::new(functions, None);
+    kernel.functions = functions.to_vec();
+    declare_params(&mut checker, &kernel.params, false)?;
     let mut body = std::mem::take(&mut kernel.body);
     let result = checker.stmts(&mut body);
     kernel.body = body;
@@ -149,6 +173,7 @@ pub fn check(kernel: &mut Kernel) -> Result<(), Diagnostic> {
         };
         read.shared = shared;
     }
+    inlined(&kernel.body, functions, kernel.name_span)?;
     kernel.slots = checker.slots.into_iter().map(|(info, _)| info).collect();
     kernel.marked = checker.marked;
     Ok(())
@@ -164,6 +189,10 @@ struct Checker {
     shared_stores: HashMap<usize, Span>,
     /// For a global array, the first shared array a store fills from it.
     filled_from: HashMap<usize, usize>,
+    /// The device functions that calls may call.
+    functions: Vec<Signature>,
+    /// In a device function: its result type.
+    returns: Option<Scalar>,
 }
 
 type Checked<T> = Result<T, Diagnostic>;
@@ -263,6 +292,13 @@ impl Checker {
                 }
                 *slot = self.declare(name, Type::Scalar(*ty), Vec::new(), span, !*is_const);
             }
+            StmtKind::Shared { name, .. } if self.returns.is_some() => {
+                return Err(Diagnostic::error(
+                    format!("shared array `{name}` declared in a device function"),
+                    span,
+                )
+                .with_help("declare `__shared__` arrays in the kernel"))
+            }
             StmtKind::Shared {
                 elem,
                 name,
@@ -342,7 +378,25 @@ impl Checker {
             }
             StmtKind::Block(items) => self.scoped(|c| c.stmts(items))?,
             StmtKind::DeclList(items) => self.stmts(items)?,
-            StmtKind::Sync | StmtKind::Return => {}
+            StmtKind::Sync if self.returns.is_some() => {
+                return Err(
+                    Diagnostic::error("`__syncthreads()` in a device function", span)
+                        .with_help("call `__syncthreads()` in the kernel itself"),
+                )
+            }
+            StmtKind::Sync => {}
+            StmtKind::Return if self.returns.is_some() => {
+                return Err(Diagnostic::error("`return;` in a device function", span)
+                    .with_help("return the function's value, as in `return x;`"))
+            }
+            StmtKind::Return => {}
+            StmtKind::ReturnValue(value) => {
+                if self.returns.is_none() {
+                    return Err(Diagnostic::error("a kernel returns no value", span)
+                        .with_help("write `return;`, or store the value into an output array"));
+                }
+                self.value(value)?;
+            }
             StmtKind::Break | StmtKind::Continue => {
                 if self.loops == 0 {
                     return Err(
@@ -350,6 +404,10 @@ impl Checker {
                             .with_help("remove it, or put it inside a `for` or `while`"),
                     );
                 }
+            }
+            StmtKind::Profile(_) if self.returns.is_some() => {
+                return Err(Diagnostic::error("`profile` in a device function", span)
+                    .with_help("name the candidates in the kernel"))
             }
             StmtKind::Profile(names) => {
                 if self.profile.is_some() {
@@ -570,6 +628,47 @@ impl Checker {
                     .with_help("write `a[i] += 1` for an element"));
                 }
                 Type::Scalar(self.target(target)?)
+            }
+            ExprKind::Call { name, args } if self.functions.iter().any(|f| f.name == *name) => {
+                let Some(function) = self.functions.iter().find(|f| f.name == *name).cloned()
+                else {
+                    return Err(Diagnostic::error("internal: function vanished", span));
+                };
+                if args.len() != function.params.len() {
+                    return Err(Diagnostic::error(
+                        format!(
+                            "`{name}` takes {} argument(s), given {}",
+                            function.params.len(),
+                            args.len()
+                        ),
+                        span,
+                    )
+                    .with_help("pass one value per parameter"));
+                }
+                for arg in args.iter_mut() {
+                    self.value(arg)?;
+                }
+                Type::Scalar(function.ret)
+            }
+            ExprKind::Call { name, args } if SHUFFLES.contains(&name.as_str()) => {
+                if !(3..=4).contains(&args.len()) {
+                    return Err(Diagnostic::error(
+                        format!("`{name}` takes 3 or 4 arguments, given {}", args.len()),
+                        span,
+                    )
+                    .with_help(format!(
+                        "write `{name}(mask, value, lane)` (and optionally a width)"
+                    )));
+                }
+                let mut value = Scalar::Int;
+                for (i, arg) in args.iter_mut().enumerate() {
+                    if i == 1 {
+                        value = Scalar::common(self.value(arg)?, Scalar::Int);
+                    } else {
+                        self.integer(arg, "a shuffle's mask, lane and width")?;
+                    }
+                }
+                Type::Scalar(value)
             }
             ExprKind::Call { name, args } => {
                 let Some(&(_, _, arity)) = MATH.iter().find(|(n, _, _)| n == name) else {

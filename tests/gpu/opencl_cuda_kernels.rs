@@ -1,0 +1,261 @@
+//! The CUDA-subset kernels of `examples/cuda/` printed as OpenCL C and run on
+//! OpenCL (PoCL in CI), compared element by element with the emulator on
+//! random inputs, on grids that blocks do not tile exactly where the kernel
+//! guards its bounds. Annotated kernels run with their annotations stripped
+//! (marked reads become the global reads they mark).
+
+use std::sync::Arc;
+
+use crate::common;
+
+use stencilc::exec::emu::{self, Arg, Launch, Limits, Value};
+use stencilc::exec::opencl::{self, cuda_kernel::run_cuda_kernel};
+use stencilc::front::cuda::opencl::print_kernel;
+use stencilc::front::cuda::parse_unit;
+use stencilc::source::SourceFile;
+
+fn opencl_here() -> bool {
+    common::runtime_available(
+        "opencl",
+        opencl::probe().map(|_| ()).map_err(|e| e.to_string()),
+    )
+}
+
+fn example(name: &str) -> Arc<SourceFile> {
+    let path = common::examples_dir().join("cuda").join(name);
+    let text = std::fs::read_to_string(&path).expect("example readable");
+    SourceFile::new(name, text)
+}
+
+fn defines(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+/// `n` random values in [-1, 1) of a float type (deterministic per seed).
+fn random(n: usize, seed: u64, double: bool) -> Arg {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    Arg::Array(
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                let v = (s % 2_000_000) as f64 / 1_000_000.0 - 1.0;
+                if double {
+                    Value::Double(v)
+                } else {
+                    Value::Float(v as f32)
+                }
+            })
+            .collect(),
+    )
+}
+
+fn zeros(n: usize, double: bool) -> Arg {
+    let zero = if double {
+        Value::Double(0.0)
+    } else {
+        Value::Float(0.0)
+    };
+    Arg::Array(vec![zero; n])
+}
+
+fn int(v: i32) -> Arg {
+    Arg::Scalar(Value::Int(v))
+}
+
+/// Runs `file`'s kernel in the emulator and on OpenCL; asserts the emulator
+/// finds nothing and every array agrees (floats within 1e-5, doubles within
+/// 1e-12 of the largest magnitude: the OpenCL compiler may contract `a*b+c`).
+fn compare(file: &str, defs: &[(&str, &str)], launch: Launch, args: Vec<Arg>) {
+    let source = example(file);
+    let defs = defines(defs);
+    let unit = parse_unit(&source, &defs).unwrap_or_else(|d| panic!("{d}"));
+    let kernel = &unit.kernels[0];
+    let mut emulated = args.clone();
+    let report = emu::run(kernel, launch, &mut emulated, Limits::default()).unwrap();
+    assert!(report.is_clean(), "{file}: {:?}", report.findings);
+    let mut on_opencl = args.clone();
+    run_cuda_kernel(kernel, &source, &defs, launch, &mut on_opencl)
+        .unwrap_or_else(|e| panic!("{file}: {e}"));
+    let mut compared = 0;
+    for (p, (a, b)) in emulated.iter().zip(&on_opencl).enumerate() {
+        let (Arg::Array(a), Arg::Array(b)) = (a, b) else {
+            continue;
+        };
+        assert_eq!(a.len(), b.len());
+        let scale = a
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.as_f64().abs()))
+            .max(1e-30);
+        for (i, (x, y)) in a.iter().zip(b).enumerate() {
+            let tol = match x {
+                Value::Float(_) => 1e-5 * scale,
+                Value::Double(_) => 1e-12 * scale,
+                _ => 0.0,
+            };
+            assert!(
+                (x.as_f64() - y.as_f64()).abs() <= tol,
+                "{file}: parameter {} element {i}: emulator {x:?}, OpenCL {y:?}",
+                kernel.params[p].name
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 0);
+    // The outputs are not all zero: the kernel ran.
+    let written = on_opencl
+        .iter()
+        .zip(&args)
+        .any(|(after, before)| after != before);
+    assert!(written, "{file}: OpenCL changed nothing");
+}
+
+#[test]
+fn jacobi_tile_agrees_on_partial_blocks() {
+    if !opencl_here() {
+        return;
+    }
+    // 13 x 6 points in 8 x 4 blocks: partial blocks along both axes.
+    let (nx, ny) = (13, 6);
+    compare(
+        "jacobi2d_tile.cu",
+        &[("TILE_X", "8"), ("TILE_Y", "4")],
+        Launch {
+            grid: [2, 2, 1],
+            block: [8, 4, 1],
+        },
+        vec![
+            random(nx * ny, 1, false),
+            zeros(nx * ny, false),
+            int(nx as i32),
+            int(ny as i32),
+        ],
+    );
+}
+
+#[test]
+fn heat3d_seven_point_agrees_on_partial_blocks() {
+    if !opencl_here() {
+        return;
+    }
+    let (nx, ny, nz) = (11, 6, 5);
+    compare(
+        "heat3d_7pt.cu",
+        &[],
+        Launch {
+            grid: [2, 2, 1],
+            block: [8, 4, 1],
+        },
+        vec![
+            random(nx * ny * nz, 2, true),
+            zeros(nx * ny * nz, true),
+            int(nx as i32),
+            int(ny as i32),
+            int(nz as i32),
+            Arg::Scalar(Value::Double(0.1)),
+        ],
+    );
+}
+
+#[test]
+fn slides_diffusion_agrees() {
+    if !opencl_here() {
+        return;
+    }
+    // The slides' kernel has no bounds guard: the grid covers the volume
+    // exactly (3 x 2 blocks of 4 x 4 on 12 x 8 x 3).
+    let (nx, ny, nz) = (12, 8, 3);
+    let mut args = vec![
+        random(nx * ny * nz, 3, false),
+        zeros(nx * ny * nz, false),
+        int(nx as i32),
+        int(ny as i32),
+        int(nz as i32),
+    ];
+    for c in [0.1f32, 0.11, 0.12, 0.13, 0.14, 0.15, 0.25] {
+        args.push(Arg::Scalar(Value::Float(c)));
+    }
+    compare(
+        "diffusion.cu",
+        &[("BLOCK_X", "4"), ("BLOCK_Y", "4")],
+        Launch {
+            grid: [3, 2, 1],
+            block: [4, 4, 1],
+        },
+        args,
+    );
+}
+
+#[test]
+fn printed_opencl_of_the_jacobi_tile() {
+    let source = example("jacobi2d_tile.cu");
+    let defs = defines(&[("TILE_X", "8"), ("TILE_Y", "4")]);
+    let unit = parse_unit(&source, &defs).unwrap_or_else(|d| panic!("{d}"));
+    let printed = print_kernel(&unit.kernels[0], &source.text, &defs).unwrap();
+    assert!(!printed.contains("__opt__") && !printed.contains("profile"));
+    assert!(
+        printed.contains("__local float tile[TILE_Y][TILE_X];"),
+        "{printed}"
+    );
+    insta::assert_snapshot!("jacobi2d_tile_opencl", printed);
+}
+
+#[test]
+fn printed_opencl_keeps_defines_helpers_and_fp64() {
+    let source = example("heat3d_7pt.cu");
+    let unit = parse_unit(&source, &[]).unwrap_or_else(|d| panic!("{d}"));
+    let printed = print_kernel(&unit.kernels[0], &source.text, &[]).unwrap();
+    assert!(printed.contains("#pragma OPENCL EXTENSION cl_khr_fp64 : enable"));
+    assert!(
+        printed.contains("#define BX 8") && printed.contains("plane[BY][BX]"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("barrier(CLK_LOCAL_MEM_FENCE);"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("(uint)get_group_id(0) * (uint)get_local_size(0)"),
+        "{printed}"
+    );
+
+    let text = "static __device__ __forceinline__ int clampi(long i, int n)\n{\n    return i < 0 ? 0 : (i >= n ? n - 1 : (int)i);\n}\n\
+                extern \"C\" __global__ void __launch_bounds__(64) k(float* __restrict__ out, const float* in, int n)\n{\n    \
+                int t = (int)threadIdx.x;\n    out[t] = sqrtf(in[clampi(t - 1, n)]) + fminf(1.0f, (float)abs(t - 3));\n}\n";
+    let file = SourceFile::new("k.cu", text);
+    let unit = parse_unit(&file, &[]).unwrap_or_else(|d| panic!("{d}"));
+    let printed = print_kernel(&unit.kernels[0], text, &[]).unwrap();
+    for expected in [
+        "int clampi(long i, int n)",
+        "__kernel void k(",
+        "__global float* restrict out,",
+        "__global const float* in,",
+        "int t = (int)get_local_id(0);",
+        "sqrt(in[clampi(t - 1, n)])",
+        "fmin(1.0f, (float)(int)abs(t - 3))",
+    ] {
+        assert!(printed.contains(expected), "{expected} missing:\n{printed}");
+    }
+    assert!(!printed.contains("__launch_bounds__") && !printed.contains("extern"));
+    assert!(!printed.contains("cl_khr_fp64"), "{printed}");
+}
+
+#[test]
+fn a_shuffle_is_refused_with_its_place() {
+    let text = "__global__ void k(int* o) { o[threadIdx.x] = __shfl_down_sync(0xffffffff, o[threadIdx.x], 1); }\n";
+    let file = SourceFile::new("k.cu", text);
+    let unit = parse_unit(&file, &[]).unwrap();
+    let err = print_kernel(&unit.kernels[0], text, &[]).unwrap_err();
+    assert!(err
+        .message
+        .contains("`__shfl_down_sync` has no OpenCL C counterpart"));
+    assert!(
+        err.render(&file).contains("k.cu:1:"),
+        "{}",
+        err.render(&file)
+    );
+}
