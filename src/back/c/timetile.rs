@@ -198,7 +198,10 @@ impl Writer<'_> {
             let quotient = if inner.is_empty() {
                 tile.clone()
             } else {
-                format!("{tile} / ({})", inner.join(" * "))
+                match inner.as_slice() {
+                    [one] => format!("{tile} / {one}"),
+                    _ => format!("{tile} / ({})", inner.join(" * ")),
+                }
             };
             index.push(if a == 0 {
                 format!("{} = {quotient}", axis("ti", a))
