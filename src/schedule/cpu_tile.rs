@@ -45,6 +45,13 @@ pub struct TileShape {
     pub used: Vec<FieldId>,
     /// The fields the stencils write (written back).
     pub written: Vec<FieldId>,
+    /// Levels that one part alone writes (the only level of its field
+    /// written) before anything in the iteration reads them: `(field, time,
+    /// part)`. Their points in that part's subset are overwritten before
+    /// they are read, so a sweep neither copies them into the window nor,
+    /// unless the reductions or the caller are about to read them, writes
+    /// them back.
+    pub dead: Vec<(FieldId, i32, usize)>,
 }
 
 impl TileShape {
@@ -156,6 +163,7 @@ pub fn tile_shape(program: &Program) -> Result<TileShape, String> {
     }
     used.sort();
     written.sort();
+    let dead = dead_levels(program, &written);
     Ok(TileShape {
         grid,
         rank,
@@ -163,7 +171,44 @@ pub fn tile_shape(program: &Program) -> Result<TileShape, String> {
         whole,
         used,
         written,
+        dead,
     })
+}
+
+/// See [`TileShape::dead`].
+fn dead_levels(program: &Program, written: &[FieldId]) -> Vec<(FieldId, i32, usize)> {
+    let Some(iterate) = &program.iterate else {
+        return Vec::new();
+    };
+    let footprints: Vec<Footprint> = iterate
+        .stencils
+        .iter()
+        .flat_map(|s| &s.parts)
+        .map(|part| Footprint::of_part(program, part))
+        .collect();
+    let mut dead = Vec::new();
+    for &field in written {
+        let writes: Vec<(usize, i32)> = footprints
+            .iter()
+            .enumerate()
+            .flat_map(|(j, f)| {
+                f.writes
+                    .iter()
+                    .filter(move |w| w.field == field)
+                    .map(move |w| (j, w.time))
+            })
+            .collect();
+        let [(part, time)] = writes.as_slice() else {
+            continue;
+        };
+        let read_before = footprints[..=*part]
+            .iter()
+            .any(|f| f.read_extent(field, *time).is_some());
+        if !read_before {
+            dead.push((field, *time, *part));
+        }
+    }
+    dead
 }
 
 /// The time tiling of a sweep.

@@ -39,7 +39,7 @@ const TEMPS: &[&str] = &[
 /// tile centre `c_lo0`..`c_hi0`, window `w_lo0`..`w_hi0`, tile counts `tn0`
 /// and tile index `ti0`), for up to 3 axes.
 const AXIS_TEMPS: &[&str] = &[
-    "i", "lo", "hi", "in_lo", "in_hi", "c_lo", "c_hi", "w_lo", "w_hi", "tn", "ti",
+    "i", "lo", "hi", "in_lo", "in_hi", "c_lo", "c_hi", "w_lo", "w_hi", "tn", "ti", "s_lo", "s_hi",
 ];
 
 /// Time tiling's variables of the sweep function, which also holds the parts'
@@ -54,6 +54,7 @@ const TILE_TEMPS: &[&str] = &[
     "window_points",
     "level_bytes",
     "failed",
+    "full",
 ];
 
 /// Per-level roles of time tiling (`a_t0_in`, `a_t0_out`, `a_t0_w`, `a_t0_to`,

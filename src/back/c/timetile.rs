@@ -97,7 +97,8 @@ impl Writer<'_> {
             "failed",
         ]
         .map(|role| n.temp(role));
-        params.push_str(&format!("long {tsteps}"));
+        let full = n.temp("full");
+        params.push_str(&format!("long {tsteps}, int {full}"));
         for &(f, lo, hi) in &self.tile_fields(false) {
             let ty = names::c_type(p.fields[f.0].ty);
             for t in lo..=hi {
@@ -277,8 +278,11 @@ impl Writer<'_> {
                 ));
             }
         }
-        self.line("/* the window in, every level */");
+        self.line("/* the window in: every level read before it is written */");
         self.copy_rows(false);
+        for (f, t, part) in shape.dead.clone() {
+            self.copy_dead_level_in(f, t, part);
+        }
         let iterate = p.iterate.as_ref().expect("an iterate");
         self.open(&format!(
             "for (long {tstep} = 0; {tstep} < {tsteps}; {tstep}++) {{"
@@ -344,7 +348,9 @@ impl Writer<'_> {
         self.rotate_names(&written, "to");
         self.close("}");
         self.close("}");
-        self.line("/* the centre out, every level of the fields written */");
+        self.line(&format!(
+            "/* the centre out: every level of the fields written ({full}: also those the next sweep overwrites first) */"
+        ));
         self.copy_rows(true);
         self.close("}");
         self.line(&format!("free({window});"));
@@ -437,21 +443,147 @@ impl Writer<'_> {
             local.join(" + ")
         };
         let count = format!("(size_t)({} - {} + 1)", axis(hi, inner), axis(lo, inner));
+        let full = n.temp("full");
         for &(f, flo, fhi) in &self.tile_fields(out) {
             let ty = names::c_type(p.fields[f.0].ty);
             for t in flo..=fhi {
+                // Written back, level `t` becomes `t - 1` (the lowest the
+                // highest) in the run function's rotation after the sweep.
+                let after_rotation = if t == flo { fhi } else { t - 1 };
+                let label = if out { after_rotation } else { t };
+                let dead = shape.dead.iter().any(|&(df, dt, _)| df == f && dt == label);
+                if dead && !out {
+                    continue;
+                }
+                let guard = if dead { format!("if ({full}) ") } else { String::new() };
                 let (w, g) = (self.level_name("w", f, t), self.level_name(if out { "to" } else { "in" }, f, t));
                 let (dst, src) = if out {
                     (format!("&{g}[{global}]"), format!("&{w}[{local}]"))
                 } else {
                     (format!("&{w}[{local}]"), format!("&{g}[{global}]"))
                 };
-                self.line(&format!("memcpy({dst}, {src}, {count} * sizeof({ty}));"));
+                self.line(&format!("{guard}memcpy({dst}, {src}, {count} * sizeof({ty}));"));
             }
         }
         for _ in 0..inner {
             self.close("}");
         }
+    }
+
+    /// Copies a level that `part` overwrites first into the window, but only
+    /// outside `part`'s subset: the points inside are written before any read.
+    fn copy_dead_level_in(&mut self, f: FieldId, t: i32, part_index: usize) {
+        let p = self.program;
+        let n = Rc::clone(&self.names);
+        let (shape, _) = self.tiling.clone().expect("a time tiling");
+        let grid = shape.grid;
+        let rank = shape.rank;
+        let inner = rank - 1;
+        let iterate = p.iterate.as_ref().expect("an iterate");
+        let part = iterate
+            .stencils
+            .iter()
+            .flat_map(|s| &s.parts)
+            .nth(part_index)
+            .expect("the part");
+        let field = &p.fields[f.0];
+        let ty = names::c_type(field.ty);
+        let axis = |role: &'static str, a: usize| n.axis_temp(role, a);
+        let (w, g) = (self.level_name("w", f, t), self.level_name("in", f, t));
+        self.line(&format!(
+            "/* [{t}]{} only outside the points of the part that writes it first */",
+            field.name
+        ));
+        self.open("{");
+        let scope = crate::back::c::expr::Scope {
+            access: crate::back::c::expr::Access::Interior,
+            locals: &[],
+        };
+        for (a, (lo, hi)) in part.subset.ranges.iter().enumerate() {
+            let (lo, hi) = (self.expr(lo, scope), self.expr(hi, scope));
+            self.line(&format!(
+                "const long {} = {lo}, {} = {hi};",
+                axis("s_lo", a),
+                axis("s_hi", a)
+            ));
+        }
+        for a in 0..inner {
+            let i = n.axis_var(a);
+            self.open(&format!(
+                "for (long {i} = {}; {i} <= {}; {i}++) {{",
+                axis("w_lo", a),
+                axis("w_hi", a)
+            ));
+        }
+        // The window row and the grid row of the current outer coordinates,
+        // at inner coordinate `x`.
+        let window_at = |x: &str| {
+            let mut terms: Vec<String> = (0..inner)
+                .map(|a| {
+                    format!(
+                        "({} - {}) * {}",
+                        n.axis_var(a),
+                        axis("w_lo", a),
+                        n.grid_stride(grid, a)
+                    )
+                })
+                .collect();
+            terms.push(format!("{x} - {}", axis("w_lo", inner)));
+            terms.join(" + ")
+        };
+        let grid_at = |x: &str| {
+            let mut text = String::new();
+            for a in 0..rank {
+                let c = if a == inner {
+                    x.to_string()
+                } else {
+                    n.axis_var(a)
+                };
+                text = match a {
+                    0 => c,
+                    1 => format!("{text} * {} + {c}", n.grid_size(grid, a)),
+                    _ => format!("({text}) * {} + {c}", n.grid_size(grid, a)),
+                };
+            }
+            text
+        };
+        let copy = |from: &str, to: &str| {
+            format!(
+                "memcpy(&{w}[{}], &{g}[{}], (size_t)({to} - {from} + 1) * sizeof({ty}));",
+                window_at(from),
+                grid_at(from)
+            )
+        };
+        let (w_lo, w_hi) = (axis("w_lo", inner), axis("w_hi", inner));
+        let (s_lo, s_hi) = (axis("s_lo", inner), axis("s_hi", inner));
+        let outside: Vec<String> = (0..inner)
+            .map(|a| {
+                format!(
+                    "{i} < {} || {i} > {}",
+                    axis("s_lo", a),
+                    axis("s_hi", a),
+                    i = n.axis_var(a)
+                )
+            })
+            .collect();
+        if !outside.is_empty() {
+            self.open(&format!("if ({}) {{", outside.join(" || ")));
+            self.line(&copy(&w_lo, &w_hi));
+            self.close_open("} else {");
+        }
+        self.line(&format!(
+            "if ({w_lo} < {s_lo}) {}",
+            copy(&w_lo, &format!("sdsl_min({w_hi}, {s_lo} - 1)"))
+        ));
+        let after = format!("sdsl_max({w_lo}, {s_hi} + 1)");
+        self.line(&format!("if ({w_hi} > {s_hi}) {}", copy(&after, &w_hi)));
+        if !outside.is_empty() {
+            self.close("}");
+        }
+        for _ in 0..inner {
+            self.close("}");
+        }
+        self.close("}");
     }
 
     /// The iterate loop of the run function with time tiling: sweeps of up
@@ -507,6 +639,21 @@ impl Writer<'_> {
         self.line(&free_all);
         self.line("return 3;");
         self.close("}");
+        // Every buffer of a field with a dead level plays that level in turn;
+        // the second set must hold the same points outside its writer's subset.
+        for &(f, lo, hi) in &written {
+            if !shape.dead.iter().any(|&(df, _, _)| df == f) {
+                continue;
+            }
+            let ty = names::c_type(p.fields[f.0].ty);
+            for t in lo..=hi {
+                self.line(&format!(
+                    "memcpy({}, {}, (size_t)({points}) * sizeof({ty})); /* points the sweeps never write */",
+                    self.level_name("next", f, t),
+                    n.level(f, t)
+                ));
+            }
+        }
         self.line(&format!("int {shadow} = 0;"));
         self.line(&format!("long {done} = 0;"));
         self.open(&format!("while ({done} < {max_iters}) {{"));
@@ -524,7 +671,8 @@ impl Writer<'_> {
         if !args.is_empty() {
             args.push_str(", ");
         }
-        args.push_str(&tsteps);
+        let full = n.temp("full");
+        args.push_str(&format!("{tsteps}, {full}"));
         for &(f, lo, hi) in &self.tile_fields(false) {
             for t in lo..=hi {
                 args.push_str(&format!(", {}", n.level(f, t)));
@@ -535,6 +683,13 @@ impl Writer<'_> {
                 args.push_str(&format!(", {}", self.level_name("next", f, t)));
             }
         }
+        let due = match &iterate.check {
+            Some(_) => format!(" || ({done} + {tsteps}) % {check_every} == 0"),
+            None => String::new(),
+        };
+        self.line(&format!(
+            "const int {full} = {done} + {tsteps} == {max_iters}{due}; /* every level read after this sweep */"
+        ));
         self.open(&format!("if ({}({args}) != 0) {{", names::sweep_symbol(p)));
         self.line(&free_all);
         self.line("return 3;");
@@ -557,7 +712,8 @@ impl Writer<'_> {
         self.rotate_names(&written, "next");
         self.close("}");
         self.line(&format!("const long {iter} = {done} + {tsteps};"));
-        self.reductions_and_check(iterate);
+        // Without a check only the last value of a reduction is seen.
+        self.reductions_and_check_when(iterate, Some(format!("{iter} == {max_iters}")));
         self.line(&format!("{summary}->iterations = {iter};"));
         self.rotation();
         self.rotate_names(&written, "next");

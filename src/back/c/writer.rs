@@ -633,6 +633,16 @@ impl<'a> Writer<'a> {
 
     /// At the end of an iteration: the reductions and the check when due.
     pub(super) fn reductions_and_check(&mut self, iterate: &crate::ir::Iterate) {
+        self.reductions_and_check_when(iterate, None);
+    }
+
+    /// [`Writer::reductions_and_check`], where without a check the reductions
+    /// run only when `unchecked` holds (`None`: every time).
+    pub(super) fn reductions_and_check_when(
+        &mut self,
+        iterate: &crate::ir::Iterate,
+        unchecked: Option<String>,
+    ) {
         let p = self.program;
         let n = Rc::clone(&self.names);
         let scope = Scope {
@@ -645,7 +655,10 @@ impl<'a> Writer<'a> {
     if !iterate.reductions.is_empty() || iterate.check.is_some() {
             match &iterate.check {
                 Some(_) => self.open(&format!("if ({iter} % {check_every} == 0) {{")),
-                None => self.open("{"),
+                None => match &unchecked {
+                    Some(condition) => self.open(&format!("if ({condition}) {{")),
+                    None => self.open("{"),
+                },
             }
             for (i, r) in iterate.reductions.iter().enumerate() {
                 let uses = Uses::of_reduction(p, r);
