@@ -51,6 +51,21 @@ pub struct BenchArgs {
     /// (`-ffp-contract=fast`).
     #[command(flatten)]
     pub fma: crate::cli::args::FmaArgs,
+    /// Time steps per tile sweep of the generated C (time tiling; 1 turns it
+    /// off) [default: the C back-end's choice].
+    #[arg(long = "time", value_name = "T", value_parser = clap::value_parser!(u32).range(1..))]
+    pub time: Option<u32>,
+    /// Tile sizes of the generated C's time tiling, innermost axis first
+    /// [default: the C back-end's choice].
+    #[arg(long = "cpu-tile", value_name = "X,Y[,Z]", value_parser = crate::cli::args::parse_axes)]
+    pub cpu_tile: Option<crate::cli::args::Axes>,
+    /// OpenMP threads of the generated C and of the baselines
+    /// (`OMP_NUM_THREADS` for them) [default: OpenMP's].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
+    /// Write RESULTS.md and results.json here rather than in `--dir`.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
 }
 
 /// The suite: name and rank (2-D or 3-D).
@@ -69,6 +84,9 @@ const SUITE: [(&str, usize); 8] = [
 #[derive(serde::Serialize, Debug)]
 struct Row {
     name: String,
+    /// How the generated C ran: `untiled`, or `T=4 tile 64x2048` (outermost
+    /// axis first), with `threads=N` when given.
+    schedule: String,
     size: usize,
     rank: usize,
     sweeps: u64,
@@ -115,17 +133,18 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     let _ = std::fs::remove_dir_all(&cache);
     let json = serde_json::to_string_pretty(&rows)
         .map_err(|e| CliError::new(e.to_string(), "report this bug"))?;
-    write(&args.dir.join("results.json"), &json)?;
+    let out_dir = args.out_dir.clone().unwrap_or_else(|| args.dir.clone());
+    write(&out_dir.join("results.json"), &json)?;
     let mut report = markdown(&rows, &compiler, &flags);
     if let Some(notes) = notes(&args.dir)? {
         report.push('\n');
         report.push_str(&notes);
     }
-    write(&args.dir.join("RESULTS.md"), &report)?;
+    write(&out_dir.join("RESULTS.md"), &report)?;
     eprintln!(
         "bench: wrote {} and {}",
-        args.dir.join("RESULTS.md").display(),
-        args.dir.join("results.json").display()
+        out_dir.join("RESULTS.md").display(),
+        out_dir.join("results.json").display()
     );
     Ok(())
 }
@@ -259,15 +278,26 @@ fn bench_one(
     ))?)?;
     let options = RunOptions {
         fma: args.fma.fma,
+        time: args.time,
+        cpu_tile: args.cpu_tile.as_ref().map(|a| a.0.clone()),
+        threads: args.threads,
         ..RunOptions::default()
     };
+    // Planned for many iterations, so that no iteration count clamps the
+    // time tile (the run's last sweep takes what is left).
+    let plan_env = stencilc::exec::bind(&program, &bindings(&program, size, 1 << 20))?;
+    let plan = native::plan(&program, &plan_env, &options)?;
+    for line in plan.notes.iter().chain(&plan.reasons) {
+        eprintln!("bench: {name}: {line}");
+    }
+    let schedule = describe_plan(&plan);
 
     // Compile in the fresh cache, then load again from it.
     let start = Instant::now();
-    native::prepare_with(&program, &options, compiler)?;
+    native::prepare_planned(&program, &plan, &options, compiler)?;
     let compile_s = start.elapsed().as_secs_f64();
     let start = Instant::now();
-    let (unit, kernel) = native::prepare_with(&program, &options, compiler)?;
+    let (unit, kernel) = native::prepare_planned(&program, &plan, &options, compiler)?;
     let cached_load_s = start.elapsed().as_secs_f64();
 
     // Calibrate the number of sweeps on a short run.
@@ -296,7 +326,7 @@ fn bench_one(
         if first.is_none() {
             first = Some((peak_rss_mb(), done, state));
         }
-        baseline_times.push(run_baseline(&baseline_binary, name, size, done)?);
+        baseline_times.push(run_baseline(&baseline_binary, name, size, done, args.threads)?);
     }
     let _ = std::fs::remove_file(&baseline_binary);
     let (peak_rss_mb, done, state) = first.expect("at least one repetition ran");
@@ -340,6 +370,7 @@ fn bench_one(
         .sum();
     Ok(Row {
         name: name.into(),
+        schedule,
         size,
         rank,
         sweeps: done,
@@ -405,8 +436,13 @@ fn run_baseline(
     name: &str,
     size: usize,
     sweeps: u64,
+    threads: Option<u32>,
 ) -> Result<(f64, f64, f64), CliError> {
-    let output = Command::new(binary)
+    let mut command = Command::new(binary);
+    if let Some(n) = threads {
+        command.env("OMP_NUM_THREADS", n.to_string());
+    }
+    let output = command
         .arg(size.to_string())
         .arg(sweeps.to_string())
         .output()
@@ -473,6 +509,26 @@ fn checksum_cell(rel_diff: f64) -> String {
     }
 }
 
+/// `untiled`, or `T=4 tile 64x2048` (outermost axis first); `, threads=N`.
+fn describe_plan(plan: &stencilc::schedule::cpu_tile::CpuPlan) -> String {
+    let mut text = match &plan.tiling {
+        Some(t) => format!(
+            "T={} tile {}",
+            t.steps,
+            t.tile
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join("x")
+        ),
+        None => "untiled".into(),
+    };
+    if let Some(n) = plan.threads {
+        text.push_str(&format!(", threads={n}"));
+    }
+    text
+}
+
 fn markdown(rows: &[Row], compiler: &native::Compiler, flags: &[String]) -> String {
     let mut out = String::new();
     out.push_str("# CPU benchmark results\n\n");
@@ -485,22 +541,24 @@ fn markdown(rows: &[Row], compiler: &native::Compiler, flags: &[String]) -> Stri
     ));
     out.push_str("Made by `stencilc bench` (see bench/README.md). Times are per sweep (one iteration of the \
                   iterate); GStencil/s counts grid points x stencils per second; effective GB/s assumes one \
-                  read and one write per point per field; ratio = `--backend c` time / baseline time; \
+                  read and one write per point per field; ratio = `--backend c` time / baseline time (speed-up: its inverse); \
                   checksum rel. diff = |c checksum - baseline checksum| / |baseline checksum|, each the \
                   f64 sum in index order of the newest level of the result field (0: the same sum, as \
                   for bit-identical results).\n\n");
-    out.push_str("| benchmark | size | sweeps | c (ms/sweep) | baseline (ms/sweep) | ratio | interp (ms/sweep) | GStencil/s | GB/s | compile (s) | cached load (ms) | peak RSS (MiB) | baseline RSS (MiB) | data (MiB) | checksum rel. diff |\n");
-    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    out.push_str("| benchmark | c schedule | size | sweeps | c (ms/sweep) | baseline (ms/sweep) | ratio | speed-up | interp (ms/sweep) | GStencil/s | GB/s | compile (s) | cached load (ms) | peak RSS (MiB) | baseline RSS (MiB) | data (MiB) | checksum rel. diff |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for r in rows {
         out.push_str(&format!(
-            "| {} | {}^{} | {} | {:.2} | {:.2} | {:.3} | {} | {:.2} | {:.1} | {:.2} | {:.1} | {:.0} | {:.0} | {:.0} | {} |\n",
+            "| {} | {} | {}^{} | {} | {:.2} | {:.2} | {:.3} | {:.2}x | {} | {:.2} | {:.1} | {:.2} | {:.1} | {:.0} | {:.0} | {:.0} | {} |\n",
             r.name,
+            r.schedule,
             r.size,
             r.rank,
             r.sweeps,
             r.c_sweep_s * 1e3,
             r.baseline_sweep_s * 1e3,
             r.ratio_to_baseline,
+            1.0 / r.ratio_to_baseline,
             r.interp_sweep_s.map_or("-".into(), |s| format!("{:.1}", s * 1e3)),
             r.gstencil_per_s,
             r.effective_gb_per_s,

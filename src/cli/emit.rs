@@ -11,6 +11,8 @@ use std::path::PathBuf;
 use stencilc::back::gpu_emit::{self, EmitOptions, GpuTarget};
 use stencilc::ir::env::RunEnv;
 
+use std::io::Write as _;
+
 use crate::cli::args::{FmaArgs, ParamArgs, ScheduleArgs};
 use crate::cli::error::CliError;
 
@@ -72,7 +74,8 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
     };
     let text = match args.target {
         EmitTarget::C => {
-            let source = stencilc::back::c::emit_program(&program).source;
+            let plan = c_plan(&program, env.as_ref(), &args.schedule)?;
+            let source = stencilc::back::c::emit_program_planned(&program, &plan).source;
             if args.fma.fma {
                 stencilc::back::c::with_fma_notice(&source)
             } else {
@@ -91,6 +94,54 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
         }),
         None => crate::cli::out::stdout_text(&text),
     }
+}
+
+/// The C back-end's plan (threads, time tiling) for `emit -t c`: as `run`
+/// would choose it when every parameter is given, else what the flags ask
+/// (tiles of 32 points per axis where `--cpu-tile` does not say). Notes go
+/// to stderr.
+fn c_plan(
+    program: &stencilc::ir::Program,
+    env: Option<&RunEnv>,
+    schedule: &ScheduleArgs,
+) -> Result<stencilc::schedule::cpu_tile::CpuPlan, CliError> {
+    use stencilc::schedule::cpu_tile::{tile_shape, CpuPlan, CpuTiling};
+    let options = schedule.run_options();
+    let plan = match env {
+        Some(env) => stencilc::exec::native::plan(program, env, &options)?,
+        None => {
+            let mut plan = CpuPlan {
+                threads: options.threads,
+                ..CpuPlan::default()
+            };
+            let steps = options.time.unwrap_or(1);
+            match tile_shape(program) {
+                Ok(shape) if steps > 1 => {
+                    let tile = (0..shape.rank)
+                        .map(|a| {
+                            let from_inner = shape.rank - 1 - a;
+                            options
+                                .cpu_tile
+                                .as_ref()
+                                .and_then(|t| t.get(from_inner))
+                                .map_or(32, |&t| u64::from(t.max(1)))
+                        })
+                        .collect();
+                    plan.tiling = Some(CpuTiling { steps, tile });
+                }
+                Err(construct) if steps > 1 => plan.notes.push(format!(
+                    "`--time {steps}` ignored: `{}` cannot be time-tiled because {construct}",
+                    program.name
+                )),
+                _ => {}
+            }
+            plan
+        }
+    };
+    for note in &plan.notes {
+        let _ = writeln!(std::io::stderr(), "note: {note}");
+    }
+    Ok(plan)
 }
 
 /// Lowers `program` under the requested schedule and prints it for `target`.

@@ -22,6 +22,7 @@
 //! is not applied, and the GPU back-ends say so in a one-line notice
 //! ([`time_tiling_notice`]); results are the same, one sweep per stencil.
 
+pub mod cpu_tile;
 mod fusion;
 pub mod time;
 

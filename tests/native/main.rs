@@ -14,3 +14,4 @@ mod examples;
 mod fma;
 mod handmade;
 mod overtile;
+mod time_tiling;

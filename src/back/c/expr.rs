@@ -204,6 +204,16 @@ impl Writer<'_> {
     /// `c0 * g_s0 + c1 * g_s1 + c2` for per-axis coordinates.
     fn linear_index(&self, grid: crate::ir::GridId, coords: &[String]) -> String {
         let last = coords.len() - 1;
+        // In a time tile's window, coordinates count from its origin.
+        let coords: Vec<String> = if self.window {
+            coords
+                .iter()
+                .enumerate()
+                .map(|(axis, c)| format!("{c} - {}", self.names.axis_temp("w_lo", axis)))
+                .collect()
+        } else {
+            coords.to_vec()
+        };
         coords
             .iter()
             .enumerate()

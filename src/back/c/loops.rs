@@ -47,6 +47,9 @@ pub(super) struct Nest<'s> {
     pub before: Vec<String>,
     /// Lines after the loops.
     pub after: Vec<String>,
+    /// Per axis, bounds the points are clipped to besides the subset's (a time
+    /// tile's region): `(lower, upper)`, each `None` for no clip on that side.
+    pub clip: Vec<(Option<String>, Option<String>)>,
 }
 
 impl Writer<'_> {
@@ -61,8 +64,18 @@ impl Writer<'_> {
         let n = std::rc::Rc::clone(&self.names);
         self.open("{");
         for (axis, (lo, hi)) in nest.subset.ranges.iter().enumerate() {
-            let lo = self.expr(lo, bounds_scope);
-            let hi = self.expr(hi, bounds_scope);
+            let mut lo = self.expr(lo, bounds_scope);
+            let mut hi = self.expr(hi, bounds_scope);
+            if let Some((clip_lo, clip_hi)) = nest.clip.get(axis) {
+                if let Some(c) = clip_lo {
+                    self.helpers.insert(Helper::MinMax);
+                    lo = format!("sdsl_max({lo}, {c})");
+                }
+                if let Some(c) = clip_hi {
+                    self.helpers.insert(Helper::MinMax);
+                    hi = format!("sdsl_min({hi}, {c})");
+                }
+            }
             let (lo_name, hi_name) = (n.axis_temp("lo", axis), n.axis_temp("hi", axis));
             self.line(&format!("const long {lo_name} = {lo}, {hi_name} = {hi};"));
         }
@@ -190,7 +203,7 @@ impl Writer<'_> {
         inner: impl FnOnce(&mut Self),
     ) {
         let i = self.names.axis_var(axis);
-        if axis == 0 {
+        if axis == 0 && !nest.omp.is_empty() {
             self.line(&nest.omp);
         }
         let (cmp, to) = match to {
@@ -223,14 +236,22 @@ impl Writer<'_> {
             }
             let terms: Vec<String> = (0..rank)
                 .map(|a| {
-                    if a + 1 == rank {
-                        self.names.axis_var(a)
+                    let coordinate = if self.window {
+                        // Relative to the time tile's window.
+                        let origin = self.names.axis_temp("w_lo", a);
+                        let i = self.names.axis_var(a);
+                        if a + 1 == rank {
+                            format!("{i} - {origin}")
+                        } else {
+                            format!("({i} - {origin})")
+                        }
                     } else {
-                        format!(
-                            "{} * {}",
-                            self.names.axis_var(a),
-                            self.names.grid_stride(grid, a)
-                        )
+                        self.names.axis_var(a)
+                    };
+                    if a + 1 == rank {
+                        coordinate
+                    } else {
+                        format!("{coordinate} * {}", self.names.grid_stride(grid, a))
                     }
                 })
                 .collect();
@@ -255,7 +276,8 @@ impl Writer<'_> {
         self.open("{");
         self.sizes_read.clear();
         self.strides(&uses);
-        self.line("#pragma omp parallel");
+        let parallel = self.omp_parallel("");
+        self.line(&parallel);
         self.open("{");
         for (index, part) in stencil.parts.iter().enumerate() {
             if index > 0 {
@@ -269,6 +291,17 @@ impl Writer<'_> {
     }
 
     fn stencil_part(&mut self, part: &StencilPart) {
+        self.stencil_part_with(part, "#pragma omp for schedule(static)".into(), Vec::new());
+    }
+
+    /// A stencil part's loop nest with the OpenMP line `omp` (empty for none)
+    /// and the points clipped to `clip` (see [`Nest::clip`]).
+    pub(super) fn stencil_part_with(
+        &mut self,
+        part: &StencilPart,
+        omp: String,
+        clip: Vec<(Option<String>, Option<String>)>,
+    ) {
         let program = self.program;
         self.source_comment(part.span);
         let locals = self.names.part_locals(part);
@@ -281,11 +314,12 @@ impl Writer<'_> {
             subset: &part.subset,
             reach: &reach,
             grids: &grids,
-            omp: "#pragma omp for schedule(static)".into(),
+            omp,
             row_start: Vec::new(),
             row_end: Vec::new(),
             before: Vec::new(),
             after: Vec::new(),
+            clip,
         };
         let initialised = initialising_assignments(&part.body, &loop_vars);
         self.nest(&nest, &mut |w, access| {

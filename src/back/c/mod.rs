@@ -27,9 +27,11 @@ mod loops;
 mod names;
 pub mod overtile;
 mod reduce;
+mod timetile;
 mod writer;
 
 use crate::ir::Program;
+use crate::schedule::cpu_tile::CpuPlan;
 
 pub use writer::ENTRY_ABI;
 
@@ -42,18 +44,29 @@ pub struct CUnit {
     pub run_symbol: String,
     /// The name of the uniform entry point (`<program>_entry`, see [`ENTRY_ABI`]).
     pub entry_symbol: String,
+    /// The plan it was written for (threads, time tiling).
+    pub plan: CpuPlan,
 }
 
 /// Prints a stand-alone translation unit for `program`: the typed run function and
 /// the uniform entry point that the native executor calls.
 pub fn emit_program(program: &Program) -> CUnit {
-    let mut w = writer::Writer::new(program, writer::Linkage::Internal);
+    emit_program_planned(program, &CpuPlan::default())
+}
+
+/// [`emit_program`] run as `plan` says: `num_threads` on every parallel
+/// region, and sweeps of several iterations per tile when it time-tiles (see
+/// `back/c/timetile.rs`). A tiling the iterate cannot take (see
+/// [`crate::schedule::cpu_tile::tile_shape`]) is left out.
+pub fn emit_program_planned(program: &Program, plan: &CpuPlan) -> CUnit {
+    let mut w = writer::Writer::planned(program, writer::Linkage::Internal, plan);
     w.write_program_body();
     w.write_entry();
     CUnit {
         source: w.finish(),
         run_symbol: names::run_symbol(program),
         entry_symbol: names::entry_symbol(program),
+        plan: plan.clone(),
     }
 }
 

@@ -10,6 +10,8 @@ use crate::kir::names::{identifier, Entity, Namer};
 
 /// Roles of the generated C's own variables that there is one of per scope.
 const TEMPS: &[&str] = &[
+    "shadow",
+    "done",
     "value",
     "row",
     "rows",
@@ -33,8 +35,37 @@ const TEMPS: &[&str] = &[
     "reductions_i",
 ];
 
-/// Per-axis roles (`i0`, `lo0`, `hi0`, `in_lo0`, `in_hi0`), for up to 3 axes.
-const AXIS_TEMPS: &[&str] = &["i", "lo", "hi", "in_lo", "in_hi"];
+/// Per-axis roles (`i0`, `lo0`, `hi0`, `in_lo0`, `in_hi0`, and time tiling's
+/// tile centre `c_lo0`..`c_hi0`, window `w_lo0`..`w_hi0`, tile counts `tn0`
+/// and tile index `ti0`), for up to 3 axes.
+const AXIS_TEMPS: &[&str] = &[
+    "i", "lo", "hi", "in_lo", "in_hi", "c_lo", "c_hi", "w_lo", "w_hi", "tn", "ti", "s_lo", "s_hi",
+];
+
+/// Time tiling's variables of the sweep function, which also holds the parts'
+/// locals (so registered before them).
+const TILE_TEMPS: &[&str] = &[
+    "tile",
+    "ntiles",
+    "tsteps",
+    "tstep",
+    "tleft",
+    "window",
+    "window_points",
+    "level_bytes",
+    "failed",
+    "full",
+];
+
+/// Per-level roles of time tiling (`a_t0_in`, `a_t0_out`, `a_t0_w`, `a_t0_to`,
+/// `a_t0_next`): the entity's role and the name's suffix.
+const LEVEL_TEMPS: &[(&str, &str)] = &[
+    ("level_in", "in"),
+    ("level_out", "out"),
+    ("level_window", "w"),
+    ("level_to", "to"),
+    ("level_next", "next"),
+];
 
 /// Per-field roles of the embedded host wrapper (`a_count`, `a_levels`, `a_bytes`):
 /// the entity's role (apart from the one-per-scope roles) and the name's suffix.
@@ -51,6 +82,8 @@ const FIELD_TEMPS: &[(&str, &str)] = &[
 #[derive(Debug)]
 pub(super) struct CNames {
     namer: Namer,
+    /// Per field, the flat index of its lowest level over all fields' levels.
+    level_base: Vec<usize>,
     /// The names a stencil function's scope holds (everything but the run
     /// function's, entry point's and reduction functions' own temporaries),
     /// which a part's locals avoid.
@@ -62,7 +95,7 @@ impl CNames {
     pub(super) fn new(program: &Program) -> CNames {
         let prefix = identifier(&program.name);
         let mut namer = Namer::new();
-        for symbol in ["run", "entry", "summary", "sdsl"] {
+        for symbol in ["run", "entry", "summary", "sweep", "sdsl"] {
             namer.take(&format!("{prefix}_{symbol}"));
         }
         let mut file_scope = |entity: Entity, kind: &str, name: &str| {
@@ -109,6 +142,22 @@ impl CNames {
                 namer.name(Entity::Temp(role, f), &format!("{base}_{suffix}"));
             }
         }
+        let mut level_base = Vec::new();
+        let mut flat = 0;
+        for field in &program.fields {
+            level_base.push(flat);
+            for t in field.time_lo..=field.time_hi {
+                let hint = if t < 0 {
+                    format!("{}_tm{}", field.name, -t)
+                } else {
+                    format!("{}_t{t}", field.name)
+                };
+                for (role, suffix) in LEVEL_TEMPS {
+                    namer.name(Entity::Temp(role, flat), &format!("{hint}_{suffix}"));
+                }
+                flat += 1;
+            }
+        }
         for (g, grid) in program.grids.iter().enumerate() {
             let base = identifier(&grid.name);
             for axis in 0..grid.rank() {
@@ -128,12 +177,16 @@ impl CNames {
                 namer.name(Entity::Temp(role, axis), &format!("{role}{axis}"));
             }
         }
+        for role in TILE_TEMPS {
+            namer.name(Entity::Temp(role, 0), role);
+        }
         let stencil_scope = namer.clone();
         for role in TEMPS {
             namer.name(Entity::Temp(role, 0), role);
         }
         CNames {
             namer,
+            level_base,
             stencil_scope,
         }
     }
@@ -207,6 +260,16 @@ impl CNames {
         self.axis_temp("i", axis)
     }
 
+    /// A per-level variable of time tiling: `level_temp("in", a, 0)` is `a_t0_in`.
+    pub(super) fn level_temp(&self, suffix: &str, field: FieldId, time: i32, time_lo: i32) -> String {
+        let (role, _) = LEVEL_TEMPS
+            .iter()
+            .find(|(_, s)| *s == suffix)
+            .expect("a per-level role");
+        let flat = self.level_base[field.0] + (time - time_lo) as usize;
+        self.get(Entity::Temp(role, flat))
+    }
+
     /// A per-field variable of the host wrapper: `field_temp("count", f)`.
     pub(super) fn field_temp(&self, suffix: &str, f: usize) -> String {
         let (role, _) = FIELD_TEMPS
@@ -239,6 +302,11 @@ impl CNames {
 /// `<program>_run`: the typed function that runs the iterate.
 pub(super) fn run_symbol(program: &Program) -> String {
     format!("{}_run", identifier(&program.name))
+}
+
+/// `<program>_sweep`: one time-tiled sweep of several iterations.
+pub(super) fn sweep_symbol(program: &Program) -> String {
+    format!("{}_sweep", identifier(&program.name))
 }
 
 /// `<program>_entry`: the uniform entry point for the native executor.

@@ -58,14 +58,15 @@ impl Writer<'_> {
                     subset: &part.subset,
                     reach: &reach,
                     grids: &grids,
-                    omp: format!(
-                        "#pragma omp parallel for schedule(static) reduction({}: {value})",
+                    omp: self.omp_parallel(&format!(
+                        " for schedule(static) reduction({}: {value})",
                         if reduction.op == ReduceOp::Max { "max" } else { "min" }
-                    ),
+                    )),
                     row_start: Vec::new(),
                     row_end: Vec::new(),
                     before: Vec::new(),
                     after: Vec::new(),
+                    clip: Vec::new(),
                 },
                 ReduceOp::Sum | ReduceOp::Product if part.subset.rank() == 1 => Nest {
                     // In 1-D the interpreter's partials are runs of 256 points;
@@ -78,12 +79,13 @@ impl Writer<'_> {
                     row_end: Vec::new(),
                     before: vec![format!("{ty} {row} = {identity};")],
                     after: Vec::new(),
+                    clip: Vec::new(),
                 },
                 ReduceOp::Sum | ReduceOp::Product => Nest {
                     subset: &part.subset,
                     reach: &reach,
                     grids: &grids,
-                    omp: "#pragma omp parallel for schedule(static)".into(),
+                    omp: self.omp_parallel(" for schedule(static)"),
                     row_start: vec![format!("{ty} {row} = {identity};")],
                     row_end: vec![format!("{partials}[{i0} - {lo0}] = {row};")],
                     before: vec![
@@ -99,6 +101,7 @@ impl Writer<'_> {
                         ),
                         format!("free({partials});"),
                     ],
+                    clip: Vec::new(),
                 },
             };
             let accumulator = match reduction.op {

@@ -9,6 +9,7 @@ use crate::back::c::boundary::{self, Helper};
 use crate::back::c::expr::{Access, Scope};
 use crate::back::c::names::{self, CNames};
 use crate::ir::{Expr, ExprKind, FieldId, GridId, Program, Stencil, Stmt, Table};
+use crate::schedule::cpu_tile::{tile_shape, CpuPlan, CpuTiling, TileShape};
 use crate::source::Span;
 
 /// The uniform entry point every stand-alone unit exports as `<program>_entry`:
@@ -55,16 +56,22 @@ pub(crate) struct Writer<'a> {
     pub(super) sizes_read: BTreeSet<(GridId, usize)>,
     /// The grids whose point index was printed since the current point began.
     pub(super) points_read: BTreeSet<GridId>,
+    /// `--threads N`: the `num_threads` of every parallel region.
+    pub(super) threads: Option<u32>,
+    /// Time tiling of the sweeps, with what the tiles need of the iterate.
+    pub(super) tiling: Option<(TileShape, CpuTiling)>,
+    /// Grid indices are relative to a time tile's window (origin `w_lo0`...).
+    pub(super) window: bool,
 }
 
 /// Which parameters, constants, grid sizes and field levels a function needs.
 #[derive(Debug, Default)]
 pub(super) struct Uses {
-    params: BTreeSet<usize>,
-    consts: BTreeSet<usize>,
-    grids: BTreeSet<usize>,
+    pub(super) params: BTreeSet<usize>,
+    pub(super) consts: BTreeSet<usize>,
+    pub(super) grids: BTreeSet<usize>,
     /// (field, time) to whether the function writes it.
-    levels: BTreeMap<(usize, i32), bool>,
+    pub(super) levels: BTreeMap<(usize, i32), bool>,
 }
 
 impl Uses {
@@ -116,6 +123,14 @@ impl Uses {
         uses
     }
 
+    /// What one stencil part needs.
+    pub(super) fn of_part(program: &Program, part: &crate::ir::StencilPart) -> Uses {
+        let mut uses = Uses::default();
+        uses.subset(program, &part.subset);
+        uses.stmts(program, &part.body);
+        uses
+    }
+
     /// What a reduction's function needs.
     pub(super) fn of_reduction(program: &Program, reduction: &crate::ir::Reduction) -> Uses {
         let mut uses = Uses::default();
@@ -154,6 +169,29 @@ impl<'a> Writer<'a> {
             linkage,
             sizes_read: BTreeSet::new(),
             points_read: BTreeSet::new(),
+            threads: None,
+            tiling: None,
+            window: false,
+        }
+    }
+
+    /// A writer for `program` run as `plan` says (threads, time tiling); a
+    /// tiling the iterate cannot take is left out (the planner said so).
+    pub(crate) fn planned(program: &'a Program, linkage: Linkage, plan: &CpuPlan) -> Writer<'a> {
+        let mut w = Writer::new(program, linkage);
+        w.threads = plan.threads;
+        w.tiling = plan
+            .tiling
+            .clone()
+            .and_then(|t| tile_shape(program).ok().map(|shape| (shape, t)));
+        w
+    }
+
+    /// `#pragma omp parallel<rest>` with the `num_threads` clause of `--threads`.
+    pub(super) fn omp_parallel(&self, rest: &str) -> String {
+        match self.threads {
+            Some(n) => format!("#pragma omp parallel{rest} num_threads({n})"),
+            None => format!("#pragma omp parallel{rest}"),
         }
     }
 
@@ -409,6 +447,10 @@ impl<'a> Writer<'a> {
                 self.reduction_function(index, reduction);
                 self.blank();
             }
+            if self.tiling.is_some() {
+                self.sweep_function();
+                self.blank();
+            }
         }
         self.summary_struct();
         self.blank();
@@ -491,7 +533,6 @@ impl<'a> Writer<'a> {
             ""
         };
         let summary = n.temp("summary");
-        let (iter, stop) = (n.temp("iter"), n.temp("stop"));
         let (max_iters, check_every) = (n.temp("max_iters"), n.temp("check_every"));
         self.line(&format!(
             "/* Runs {}: each field argument is its array of time levels (oldest first),\n   left rotated as the iterate leaves them. Returns 0 on success; 1 for a check interval\n   below 1, 3 when out of memory, 4 when an access would leave its grid, 5 when a grid is\n   empty or too large to index (4 and 5 print a line on stderr and compute nothing). */",
@@ -532,6 +573,23 @@ impl<'a> Writer<'a> {
                 self.line(&format!("const long {check_every} = {every};"));
                 self.line(&format!("if ({check_every} < 1) return 1;"));
             }
+            if self.tiling.is_some() {
+                self.tiled_iterate_loop(iterate);
+            } else {
+                self.untiled_iterate_loop(iterate);
+            }
+        }
+        self.run_epilogue();
+    }
+
+    /// One sweep per stencil and iteration.
+    fn untiled_iterate_loop(&mut self, iterate: &crate::ir::Iterate) {
+        let p = self.program;
+        let n = Rc::clone(&self.names);
+        let summary = n.temp("summary");
+        let (iter, stop) = (n.temp("iter"), n.temp("stop"));
+        let max_iters = n.temp("max_iters");
+        {
             self.open(&format!(
                 "for (long {iter} = 1; {iter} <= {max_iters}; {iter}++) {{"
             ));
@@ -542,31 +600,7 @@ impl<'a> Writer<'a> {
                 let uses = Uses::of_stencil(p, stencil);
                 self.line(&format!("{}({});", n.stencil(index), self.arguments(&uses)));
             }
-            if !iterate.reductions.is_empty() || iterate.check.is_some() {
-                match &iterate.check {
-                    Some(_) => self.open(&format!("if ({iter} % {check_every} == 0) {{")),
-                    None => self.open("{"),
-                }
-                for (i, r) in iterate.reductions.iter().enumerate() {
-                    let uses = Uses::of_reduction(p, r);
-                    let name = n.reduction(i);
-                    let args = self.arguments(&uses);
-                    let sep = if args.is_empty() { "" } else { ", " };
-                    self.line(&format!(
-                        "if ({}({args}{sep}&{name}) != 0) return 3;",
-                        n.reduce_function(i)
-                    ));
-                    self.line(&format!("{summary}->{name} = {name};"));
-                }
-                if !iterate.reductions.is_empty() {
-                    self.line(&format!("{summary}->reductions_evaluated = 1;"));
-                }
-                if let Some(check) = &iterate.check {
-                    let cond = self.expr(&check.cond, scope);
-                    self.line(&format!("{stop} = {cond} != 0;"));
-                }
-                self.close("}");
-            }
+            self.reductions_and_check(iterate);
             self.line(&format!("{summary}->iterations = {iter};"));
             self.rotation();
             if iterate.check.is_some() {
@@ -577,6 +611,12 @@ impl<'a> Writer<'a> {
             }
             self.close("}");
         }
+    }
+
+    /// The level pointers handed back, and success.
+    fn run_epilogue(&mut self) {
+        let p = self.program;
+        let n = Rc::clone(&self.names);
         for (f, field) in p.fields.iter().enumerate() {
             for t in field.time_lo..=field.time_hi {
                 self.line(&format!(
@@ -591,8 +631,59 @@ impl<'a> Writer<'a> {
         self.close("}");
     }
 
+    /// At the end of an iteration: the reductions and the check when due.
+    pub(super) fn reductions_and_check(&mut self, iterate: &crate::ir::Iterate) {
+        self.reductions_and_check_when(iterate, None);
+    }
+
+    /// [`Writer::reductions_and_check`], where without a check the reductions
+    /// run only when `unchecked` holds (`None`: every time).
+    pub(super) fn reductions_and_check_when(
+        &mut self,
+        iterate: &crate::ir::Iterate,
+        unchecked: Option<String>,
+    ) {
+        let p = self.program;
+        let n = Rc::clone(&self.names);
+        let scope = Scope {
+            access: Access::Interior,
+            locals: &[],
+        };
+        let summary = n.temp("summary");
+        let (iter, stop) = (n.temp("iter"), n.temp("stop"));
+        let check_every = n.temp("check_every");
+    if !iterate.reductions.is_empty() || iterate.check.is_some() {
+            match &iterate.check {
+                Some(_) => self.open(&format!("if ({iter} % {check_every} == 0) {{")),
+                None => match &unchecked {
+                    Some(condition) => self.open(&format!("if ({condition}) {{")),
+                    None => self.open("{"),
+                },
+            }
+            for (i, r) in iterate.reductions.iter().enumerate() {
+                let uses = Uses::of_reduction(p, r);
+                let name = n.reduction(i);
+                let args = self.arguments(&uses);
+                let sep = if args.is_empty() { "" } else { ", " };
+                self.line(&format!(
+                    "if ({}({args}{sep}&{name}) != 0) return 3;",
+                    n.reduce_function(i)
+                ));
+                self.line(&format!("{summary}->{name} = {name};"));
+            }
+            if !iterate.reductions.is_empty() {
+                self.line(&format!("{summary}->reductions_evaluated = 1;"));
+            }
+            if let Some(check) = &iterate.check {
+                let cond = self.expr(&check.cond, scope);
+                self.line(&format!("{stop} = {cond} != 0;"));
+            }
+            self.close("}");
+        }
+    }
+
     /// Rotation by pointer swap: the level written as `[hi]` becomes `[hi-1]`.
-    fn rotation(&mut self) {
+    pub(super) fn rotation(&mut self) {
         let p = self.program;
         let n = Rc::clone(&self.names);
         let oldest = n.temp("oldest");

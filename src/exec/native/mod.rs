@@ -16,6 +16,7 @@ use crate::exec::backend::RunOptions;
 use crate::exec::{check_inputs, Buffer, ExecError, FieldState, PhaseTimes, RunSummary};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
+use crate::schedule::cpu_tile::{plan_cpu, CpuCaches, CpuPlan, CpuRequest};
 
 pub use compile::{Compiler, Kernel};
 
@@ -42,7 +43,32 @@ pub fn prepare_with(
     options: &RunOptions,
     compiler: &Compiler,
 ) -> Result<(c::CUnit, Kernel), ExecError> {
-    let mut unit = c::emit_program(program);
+    prepare_planned(program, &CpuPlan::default(), options, compiler)
+}
+
+/// The plan for running `program` with `env` under `options` on this
+/// machine: `--time`, `--cpu-tile` and `--threads` where given, the rest
+/// chosen by [`plan_cpu`]. A pragma `time:` naming an unknown identifier is
+/// an error at the identifier.
+pub fn plan(program: &Program, env: &RunEnv, options: &RunOptions) -> Result<CpuPlan, ExecError> {
+    let request = CpuRequest {
+        time: options.time,
+        tile: options.cpu_tile.clone(),
+        threads: options.threads,
+    };
+    plan_cpu(program, &request, env, &CpuCaches::here()).map_err(|d| {
+        ExecError::Located(crate::diag::Diagnostics::new(program.source.clone(), vec![d]))
+    })
+}
+
+/// [`prepare_with`] for the C of `plan` (threads, time tiling).
+pub fn prepare_planned(
+    program: &Program,
+    plan: &CpuPlan,
+    options: &RunOptions,
+    compiler: &Compiler,
+) -> Result<(c::CUnit, Kernel), ExecError> {
+    let mut unit = c::emit_program_planned(program, plan);
     if options.fma {
         unit.source = c::with_fma_notice(&unit.source);
     }
@@ -61,7 +87,17 @@ pub fn run(
 ) -> Result<RunSummary, ExecError> {
     check_inputs(program, env, state)?;
     let start = Instant::now();
-    let (unit, kernel) = prepare(program, options)?;
+    let plan = plan(program, env, options)?;
+    for note in &plan.notes {
+        notice(note);
+    }
+    if options.verbose {
+        for reason in &plan.reasons {
+            notice(reason);
+        }
+    }
+    let compiler = Compiler::from_env()?;
+    let (unit, kernel) = prepare_planned(program, &plan, options, &compiler)?;
     if options.verbose {
         let what = if kernel.cache_hit {
             "cache hit"
@@ -92,7 +128,13 @@ pub fn execute(
     kernel: &Kernel,
 ) -> Result<RunSummary, ExecError> {
     check_inputs(program, env, state)?;
-    if unit.source != c::emit_program(program).source || !kernel.built_from(&unit.source) {
+    let expected = c::emit_program_planned(program, &unit.plan).source;
+    let expected = if unit.source.starts_with("/* --fma") {
+        c::with_fma_notice(&expected)
+    } else {
+        expected
+    };
+    if unit.source != expected || !kernel.built_from(&unit.source) {
         return Err(ExecError::Failed(format!(
             "the compiled unit is not program `{}`'s; prepare it with `native::prepare` from this program",
             program.name
@@ -169,7 +211,9 @@ fn execute_checked(
         }
         3 => {
             return Err(ExecError::Failed(
-                "out of memory for the reduction partials; use a smaller grid".into(),
+                "out of memory for the reduction partials or the time-tiling buffers; use a \
+                 smaller grid (or no --time)"
+                    .into(),
             ))
         }
         4 | 5 => {

@@ -1,0 +1,686 @@
+//! Time tiling on the CPU: whether an iteration can be time-tiled, and the
+//! C back-end's choice of time steps per sweep, tile sizes and threads.
+//!
+//! The C back-end uses **overlapped tiling**: each OpenMP thread takes a tile,
+//! copies the tile grown by a halo of `T ×` the iteration's reach (every part of
+//! every stencil, summed) into a private scratch window, runs the `T` inner
+//! steps there with the computed region shrinking by each part's reach per
+//! application, and writes the tile's centre back. It was chosen over split,
+//! diamond and wavefront tiling because it keeps every inner step a plain,
+//! branch-free, vectorisable loop nest printed by the same code as the untiled
+//! sweep (so results stay bit-identical), handles several stencils and fields
+//! per iteration with no extra analysis beyond each part's reach, keeps each
+//! tile independent (no inter-tile synchronisation, one `omp for` over tiles),
+//! and on a machine with few cores and a big L2 the redundant halo work is
+//! small next to the memory traffic it saves. Its cost, recomputed halos,
+//! grows with `T × reach / tile`, which is why tiles are kept wide.
+//!
+//! [`tile_shape`] decides whether the iterate can be tiled at all (and names
+//! the construct when not); [`plan_cpu`] turns `--time`, `--cpu-tile`,
+//! `--threads` and the pragma's `time:` into a [`CpuPlan`], choosing what they
+//! leave open from a small model ([`predict_step_seconds`]) with the cache
+//! sizes of this machine ([`CpuCaches::here`]).
+
+use crate::analysis::footprint::Footprint;
+use crate::diag::Diagnostic;
+use crate::ir::env::RunEnv;
+use crate::ir::{BoundaryMode, FieldId, GridId, Program};
+
+use super::time::{requested_time_steps, TimeSource};
+use super::ScheduleRequest;
+
+/// What overlapped tiling needs to know of an iteration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileShape {
+    /// The grid every field the stencils touch lives on.
+    pub grid: GridId,
+    /// Its rank.
+    pub rank: usize,
+    /// Per stencil part of one iteration, in run order: per axis (outermost
+    /// first) how far below and above the point its reads reach.
+    pub parts: Vec<Vec<(u64, u64)>>,
+    /// Per axis: a periodic boundary is read across it, so tiles span it.
+    pub whole: Vec<bool>,
+    /// The fields the stencils read or write (copied into the window).
+    pub used: Vec<FieldId>,
+    /// The fields the stencils write (written back).
+    pub written: Vec<FieldId>,
+    /// Levels that one part alone writes (the only level of its field
+    /// written) before anything in the iteration reads them: `(field, time,
+    /// part)`. Their points in that part's subset are overwritten before
+    /// they are read, so a sweep neither copies them into the window nor,
+    /// unless the reductions or the caller are about to read them, writes
+    /// them back.
+    pub dead: Vec<(FieldId, i32, usize)>,
+}
+
+impl TileShape {
+    /// Per axis, the reach of the parts after `part` in one iteration, summed
+    /// (how much wider than the tile's centre `part` must compute in the last
+    /// step of a sweep).
+    pub fn reach_after(&self, part: usize) -> Vec<(u64, u64)> {
+        sum_reaches(self.rank, &self.parts[part + 1..])
+    }
+
+    /// Per axis, the reach of one whole iteration (every part, summed).
+    pub fn iteration_reach(&self) -> Vec<(u64, u64)> {
+        sum_reaches(self.rank, &self.parts)
+    }
+}
+
+fn sum_reaches(rank: usize, parts: &[Vec<(u64, u64)>]) -> Vec<(u64, u64)> {
+    let mut total = vec![(0, 0); rank];
+    for part in parts {
+        for (t, r) in total.iter_mut().zip(part) {
+            t.0 += r.0;
+            t.1 += r.1;
+        }
+    }
+    total
+}
+
+/// Whether `program`'s iteration can be time-tiled, and what the tiles need;
+/// `Err` names the construct that prevents it.
+pub fn tile_shape(program: &Program) -> Result<TileShape, String> {
+    let Some(iterate) = &program.iterate else {
+        return Err("the program has no iterate".into());
+    };
+    let mut grid: Option<GridId> = None;
+    let mut used: Vec<FieldId> = Vec::new();
+    let mut written: Vec<FieldId> = Vec::new();
+    let mut parts = Vec::new();
+    let mut whole: Vec<bool> = Vec::new();
+    for stencil in &iterate.stencils {
+        for part in &stencil.parts {
+            let footprint = Footprint::of_part(program, part);
+            for extent in footprint.reads.iter().chain(&footprint.writes) {
+                let field = &program.fields[extent.field.0];
+                match grid {
+                    None => grid = Some(field.grid),
+                    Some(g) if g != field.grid => {
+                        return Err(format!(
+                            "stencil `{}` uses fields of grid `{}` and of grid `{}` (tiles \
+                             cover one grid)",
+                            stencil.name,
+                            program.grids[g.0].name,
+                            program.grids[field.grid.0].name
+                        ))
+                    }
+                    Some(_) => {}
+                }
+                if !used.contains(&extent.field) {
+                    used.push(extent.field);
+                }
+            }
+            for w in &footprint.writes {
+                if !w.only_center() {
+                    return Err(format!(
+                        "stencil `{}` writes `{}` at another point than its own",
+                        stencil.name, program.fields[w.field.0].name
+                    ));
+                }
+                if !written.contains(&w.field) {
+                    written.push(w.field);
+                }
+            }
+            let rank = part.subset.rank();
+            if whole.is_empty() {
+                whole = vec![false; rank];
+            }
+            let mut reach = vec![(0u64, 0u64); rank];
+            for r in &footprint.reads {
+                let field = &program.fields[r.field.0];
+                let Some(offsets) = r.static_box() else {
+                    return Err(format!(
+                        "stencil `{}` reads `{}` at an offset that depends on a parameter",
+                        stencil.name, field.name
+                    ));
+                };
+                if footprint.writes_level(r.field, r.time) && !r.only_center() {
+                    return Err(format!(
+                        "stencil `{}` reads `[{}]{}`, which it writes in the same step, away \
+                         from the point",
+                        stencil.name, r.time, field.name
+                    ));
+                }
+                for (axis, &(lo, hi)) in offsets.iter().enumerate().take(rank) {
+                    reach[axis].0 = reach[axis].0.max(lo.min(0).unsigned_abs());
+                    reach[axis].1 = reach[axis].1.max(hi.max(0) as u64);
+                    if field.boundary == BoundaryMode::Periodic && (lo, hi) != (0, 0) {
+                        whole[axis] = true;
+                    }
+                }
+            }
+            parts.push(reach);
+        }
+    }
+    let Some(grid) = grid else {
+        return Err("the iterate has no stencil".into());
+    };
+    let rank = program.grids[grid.0].rank();
+    if parts.iter().any(|p| p.len() != rank) {
+        return Err("a stencil part's subset has another rank than its grid".into());
+    }
+    used.sort();
+    written.sort();
+    let dead = dead_levels(program, &written);
+    Ok(TileShape {
+        grid,
+        rank,
+        parts,
+        whole,
+        used,
+        written,
+        dead,
+    })
+}
+
+/// See [`TileShape::dead`].
+fn dead_levels(program: &Program, written: &[FieldId]) -> Vec<(FieldId, i32, usize)> {
+    let Some(iterate) = &program.iterate else {
+        return Vec::new();
+    };
+    let footprints: Vec<Footprint> = iterate
+        .stencils
+        .iter()
+        .flat_map(|s| &s.parts)
+        .map(|part| Footprint::of_part(program, part))
+        .collect();
+    let mut dead = Vec::new();
+    for &field in written {
+        let writes: Vec<(usize, i32)> = footprints
+            .iter()
+            .enumerate()
+            .flat_map(|(j, f)| {
+                f.writes
+                    .iter()
+                    .filter(move |w| w.field == field)
+                    .map(move |w| (j, w.time))
+            })
+            .collect();
+        let [(part, time)] = writes.as_slice() else {
+            continue;
+        };
+        let read_before = footprints[..=*part]
+            .iter()
+            .any(|f| f.read_extent(field, *time).is_some());
+        if !read_before {
+            dead.push((field, *time, *part));
+        }
+    }
+    dead
+}
+
+/// The time tiling of a sweep.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuTiling {
+    /// Iterations one sweep advances (at least 2; the last sweep before a
+    /// check, or before the end, takes fewer).
+    pub steps: u32,
+    /// Tile size per axis, outermost first (points of the centre).
+    pub tile: Vec<u64>,
+}
+
+/// How the C back-end runs a program.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CpuPlan {
+    /// Time tiling, or `None` for one sweep per iteration.
+    pub tiling: Option<CpuTiling>,
+    /// OpenMP threads (`None`: OpenMP's default).
+    pub threads: Option<u32>,
+    /// What was clamped or refused, one line each: print as notes.
+    pub notes: Vec<String>,
+    /// What the heuristic chose and why: print under `-v`.
+    pub reasons: Vec<String>,
+}
+
+/// What the user asked of the C back-end.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CpuRequest {
+    /// `--time T`.
+    pub time: Option<u32>,
+    /// `--cpu-tile x,y,z`, innermost axis first.
+    pub tile: Option<Vec<u32>>,
+    /// `--threads N`.
+    pub threads: Option<u32>,
+}
+
+/// The caches and cores of the machine the C runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuCaches {
+    /// Cores the process may use.
+    pub cores: u32,
+    /// L2 per core, bytes.
+    pub l2_bytes: u64,
+    /// Last-level cache, bytes (shared).
+    pub llc_bytes: u64,
+}
+
+impl CpuCaches {
+    /// This machine: `available_parallelism`, and the cache sizes of cpu0 from
+    /// `/sys/devices/system/cpu/cpu0/cache` (1 MiB L2 and 32 MiB last level
+    /// where the system does not say).
+    pub fn here() -> CpuCaches {
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1);
+        let dir = "/sys/devices/system/cpu/cpu0/cache";
+        let mut l2 = None;
+        let mut llc: Option<(u32, u64)> = None;
+        for index in 0..8 {
+            let read = |what: &str| std::fs::read_to_string(format!("{dir}/index{index}/{what}"));
+            let (Ok(level), Ok(size)) = (read("level"), read("size")) else {
+                continue;
+            };
+            let (Ok(level), Some(size)) = (level.trim().parse::<u32>(), parse_size(size.trim()))
+            else {
+                continue;
+            };
+            if read("type").is_ok_and(|t| t.trim() == "Instruction") {
+                continue;
+            }
+            if level == 2 {
+                l2 = Some(size);
+            }
+            if llc.is_none_or(|(l, _)| level > l) {
+                llc = Some((level, size));
+            }
+        }
+        let l2_bytes = l2.unwrap_or(1 << 20);
+        CpuCaches {
+            cores,
+            l2_bytes,
+            llc_bytes: llc.map_or(32 << 20, |(_, s)| s).max(l2_bytes),
+        }
+    }
+}
+
+/// `512K`, `2M`, `1024`: a cache size as the kernel prints it.
+pub fn parse_size(text: &str) -> Option<u64> {
+    let (digits, scale) = match text.chars().last()? {
+        'K' | 'k' => (&text[..text.len() - 1], 1 << 10),
+        'M' | 'm' => (&text[..text.len() - 1], 1 << 20),
+        'G' | 'g' => (&text[..text.len() - 1], 1 << 30),
+        _ => (text, 1),
+    };
+    digits.parse::<u64>().ok().map(|n| n * scale)
+}
+
+/// Sustained memory bandwidth of one core, bytes per second.
+const BANDWIDTH_PER_CORE: f64 = 6e9;
+/// Seconds per read of one point (vectorised loop, one core).
+const SECONDS_PER_READ: f64 = 0.15e-9;
+/// Seconds per copied byte between memory and a window (besides bandwidth).
+const SECONDS_PER_TILE: f64 = 1e-6;
+
+/// What the model needs of a program at given sizes.
+#[derive(Clone, Debug)]
+pub struct ModelInputs {
+    /// Grid sizes, outermost first.
+    pub dims: Vec<u64>,
+    /// Bytes of one point over every level of every field in the window.
+    pub window_bytes_per_point: f64,
+    /// Bytes of one point over every level of every field written.
+    pub written_bytes_per_point: f64,
+    /// Bytes read and written per point by one untiled iteration.
+    pub untiled_bytes_per_point: f64,
+    /// Reads per point per iteration (all parts).
+    pub reads_per_point: f64,
+    /// The reach of one iteration per axis.
+    pub reach: Vec<(u64, u64)>,
+    /// Axes whose tiles span the grid.
+    pub whole: Vec<bool>,
+}
+
+impl ModelInputs {
+    /// The inputs for `program` with `env`'s sizes.
+    pub fn new(program: &Program, env: &RunEnv, shape: &TileShape) -> ModelInputs {
+        let dims: Vec<u64> = env.grid_dims()[shape.grid.0]
+            .iter()
+            .map(|&d| d as u64)
+            .collect();
+        let level_bytes = |f: &FieldId| {
+            let field = &program.fields[f.0];
+            (field.ty.size_bytes() * field.levels()) as f64
+        };
+        let mut reads = 0.0;
+        let mut untiled = 0.0;
+        if let Some(iterate) = &program.iterate {
+            for s in 0..iterate.stencils.len() {
+                let footprint = Footprint::of_stencil_in(program, env, s);
+                for r in &footprint.reads {
+                    reads += r.distinct as f64;
+                    untiled += program.fields[r.field.0].ty.size_bytes() as f64;
+                }
+                for w in &footprint.writes {
+                    // A write costs its read for ownership too.
+                    untiled += 2.0 * program.fields[w.field.0].ty.size_bytes() as f64;
+                }
+            }
+        }
+        ModelInputs {
+            dims,
+            window_bytes_per_point: shape.used.iter().map(level_bytes).sum(),
+            written_bytes_per_point: shape.written.iter().map(level_bytes).sum(),
+            untiled_bytes_per_point: untiled,
+            reads_per_point: reads.max(1.0),
+            reach: shape.iteration_reach(),
+            whole: shape.whole.clone(),
+        }
+    }
+
+    /// Points of the grid.
+    pub fn points(&self) -> f64 {
+        self.dims.iter().product::<u64>() as f64
+    }
+}
+
+/// Predicted seconds per iteration with `tiling` (`None`: untiled) on
+/// `threads` threads of a machine with `caches`.
+pub fn predict_step_seconds(
+    inputs: &ModelInputs,
+    tiling: Option<&CpuTiling>,
+    threads: u32,
+    caches: &CpuCaches,
+) -> f64 {
+    let threads = f64::from(threads.max(1));
+    let points = inputs.points();
+    let bandwidth = BANDWIDTH_PER_CORE * threads;
+    let Some(tiling) = tiling else {
+        let memory = points * inputs.untiled_bytes_per_point / bandwidth;
+        let compute = points * inputs.reads_per_point * SECONDS_PER_READ / threads;
+        return memory.max(compute);
+    };
+    let steps = f64::from(tiling.steps.max(1));
+    let tile: Vec<f64> = tiling
+        .tile
+        .iter()
+        .zip(&inputs.dims)
+        .zip(&inputs.whole)
+        .map(|((&t, &d), &whole)| if whole { d } else { t.min(d) } as f64)
+        .collect();
+    let grown = |k: f64| -> f64 {
+        tile.iter()
+            .zip(&inputs.reach)
+            .zip(&inputs.dims)
+            .zip(&inputs.whole)
+            .map(|(((t, r), &d), &whole)| {
+                if whole {
+                    *t
+                } else {
+                    (t + k * (r.0 + r.1) as f64).min(d as f64)
+                }
+            })
+            .product()
+    };
+    let centre: f64 = tile.iter().product();
+    let tiles = points / centre;
+    let window = grown(steps);
+    let window_bytes = window * inputs.window_bytes_per_point;
+    // Copy in every level of the window, write back every written level of
+    // the centre (and read it for ownership).
+    let mut traffic = window_bytes + 2.0 * centre * inputs.written_bytes_per_point;
+    if window_bytes > caches.l2_bytes as f64 {
+        // The inner steps spill from L2: each streams its window again.
+        traffic += (steps - 1.0) * window_bytes;
+    }
+    let computed: f64 = (0..tiling.steps).map(|s| grown(f64::from(s))).sum();
+    let memory = tiles * traffic / bandwidth;
+    let compute = tiles * computed * inputs.reads_per_point * SECONDS_PER_READ / threads;
+    (memory.max(compute) + tiles * SECONDS_PER_TILE / threads) / steps
+}
+
+/// The plan for running `program` with `env` under `request`, on a machine
+/// with `caches`: the request where it says, the model's choice elsewhere.
+/// A pragma `time:` naming an unknown identifier is a diagnostic.
+pub fn plan_cpu(
+    program: &Program,
+    request: &CpuRequest,
+    env: &RunEnv,
+    caches: &CpuCaches,
+) -> Result<CpuPlan, Diagnostic> {
+    let mut plan = CpuPlan {
+        threads: request.threads.map(|t| t.max(1)),
+        ..CpuPlan::default()
+    };
+    let schedule_request = ScheduleRequest {
+        time_steps: request.time,
+        ..ScheduleRequest::default()
+    };
+    let asked = requested_time_steps(program, &schedule_request, env)?;
+    let threads = plan.threads.unwrap_or(caches.cores).max(1);
+    let shape = tile_shape(program);
+    let asked_tiling =
+        asked.as_ref().is_some_and(|t| t.steps > 1) || request.tile.is_some();
+    let shape = match shape {
+        Ok(shape) => shape,
+        Err(construct) => {
+            if asked_tiling {
+                let what = match &asked {
+                    Some(t) if t.steps > 1 => match t.source {
+                        TimeSource::Request => format!("`--time {}`", t.steps),
+                        other => format!("`{}{}`", other.spelling(), t.steps),
+                    },
+                    _ => "`--cpu-tile`".into(),
+                };
+                plan.notes.push(format!(
+                    "{what} ignored: `{}` cannot be time-tiled because {construct}; running \
+                     one sweep per iteration",
+                    program.name
+                ));
+            } else {
+                plan.reasons
+                    .push(format!("c: untiled: time tiling does not apply ({construct})"));
+            }
+            return Ok(plan);
+        }
+    };
+    if let Some(asked) = &asked {
+        plan.notes.extend(asked.notes.iter().cloned());
+    }
+    let inputs = ModelInputs::new(program, env, &shape);
+    let max_steps = max_steps(env);
+    let requested_tile = request.tile.as_ref().map(|inner_first| {
+        inputs
+            .dims
+            .iter()
+            .enumerate()
+            .map(|(a, &d)| {
+                let from_inner = inputs.dims.len() - 1 - a;
+                inner_first
+                    .get(from_inner)
+                    .map_or(d, |&t| u64::from(t.max(1)).min(d))
+            })
+            .collect::<Vec<u64>>()
+    });
+    match (asked.as_ref().map(|t| t.steps), requested_tile) {
+        (Some(1), _) => {
+            plan.reasons.push(
+                "c: untiled: one step per sweep asked (the tile size matters only for more)"
+                    .into(),
+            );
+        }
+        (Some(steps), Some(tile)) => {
+            plan.reasons
+                .push(format!("c: time tiling as asked: {steps} steps per sweep, tile {}", show(&tile)));
+            plan.tiling = Some(CpuTiling { steps, tile });
+        }
+        (Some(steps), None) => {
+            let tile = best_tile(&inputs, steps, threads, caches).0;
+            plan.reasons.push(format!(
+                "c: time tiling: {steps} steps per sweep as asked, tile {} chosen so that a \
+                 window fits in L2 ({} KiB)",
+                show(&tile),
+                caches.l2_bytes >> 10
+            ));
+            plan.tiling = Some(CpuTiling { steps, tile });
+        }
+        (None, requested_tile) => {
+            choose(&inputs, requested_tile, max_steps, threads, caches, &mut plan);
+        }
+    }
+    Ok(plan)
+}
+
+/// The most steps a sweep can take: the iteration count and the check interval.
+fn max_steps(env: &RunEnv) -> u32 {
+    let mut most = env.max_iters().max(1);
+    if let Some(every) = env.every() {
+        most = most.min(every.max(1));
+    }
+    most.min(16) as u32
+}
+
+/// `4096x64` (outermost first).
+fn show(tile: &[u64]) -> String {
+    tile.iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join("x")
+}
+
+/// The model's choice of steps and tile where the user left them open.
+fn choose(
+    inputs: &ModelInputs,
+    requested_tile: Option<Vec<u64>>,
+    max_steps: u32,
+    threads: u32,
+    caches: &CpuCaches,
+    plan: &mut CpuPlan,
+) {
+    let data = inputs.points() * inputs.window_bytes_per_point;
+    let untiled = predict_step_seconds(inputs, None, threads, caches);
+    if requested_tile.is_none() && data <= caches.llc_bytes as f64 {
+        plan.reasons.push(format!(
+            "c: untiled: the data ({:.1} MiB) fits in the last-level cache ({} MiB)",
+            data / f64::from(1 << 20),
+            caches.llc_bytes >> 20
+        ));
+        return;
+    }
+    let mut best: Option<(f64, CpuTiling)> = None;
+    for steps in 2..=max_steps.min(8) {
+        let (tile, seconds) = match &requested_tile {
+            Some(tile) => {
+                let tiling = CpuTiling {
+                    steps,
+                    tile: tile.clone(),
+                };
+                let s = predict_step_seconds(inputs, Some(&tiling), threads, caches);
+                (tile.clone(), s)
+            }
+            None => best_tile(inputs, steps, threads, caches),
+        };
+        if best.as_ref().is_none_or(|(b, _)| seconds < *b) {
+            best = Some((seconds, CpuTiling { steps, tile }));
+        }
+    }
+    match best {
+        Some((seconds, tiling)) if seconds < 0.9 * untiled => {
+            plan.reasons.push(format!(
+                "c: time tiling: {} steps per sweep, tile {}: predicted {:.2}x faster than \
+                 untiled (data {:.0} MiB > last-level cache {} MiB; windows sized for L2 {} KiB)",
+                tiling.steps,
+                show(&tiling.tile),
+                untiled / seconds,
+                data / f64::from(1 << 20),
+                caches.llc_bytes >> 20,
+                caches.l2_bytes >> 10
+            ));
+            plan.tiling = Some(tiling);
+        }
+        _ => plan.reasons.push(
+            "c: untiled: the model predicts no gain from time tiling (at most 10 %)".into(),
+        ),
+    }
+}
+
+/// The best tile for `steps` by the model: the innermost axis wide (whole
+/// rows where a window of them fits in L2), the outer axes as deep as the L2
+/// allows.
+fn best_tile(inputs: &ModelInputs, steps: u32, threads: u32, caches: &CpuCaches) -> (Vec<u64>, f64) {
+    let rank = inputs.dims.len();
+    let inner = rank - 1;
+    let mut best: Option<(f64, Vec<u64>)> = None;
+    let widths = [1u64 << 14, 8192, 4096, 2048, 1024, 512, 256, 128, 64, 32];
+    let depths = [1u64, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 512];
+    for &width in &widths {
+        for &depth in &depths {
+            let mut tile: Vec<u64> = inputs
+                .dims
+                .iter()
+                .enumerate()
+                .map(|(a, &d)| {
+                    if a == inner {
+                        width.min(d)
+                    } else if rank == 3 && a == 0 {
+                        depth.min(d)
+                    } else {
+                        depth.min(d)
+                    }
+                })
+                .collect();
+            if rank == 3 {
+                // 3-D: the middle axis follows the innermost's width, capped.
+                tile[1] = depth.min(inputs.dims[1]);
+            }
+            let tiling = CpuTiling { steps, tile };
+            let seconds = predict_step_seconds(inputs, Some(&tiling), threads, caches);
+            if best.as_ref().is_none_or(|(b, _)| seconds < *b) {
+                best = Some((seconds, tiling.tile));
+            }
+        }
+    }
+    let (seconds, tile) = best.expect("at least one candidate");
+    (tile, seconds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::SourceFile;
+
+    fn program(text: &str) -> Program {
+        crate::front::parse_program(SourceFile::new("t.sdsl", text)).expect("compiles")
+    }
+
+    #[test]
+    fn reaches_add_up_over_the_parts_of_an_iteration() {
+        let p = program(
+            "int n;\ngrid g[n][n];\nfloat griddata a on g at 0,1;\nfloat griddata b on g at 0;\n\
+             iterate 4 {\n stencil s {\n  [1:n-2][1:n-2] : [0]b[0][0] = [0]a[-1][0] + [0]a[0][1];\n }\n\
+             stencil t {\n  [2:n-3][2:n-3] : [1]a[0][0] = [0]b[2][0] + [0]a[0][0];\n }\n}\n",
+        );
+        let shape = tile_shape(&p).expect("tileable");
+        assert_eq!(shape.parts, vec![vec![(1, 0), (0, 1)], vec![(0, 2), (0, 0)]]);
+        assert_eq!(shape.iteration_reach(), vec![(1, 2), (0, 1)]);
+        assert_eq!(shape.reach_after(0), vec![(0, 2), (0, 0)]);
+        assert_eq!(shape.whole, vec![false, false]);
+    }
+
+    #[test]
+    fn an_in_place_neighbour_read_is_named() {
+        let p = program(
+            "int n;\ngrid g[n];\nfloat griddata a on g at 0;\n\
+             iterate 4 {\n stencil s {\n  [1:n-2] : [0]a[0] = [0]a[-1] + [0]a[1];\n }\n}\n",
+        );
+        let reason = tile_shape(&p).expect_err("not tileable");
+        assert!(reason.contains("`[0]a`, which it writes"), "{reason}");
+    }
+
+    #[test]
+    fn periodic_reads_make_their_axes_whole() {
+        let p = program(
+            "int n;\ngrid g[n][n];\nfloat griddata a on g at 0,1 boundary periodic;\n\
+             iterate 4 {\n stencil s {\n  [0:n-1][0:n-1] : [1]a[0][0] = [0]a[0][-1] + [0]a[0][1];\n }\n}\n",
+        );
+        assert_eq!(tile_shape(&p).expect("tileable").whole, vec![false, true]);
+    }
+
+    #[test]
+    fn cache_sizes_read_as_the_kernel_prints_them() {
+        assert_eq!(parse_size("512K"), Some(512 << 10));
+        assert_eq!(parse_size("2M"), Some(2 << 20));
+        assert_eq!(parse_size("x"), None);
+    }
+}
