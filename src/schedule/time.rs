@@ -142,7 +142,7 @@ pub fn plan_time_tiling(
             let field = &program.fields[read.field.0];
             if !staged.contains(&read.field) && field.levels() > 1 {
                 return Err(format!(
-                    "`{}` has {} time levels but no stencil writes it (its levels rotate                      under the tile)",
+                    "`{}` has {} time levels but no stencil writes it (its levels rotate under the tile)",
                     field.name,
                     field.levels()
                 ));
@@ -191,7 +191,7 @@ pub fn plan_time_tiling(
         .sum();
     if tiling.shared_bytes > TIME_TILE_SHARED_BUDGET {
         return Err(format!(
-            "its tile of {} points with a halo of {} for {steps} steps needs {} bytes of shared              memory per block, more than {TIME_TILE_SHARED_BUDGET}; use a smaller --time,              --block or --tile",
+            "its tile of {} points with a halo of {} for {steps} steps needs {} bytes of shared memory per block, more than {TIME_TILE_SHARED_BUDGET}; use a smaller --time, --block or --tile",
             tiling
                 .extents()
                 .iter()
