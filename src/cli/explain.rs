@@ -95,6 +95,8 @@ struct Report {
     gstencils_per_s: f64,
     fraction_of_copy: f64,
     notes: Vec<String>,
+    /// Overlapped time tiling's prediction for T = 1..8 (T = 1: untiled).
+    time_tiling: Vec<model::time_tile::TimeRow>,
 }
 
 /// Where ptxas was, or why there are no figures.
@@ -259,6 +261,20 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
         iteration += model::CHECK_SYNC_US * 1e-6 * per_check;
         checked += model::CHECK_SYNC_US * 1e-6;
     }
+    let time_tiling = match model::time_tile::time_table(
+        &program,
+        &schedule,
+        &env,
+        target,
+        device,
+        model::time_tile::MAX_TIME_STEPS,
+    ) {
+        Ok(rows) => rows,
+        Err(why) => {
+            notes.push(format!("no time-tiling prediction: {why}"));
+            Vec::new()
+        }
+    };
     let mut parameters = BTreeMap::new();
     for (p, value) in program.params.iter().zip(env.params()) {
         let json = if value.ty().is_float() {
@@ -287,6 +303,7 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
             0.0
         },
         notes,
+        time_tiling,
     })
 }
 
@@ -522,6 +539,29 @@ fn render(report: &Report) -> String {
             report.sweep_seconds * 1e3,
             checked * 1e3
         );
+    }
+    if !report.time_tiling.is_empty() {
+        out += &format!(
+            "\ntime tiling (T iterations per launch, predicted for the {}; T = 1 is untiled):\n",
+            d.name
+        );
+        out += "   T  ms/iteration   gain  DRAM B/pt/it  cells/pt/it  shared B  blocks/SM  bound\n";
+        for row in &report.time_tiling {
+            let num = |v: Option<f64>, digits: usize| {
+                v.map_or("-".to_string(), |v| format!("{v:.digits$}"))
+            };
+            out += &format!(
+                "  {:>2}  {:>12}  {:>5}  {:>12}  {:>11}  {:>8}  {:>9}  {}\n",
+                row.steps,
+                num(row.iteration_ms, 4),
+                row.gain.map_or("-".to_string(), |g| format!("{g:.2}x")),
+                num(row.dram_bytes_per_point, 2),
+                num(row.computed_per_point, 2),
+                row.shared_bytes.map_or("-".to_string(), |b| b.to_string()),
+                row.blocks_per_sm.map_or("-".to_string(), |b| b.to_string()),
+                row.bound
+            );
+        }
     }
     out
 }

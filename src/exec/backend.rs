@@ -144,6 +144,11 @@ impl RunOptions {
         })?;
         let choice = crate::model::choose::choose(program, &request, env, target, device)
             .map_err(|e| ExecError::Failed(e.to_string()))?;
+        // What was clamped about time tiling, or why it was not applied,
+        // is said whether or not --verbose.
+        for note in &choice.schedule.time_notes {
+            let _ = writeln!(std::io::stderr(), "stencilc: note: {note}");
+        }
         if self.verbose {
             for note in choice.schedule.notes.iter().chain(&choice.reasons) {
                 // Not `eprintln!`, which panics on a closed stderr.
@@ -165,11 +170,6 @@ pub fn run(
     options: &RunOptions,
     notice: &mut dyn FnMut(&str),
 ) -> Result<(RunSummary, Backend), ExecError> {
-    if matches!(backend, Backend::Cuda | Backend::OpenCl | Backend::Auto) {
-        if let Some(text) = crate::schedule::time_tiling_notice(program) {
-            notice(&text);
-        }
-    }
     match backend {
         Backend::Cuda => {
             crate::exec::cuda::run(program, env, state, options).map(|s| (s, Backend::Cuda))

@@ -53,6 +53,10 @@ pub trait GpuDevice {
 pub struct Resident<B> {
     /// `levels[f][level]`, rotated like `FieldState`.
     levels: Vec<Vec<B>>,
+    /// `shadows[f][level]`: with time tiling, for each field the time-tiled
+    /// launch writes, the buffers it writes the levels' new values into
+    /// (swapped with `levels` after the launch); empty for other fields.
+    shadows: Vec<Vec<B>>,
     /// Each field's lowest time offset (`levels[f][t - time_lo[f]]`).
     time_lo: Vec<i32>,
     partials: Vec<B>,
@@ -93,6 +97,22 @@ impl<B> Resident<B> {
             }
             levels.push(list);
         }
+        let mut shadows = Vec::new();
+        for (f, field) in program.fields.iter().enumerate() {
+            let staged = lowered
+                .plan
+                .time_tile
+                .as_ref()
+                .is_some_and(|t| t.staged.iter().any(|s| s.0 == f));
+            let mut list = Vec::new();
+            if staged {
+                let len: usize = env.grid_dims()[field.grid.0].iter().product();
+                for _ in 0..field.levels() {
+                    list.push(device.alloc(field.ty, len)?);
+                }
+            }
+            shadows.push(list);
+        }
         let mut partials = Vec::new();
         let mut results = Vec::new();
         let mut partial_offsets = Vec::new();
@@ -126,6 +146,7 @@ impl<B> Resident<B> {
         }
         Ok(Resident {
             levels,
+            shadows,
             time_lo: program.fields.iter().map(|f| f.time_lo).collect(),
             partials,
             results,
@@ -145,6 +166,22 @@ impl<B> Resident<B> {
             for launch in launches {
                 run_launch(device, launch, env, self, None, None)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Enqueues the time-tiled launch advancing `steps` iterations, then swaps
+    /// each level it wrote with its shadow (which now holds the new values).
+    pub fn time_tile<D: GpuDevice<Buf = B>>(
+        &mut self,
+        device: &mut D,
+        tile: &crate::lower::plan::TimeTileLaunch,
+        env: &RunEnv,
+        steps: u32,
+    ) -> Result<(), ExecError> {
+        run_launch_steps(device, &tile.launch, env, self, None, None, steps)?;
+        for f in &tile.staged {
+            std::mem::swap(&mut self.levels[f.0], &mut self.shadows[f.0]);
         }
         Ok(())
     }
@@ -293,7 +330,50 @@ pub fn run_observed<D: GpuDevice>(
 
     let mut compute = Duration::ZERO;
     let mut values: Vec<Option<Value>> = vec![None; plan.reductions.len()];
-    if let Some(iterate) = &program.iterate {
+    if let (Some(iterate), Some(tile)) = (&program.iterate, &plan.time_tile) {
+        let max = env.max_iters();
+        let mut done = 0;
+        'launches: while done < max {
+            let steps = crate::schedule::time::launch_steps(done, max, env.every(), tile.steps);
+            resident.time_tile(device, tile, env, steps)?;
+            for k in done + 1..=done + u64::from(steps) {
+                // A launch ends at an iteration whose check is due.
+                let checked = match env.every() {
+                    Some(every) => every > 0 && k % every == 0,
+                    None => k == max,
+                };
+                let mut stop = false;
+                if checked && !plan.reductions.is_empty() {
+                    let reduced = resident.reductions(device, plan, env)?;
+                    if let (Some(check), Some(_)) = (&iterate.check, env.every()) {
+                        stop = env
+                            .eval_with(&check.cond, &program.tables, &[], &reduced)
+                            .is_true();
+                    }
+                    values = reduced.into_iter().map(Some).collect();
+                }
+                resident.rotate();
+                summary.iterations = k;
+                if let Some(progress) = progress {
+                    progress.tell(k, max);
+                }
+                if stop {
+                    summary.stopped_by_check = true;
+                    break 'launches;
+                }
+            }
+            done += u64::from(steps);
+            if done % 64 < u64::from(steps) {
+                compute += device.finish()?;
+            }
+        }
+        summary.reductions = iterate
+            .reductions
+            .iter()
+            .zip(&values)
+            .map(|(r, v)| (r.name.clone(), *v))
+            .collect();
+    } else if let Some(iterate) = &program.iterate {
         for k in 1..=env.max_iters() {
             let checked = match env.every() {
                 Some(every) => every > 0 && k % every == 0,
@@ -355,6 +435,19 @@ fn run_launch<D: GpuDevice>(
     reduction: ReductionArgs,
     groups: Option<[u32; 3]>,
 ) -> Result<(), ExecError> {
+    run_launch_steps(device, launch, env, bufs, reduction, groups, 1)
+}
+
+/// [`run_launch`] with the step count a time-tiled launch takes.
+fn run_launch_steps<D: GpuDevice>(
+    device: &mut D,
+    launch: &Launch,
+    env: &RunEnv,
+    bufs: &Resident<D::Buf>,
+    reduction: ReductionArgs,
+    groups: Option<[u32; 3]>,
+    steps: u32,
+) -> Result<(), ExecError> {
     let (bounds, groups) = match &launch.subset {
         Some(subset) => {
             let bounds = env.subset_box(subset);
@@ -383,6 +476,10 @@ fn run_launch<D: GpuDevice>(
             ArgSource::Result(r) => KernelArg::Buffer(&bufs.results[r.0]),
             ArgSource::PartialOffset => KernelArg::Value(Value::Int(reduction.map_or(0, |r| r.1))),
             ArgSource::PartialCount => KernelArg::Value(Value::Int(reduction.map_or(0, |r| r.2))),
+            ArgSource::NextLevel(f, t) => {
+                KernelArg::Buffer(&bufs.shadows[f.0][(t - bufs.time_lo[f.0]) as usize])
+            }
+            ArgSource::TimeSteps => KernelArg::Value(Value::Int(steps as i32)),
         });
     }
     device.launch(launch.kernel, groups, launch.block, &args)

@@ -17,6 +17,7 @@ mod point;
 mod recompute;
 mod reduce;
 mod stencil;
+mod time_tile;
 
 pub use stencil::{loads_per_thread, MAX_UNROLLED_POINTS, MAX_UNROLLED_TILE_LOADS};
 
@@ -82,6 +83,9 @@ pub fn lower_for(
         wide_indices: schedule.wide_indices,
         ..HostPlan::default()
     };
+    if let Some(tiling) = &schedule.time {
+        plan.time_tile = time_tile::lower_time_tile(program, schedule, tiling, &mut module);
+    }
     let wide = schedule.wide_indices;
     if let Some(iterate) = &program.iterate {
         let mut first = 0;
@@ -112,6 +116,8 @@ pub fn lower_for(
         let last = last_group.as_ref().and_then(|(first, end, name)| {
             fused_check::LastLaunch::of_group(&iterate.stencils[*first..*end], name.clone())
         });
+        // A time-tiled run evaluates its checks with separate reduction kernels.
+        let last = last.filter(|_| plan.time_tile.is_none());
         let decision = fused_check::decide(program, last.as_ref(), env);
         plan.notes = decision.notes;
         let terms = reduce::FusedTerms {

@@ -26,6 +26,26 @@ pub enum ArgSource {
     PartialCount,
     /// The one-element buffer receiving a reduction's value.
     Result(ReductionId),
+    /// The buffer a time-tiled launch writes a field time level's new values
+    /// into (its shadow, swapped with the level after the launch: blocks read
+    /// the old values of their neighbours' points while others write).
+    NextLevel(FieldId, i32),
+    /// How many iterations a time-tiled launch advances (an `int`, at most
+    /// [`TimeTileLaunch::steps`]).
+    TimeSteps,
+}
+
+/// A launch that advances several iterations of the whole iterate on each
+/// block's tile (overlapped time tiling, see `lower/time_tile.rs`).
+#[derive(Clone, Debug)]
+pub struct TimeTileLaunch {
+    /// The launch over the whole grid (`steps` is an argument).
+    pub launch: Launch,
+    /// The most iterations one launch advances.
+    pub steps: u32,
+    /// The fields whose levels the launch writes into their shadows (every
+    /// level of each): the host swaps each level with its shadow afterwards.
+    pub staged: Vec<FieldId>,
 }
 
 /// One kernel launch over a box of points.
@@ -103,6 +123,10 @@ pub struct HostPlan {
     pub fused: Option<FusedCheck>,
     /// Why each reduction part was or was not fused (for `-v` and `explain`).
     pub notes: Vec<String>,
+    /// With time tiling, the launch that runs the stencils of several
+    /// iterations (instead of [`HostPlan::stencils`], which stay for reports;
+    /// the check then runs as separate reduction kernels).
+    pub time_tile: Option<TimeTileLaunch>,
 }
 
 /// Past this many partials a reduction folds them with a multi-block pass
@@ -285,6 +309,7 @@ impl HostPlan {
             .iter()
             .flatten()
             .chain(self.fused.as_ref().map(|f| &f.launch))
+            .chain(self.time_tile.as_ref().map(|t| &t.launch))
             .chain(reductions)
     }
 }
@@ -360,7 +385,9 @@ pub fn verify_launches(
         for (i, (arg, param)) in launch.args.iter().zip(&kernel.params).enumerate() {
             let reduction_ty = |r: &ReductionId| plan.reductions.get(r.0).map(|p| p.ty);
             let expected = match arg {
-                ArgSource::Level(f, _) => Some((true, program.fields.get(f.0).map(|f| f.ty))),
+                ArgSource::Level(f, _) | ArgSource::NextLevel(f, _) => {
+                    Some((true, program.fields.get(f.0).map(|f| f.ty)))
+                }
                 ArgSource::Partials(r) | ArgSource::Result(r) => Some((true, reduction_ty(r))),
                 ArgSource::Param(p) => Some((false, program.params.get(p.0).map(|p| p.ty))),
                 ArgSource::Const(c) => Some((false, program.constants.get(c.0).map(|c| c.ty))),
@@ -368,7 +395,8 @@ pub fn verify_launches(
                 | ArgSource::Lo(_)
                 | ArgSource::Hi(_)
                 | ArgSource::PartialOffset
-                | ArgSource::PartialCount => Some((false, Some(ScalarType::Int))),
+                | ArgSource::PartialCount
+                | ArgSource::TimeSteps => Some((false, Some(ScalarType::Int))),
             };
             let Some((buffer, ty)) = expected else {
                 continue;

@@ -570,7 +570,12 @@ fn own_point(
 }
 
 /// `code` with its global stores to `buffer` sent to the tile cell instead.
-fn redirect_stores(code: Vec<KStmt>, buffer: Var, tile: Var, cell: &[KExpr]) -> Vec<KStmt> {
+pub(crate) fn redirect_stores(
+    code: Vec<KStmt>,
+    buffer: Var,
+    tile: Var,
+    cell: &[KExpr],
+) -> Vec<KStmt> {
     code.into_iter()
         .map(|stmt| match stmt {
             KStmt::Store {

@@ -49,8 +49,54 @@ struct Candidate {
 }
 
 /// The schedule for `program` under `request` on `device`: what the request
-/// and the pragma fix is kept; the rest is chosen by the model.
+/// and the pragma fix is kept; the rest is chosen by the model, the time-tile
+/// size last (with the chosen blocks): `--time` or the pragma's, else the `T`
+/// of 1..=8 the model predicts fastest ([`crate::model::time_tile`]).
 pub fn choose(
+    program: &Program,
+    request: &ScheduleRequest,
+    env: &RunEnv,
+    target: Target,
+    device: &Device,
+) -> Result<Choice, ScheduleError> {
+    let mut choice = choose_space(program, request, env, target, device)?;
+    let schedule = &mut choice.schedule;
+    if program.iterate.is_none() || schedule.stencils.is_empty() {
+        return Ok(choice);
+    }
+    let requested = crate::schedule::time::requested_time_steps(program, request, env)
+        .map_err(|d| ScheduleError(d.one_line(&program.source)))?;
+    match requested {
+        Some(asked) => {
+            // Planned again with the blocks chosen above.
+            schedule.time_notes = asked.notes;
+            schedule.set_time_steps(program, env, asked.steps);
+        }
+        None => {
+            let limit = env
+                .every()
+                .filter(|&k| k > 0)
+                .map_or(env.max_iters(), |k| k.min(env.max_iters()));
+            let max = crate::model::time_tile::MAX_TIME_STEPS.min(limit.max(1) as u32);
+            match crate::model::time_tile::time_table(program, schedule, env, target, device, max) {
+                Ok(rows) => {
+                    let (steps, why) = crate::model::time_tile::pick(&rows, limit, device);
+                    if steps > 1 {
+                        schedule.set_time_steps(program, env, steps);
+                    }
+                    choice.reasons.push(why);
+                }
+                Err(why) => choice
+                    .reasons
+                    .push(format!("time tiling: not predicted ({why}); untiled")),
+            }
+        }
+    }
+    Ok(choice)
+}
+
+/// [`choose`] without the time-tile size: staging, blocks and runs.
+fn choose_space(
     program: &Program,
     request: &ScheduleRequest,
     env: &RunEnv,
@@ -344,7 +390,13 @@ mod tests {
         let unstaged = choose(&p, &none, &env, Target::Cuda, device).unwrap();
         assert!(time(&choice.schedule) <= time(&unstaged.schedule) * (1.0 + 1e-9));
         assert!(!stages(unstaged.schedule.stencil(0)));
-        assert_eq!(choice.reasons.len(), 1);
+        // The space's reason, then time tiling's.
+        assert_eq!(choice.reasons.len(), 2);
+        assert!(
+            choice.reasons[1].starts_with("time tiling: "),
+            "{}",
+            choice.reasons[1]
+        );
         assert!(
             choice.reasons[0].starts_with("s: block "),
             "{}",
@@ -371,6 +423,7 @@ mod tests {
             block: Some(vec![16, 16]),
             tile: Some(vec![1, 2]),
             shm: ShmRequest::Names(vec!["a".into()]),
+            time_steps: Some(1),
             ..ScheduleRequest::default()
         };
         let choice = choose(&p, &all, &env, Target::Cuda, Device::default_device()).unwrap();

@@ -16,6 +16,7 @@ pub mod fusion;
 pub mod instr;
 pub mod predict;
 pub mod ptxas;
+pub mod time_tile;
 pub mod traffic;
 pub mod warnings;
 

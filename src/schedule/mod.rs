@@ -18,9 +18,13 @@
 //! [`MAX_NARROW_GRID_POINTS`] points (and [`ScheduleRequest::wide_indices`]
 //! forces); per-axis coordinates stay `int` either way.
 //!
-//! Time tiling is not implemented: a pragma's `time:` or `time_steps:` above 1
-//! is not applied, and the GPU back-ends say so in a one-line notice
-//! ([`time_tiling_notice`]); results are the same, one sweep per stencil.
+//! Time tiling: [`Schedule::for_run`] resolves `--time T` or the pragma's
+//! `time:` / `time_steps:` ([`time::requested_time_steps`]) and, above 1, plans
+//! overlapped time tiling ([`time::plan_time_tiling`]) into [`Schedule::time`];
+//! what cannot be time-tiled runs untiled with a note in
+//! [`Schedule::time_notes`]. Without a request the model chooses the step
+//! count (`model::choose`). `compile -b overtile` does not time-tile and says
+//! so ([`time_tiling_notice`]).
 
 pub mod cpu_tile;
 mod fusion;
@@ -114,6 +118,12 @@ pub struct Schedule {
     /// more than [`MAX_NARROW_GRID_POINTS`] points, which the host plan refuses
     /// to run with 32-bit kernels.
     pub wide_indices: bool,
+    /// Overlapped time tiling of the whole iteration, when a run asked for (or
+    /// the model chose) more than one step per launch and the program allows it.
+    pub time: Option<time::TimeTiling>,
+    /// What was clamped about the time-tile size, or why the run is not
+    /// time-tiled: printed as notices whether or not `--verbose`.
+    pub time_notes: Vec<String>,
 }
 
 /// The most points a grid may have for kernels that index with 32-bit `int`
@@ -371,6 +381,8 @@ impl Schedule {
                 stencils: vec![],
                 notes: vec![],
                 wide_indices: request.wide_indices,
+                time: None,
+                time_notes: vec![],
             });
         };
         check_shm_names(program, request)?;
@@ -403,11 +415,49 @@ impl Schedule {
         }
         let wide_indices = request.wide_indices
             || env.is_some_and(|env| env.grid_dims().iter().any(|d| needs_wide_indices(d)));
-        Ok(Schedule {
+        let mut schedule = Schedule {
             stencils,
             notes,
             wide_indices,
-        })
+            time: None,
+            time_notes: vec![],
+        };
+        if let Some(env) = env {
+            let asked = time::requested_time_steps(program, request, env)
+                .map_err(|d| ScheduleError(d.one_line(&program.source)))?;
+            if let Some(asked) = asked {
+                schedule.time_notes = asked.notes;
+                schedule.set_time_steps(program, env, asked.steps);
+            }
+        }
+        Ok(schedule)
+    }
+
+    /// Time-tiles the run with `steps` iterations per launch (1: untiled),
+    /// with the blocks of the first stencil; where the program cannot be
+    /// time-tiled, leaves it untiled and says why in [`Schedule::time_notes`].
+    pub fn set_time_steps(&mut self, program: &Program, env: &RunEnv, steps: u32) {
+        self.time = None;
+        if steps <= 1 || self.stencils.is_empty() {
+            return;
+        }
+        let first = &self.stencils[0];
+        let rank = program.grids.first().map_or(1, |g| g.rank());
+        let per_block: [u32; 3] = [0, 1, 2].map(|d| {
+            if d < rank {
+                first.block[d].saturating_mul(first.tile[d])
+            } else {
+                1
+            }
+        });
+        let block: [u32; 3] = [0, 1, 2].map(|d| if d < rank { first.block[d] } else { 1 });
+        match time::plan_time_tiling(program, env, steps, block, per_block, self.wide_indices) {
+            Ok(tiling) => self.time = Some(tiling),
+            Err(why) => self.time_notes.push(format!(
+                "`{}` runs untiled in time (one launch per iteration): {why}",
+                program.name
+            )),
+        }
     }
 
     /// The schedule of stencil `i`.
@@ -453,6 +503,26 @@ impl Schedule {
                     (None, true) => " fused with the next stencil".into(),
                     (None, false) => String::new(),
                 }
+            ));
+        }
+        if let Some(time) = &self.time {
+            lines.push(format!(
+                "time tiling: up to {} iterations per launch of `{}_time_tile` (block {} over {} \
+                 points, halo {}, {} bytes of shared memory); the per-stencil kernels are not launched",
+                time.steps,
+                iterate
+                    .stencils
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join("_"),
+                join(&time.block),
+                join(&time.per_block),
+                time.halo
+                    .iter()
+                    .map(|(lo, hi)| format!("[-{lo}:+{hi}]"))
+                    .collect::<String>(),
+                time.shared_bytes
             ));
         }
         lines.join("\n")

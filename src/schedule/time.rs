@@ -10,11 +10,204 @@
 //! [`launch_steps`], so the last launch before a check, or before the end,
 //! takes fewer.
 
+use crate::analysis::footprint::Footprint;
 use crate::diag::Diagnostic;
 use crate::ir::env::RunEnv;
-use crate::ir::Program;
+use crate::ir::{FieldId, Program};
 
 use super::ScheduleRequest;
+
+/// Shared memory one time-tiled block may use (bytes): the static limit of
+/// CUDA and what OpenCL devices guarantee at least; a tiling needing more runs
+/// untiled with a note.
+pub const TIME_TILE_SHARED_BUDGET: usize = 48 * 1024;
+
+/// An iteration's stencils run `steps` times per launch on a block's tile
+/// (overlapped time tiling): what lowering needs, decided for one run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimeTiling {
+    /// The most iterations one launch advances (`T`).
+    pub steps: u32,
+    /// Threads per block along x, y, z.
+    pub block: [u32; 3],
+    /// The block's own points (its tile's centre) along x, y, z.
+    pub per_block: [u32; 3],
+    /// The fields the stencils write: every time level of each lives in
+    /// shared memory for the whole launch (their tiles rotate like the
+    /// interpreter's buffers).
+    pub staged: Vec<FieldId>,
+    /// Per stencil, per axis (outermost first): how far it reads staged
+    /// levels below and above the point (both at least 0).
+    pub reach: Vec<Vec<(i64, i64)>>,
+    /// Per axis (outermost first): the halo the tile loads, `steps` times the
+    /// sum of the stencils' reaches.
+    pub halo: Vec<(i64, i64)>,
+    /// Shared memory per block (bytes).
+    pub shared_bytes: usize,
+}
+
+impl TimeTiling {
+    /// The tile's extent per axis (outermost first): centre plus halo.
+    pub fn extents(&self) -> Vec<usize> {
+        let rank = self.halo.len();
+        (0..rank)
+            .map(|a| {
+                self.per_block[rank - 1 - a] as usize + (self.halo[a].0 + self.halo[a].1) as usize
+            })
+            .collect()
+    }
+
+    /// The sum of the stencils' reaches per axis: how much the valid region
+    /// shrinks per iteration.
+    pub fn reach_per_step(&self) -> Vec<(i64, i64)> {
+        let rank = self.reach.first().map_or(0, Vec::len);
+        (0..rank)
+            .map(|a| {
+                self.reach
+                    .iter()
+                    .fold((0, 0), |(lo, hi), r| (lo + r[a].0, hi + r[a].1))
+            })
+            .collect()
+    }
+}
+
+/// How `program` is time-tiled with `steps` iterations per launch and blocks of
+/// `block` threads covering `per_block` points (x first) for `env`'s values,
+/// or the construct that prevents it, in words (the run is then untiled).
+pub fn plan_time_tiling(
+    program: &Program,
+    env: &RunEnv,
+    steps: u32,
+    block: [u32; 3],
+    per_block: [u32; 3],
+    wide_indices: bool,
+) -> Result<TimeTiling, String> {
+    let Some(iterate) = &program.iterate else {
+        return Err("it has no iterate".into());
+    };
+    if iterate.stencils.is_empty() {
+        return Err("its iterate has no stencil".into());
+    }
+    if wide_indices {
+        return Err("its grid needs 64-bit indices".into());
+    }
+    if program.grids.len() != 1 {
+        return Err(format!(
+            "it has {} grids (time tiling runs programs of one grid)",
+            program.grids.len()
+        ));
+    }
+    let rank = program.grids[0].rank();
+    let mut staged: Vec<FieldId> = Vec::new();
+    let mut footprints = Vec::new();
+    for (s, stencil) in iterate.stencils.iter().enumerate() {
+        let footprint = Footprint::of_stencil_in(program, env, s);
+        if stencil.parts.iter().any(|p| p.subset.rank() != rank) {
+            return Err(format!(
+                "stencil `{}` has a subset of another rank than the grid",
+                stencil.name
+            ));
+        }
+        let written = footprint.written();
+        if written.len() != 1 {
+            return Err(format!(
+                "stencil `{}` writes {} field levels (time tiling runs stencils that write one)",
+                stencil.name,
+                written.len()
+            ));
+        }
+        if !footprint.writes_only_center() {
+            return Err(format!(
+                "stencil `{}` writes at an offset from its point",
+                stencil.name
+            ));
+        }
+        let (field, time) = written[0];
+        if let Some(read) = footprint.read_extent(field, time) {
+            if !read.only_center() {
+                return Err(format!(
+                    "stencil `{}` reads `[{time}]{}` at an offset while writing it",
+                    stencil.name, program.fields[field.0].name
+                ));
+            }
+        }
+        if !staged.contains(&field) {
+            staged.push(field);
+        }
+        footprints.push(footprint);
+    }
+    staged.sort();
+    for footprint in &footprints {
+        for read in &footprint.reads {
+            let field = &program.fields[read.field.0];
+            if !staged.contains(&read.field) && field.levels() > 1 {
+                return Err(format!(
+                    "`{}` has {} time levels but no stencil writes it (its levels rotate under the tile)",
+                    field.name,
+                    field.levels()
+                ));
+            }
+        }
+    }
+    let mut reach = Vec::new();
+    for footprint in &footprints {
+        let mut r = vec![(0i64, 0i64); rank];
+        for read in footprint.reads.iter().filter(|l| staged.contains(&l.field)) {
+            let Some(axes) = read.static_box() else {
+                return Err(format!(
+                    "a read of `{}` has an offset unknown before the run",
+                    program.fields[read.field.0].name
+                ));
+            };
+            for (a, (lo, hi)) in axes.into_iter().enumerate() {
+                r[a].0 = r[a].0.max(-lo);
+                r[a].1 = r[a].1.max(hi);
+            }
+        }
+        reach.push(r);
+    }
+    let mut tiling = TimeTiling {
+        steps,
+        block,
+        per_block,
+        staged,
+        reach,
+        halo: vec![],
+        shared_bytes: 0,
+    };
+    tiling.halo = tiling
+        .reach_per_step()
+        .into_iter()
+        .map(|(lo, hi)| (lo * i64::from(steps), hi * i64::from(steps)))
+        .collect();
+    let cells: usize = tiling.extents().iter().product();
+    tiling.shared_bytes = tiling
+        .staged
+        .iter()
+        .map(|f| {
+            let field = &program.fields[f.0];
+            field.levels() * field.ty.size_bytes() * cells
+        })
+        .sum();
+    if tiling.shared_bytes > TIME_TILE_SHARED_BUDGET {
+        return Err(format!(
+            "its tile of {} points with a halo of {} for {steps} steps needs {} bytes of shared memory per block, more than {TIME_TILE_SHARED_BUDGET}; use a smaller --time, --block or --tile",
+            tiling
+                .extents()
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join("x"),
+            tiling
+                .halo
+                .iter()
+                .map(|(lo, hi)| format!("[{lo},{hi}]"))
+                .collect::<String>(),
+            tiling.shared_bytes
+        ));
+    }
+    Ok(tiling)
+}
 
 /// Where a time-tile size came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

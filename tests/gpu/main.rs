@@ -20,6 +20,7 @@ mod opencl_examples;
 mod opencl_fusion;
 mod opencl_recompute;
 mod opencl_streaming;
+mod opencl_time_tile;
 mod schedule_requests;
 mod semantics;
 mod wide_indices;

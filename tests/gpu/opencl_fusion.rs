@@ -7,7 +7,6 @@ use crate::gpu_common;
 
 use gpu_common::*;
 use stencilc::back::gpu_emit::{emit, GpuTarget};
-use stencilc::exec::backend::{self, Backend, RunOptions};
 use stencilc::exec::{interp, opencl};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::Program;
@@ -168,35 +167,17 @@ fn fused_and_unfused_runs_agree_with_the_interpreter_on_opencl() {
 }
 
 #[test]
-fn gpu_back_ends_say_that_time_tiling_is_not_implemented() {
+fn a_pragma_time_above_the_iteration_count_is_clamped_with_a_note() {
     let mut program = parse("chain", CHAIN);
     let env = RunEnv::new(&program, &bindings(&program, &[("n", 9.0), ("steps", 1.0)])).unwrap();
-    let notices = |program: &Program, backend: Backend| {
-        let mut seen = Vec::new();
-        let mut state = initial_state(program, &env);
-        // The outcome does not matter here (OpenCL may be missing); the notice does.
-        let _ = backend::run(
-            backend,
-            program,
-            &env,
-            &mut state,
-            &RunOptions::default(),
-            &mut |n| seen.push(n.to_string()),
-        );
-        seen
-    };
-    assert!(notices(&program, Backend::OpenCl).is_empty());
+    let request = ScheduleRequest::default();
+    let plain = Schedule::for_run(&program, &request, &env).unwrap();
+    assert!(plain.time.is_none() && plain.time_notes.is_empty());
     program.hints.time = Some(stencilc::ir::HintValue::literal(4));
-    for backend in [Backend::OpenCl, Backend::Cuda] {
-        let seen = notices(&program, backend);
-        assert_eq!(
-            seen,
-            [
-                "`chain` asks for `time:4` (time tiling), which stencilc does not implement yet; \
-              running one sweep per stencil and iteration"
-            ],
-            "{backend}"
-        );
-    }
-    assert!(notices(&program, Backend::Interp).is_empty());
+    let clamped = Schedule::for_run(&program, &request, &env).unwrap();
+    assert!(clamped.time.is_none());
+    assert_eq!(
+        clamped.time_notes,
+        ["`time:4` is more than the 1 iteration of `chain`; using 1"]
+    );
 }

@@ -132,7 +132,9 @@ impl Writer<'_> {
         let mut args = vec![grid.to_string()];
         for source in &launch.args {
             args.push(match source {
-                ArgSource::Level(f, t) => {
+                // `-b overtile` does not time-tile (its schedules have no
+                // time tiling), so a level's shadow is never launched with.
+                ArgSource::Level(f, t) | ArgSource::NextLevel(f, t) => {
                     let field = &p.fields[f.0];
                     format!("{dev}->{}[{}]", n.field(f.0), t - field.time_lo)
                 }
@@ -145,6 +147,7 @@ impl Writer<'_> {
                 ArgSource::Result(r) => format!("{dev}->{}_result", n.reduction(r.0)),
                 ArgSource::PartialOffset => int_arg(reduction.map_or("0", |r| r.0)),
                 ArgSource::PartialCount => int_arg(reduction.map_or("0", |r| r.1)),
+                ArgSource::TimeSteps => "1".to_string(),
             });
         }
         let head = match geometry {
