@@ -262,7 +262,10 @@ fn device_functions_outside_the_subset_get_located_diagnostics() {
     }
     doubling.push_str("__global__ void k(int* o) { o[0] = f20(1); }\n");
     let err = parse(&doubling).expect_err("too large once inlined");
-    assert!(err.contains("function bodies, more than the emulator's 10000"), "{err}");
+    assert!(
+        err.contains("function bodies, more than the emulator's 10000"),
+        "{err}"
+    );
     for (text, message) in cases {
         let err = parse(text).expect_err(text);
         assert!(err.contains(message), "{text}\n{err}");

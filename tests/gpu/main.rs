@@ -1,5 +1,7 @@
 //! The GPU back-ends: schedules, OpenCL runs (PoCL in CI) and CUDA compiled by
-//! NVRTC against the interpreter, fusion, the benchmark harness, random
+//! NVRTC against the interpreter, stencilc's CUDA run in the CUDA emulator and
+//! CUDA-subset kernels printed as OpenCL C (`emu_own_kernels`,
+//! `opencl_cuda_kernels`), fusion, the benchmark harness, random
 //! programs (property tests), and `gpu_*` tests on a real device (ignored by
 //! default: `cargo test --test gpu -- --ignored gpu_`).
 

@@ -259,3 +259,47 @@ fn a_shuffle_is_refused_with_its_place() {
         err.render(&file)
     );
 }
+
+#[test]
+fn stencilcs_own_blur_kernel_agrees_on_opencl() {
+    // The CUDA stencilc generates (a clamp helper, casts, a shared tile)
+    // through the printer: 37 x 23 points in 32 x 8 blocks.
+    if !opencl_here() {
+        return;
+    }
+    use stencilc::back::gpu_emit::{emit, GpuTarget};
+    let program = crate::gpu_common::example("gaussian_blur");
+    let cuda = emit(
+        &program,
+        &stencilc::schedule::ScheduleRequest::default(),
+        GpuTarget::Cuda,
+    )
+    .unwrap();
+    let source = SourceFile::new("blur.cu", cuda);
+    let unit = parse_unit(&source, &[]).unwrap_or_else(|d| panic!("{d}"));
+    let kernel = unit.kernel(Some("blur")).expect("the blur kernel");
+    let (w, h) = (37usize, 23usize);
+    let mut args = vec![zeros(w * h, false), random(w * h, 4, false)];
+    for v in [0, h as i32 - 1, 0, w as i32 - 1, h as i32, w as i32] {
+        args.push(int(v));
+    }
+    let launch = Launch {
+        grid: [2, 3, 1],
+        block: [32, 8, 1],
+    };
+    let mut emulated = args.clone();
+    let report = emu::run(kernel, launch, &mut emulated, Limits::default()).unwrap();
+    assert!(report.is_clean(), "{:?}", report.findings);
+    let mut on_opencl = args;
+    run_cuda_kernel(kernel, &source, &[], launch, &mut on_opencl).unwrap_or_else(|e| panic!("{e}"));
+    let (Arg::Array(a), Arg::Array(b)) = (&emulated[0], &on_opencl[0]) else {
+        panic!("out is an array");
+    };
+    assert!(a.iter().any(|v| v.as_f64() != 0.0));
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(
+            (x.as_f64() - y.as_f64()).abs() <= 1e-5,
+            "out[{i}]: emulator {x:?}, OpenCL {y:?}"
+        );
+    }
+}

@@ -506,7 +506,8 @@ impl Printer<'_> {
             ExprKind::Cond(c, a, b) => {
                 let c = self.expr(c, COND + 1)?;
                 let a = self.expr(a, ASSIGN)?;
-                let b = self.expr(b, COND)?;
+                // A nested `?:` in the else branch keeps its parentheses, for the reader.
+                let b = self.expr(b, COND + 1)?;
                 format!("{c} ? {a} : {b}")
             }
             ExprKind::Assign { op, target, value } => {
