@@ -352,6 +352,16 @@ impl Writer<'_> {
             "/* the centre out: every level of the fields written ({full}: also those the next sweep overwrites first) */"
         ));
         self.copy_rows(true);
+        if !shape.dead.is_empty() {
+            self.open(&format!("if (!{full}) {{"));
+            for (f, t, part) in shape.dead.clone() {
+                let field = &p.fields[f.0];
+                // The level that the run function's rotation turns into `t`.
+                let before_rotation = if t == field.time_hi { field.time_lo } else { t + 1 };
+                self.copy_outside_subset(f, before_rotation, part, true);
+            }
+            self.close("}");
+        }
         self.close("}");
         self.line(&format!("free({window});"));
         self.close("}");
@@ -473,6 +483,14 @@ impl Writer<'_> {
     /// Copies a level that `part` overwrites first into the window, but only
     /// outside `part`'s subset: the points inside are written before any read.
     fn copy_dead_level_in(&mut self, f: FieldId, t: i32, part_index: usize) {
+        self.copy_outside_subset(f, t, part_index, false);
+    }
+
+    /// Copies level `t` of `f` outside the subset of the part that writes it
+    /// first: into the window (`out` false, over the window), or from the
+    /// window into the `_to` level (over the centre: the points the next sweep
+    /// copies in, which the second set must hold too).
+    fn copy_outside_subset(&mut self, f: FieldId, t: i32, part_index: usize, out: bool) {
         let p = self.program;
         let n = Rc::clone(&self.names);
         let (shape, _) = self.tiling.clone().expect("a time tiling");
@@ -489,7 +507,11 @@ impl Writer<'_> {
         let field = &p.fields[f.0];
         let ty = names::c_type(field.ty);
         let axis = |role: &'static str, a: usize| n.axis_temp(role, a);
-        let (w, g) = (self.level_name("w", f, t), self.level_name("in", f, t));
+        let (w, g) = (
+            self.level_name("w", f, t),
+            self.level_name(if out { "to" } else { "in" }, f, t),
+        );
+        let (lo_role, hi_role) = if out { ("c_lo", "c_hi") } else { ("w_lo", "w_hi") };
         self.line(&format!(
             "/* [{t}]{} only outside the points of the part that writes it first */",
             field.name
@@ -511,8 +533,8 @@ impl Writer<'_> {
             let i = n.axis_var(a);
             self.open(&format!(
                 "for (long {i} = {}; {i} <= {}; {i}++) {{",
-                axis("w_lo", a),
-                axis("w_hi", a)
+                axis(lo_role, a),
+                axis(hi_role, a)
             ));
         }
         // The window row and the grid row of the current outer coordinates,
@@ -548,13 +570,15 @@ impl Writer<'_> {
             text
         };
         let copy = |from: &str, to: &str| {
-            format!(
-                "memcpy(&{w}[{}], &{g}[{}], (size_t)({to} - {from} + 1) * sizeof({ty}));",
-                window_at(from),
-                grid_at(from)
-            )
+            let (window, grid) = (window_at(from), grid_at(from));
+            let count = format!("(size_t)({to} - {from} + 1) * sizeof({ty})");
+            if out {
+                format!("memcpy(&{g}[{grid}], &{w}[{window}], {count});")
+            } else {
+                format!("memcpy(&{w}[{window}], &{g}[{grid}], {count});")
+            }
         };
-        let (w_lo, w_hi) = (axis("w_lo", inner), axis("w_hi", inner));
+        let (w_lo, w_hi) = (axis(lo_role, inner), axis(hi_role, inner));
         let (s_lo, s_hi) = (axis("s_lo", inner), axis("s_hi", inner));
         let outside: Vec<String> = (0..inner)
             .map(|a| {
@@ -639,21 +663,6 @@ impl Writer<'_> {
         self.line(&free_all);
         self.line("return 3;");
         self.close("}");
-        // Every buffer of a field with a dead level plays that level in turn;
-        // the second set must hold the same points outside its writer's subset.
-        for &(f, lo, hi) in &written {
-            if !shape.dead.iter().any(|&(df, _, _)| df == f) {
-                continue;
-            }
-            let ty = names::c_type(p.fields[f.0].ty);
-            for t in lo..=hi {
-                self.line(&format!(
-                    "memcpy({}, {}, (size_t)({points}) * sizeof({ty})); /* points the sweeps never write */",
-                    self.level_name("next", f, t),
-                    n.level(f, t)
-                ));
-            }
-        }
         self.line(&format!("int {shadow} = 0;"));
         self.line(&format!("long {done} = 0;"));
         self.open(&format!("while ({done} < {max_iters}) {{"));
