@@ -18,6 +18,9 @@ use stencilc::ir::env::RunEnv;
 use stencilc::ir::Program;
 use stencilc::schedule::{Schedule, ScheduleRequest};
 
+/// A program, its parameter values and the block to run it with.
+type Case = (Program, Vec<(&'static str, f64)>, Option<Vec<u32>>);
+
 fn opencl_here() -> bool {
     common::runtime_available(
         "opencl",
@@ -200,7 +203,7 @@ fn examples_and_bench_programs_agree_with_the_interpreter_time_tiled() {
             .join(format!("{name}.sdsl"));
         parse(name, &std::fs::read_to_string(path).unwrap())
     };
-    let cases: Vec<(Program, Vec<(&str, f64)>, Option<Vec<u32>>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             example("jacobi2d"),
             vec![("dim0", 37.0), ("dim1", 23.0)],
@@ -306,7 +309,7 @@ fn nvrtc_compiles_every_time_tiled_kernel_without_warnings() {
     if !common::runtime_available("nvrtc", nvrtc::load().map(|_| ())) {
         return;
     }
-    let mut cases: Vec<(Program, Vec<(&str, f64)>, Option<Vec<u32>>)> = Vec::new();
+    let mut cases: Vec<Case> = Vec::new();
     for mode in ["clamp", "mirror", "periodic", "zero", "none"] {
         cases.push((
             two_stencils(mode, 1, 4),
