@@ -529,9 +529,10 @@ impl Schedule {
     }
 }
 
-/// The one-line notice for a program whose pragma asks for time tiling
-/// (`time:` or `time_steps:` above 1), which the GPU back-ends do not implement:
-/// every iteration runs as one sweep per stencil, with the same results.
+/// The one-line notice `compile -b overtile` gives for a program whose pragma
+/// asks for time tiling (`time:` or `time_steps:` above 1), which its host
+/// program does not apply: every iteration runs as one sweep per stencil, with
+/// the same results (`run` on the GPU back-ends time-tiles).
 pub fn time_tiling_notice(program: &Program) -> Option<String> {
     let hints = &program.hints;
     let asked = [("time", &hints.time), ("time_steps", &hints.time_steps)]
@@ -547,8 +548,9 @@ pub fn time_tiling_notice(program: &Program) -> Option<String> {
             }
         })?;
     Some(format!(
-        "`{}` asks for {asked} (time tiling), which stencilc does not implement yet; \
-         running one sweep per stencil and iteration",
+        "`{}` asks for {asked} (time tiling), which `compile -b overtile` does not apply \
+         (`stencilc run --backend cuda` or `opencl` does); running one sweep per stencil and \
+         iteration",
         program.name
     ))
 }

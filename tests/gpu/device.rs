@@ -95,3 +95,35 @@ fn cuda_without_a_gpu_is_unavailable_not_a_crash() {
         Err(other) => panic!("expected Unavailable, got {other}"),
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_time_tiled_runs_agree_with_the_interpreter() {
+    if !common::runtime_available("gpu", cuda::probe().map(|_| ()).map_err(|e| e.to_string())) {
+        return;
+    }
+    for (name, params) in EXAMPLES {
+        let program = example(name);
+        let env = RunEnv::new(&program, &bindings(&program, params)).unwrap();
+        let mut expected = initial_state(&program, &env);
+        let reference = interp::run(&program, &env, &mut expected).unwrap();
+        for steps in 1..=6 {
+            let what = format!("{name} --time {steps}");
+            let request = stencilc::schedule::ScheduleRequest {
+                time_steps: Some(steps),
+                block: Some(if rank(&program) == 3 {
+                    vec![8, 4, 2]
+                } else {
+                    vec![16, 8]
+                }),
+                ..Default::default()
+            };
+            let schedule = Schedule::for_run(&program, &request, &env).unwrap();
+            let mut actual = initial_state(&program, &env);
+            let summary = cuda::run_with_schedule(&program, &env, &mut actual, &schedule)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(summary.iterations, reference.iterations, "{what}");
+            assert_close(&program, &expected, &actual, &what);
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! Fusion of consecutive stencils: when it is legal and why it is refused, the
 //! fused kernel as emitted, fused and unfused runs on OpenCL (PoCL in CI) against
-//! the interpreter, and the notice for time tiling, which is not implemented.
+//! the interpreter, and the note for a pragma's `time:` clamped to the iterations.
 
 use crate::common;
 use crate::gpu_common;

@@ -7,6 +7,8 @@
 
 use crate::common;
 use crate::gpu_common;
+use common::gen;
+use proptest::prelude::*;
 
 use gpu_common::*;
 use stencilc::back::gpu_emit::{emit_with, EmitOptions, GpuTarget};
@@ -15,6 +17,9 @@ use stencilc::exec::{interp, opencl, Buffer, FieldState};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::Program;
 use stencilc::schedule::{Schedule, ScheduleRequest};
+
+/// A program, its parameter values and the block to run it with.
+type Case = (Program, Vec<(&'static str, f64)>, Option<Vec<u32>>);
 
 fn opencl_here() -> bool {
     common::runtime_available(
@@ -122,30 +127,68 @@ fn every_boundary_mode_agrees_with_the_interpreter_for_t_1_to_6() {
     if !opencl_here() {
         return;
     }
-    // A sampled matrix: each mode sees every T, two check intervals, a grid
-    // smaller than one tile and one that is no multiple of the block.
+    // A sampled matrix (the suite runs on a 2-core CI): every mode twice,
+    // together every T of 1..6, check intervals of 1 to 5, a grid smaller
+    // than one tile, a 1-point grid and grids that are no multiple of the
+    // block; the property test below draws more.
     let sizes = [(3.0, 2.0), (37.0, 13.0), (1.0, 1.0), (21.0, 30.0)];
-    for (m, mode) in ["clamp", "mirror", "periodic", "zero", "none"]
-        .into_iter()
-        .enumerate()
-    {
-        for steps in 1..=6u32 {
-            let every = 1 + (steps + m as u32) % 5;
-            let program = two_stencils(mode, (steps % 2) as u32, every);
-            let (w, h) = sizes[(steps as usize + m) % sizes.len()];
-            let (w, h) = if mode == "none" {
-                (w + 5.0, h + 5.0)
-            } else {
-                (w, h)
-            };
-            let request = with_time(steps, Some(vec![8, 4]), Some(vec![1, 2]));
-            agree(
-                &program,
-                &[("w", w), ("h", h), ("steps", 7.0)],
-                &request,
-                steps.min(every) > 1,
-            );
+    let cases = [
+        ("clamp", 6, 5, 0),
+        ("clamp", 2, 3, 1),
+        ("mirror", 4, 4, 2),
+        ("mirror", 3, 5, 3),
+        ("periodic", 5, 5, 1),
+        ("periodic", 3, 2, 3),
+        ("zero", 2, 2, 0),
+        ("zero", 6, 4, 1),
+        ("none", 4, 5, 3),
+        ("none", 1, 1, 1),
+    ];
+    for (mode, steps, every, size) in cases {
+        let program = two_stencils(mode, steps % 2, every);
+        let (w, h) = sizes[size];
+        let (w, h) = if mode == "none" {
+            (w + 5.0, h + 5.0)
+        } else {
+            (w, h)
+        };
+        let request = with_time(steps, Some(vec![8, 4]), Some(vec![1, 2]));
+        agree(
+            &program,
+            &[("w", w), ("h", h), ("steps", 7.0)],
+            &request,
+            steps.min(every) > 1,
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config(gen::cases(3)))]
+
+    #[test]
+    fn random_t_modes_sizes_and_checks_agree_with_the_interpreter(
+        mode in 0usize..5,
+        steps in 1u32..=6,
+        every in 1u32..=5,
+        inset in 0u32..2,
+        w in 1u32..40,
+        h in 1u32..24,
+        block in prop::sample::select(vec![vec![8u32, 4], vec![16, 2], vec![4, 4]]),
+        run in 1u32..=3,
+    ) {
+        if !opencl_here() {
+            return Ok(());
         }
+        let mode = ["clamp", "mirror", "periodic", "zero", "none"][mode];
+        let (w, h) = if mode == "none" { (w + 5, h + 5) } else { (w, h) };
+        let program = two_stencils(mode, inset, every);
+        let request = with_time(steps, Some(block), Some(vec![1, run]));
+        agree(
+            &program,
+            &[("w", f64::from(w)), ("h", f64::from(h)), ("steps", 6.0)],
+            &request,
+            steps.min(every) > 1,
+        );
     }
 }
 
@@ -160,7 +203,7 @@ fn examples_and_bench_programs_agree_with_the_interpreter_time_tiled() {
             .join(format!("{name}.sdsl"));
         parse(name, &std::fs::read_to_string(path).unwrap())
     };
-    let cases: Vec<(Program, Vec<(&str, f64)>, Option<Vec<u32>>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             example("jacobi2d"),
             vec![("dim0", 37.0), ("dim1", 23.0)],
@@ -201,8 +244,10 @@ fn examples_and_bench_programs_agree_with_the_interpreter_time_tiled() {
             Some(vec![8, 4, 2]),
         ),
     ];
-    for (program, values, block) in &cases {
-        for steps in [1u32, 2, 3, 6] {
+    for (c, (program, values, block)) in cases.iter().enumerate() {
+        // Two T per program, 2 to 6 over the set (T = 1 is the untiled path
+        // every other test runs).
+        for steps in [2 + (c as u32 % 3), 6 - (c as u32 % 2)] {
             let request = with_time(steps, block.clone(), Some(vec![1, 1, 1]));
             let env = RunEnv::new(program, &bindings(program, values)).unwrap();
             let schedule = Schedule::for_run(program, &request, &env).unwrap();
@@ -264,7 +309,7 @@ fn nvrtc_compiles_every_time_tiled_kernel_without_warnings() {
     if !common::runtime_available("nvrtc", nvrtc::load().map(|_| ())) {
         return;
     }
-    let mut cases: Vec<(Program, Vec<(&str, f64)>, Option<Vec<u32>>)> = Vec::new();
+    let mut cases: Vec<Case> = Vec::new();
     for mode in ["clamp", "mirror", "periodic", "zero", "none"] {
         cases.push((
             two_stencils(mode, 1, 4),
