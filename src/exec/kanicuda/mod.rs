@@ -17,6 +17,8 @@
 pub mod barriers;
 pub mod rewrite;
 pub mod shapes;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -262,32 +264,13 @@ pub fn synthesize(req: &Request) -> Result<Synthesis, Failure> {
             .collect();
         launches.extend(again);
     }
-    let mut compared = Vec::new();
-    for (launch, seed, was_profiled) in launches {
-        match compare(req, (&rewritten_kernel, &text), launch, seed) {
-            Ok(Outcome::Equal(elements)) => compared.push(Comparison {
-                launch,
-                seed,
-                profiled: was_profiled,
-                elements,
-            }),
-            Ok(Outcome::OriginalFails(why)) => {
-                if !skipped.iter().any(|(l, _)| *l == launch) {
-                    skipped.push((launch, why));
-                }
-            }
-            Ok(Outcome::Differs(what)) => {
-                return Err(blame(req, &accesses, launch, seed, &what));
-            }
-            Err(failure) => return Err(failure),
-        }
-    }
-    if compared.is_empty() {
-        return Err(plain(
-            "no launch other than the profiled ones runs the original kernel cleanly, so the rewritten kernel cannot be verified",
-            "give a larger problem (array sizes and extents) for the launch, so that smaller blocks and grids fit inside it",
-        ));
-    }
+    let compared = verify(
+        req,
+        &accesses,
+        (&rewritten_kernel, &text),
+        &launches,
+        &mut skipped,
+    )?;
     let verify_time = started.elapsed();
     Ok(Synthesis {
         text,
@@ -300,6 +283,43 @@ pub fn synthesize(req: &Request) -> Result<Synthesis, Failure> {
         search_time,
         verify_time,
     })
+}
+
+/// Compares the original and the rewritten kernel on each (launch, seed,
+/// profiled) of `launches`; a launch the original cannot run joins
+/// `skipped`. A difference or a finding in the rewritten kernel is a failure
+/// that names the read responsible (see [`blame`]).
+fn verify(
+    req: &Request,
+    accesses: &[AccessResult],
+    rewritten: (&Kernel, &str),
+    launches: &[(Launch, u64, bool)],
+    skipped: &mut Vec<(Launch, String)>,
+) -> Result<Vec<Comparison>, Failure> {
+    let mut compared = Vec::new();
+    for &(launch, seed, was_profiled) in launches {
+        match compare(req, rewritten, launch, seed)? {
+            Outcome::Equal(elements) => compared.push(Comparison {
+                launch,
+                seed,
+                profiled: was_profiled,
+                elements,
+            }),
+            Outcome::OriginalFails(why) => {
+                if !skipped.iter().any(|(l, _)| *l == launch) {
+                    skipped.push((launch, why));
+                }
+            }
+            Outcome::Differs(what) => return Err(blame(req, accesses, launch, seed, &what)),
+        }
+    }
+    if !compared.iter().any(|c| !c.profiled) {
+        return Err(plain(
+            "no launch other than the profiled ones runs the original kernel cleanly, so the rewritten kernel cannot be verified",
+            "give a larger problem (array sizes and extents) for the launch, so that smaller blocks and grids fit inside it",
+        ));
+    }
+    Ok(compared)
 }
 
 fn first_problem(findings: &[emu::Finding]) -> String {
