@@ -342,3 +342,19 @@ fn bad_inputs_get_clear_messages() {
         "{err}"
     );
 }
+
+#[test]
+fn a_kernel_that_fails_verification_is_never_written() {
+    // Without the canonical order the guard search meets, among equal-size
+    // guards, one that fits every profiled block (4 and 3 high) but not a
+    // block 2 high: the verification catches it and names the read.
+    let out = temp_dir("unverified").join("never.cu");
+    let err = fails(&JACOBI.synth(
+        JACOBI.file,
+        &strings(&["--no-canonical-order", "-o", out.to_str().unwrap()]),
+    ));
+    assert!(err.contains("fails verification on grid"), "{err}");
+    assert!(err.contains("jacobi2d_tile.cu:21:"), "{err}");
+    assert!(err.contains("where the original computes"), "{err}");
+    assert!(!out.exists(), "nothing is written");
+}
