@@ -345,15 +345,30 @@ fn bad_inputs_get_clear_messages() {
 
 #[test]
 fn a_kernel_that_fails_verification_is_never_written() {
-    // Without the canonical order the guard search meets, among equal-size
-    // guards, one that fits every profiled block (4 and 3 high) but not a
-    // block 2 high: the verification catches it and names the read.
-    let out = temp_dir("unverified").join("never.cu");
+    // A candidate equal to `blockDim.x` on every profiled launch (grids of
+    // one and two blocks) but not on a grid three blocks wide: the guard over
+    // it holds on every profiled row, the verification catches it and names
+    // the read.
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(JACOBI.file))
+        .expect("example")
+        .replace("blockDim.x blockDim.y i j\")", "bw blockDim.y i j\")")
+        .replace(
+            "    bool inside",
+            "    int bw = gridDim.x < 3 ? blockDim.x : 1;\n    bool inside",
+        );
+    let dir = temp_dir("unverified");
+    let file = dir.join("jacobi2d_tile.cu");
+    std::fs::write(&file, text).expect("write");
+    let out = dir.join("never.cu");
     let err = fails(&JACOBI.synth(
-        JACOBI.file,
-        &strings(&["--no-canonical-order", "-o", out.to_str().unwrap()]),
+        file.to_str().unwrap(),
+        &strings(&["-o", out.to_str().unwrap()]),
     ));
-    assert!(err.contains("fails verification on grid"), "{err}");
+    assert!(
+        err.contains("fails verification on grid 3,2 x block 6,4"),
+        "{err}"
+    );
+    assert!(err.contains("(bw != threadIdx.x + 1)"), "{err}");
     assert!(err.contains("jacobi2d_tile.cu:21:"), "{err}");
     assert!(err.contains("where the original computes"), "{err}");
     assert!(!out.exists(), "nothing is written");

@@ -6,8 +6,8 @@
 //! were not profiled. Nothing is returned that failed verification.
 //!
 //! The launches derive from the given one ([`shapes`]): the profiles come
-//! from the given grid and block, the block one shorter along one axis at a
-//! time, and the grid one smaller; the verification from other blocks (two
+//! from the given grid and block, the block one and two shorter along one
+//! axis at a time, and the grid one smaller; the verification from other blocks (two
 //! smaller along x or y, one larger along x and smaller along y, ...), each on
 //! the largest grid inside the given launch's extent and on the smallest one
 //! covering it (partial blocks at the edges). A launch the original kernel

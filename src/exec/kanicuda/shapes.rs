@@ -5,7 +5,8 @@
 //! each axis longer than 1, one axis at a time (so that no two block sizes
 //! are always equal and none is constant); the grid one block smaller along
 //! each axis (or one larger along x when it is a single block) with the given
-//! block and with the first shorter one. An expression that holds on all of them has seen two block shapes
+//! block and with the first shorter one; and the block two threads shorter
+//! along each axis, for a third size. An expression that holds on all of them has seen two block shapes
 //! and two grid sizes at least. Verified: other blocks — two threads fewer
 //! along x, along y, one more along x with one fewer along y, one more along
 //! y with one fewer along x, a single row — each on the largest grid inside
@@ -39,6 +40,19 @@ pub fn profile_launches(given: Launch) -> Vec<Launch> {
             if launches.len() == 2 {
                 launches.push(Launch { grid, block });
             }
+        }
+    }
+    // A third size per axis, so that a guard true on the last thread of two
+    // sizes by coincidence (`blockDim.y >= threadIdx.y + threadIdx.y` on
+    // blocks 4 and 3 high) meets one where it is not.
+    for axis in 0..3 {
+        if given.block[axis] > 2 {
+            let mut block = given.block;
+            block[axis] -= 2;
+            launches.push(Launch {
+                grid: given.grid,
+                block,
+            });
         }
     }
     launches.push(Launch {
@@ -100,7 +114,15 @@ mod tests {
         let blocks: Vec<[u32; 3]> = p.iter().map(|l| l.block).collect();
         assert_eq!(
             blocks,
-            [[4, 4, 1], [3, 4, 1], [3, 4, 1], [4, 3, 1], [4, 4, 1]]
+            [
+                [4, 4, 1],
+                [3, 4, 1],
+                [3, 4, 1],
+                [4, 3, 1],
+                [2, 4, 1],
+                [4, 2, 1],
+                [4, 4, 1]
+            ]
         );
         assert_eq!(p[2].grid, [1, 1, 1]);
         let v = verify_launches(given, &p);
