@@ -9,14 +9,13 @@ use std::sync::Arc;
 use clap::Args;
 
 use stencilc::diag::Diagnostics;
-use stencilc::exec::emu::{self, Arg, Launch, Limits, Value};
+use stencilc::exec::emu::args::materialize;
+use stencilc::exec::emu::{self, Arg, Limits, Value};
 use stencilc::exec::opencl::cuda_kernel::run_cuda_kernel;
 use stencilc::front::cuda::ast::Kernel;
-use stencilc::front::cuda::ast::{Scalar, Type};
 use stencilc::front::cuda::opencl::print_kernel;
-use stencilc::front::cuda::{parse_define, parse_unit};
-use stencilc::source::SourceFile;
 
+use super::cuda_input;
 use super::error::CliError;
 
 /// Arguments of `stencilc check-kernel`.
@@ -59,67 +58,13 @@ pub enum OnPlatform {
     Opencl,
 }
 
-fn sizes(text: &str, what: &str) -> Result<[u32; 3], CliError> {
-    let parts: Result<Vec<u32>, _> = text.split(',').map(|p| p.trim().parse::<u32>()).collect();
-    match parts {
-        Ok(p) if (1..=3).contains(&p.len()) && p.iter().all(|&v| v > 0) => {
-            Ok([p[0], *p.get(1).unwrap_or(&1), *p.get(2).unwrap_or(&1)])
-        }
-        _ => Err(CliError::new(
-            format!("`--{what} {text}` is not a list of 1 to 3 positive sizes"),
-            format!("write it as X,Y[,Z], as in `--{what} 16,8`"),
-        )),
-    }
-}
-
-/// Deterministic pseudo-random numbers in [-1, 1) (a 64-bit LCG), so that a
-/// reported problem can be reproduced.
-fn random(n: usize, seed: u64) -> impl Iterator<Item = f64> {
-    let mut state = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (0..n).map(move |_| {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((state >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    })
-}
-
-fn array_value(elem: Scalar, x: f64) -> Value {
-    if elem.is_float() {
-        Value::Double(x).convert(elem)
-    } else {
-        Value::Long((x * 50.0 + 50.0) as i64).convert(elem)
-    }
-}
-
 /// Runs the command.
 pub fn run(args: &CheckKernelArgs) -> Result<(), CliError> {
-    let text = std::fs::read_to_string(&args.file).map_err(|e| {
-        CliError::new(
-            format!("cannot read `{}`: {e}", args.file.display()),
-            "check the path",
-        )
-    })?;
-    let source = SourceFile::new(args.file.display().to_string(), text);
-    let defines = args
-        .defines
-        .iter()
-        .map(|d| parse_define(d))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| CliError::new(e, "see `stencilc check-kernel --help`"))?;
-    let unit = parse_unit(&source, &defines)?;
-    let kernel = unit.kernel(args.kernel.as_deref()).ok_or_else(|| {
-        let names: Vec<&str> = unit.kernels.iter().map(|k| k.name.as_str()).collect();
-        CliError::new(
-            format!("no kernel to check among {}", names.join(", ")),
-            "name one with `--kernel NAME`",
-        )
-    })?;
+    let input = cuda_input::load(&args.file, &args.defines, "check-kernel")?;
+    let kernel = input.kernel(args.kernel.as_deref())?;
     if args.print_opencl {
-        let printed = print_kernel(kernel, &source.text, &defines)
-            .map_err(|d| CliError::Located(Diagnostics::new(Arc::clone(&source), vec![d])))?;
+        let printed = print_kernel(kernel, &input.source.text, &input.defines)
+            .map_err(|d| CliError::Located(Diagnostics::new(Arc::clone(&input.source), vec![d])))?;
         print!("{printed}");
         return Ok(());
     }
@@ -131,81 +76,9 @@ pub fn run(args: &CheckKernelArgs) -> Result<(), CliError> {
             )
         })
     };
-    let launch = Launch {
-        grid: sizes(&needed(&args.grid, "grid")?, "grid")?,
-        block: sizes(&needed(&args.block, "block")?, "block")?,
-    };
-    let mut given = std::collections::HashMap::new();
-    for arg in &args.args {
-        let Some((name, value)) = arg.split_once('=') else {
-            return Err(CliError::new(
-                format!("`--arg {arg}` has no value"),
-                "write `--arg NAME=VALUE` or `--arg NAME=random:N`",
-            ));
-        };
-        if !kernel.params.iter().any(|p| p.name == name) {
-            let names: Vec<&str> = kernel.params.iter().map(|p| p.name.as_str()).collect();
-            return Err(CliError::new(
-                format!(
-                    "`--arg {arg}`: kernel `{}` has no parameter `{name}`",
-                    kernel.name
-                ),
-                format!("its parameters are {}", names.join(", ")),
-            ));
-        }
-        given.insert(name.to_string(), value.to_string());
-    }
-    let mut call = Vec::new();
-    for (seed, param) in kernel.params.iter().enumerate() {
-        let Some(value) = given.get(&param.name) else {
-            let example = match param.ty {
-                Type::Pointer(_) => format!("--arg {}=random:1024", param.name),
-                _ => format!("--arg {}=16", param.name),
-            };
-            return Err(CliError::new(
-                format!(
-                    "argument `{}` of kernel `{}` is missing",
-                    param.name, kernel.name
-                ),
-                format!("give it, as in `{example}`"),
-            ));
-        };
-        let bad = |what: &str| {
-            CliError::new(
-                format!("`--arg {}={value}`: {what}", param.name),
-                "scalars take a number; arrays take `random:N` or `zeros:N`",
-            )
-        };
-        call.push(match param.ty {
-            Type::Pointer(elem) => {
-                let (kind, count) = value.split_once(':').ok_or_else(|| bad("not an array"))?;
-                let n: usize = count
-                    .parse()
-                    .map_err(|_| bad("the count is not a number"))?;
-                match kind {
-                    "random" => Arg::Array(
-                        random(n, seed as u64)
-                            .map(|x| array_value(elem, x))
-                            .collect(),
-                    ),
-                    "zeros" => Arg::Array(vec![Value::zero(elem); n]),
-                    _ => return Err(bad("unknown array kind")),
-                }
-            }
-            Type::Scalar(s) => {
-                let parsed = if s.is_float() {
-                    value
-                        .parse::<f64>()
-                        .map(|v| Value::Double(v).convert(s))
-                        .ok()
-                } else {
-                    value.parse::<i64>().map(|v| Value::Long(v).convert(s)).ok()
-                };
-                Arg::Scalar(parsed.ok_or_else(|| bad("not a number"))?)
-            }
-            _ => return Err(bad("not a kernel parameter")),
-        });
-    }
+    let launch = cuda_input::launch(&needed(&args.grid, "grid")?, &needed(&args.block, "block")?)?;
+    let specs = cuda_input::arg_specs(kernel, &args.args)?;
+    let mut call = materialize(kernel, &specs, 0);
     let limits = Limits {
         max_steps: args.max_steps,
         ..Limits::default()
@@ -215,7 +88,13 @@ pub fn run(args: &CheckKernelArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::new(e, "change the launch or the arguments"))?;
     if report.is_clean() && args.on == Some(OnPlatform::Opencl) {
         let mut on_opencl = given_args;
-        run_cuda_kernel(kernel, &source, &defines, launch, &mut on_opencl)?;
+        run_cuda_kernel(
+            kernel,
+            &input.source,
+            &input.defines,
+            launch,
+            &mut on_opencl,
+        )?;
         let (compared, worst) = compare(kernel, &call, &on_opencl)?;
         println!(
             "{}: kernel `{}` on OpenCL agrees with the emulator on all {compared} array elements (largest difference {worst:e})",
@@ -236,7 +115,7 @@ pub fn run(args: &CheckKernelArgs) -> Result<(), CliError> {
     }
     let items = report.findings.iter().map(|f| f.to_diagnostic()).collect();
     Err(CliError::Located(Diagnostics::new(
-        Arc::clone(&source),
+        Arc::clone(&input.source),
         items,
     )))
 }

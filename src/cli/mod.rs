@@ -12,6 +12,7 @@ pub mod bench;
 pub mod bench_gpu;
 pub mod check_kernel;
 pub mod compile;
+pub mod cuda_input;
 pub mod emit;
 pub mod error;
 pub mod explain;
@@ -22,6 +23,7 @@ pub mod program;
 pub mod progress;
 pub mod run;
 pub mod summary;
+pub mod synth;
 pub mod tune;
 pub mod tune_plot;
 pub mod verify;
@@ -63,6 +65,9 @@ pub enum Command {
     /// Run a CUDA kernel (the subset of stencil kernels) in the emulator and
     /// report shared-memory races, out-of-bounds accesses and barrier errors.
     CheckKernel(check_kernel::CheckKernelArgs),
+    /// KaniCUDA: serve a CUDA kernel's marked global reads from shared memory
+    /// (profile, synthesize index and guard, insert barriers, verify, write).
+    Synth(synth::SynthArgs),
 }
 
 impl Command {
@@ -76,6 +81,7 @@ impl Command {
             Command::Tune(args) => tune::run(args),
             Command::Bench(args) => bench::run(args),
             Command::CheckKernel(args) => check_kernel::run(args),
+            Command::Synth(args) => synth::run(args),
             Command::BenchGpu(args) => bench_gpu::run_gpu_bench(args)
                 .map_err(|e| CliError::new(format!("{e:#}"), "see bench/gpu/README.md")),
         }

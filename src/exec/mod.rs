@@ -10,6 +10,7 @@ pub mod emu;
 pub mod host_plan;
 mod inputs;
 pub mod interp;
+pub mod kanicuda;
 pub mod native;
 pub mod opencl;
 

@@ -101,9 +101,7 @@ pub fn tile_shape(program: &Program) -> Result<TileShape, String> {
                         return Err(format!(
                             "stencil `{}` uses fields of grid `{}` and of grid `{}` (tiles \
                              cover one grid)",
-                            stencil.name,
-                            program.grids[g.0].name,
-                            program.grids[field.grid.0].name
+                            stencil.name, program.grids[g.0].name, program.grids[field.grid.0].name
                         ))
                     }
                     Some(_) => {}
@@ -450,8 +448,7 @@ pub fn plan_cpu(
     let asked = requested_time_steps(program, &schedule_request, env)?;
     let threads = plan.threads.unwrap_or(caches.cores).max(1);
     let shape = tile_shape(program);
-    let asked_tiling =
-        asked.as_ref().is_some_and(|t| t.steps > 1) || request.tile.is_some();
+    let asked_tiling = asked.as_ref().is_some_and(|t| t.steps > 1) || request.tile.is_some();
     let shape = match shape {
         Ok(shape) => shape,
         Err(construct) => {
@@ -469,8 +466,9 @@ pub fn plan_cpu(
                     program.name
                 ));
             } else {
-                plan.reasons
-                    .push(format!("c: untiled: time tiling does not apply ({construct})"));
+                plan.reasons.push(format!(
+                    "c: untiled: time tiling does not apply ({construct})"
+                ));
             }
             return Ok(plan);
         }
@@ -496,13 +494,14 @@ pub fn plan_cpu(
     match (asked.as_ref().map(|t| t.steps), requested_tile) {
         (Some(1), _) => {
             plan.reasons.push(
-                "c: untiled: one step per sweep asked (the tile size matters only for more)"
-                    .into(),
+                "c: untiled: one step per sweep asked (the tile size matters only for more)".into(),
             );
         }
         (Some(steps), Some(tile)) => {
-            plan.reasons
-                .push(format!("c: time tiling as asked: {steps} steps per sweep, tile {}", show(&tile)));
+            plan.reasons.push(format!(
+                "c: time tiling as asked: {steps} steps per sweep, tile {}",
+                show(&tile)
+            ));
             plan.tiling = Some(CpuTiling { steps, tile });
         }
         (Some(steps), None) => {
@@ -516,7 +515,14 @@ pub fn plan_cpu(
             plan.tiling = Some(CpuTiling { steps, tile });
         }
         (None, requested_tile) => {
-            choose(&inputs, requested_tile, max_steps, threads, caches, &mut plan);
+            choose(
+                &inputs,
+                requested_tile,
+                max_steps,
+                threads,
+                caches,
+                &mut plan,
+            );
         }
     }
     Ok(plan)
@@ -589,16 +595,21 @@ fn choose(
             ));
             plan.tiling = Some(tiling);
         }
-        _ => plan.reasons.push(
-            "c: untiled: the model predicts no gain from time tiling (at most 10 %)".into(),
-        ),
+        _ => plan
+            .reasons
+            .push("c: untiled: the model predicts no gain from time tiling (at most 10 %)".into()),
     }
 }
 
 /// The best tile for `steps` by the model: the innermost axis wide (whole
 /// rows where a window of them fits in L2), the outer axes as deep as the L2
 /// allows.
-fn best_tile(inputs: &ModelInputs, steps: u32, threads: u32, caches: &CpuCaches) -> (Vec<u64>, f64) {
+fn best_tile(
+    inputs: &ModelInputs,
+    steps: u32,
+    threads: u32,
+    caches: &CpuCaches,
+) -> (Vec<u64>, f64) {
     let rank = inputs.dims.len();
     let inner = rank - 1;
     let mut best: Option<(f64, Vec<u64>)> = None;
@@ -652,7 +663,10 @@ mod tests {
              stencil t {\n  [2:n-3][2:n-3] : [1]a[0][0] = [0]b[2][0] + [0]a[0][0];\n }\n}\n",
         );
         let shape = tile_shape(&p).expect("tileable");
-        assert_eq!(shape.parts, vec![vec![(1, 0), (0, 1)], vec![(0, 2), (0, 0)]]);
+        assert_eq!(
+            shape.parts,
+            vec![vec![(1, 0), (0, 1)], vec![(0, 2), (0, 0)]]
+        );
         assert_eq!(shape.iteration_reach(), vec![(1, 2), (0, 1)]);
         assert_eq!(shape.reach_after(0), vec![(0, 2), (0, 0)]);
         assert_eq!(shape.whole, vec![false, false]);

@@ -13,4 +13,5 @@ mod inputs;
 mod robust;
 mod run;
 mod suite;
+mod synth;
 mod tune;

@@ -22,6 +22,7 @@
 //! For KaniCUDA's marked reads it records the profile the synthesizer learns
 //! from ([`crate::synth::table::AccessProfile`]).
 
+pub mod args;
 pub mod compile;
 pub mod device;
 mod machine;
