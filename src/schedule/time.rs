@@ -142,7 +142,8 @@ pub fn plan_time_tiling(
             let field = &program.fields[read.field.0];
             if !staged.contains(&read.field) && field.levels() > 1 {
                 return Err(format!(
-                    "`{}` has {} time levels but no stencil writes it (its levels rotate under the tile)",
+                    "`{}` has {} time levels but no stencil writes it (its levels rotate under \
+                     the tile)",
                     field.name,
                     field.levels()
                 ));
@@ -191,7 +192,9 @@ pub fn plan_time_tiling(
         .sum();
     if tiling.shared_bytes > TIME_TILE_SHARED_BUDGET {
         return Err(format!(
-            "its tile of {} points with a halo of {} for {steps} steps needs {} bytes of shared memory per block, more than {TIME_TILE_SHARED_BUDGET}; use a smaller --time, --block or --tile",
+            "its tile of {} cells (the block's points and a halo of {} for {steps} steps) needs {} \
+             bytes of shared memory per block, more than {TIME_TILE_SHARED_BUDGET}; use a \
+             smaller --time, --block or --tile",
             tiling
                 .extents()
                 .iter()
@@ -318,7 +321,37 @@ pub fn launch_steps(done: u64, max: u64, every: Option<u64>, steps: u32) -> u32 
 
 #[cfg(test)]
 mod tests {
-    use super::launch_steps;
+    use super::{launch_steps, plan_time_tiling};
+    use crate::ir::env::{Bindings, RunEnv};
+    use crate::ir::Value;
+
+    fn why_untiled(text: &str) -> String {
+        let source = crate::source::SourceFile::new("t.sdsl", text);
+        let program = crate::front::parse_program(source).expect("valid program");
+        let bindings = Bindings {
+            params: vec![Value::Int(64)],
+        };
+        let env = RunEnv::new(&program, &bindings).expect("bound");
+        plan_time_tiling(&program, &env, 4, [32, 8, 1], [32, 8, 1], false).unwrap_err()
+    }
+
+    #[test]
+    fn what_cannot_be_time_tiled_is_named() {
+        // (A stencil reading what it writes at an offset is refused by the language.)
+        let rotating = why_untiled(
+            "int n;\ngrid g[n];\nfloat griddata a on g at 0,1;\nfloat griddata b on g at 0,1;\n\
+             iterate 4 {\n  stencil s { [1:n-2] : [1]a[0] = [0]b[-1] + [0]a[1]; }\n}\n",
+        );
+        assert!(rotating.starts_with("`b` has 2 time levels but no stencil writes it"));
+        let two = why_untiled(
+            "int n;\ngrid g[n];\nfloat griddata a on g at 0,1;\nfloat griddata b on g at 0;\n\
+             iterate 4 {\n  stencil s { [1:n-2] : [1]a[0] = [0]a[1]; [1:n-2] : [0]b[0] = [0]a[-1]; }\n}\n",
+        );
+        assert_eq!(
+            two,
+            "stencil `s` writes 2 field levels (time tiling runs stencils that write one)"
+        );
+    }
 
     #[test]
     fn launches_stop_at_each_checked_iteration_and_at_the_end() {

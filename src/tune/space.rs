@@ -414,6 +414,23 @@ fn assess(
                     }
                 }
             }
+            // A time-tiled candidate costs what the time-tiling model predicts.
+            if let Some(time) = &choice.schedule.time {
+                let rows = crate::model::time_tile::time_table(
+                    program,
+                    &choice.schedule,
+                    env,
+                    target,
+                    device,
+                    time.steps,
+                );
+                if let Some(ms) = rows
+                    .ok()
+                    .and_then(|r| r.last().and_then(|r| r.iteration_ms))
+                {
+                    predicted = ms * 1e-3;
+                }
+            }
             let identity = format!("{:?} time {:?}", choice.schedule, steps);
             Ok((identity, Some(predicted)))
         }
