@@ -326,7 +326,13 @@ fn bench_one(
         if first.is_none() {
             first = Some((peak_rss_mb(), done, state));
         }
-        baseline_times.push(run_baseline(&baseline_binary, name, size, done, args.threads)?);
+        baseline_times.push(run_baseline(
+            &baseline_binary,
+            name,
+            size,
+            done,
+            args.threads,
+        )?);
     }
     let _ = std::fs::remove_file(&baseline_binary);
     let (peak_rss_mb, done, state) = first.expect("at least one repetition ran");

@@ -101,9 +101,7 @@ pub fn tile_shape(program: &Program) -> Result<TileShape, String> {
                         return Err(format!(
                             "stencil `{}` uses fields of grid `{}` and of grid `{}` (tiles \
                              cover one grid)",
-                            stencil.name,
-                            program.grids[g.0].name,
-                            program.grids[field.grid.0].name
+                            stencil.name, program.grids[g.0].name, program.grids[field.grid.0].name
                         ))
                     }
                     Some(_) => {}
@@ -450,8 +448,7 @@ pub fn plan_cpu(
     let asked = requested_time_steps(program, &schedule_request, env)?;
     let threads = plan.threads.unwrap_or(caches.cores).max(1);
     let shape = tile_shape(program);
-    let asked_tiling =
-        asked.as_ref().is_some_and(|t| t.steps > 1) || request.tile.is_some();
+    let asked_tiling = asked.as_ref().is_some_and(|t| t.steps > 1) || request.tile.is_some();
     let shape = match shape {
         Ok(shape) => shape,
         Err(construct) => {
@@ -469,8 +466,9 @@ pub fn plan_cpu(
                     program.name
                 ));
             } else {
-                plan.reasons
-                    .push(format!("c: untiled: time tiling does not apply ({construct})"));
+                plan.reasons.push(format!(
+                    "c: untiled: time tiling does not apply ({construct})"
+                ));
             }
             return Ok(plan);
         }
@@ -496,13 +494,14 @@ pub fn plan_cpu(
     match (asked.as_ref().map(|t| t.steps), requested_tile) {
         (Some(1), _) => {
             plan.reasons.push(
-                "c: untiled: one step per sweep asked (the tile size matters only for more)"
-                    .into(),
+                "c: untiled: one step per sweep asked (the tile size matters only for more)".into(),
             );
         }
         (Some(steps), Some(tile)) => {
-            plan.reasons
-                .push(format!("c: time tiling as asked: {steps} steps per sweep, tile {}", show(&tile)));
+            plan.reasons.push(format!(
+                "c: time tiling as asked: {steps} steps per sweep, tile {}",
+                show(&tile)
+            ));
             plan.tiling = Some(CpuTiling { steps, tile });
         }
         (Some(steps), None) => {
@@ -516,7 +515,14 @@ pub fn plan_cpu(
             plan.tiling = Some(CpuTiling { steps, tile });
         }
         (None, requested_tile) => {
-            choose(&inputs, requested_tile, max_steps, threads, caches, &mut plan);
+            choose(
+                &inputs,
+                requested_tile,
+                max_steps,
+                threads,
+                caches,
+                &mut plan,
+            );
         }
     }
     Ok(plan)
@@ -558,8 +564,28 @@ fn choose(
         ));
         return;
     }
+    if requested_tile.is_none() && inputs.dims.len() >= 3 {
+        // Measured on the 2-core development machine (bench/RESULTS.md), 3-D
+        // windows that fit its L2 recompute too much halo: no gain yet.
+        plan.reasons.push(
+            "c: untiled: 3-D time tiling has shown no gain on the machines measured              (ask with --time T --cpu-tile X,Y,Z to try)"
+                .into(),
+        );
+        return;
+    }
+    if requested_tile.is_none() && data > 16.0 * caches.llc_bytes as f64 {
+        // Measured (bench/RESULTS.md): at 16384² the sweeps were slower than
+        // untiled ones, for reasons the model does not see yet.
+        plan.reasons.push(format!(
+            "c: untiled: the data ({:.0} MiB) is more than 16x the last-level cache, where \
+             time tiling measured slower (ask with --time T to try)",
+            data / f64::from(1 << 20)
+        ));
+        return;
+    }
     let mut best: Option<(f64, CpuTiling)> = None;
-    for steps in 2..=max_steps.min(8) {
+    // The deepest T the model allows: the measured gains grow with T up to 8.
+    for steps in (2..=max_steps.min(8)).rev().take(1) {
         let (tile, seconds) = match &requested_tile {
             Some(tile) => {
                 let tiling = CpuTiling {
@@ -589,41 +615,45 @@ fn choose(
             ));
             plan.tiling = Some(tiling);
         }
-        _ => plan.reasons.push(
-            "c: untiled: the model predicts no gain from time tiling (at most 10 %)".into(),
-        ),
+        _ => plan
+            .reasons
+            .push("c: untiled: the model predicts no gain from time tiling (at most 10 %)".into()),
     }
 }
 
-/// The best tile for `steps` by the model: the innermost axis wide (whole
-/// rows where a window of them fits in L2), the outer axes as deep as the L2
-/// allows.
-fn best_tile(inputs: &ModelInputs, steps: u32, threads: u32, caches: &CpuCaches) -> (Vec<u64>, f64) {
+/// The best tile for `steps` by the model among wide ones: the innermost axis
+/// long (whole rows up to 4096 points in 2-D, 512 in 3-D: the hardware
+/// prefetchers and the row copies want long rows, which the model does not
+/// see), the outer axes as deep as the model finds best.
+fn best_tile(
+    inputs: &ModelInputs,
+    steps: u32,
+    threads: u32,
+    caches: &CpuCaches,
+) -> (Vec<u64>, f64) {
     let rank = inputs.dims.len();
     let inner = rank - 1;
+    let widths: &[u64] = if rank >= 3 {
+        &[512, 256, 128]
+    } else {
+        &[4096, 2048]
+    };
+    let depths = [1u64, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128];
     let mut best: Option<(f64, Vec<u64>)> = None;
-    let widths = [1u64 << 14, 8192, 4096, 2048, 1024, 512, 256, 128, 64, 32];
-    let depths = [1u64, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 512];
-    for &width in &widths {
+    for &width in widths {
         for &depth in &depths {
-            let mut tile: Vec<u64> = inputs
+            let tile: Vec<u64> = inputs
                 .dims
                 .iter()
                 .enumerate()
                 .map(|(a, &d)| {
                     if a == inner {
                         width.min(d)
-                    } else if rank == 3 && a == 0 {
-                        depth.min(d)
                     } else {
                         depth.min(d)
                     }
                 })
                 .collect();
-            if rank == 3 {
-                // 3-D: the middle axis follows the innermost's width, capped.
-                tile[1] = depth.min(inputs.dims[1]);
-            }
             let tiling = CpuTiling { steps, tile };
             let seconds = predict_step_seconds(inputs, Some(&tiling), threads, caches);
             if best.as_ref().is_none_or(|(b, _)| seconds < *b) {
@@ -652,20 +682,23 @@ mod tests {
              stencil t {\n  [2:n-3][2:n-3] : [1]a[0][0] = [0]b[2][0] + [0]a[0][0];\n }\n}\n",
         );
         let shape = tile_shape(&p).expect("tileable");
-        assert_eq!(shape.parts, vec![vec![(1, 0), (0, 1)], vec![(0, 2), (0, 0)]]);
+        assert_eq!(
+            shape.parts,
+            vec![vec![(1, 0), (0, 1)], vec![(0, 2), (0, 0)]]
+        );
         assert_eq!(shape.iteration_reach(), vec![(1, 2), (0, 1)]);
         assert_eq!(shape.reach_after(0), vec![(0, 2), (0, 0)]);
         assert_eq!(shape.whole, vec![false, false]);
     }
 
     #[test]
-    fn an_in_place_neighbour_read_is_named() {
+    fn a_parameter_offset_is_named() {
         let p = program(
-            "int n;\ngrid g[n];\nfloat griddata a on g at 0;\n\
-             iterate 4 {\n stencil s {\n  [1:n-2] : [0]a[0] = [0]a[-1] + [0]a[1];\n }\n}\n",
+            "int n;\nint k;\ngrid g[n];\nfloat griddata a on g at 0,1;\n\
+             iterate 4 {\n stencil s {\n  [2:n-3] : [1]a[0] = [0]a[-k] + [0]a[1];\n }\n}\n",
         );
         let reason = tile_shape(&p).expect_err("not tileable");
-        assert!(reason.contains("`[0]a`, which it writes"), "{reason}");
+        assert!(reason.contains("depends on a parameter"), "{reason}");
     }
 
     #[test]

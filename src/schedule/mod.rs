@@ -18,9 +18,10 @@
 //! [`MAX_NARROW_GRID_POINTS`] points (and [`ScheduleRequest::wide_indices`]
 //! forces); per-axis coordinates stay `int` either way.
 //!
-//! Time tiling is not implemented: a pragma's `time:` or `time_steps:` above 1
-//! is not applied, and the GPU back-ends say so in a one-line notice
-//! ([`time_tiling_notice`]); results are the same, one sweep per stencil.
+//! Time tiling is not implemented on the GPU back-ends: a pragma's `time:` or
+//! `time_steps:` above 1 is not applied there, and they say so in a one-line
+//! notice ([`time_tiling_notice`]); results are the same, one sweep per
+//! stencil. The C back-end time-tiles (see [`cpu_tile`]).
 
 pub mod cpu_tile;
 mod fusion;

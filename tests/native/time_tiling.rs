@@ -64,9 +64,8 @@ fn state(program: &Program, env: &RunEnv) -> FieldState {
             let len: usize = env.grid_dims()[field.grid.0].iter().product();
             (0..field.levels())
                 .map(|l| {
-                    let value = |i: usize| {
-                        (((i * 7919 + f * 104729 + l * 3571) % 1000) as f64) / 1000.0
-                    };
+                    let value =
+                        |i: usize| (((i * 7919 + f * 104729 + l * 3571) % 1000) as f64) / 1000.0;
                     match field.ty {
                         ScalarType::Float => {
                             Buffer::Float((0..len).map(|i| value(i) as f32).collect())
@@ -99,7 +98,10 @@ fn same_as_interpreter(program: &Program, env: &RunEnv, options: &RunOptions, wh
     assert_eq!(have.stopped_by_check, want.stopped_by_check, "{what}");
     assert_eq!(have.reductions, want.reductions, "{what}");
     assert_eq!(got, expected, "{what}");
-    native::plan(program, env, options).unwrap().tiling.is_some()
+    native::plan(program, env, options)
+        .unwrap()
+        .tiling
+        .is_some()
 }
 
 fn tiled(time: u32, tile: &[u32]) -> RunOptions {
@@ -150,7 +152,10 @@ fn every_example_and_bench_program_matches_the_interpreter_for_t_1_to_6() {
     }
     assert!(programs >= 16, "examples and benchmarks found: {programs}");
     assert!(untiled.is_empty(), "untiled: {untiled:#?}");
-    assert!(tiled_runs >= 5 * (programs - 3), "time-tiled runs: {tiled_runs}");
+    assert!(
+        tiled_runs >= 5 * (programs - 3),
+        "time-tiled runs: {tiled_runs}"
+    );
 }
 
 /// Two stencils per iteration over three fields (one read-only), with
@@ -221,7 +226,12 @@ fn every_boundary_mode_with_two_stencils_and_checks_matches_the_interpreter() {
         // The check stops the iterate after the first checked iteration.
         let env = env_of(&program, 23, 17, 11, 3, 1.0e9);
         let what = format!("{mode}, stopped by the check");
-        assert!(same_as_interpreter(&program, &env, &tiled(4, &[8, 5]), &what));
+        assert!(same_as_interpreter(
+            &program,
+            &env,
+            &tiled(4, &[8, 5]),
+            &what
+        ));
     }
 }
 

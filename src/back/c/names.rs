@@ -261,7 +261,13 @@ impl CNames {
     }
 
     /// A per-level variable of time tiling: `level_temp("in", a, 0)` is `a_t0_in`.
-    pub(super) fn level_temp(&self, suffix: &str, field: FieldId, time: i32, time_lo: i32) -> String {
+    pub(super) fn level_temp(
+        &self,
+        suffix: &str,
+        field: FieldId,
+        time: i32,
+        time_lo: i32,
+    ) -> String {
         let (role, _) = LEVEL_TEMPS
             .iter()
             .find(|(_, s)| *s == suffix)

@@ -145,7 +145,12 @@ impl Writer<'_> {
                 if shape.whole[a] {
                     format!("{} = 1", axis("tn", a))
                 } else {
-                    format!("{} = ({} + {}) / {t}", axis("tn", a), size(a), tiling.tile[a] - 1)
+                    format!(
+                        "{} = ({} + {}) / {t}",
+                        axis("tn", a),
+                        size(a),
+                        tiling.tile[a] - 1
+                    )
                 }
             })
             .collect();
@@ -158,7 +163,11 @@ impl Writer<'_> {
                 if halo == 0 {
                     format!("sdsl_min({}, {})", tile_text(a), size(a))
                 } else {
-                    format!("sdsl_min({} + {tsteps} * {halo}, {})", tile_text(a), size(a))
+                    format!(
+                        "sdsl_min({} + {tsteps} * {halo}, {})",
+                        tile_text(a),
+                        size(a)
+                    )
                 }
             })
             .collect();
@@ -211,7 +220,7 @@ impl Writer<'_> {
             });
         }
         self.line(&format!("const long {};", index.join(", ")));
-        for a in 0..rank {
+        for (a, reach) in reach.iter().enumerate() {
             let (c_lo, c_hi, w_lo, w_hi) = (
                 axis("c_lo", a),
                 axis("c_hi", a),
@@ -233,12 +242,12 @@ impl Writer<'_> {
                 t - 1,
                 size(a)
             ));
-            let below = match reach[a].0 {
+            let below = match reach.0 {
                 0 => c_lo.clone(),
                 1 => format!("sdsl_max({c_lo} - {tsteps}, 0)"),
                 r => format!("sdsl_max({c_lo} - {tsteps} * {r}, 0)"),
             };
-            let above = match reach[a].1 {
+            let above = match reach.1 {
                 0 => c_hi.clone(),
                 1 => format!("sdsl_min({c_hi} + {tsteps}, {} - 1)", size(a)),
                 r => format!("sdsl_min({c_hi} + {tsteps} * {r}, {} - 1)", size(a)),
@@ -248,7 +257,9 @@ impl Writer<'_> {
         for a in (0..rank.saturating_sub(1)).rev() {
             let next = format!("({} - {} + 1)", axis("w_hi", a + 1), axis("w_lo", a + 1));
             let value = if a + 2 == rank {
-                next.trim_start_matches('(').trim_end_matches(')').to_string()
+                next.trim_start_matches('(')
+                    .trim_end_matches(')')
+                    .to_string()
             } else {
                 format!("{next} * {}", n.grid_stride(grid, a + 1))
             };
@@ -357,7 +368,11 @@ impl Writer<'_> {
             for (f, t, part) in shape.dead.clone() {
                 let field = &p.fields[f.0];
                 // The level that the run function's rotation turns into `t`.
-                let before_rotation = if t == field.time_hi { field.time_lo } else { t + 1 };
+                let before_rotation = if t == field.time_hi {
+                    field.time_lo
+                } else {
+                    t + 1
+                };
                 self.copy_outside_subset(f, before_rotation, part, true);
             }
             self.close("}");
@@ -400,7 +415,11 @@ impl Writer<'_> {
         let (shape, _) = self.tiling.clone().expect("a time tiling");
         let grid = shape.grid;
         let rank = shape.rank;
-        let (lo, hi) = if out { ("c_lo", "c_hi") } else { ("w_lo", "w_hi") };
+        let (lo, hi) = if out {
+            ("c_lo", "c_hi")
+        } else {
+            ("w_lo", "w_hi")
+        };
         let axis = |role: &'static str, a: usize| n.axis_temp(role, a);
         let inner = rank - 1;
         for a in 0..inner {
@@ -465,14 +484,23 @@ impl Writer<'_> {
                 if dead && !out {
                     continue;
                 }
-                let guard = if dead { format!("if ({full}) ") } else { String::new() };
-                let (w, g) = (self.level_name("w", f, t), self.level_name(if out { "to" } else { "in" }, f, t));
+                let guard = if dead {
+                    format!("if ({full}) ")
+                } else {
+                    String::new()
+                };
+                let (w, g) = (
+                    self.level_name("w", f, t),
+                    self.level_name(if out { "to" } else { "in" }, f, t),
+                );
                 let (dst, src) = if out {
                     (format!("&{g}[{global}]"), format!("&{w}[{local}]"))
                 } else {
                     (format!("&{w}[{local}]"), format!("&{g}[{global}]"))
                 };
-                self.line(&format!("{guard}memcpy({dst}, {src}, {count} * sizeof({ty}));"));
+                self.line(&format!(
+                    "{guard}memcpy({dst}, {src}, {count} * sizeof({ty}));"
+                ));
             }
         }
         for _ in 0..inner {
@@ -511,7 +539,11 @@ impl Writer<'_> {
             self.level_name("w", f, t),
             self.level_name(if out { "to" } else { "in" }, f, t),
         );
-        let (lo_role, hi_role) = if out { ("c_lo", "c_hi") } else { ("w_lo", "w_hi") };
+        let (lo_role, hi_role) = if out {
+            ("c_lo", "c_hi")
+        } else {
+            ("w_lo", "w_hi")
+        };
         self.line(&format!(
             "/* [{t}]{} only outside the points of the part that writes it first */",
             field.name
@@ -641,7 +673,11 @@ impl Writer<'_> {
                 .tile
                 .iter()
                 .zip(&shape.whole)
-                .map(|(t, &whole)| if whole { "all".to_string() } else { t.to_string() })
+                .map(|(t, &whole)| if whole {
+                    "all".to_string()
+                } else {
+                    t.to_string()
+                })
                 .collect::<Vec<_>>()
                 .join(" x ")
         ));
@@ -709,7 +745,9 @@ impl Writer<'_> {
             let ty = names::c_type(p.fields[f.0].ty);
             for t in lo..=hi {
                 let (a, b) = (n.level(f, t), self.level_name("next", f, t));
-                self.line(&format!("{{ {ty} *{oldest} = {a}; {a} = {b}; {b} = {oldest}; }}"));
+                self.line(&format!(
+                    "{{ {ty} *{oldest} = {a}; {a} = {b}; {b} = {oldest}; }}"
+                ));
             }
         }
         self.line(&format!("{shadow} = !{shadow};"));

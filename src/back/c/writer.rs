@@ -652,7 +652,7 @@ impl<'a> Writer<'a> {
         let summary = n.temp("summary");
         let (iter, stop) = (n.temp("iter"), n.temp("stop"));
         let check_every = n.temp("check_every");
-    if !iterate.reductions.is_empty() || iterate.check.is_some() {
+        if !iterate.reductions.is_empty() || iterate.check.is_some() {
             match &iterate.check {
                 Some(_) => self.open(&format!("if ({iter} % {check_every} == 0) {{")),
                 None => match &unchecked {

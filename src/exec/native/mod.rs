@@ -57,7 +57,10 @@ pub fn plan(program: &Program, env: &RunEnv, options: &RunOptions) -> Result<Cpu
         threads: options.threads,
     };
     plan_cpu(program, &request, env, &CpuCaches::here()).map_err(|d| {
-        ExecError::Located(crate::diag::Diagnostics::new(program.source.clone(), vec![d]))
+        ExecError::Located(crate::diag::Diagnostics::new(
+            program.source.clone(),
+            vec![d],
+        ))
     })
 }
 
