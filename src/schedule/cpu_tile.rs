@@ -568,7 +568,18 @@ fn choose(
         // Measured on the 2-core development machine (bench/RESULTS.md), 3-D
         // windows that fit its L2 recompute too much halo: no gain yet.
         plan.reasons.push(
-            "c: untiled: 3-D time tiling has shown no gain on the machines measured              (ask with --time T --cpu-tile X,Y,Z to try)"
+            "c: untiled: 3-D time tiling has shown no gain on the machines measured (ask with \
+             --time T --cpu-tile X,Y,Z to try)"
+                .into(),
+        );
+        return;
+    }
+    if requested_tile.is_none() && inputs.window_bytes_per_point > 8.0 {
+        // Measured (bench/RESULTS.md): with more than one field level pair in
+        // the window (gradient2d) the sweeps were slower than untiled ones.
+        plan.reasons.push(
+            "c: untiled: time tiling has measured a gain only for one single-precision field \
+             of two levels (ask with --time T to try)"
                 .into(),
         );
         return;
