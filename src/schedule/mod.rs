@@ -25,6 +25,7 @@
 //! [`Schedule::time_notes`]. Without a request the model chooses the step
 //! count (`model::choose`). `compile -b overtile` does not time-tile and says
 //! so ([`time_tiling_notice`]).
+//! The C back-end time-tiles too (see [`cpu_tile`]).
 
 pub mod cpu_tile;
 mod fusion;

@@ -9,6 +9,10 @@
 //! memory once per T steps. Compute: a fixed cost per read of each point,
 //! times the redundancy of overlapped tiling (the halo each inner step
 //! recomputes), divided among the threads. Each tile adds a fixed overhead.
+//! A program the C back-end cannot time-tile
+//! ([`crate::schedule::cpu_tile::tile_shape`]) is costed untiled. The C
+//! back-end's own choice uses the finer model of
+//! [`crate::schedule::cpu_tile::predict_step_seconds`].
 
 use crate::analysis::footprint::Footprint;
 use crate::ir::env::RunEnv;
@@ -105,7 +109,13 @@ pub fn predict(program: &Program, env: &RunEnv, knobs: &Knobs, machine: &Machine
         .threads
         .unwrap_or(machine.cores)
         .clamp(1, machine.cores) as f64;
-    let steps = f64::from(knobs.time.unwrap_or(1).max(1));
+    // A program the C back-end cannot time-tile runs untiled whatever T says.
+    let tileable = crate::schedule::cpu_tile::tile_shape(program).is_ok();
+    let steps = if tileable {
+        f64::from(knobs.time.unwrap_or(1).max(1))
+    } else {
+        1.0
+    };
     let reach = reach(program, env);
 
     // The tile, outermost first, clamped to the grid (`None`: the whole grid).

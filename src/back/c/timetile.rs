@@ -220,7 +220,7 @@ impl Writer<'_> {
             });
         }
         self.line(&format!("const long {};", index.join(", ")));
-        for a in 0..rank {
+        for (a, reach) in reach.iter().enumerate() {
             let (c_lo, c_hi, w_lo, w_hi) = (
                 axis("c_lo", a),
                 axis("c_hi", a),
@@ -242,12 +242,12 @@ impl Writer<'_> {
                 t - 1,
                 size(a)
             ));
-            let below = match reach[a].0 {
+            let below = match reach.0 {
                 0 => c_lo.clone(),
                 1 => format!("sdsl_max({c_lo} - {tsteps}, 0)"),
                 r => format!("sdsl_max({c_lo} - {tsteps} * {r}, 0)"),
             };
-            let above = match reach[a].1 {
+            let above = match reach.1 {
                 0 => c_hi.clone(),
                 1 => format!("sdsl_min({c_hi} + {tsteps}, {} - 1)", size(a)),
                 r => format!("sdsl_min({c_hi} + {tsteps} * {r}, {} - 1)", size(a)),
