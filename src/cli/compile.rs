@@ -166,9 +166,13 @@ fn overtile(
                 vec![d],
             ))
         })?;
-        if let Some(notice) = stencilc::schedule::time_tiling_notice(program) {
-            eprintln!("note: region {}: {notice}", region.index);
-        }
+        // So is the time-tile size.
+        stencilc::schedule::time::asked_time_steps(program, &Default::default()).map_err(|d| {
+            CliError::Located(stencilc::diag::Diagnostics::new(
+                program.source.clone(),
+                vec![d],
+            ))
+        })?;
     }
     let output = gpu::rewrite_host_for_cuda(
         source,
@@ -185,6 +189,12 @@ fn overtile(
             "change the region's pragma (block:, tile:) as the message says",
         )
     })?;
+    // Why a requested time tiling is not applied, as `run` says it.
+    for report in &output.regions {
+        for note in &report.notes {
+            eprintln!("note: region {}: {note}", report.index);
+        }
+    }
     if args.verbose {
         for (region, report) in regions.iter().zip(&output.regions) {
             let (line, _) = source.line_col(region.span.start as usize);

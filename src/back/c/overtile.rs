@@ -67,6 +67,9 @@ pub struct RegionReport {
     pub schedule: Vec<String>,
     /// The kernels, as named in the output.
     pub kernels: Vec<String>,
+    /// What the user must know whether or not `-v`: why a requested time
+    /// tiling is not applied (the region then runs untiled).
+    pub notes: Vec<String>,
 }
 
 /// The output file and what each region got.
@@ -105,8 +108,22 @@ pub fn rewrite_host_for_cuda(
             wide_indices: options.wide_indices,
             ..ScheduleRequest::default()
         };
-        let schedule = Schedule::new(program, &request)
+        let mut schedule = Schedule::new(program, &request)
             .map_err(|e| ScheduleError(format!("region {}: {}", region.index, e.0)))?;
+        // The pragma's `time:` (or `time_steps:`) as `run` takes it; its
+        // clamping to the iteration count and the check interval happens at
+        // run time, where each launch's step count is computed as the host
+        // plan computes it (`schedule::time::launch_steps`).
+        let asked = crate::schedule::time::asked_time_steps(program, &request).map_err(|d| {
+            ScheduleError(format!(
+                "region {}: {}",
+                region.index,
+                d.one_line(&program.source)
+            ))
+        })?;
+        if let Some((steps, _)) = asked {
+            schedule.set_time_steps_static(program, steps);
+        }
         let mut lowered = lower(program, &schedule, Target::Cuda);
         lowered.module.fma = options.fma;
         crate::lower::check_limits(&lowered.module, &DeviceLimits::CUDA_DEFAULT).map_err(|e| {
@@ -134,6 +151,7 @@ pub fn rewrite_host_for_cuda(
                 .iter()
                 .map(|k| k.name.clone())
                 .collect(),
+            notes: schedule.time_notes.clone(),
         });
     }
     let mut out = file_header(&host.name, options.fma);
@@ -261,10 +279,37 @@ impl Writer<'_> {
         self.launchers(&lowered.module, &kernel_space);
         self.device_buffers(&lowered.plan);
         self.blank();
+        if lowered.plan.time_tile.is_some() {
+            self.time_tile_steps();
+        }
         self.run_on_device(region, lowered);
         self.line(&format!("}} /* namespace {space} */"));
         self.blank();
-        self.gpu_wrapper(region, &space, options.extern_c);
+        self.gpu_wrapper(region, &lowered.plan, &space, options.extern_c);
+    }
+
+    /// The step count of the next time-tiled launch, as
+    /// `schedule::time::launch_steps` computes it for `run`.
+    fn time_tile_steps(&mut self) {
+        for text in [
+            "/* Iterations the next time-tiled launch advances when `done` of `max` have run, with at",
+            "   most `steps` per launch and a check due every `every` iterations (0: no check): never",
+            "   past a checked iteration (its reductions read the whole grid), never past the end. */",
+        ] {
+            self.line(text);
+        }
+        self.function_head(
+            &format!("static long {}", host::TIME_TILE_STEPS),
+            "long done, long max, long every, long steps",
+        );
+        self.open("{");
+        self.line("const long left = max > done ? max - done : 0;");
+        self.line("long to_check = every > 0 ? every - done % every : left;");
+        self.line("if (to_check > left) to_check = left;");
+        self.line("if (steps < 1) steps = 1;");
+        self.line("return to_check < steps ? to_check : steps;");
+        self.close("}");
+        self.blank();
     }
 
     /// The kernels, for nvcc; their declarations, for other compilers.
