@@ -37,6 +37,7 @@ use crate::ir::Region;
 use crate::kir::names::identifier;
 use crate::kir::print::{kernel_names, module_namer, Dialect};
 use crate::kir::{Module, ParamKind};
+use crate::lower::plan::HostPlan;
 use crate::lower::{lower, Target};
 use crate::schedule::{DeviceLimits, Schedule, ScheduleError, ScheduleRequest};
 use crate::source::SourceFile;
@@ -276,7 +277,7 @@ impl Writer<'_> {
         self.blank();
         self.line(&format!("namespace {space} {{"));
         self.blank();
-        self.launchers(&lowered.module, &kernel_space);
+        self.launchers(&lowered.module, &lowered.plan, &kernel_space);
         self.device_buffers(&lowered.plan);
         self.blank();
         if lowered.plan.time_tile.is_some() {
@@ -347,11 +348,26 @@ impl Writer<'_> {
         self.line(&format!("{KERNELS_END} region {index}"));
     }
 
-    /// One `launch_<kernel>` per kernel: its arguments by value, the fixed block.
-    fn launchers(&mut self, module: &Module, kernel_space: &str) {
+    /// One `launch_<kernel>` per kernel the host code launches: its arguments
+    /// by value, the fixed block. (A time-tiled run launches none of the
+    /// per-stencil kernels, which stay in the module.)
+    fn launchers(&mut self, module: &Module, plan: &HostPlan, kernel_space: &str) {
         let dialect = crate::back::cuda::Cuda;
         let names_of = module_namer(module);
-        for kernel in &module.kernels {
+        let launched: std::collections::BTreeSet<usize> = match &plan.time_tile {
+            Some(tile) => plan
+                .reductions
+                .iter()
+                .flat_map(|r| r.parts.iter().map(|(_, l)| l).chain([&r.fold, &r.finish]))
+                .chain([&tile.launch])
+                .map(|launch| launch.kernel)
+                .collect(),
+            None => plan.launches().map(|launch| launch.kernel).collect(),
+        };
+        for (k, kernel) in module.kernels.iter().enumerate() {
+            if !launched.contains(&k) {
+                continue;
+            }
             let names = kernel_names(module, kernel, &names_of);
             let [bx, by, bz] = kernel.block;
             let mut params = vec!["dim3 grid".to_string()];

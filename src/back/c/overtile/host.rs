@@ -361,7 +361,10 @@ impl Writer<'_> {
                     "/* {}: the new values are in the shadow levels */",
                     field.name
                 ));
-                self.open(&format!("for (int {held} = 0; {held} < {}; {held}++) {{", field.levels()));
+                self.open(&format!(
+                    "for (int {held} = 0; {held} < {}; {held}++) {{",
+                    field.levels()
+                ));
                 let level = format!("{dev}->{name}[{held}]");
                 let other = format!("{dev}->{}[{held}]", shadow(&name));
                 self.line(&format!(
