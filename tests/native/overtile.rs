@@ -650,7 +650,8 @@ fn time_3_in_the_pragma_runs_the_time_tiled_launch_loop() {
     assert!(body.contains("done += steps;"));
     // The per-stencil kernel is neither sized nor launched.
     assert!(
-        !output.contains("jacobi_2d_count") && !output.contains("launch_jacobi2d_time_jacobi_2d_part")
+        !output.contains("jacobi_2d_count")
+            && !output.contains("launch_jacobi2d_time_jacobi_2d_part")
     );
     assert!(output.contains("cudaMalloc((void **)&dev->a_shadow[1]"));
     assert!(output.contains("cudaFree(buffers.a_shadow[1]);"));
@@ -754,4 +755,47 @@ fn gpu_overtile_time_jacobi_prints_the_affine_c_checksum() {
     );
     gpu_matches_affine_c(dir.path(), &host, "-DSIZE=77");
     gpu_matches_affine_c(dir.path(), &host, "-DSIZE=130");
+}
+
+/// Without `time:` in the pragma, the model chooses the time-tile size as
+/// `run` does when `--set` gives every parameter a value (`-v` says why).
+#[test]
+fn without_time_the_model_chooses_when_every_parameter_has_a_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = common::examples_dir().join("embedded/jacobi2d_host.c");
+    let text = std::fs::read_to_string(original).unwrap().replace(
+        "gpu(block:64,8 tile:1,8 time:10)",
+        "gpu(block:32,8 tile:1,2)",
+    );
+    let host = dir.path().join("host.c");
+    std::fs::write(&host, text).unwrap();
+    let out_path = dir.path().join("out.cu");
+    let out = stencilc_compile(&host, &out_path, &["-v"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the model cannot choose one; untiled"),
+        "{stderr}"
+    );
+    assert!(!std::fs::read_to_string(&out_path)
+        .unwrap()
+        .contains("_time_tile"));
+    let sizes = [
+        "-v",
+        "--set",
+        "dim0=4096",
+        "--set",
+        "dim1=4096",
+        "--set",
+        "c1=0.2",
+    ];
+    let out = stencilc_compile(&host, &out_path, &sizes);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("iterations per launch, predicted"),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(&out_path).unwrap();
+    assert!(text.contains("_time_tile(") && text.contains("time_tile_steps(done, max_iters, 0, "));
 }

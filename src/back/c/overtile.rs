@@ -33,6 +33,7 @@ mod launch;
 
 use crate::back::c::embed;
 use crate::back::c::writer::{Linkage, Writer};
+use crate::ir::env::RunEnv;
 use crate::ir::Region;
 use crate::kir::names::identifier;
 use crate::kir::print::{kernel_names, module_namer, Dialect};
@@ -71,6 +72,8 @@ pub struct RegionReport {
     /// What the user must know whether or not `-v`: why a requested time
     /// tiling is not applied (the region then runs untiled).
     pub notes: Vec<String>,
+    /// For `-v`: how the model chose the time-tile size, where it did.
+    pub reasons: Vec<String>,
 }
 
 /// The output file and what each region got.
@@ -100,6 +103,19 @@ pub fn rewrite_host_for_cuda(
     regions: &[Region],
     options: OvertileOptions,
 ) -> Result<OvertileOutput, ScheduleError> {
+    rewrite_host_for_cuda_in(host, regions, options, &[])
+}
+
+/// [`rewrite_host_for_cuda`] where `envs[i]`, when there, gives region `i`'s
+/// parameter values: for a region whose pragma gives no `time:`, the model
+/// then chooses the time-tile size as `run` does (for the default device),
+/// and the kernels, compiled for any size, are time-tiled with it.
+pub fn rewrite_host_for_cuda_in(
+    host: &SourceFile,
+    regions: &[Region],
+    options: OvertileOptions,
+    envs: &[Option<RunEnv>],
+) -> Result<OvertileOutput, ScheduleError> {
     let mut generated = String::new();
     let mut helpers = std::collections::BTreeSet::new();
     let mut reports = Vec::new();
@@ -122,8 +138,21 @@ pub fn rewrite_host_for_cuda(
                 d.one_line(&program.source)
             ))
         })?;
-        if let Some((steps, _)) = asked {
-            schedule.set_time_steps_static(program, steps);
+        let mut reasons = Vec::new();
+        match (asked, envs.get(reports.len()).and_then(Option::as_ref)) {
+            (Some((steps, _)), _) => schedule.set_time_steps_static(program, steps),
+            (None, Some(env)) if program.iterate.is_some() => {
+                let steps = modelled_time_steps(program, &schedule, env, &mut reasons);
+                if steps > 1 {
+                    schedule.set_time_steps_static(program, steps);
+                }
+            }
+            (None, None) if program.iterate.is_some() => reasons.push(
+                "time tiling: the pragma gives no `time:`, and without every parameter's value \
+                 (--set NAME=VALUE) the model cannot choose one; untiled"
+                    .to_string(),
+            ),
+            (None, _) => {}
         }
         let mut lowered = lower(program, &schedule, Target::Cuda);
         lowered.module.fma = options.fma;
@@ -153,6 +182,7 @@ pub fn rewrite_host_for_cuda(
                 .map(|k| k.name.clone())
                 .collect(),
             notes: schedule.time_notes.clone(),
+            reasons,
         });
     }
     let mut out = file_header(&host.name, options.fma);
@@ -171,6 +201,35 @@ pub fn rewrite_host_for_cuda(
         text: out,
         regions: reports,
     })
+}
+
+/// The time-tile size the model predicts fastest for `env`'s values on the
+/// default device, as `model::choose` picks it for `run` (1: untiled); why, in
+/// `reasons`.
+fn modelled_time_steps(
+    program: &crate::ir::Program,
+    schedule: &Schedule,
+    env: &RunEnv,
+    reasons: &mut Vec<String>,
+) -> u32 {
+    use crate::model::time_tile::{pick, time_table, MAX_TIME_STEPS};
+    let device = crate::model::Device::default_device();
+    let limit = env
+        .every()
+        .filter(|&k| k > 0)
+        .map_or(env.max_iters(), |k| k.min(env.max_iters()));
+    let max = MAX_TIME_STEPS.min(limit.max(1) as u32);
+    match time_table(program, schedule, env, Target::Cuda, device, max) {
+        Ok(rows) => {
+            let (steps, why) = pick(&rows, limit, device);
+            reasons.push(why);
+            steps
+        }
+        Err(why) => {
+            reasons.push(format!("time tiling: not predicted ({why}); untiled"));
+            1
+        }
+    }
 }
 
 /// `<program>_<kernel>` for every kernel: the kernels have C linkage (a
