@@ -166,11 +166,19 @@ fn overtile(
                 vec![d],
             ))
         })?;
-        if let Some(notice) = stencilc::schedule::time_tiling_notice(program) {
-            eprintln!("note: region {}: {notice}", region.index);
-        }
+        // So is the time-tile size.
+        stencilc::schedule::time::asked_time_steps(program, &Default::default()).map_err(|d| {
+            CliError::Located(stencilc::diag::Diagnostics::new(
+                program.source.clone(),
+                vec![d],
+            ))
+        })?;
     }
-    let output = gpu::rewrite_host_for_cuda(
+    let envs: Vec<_> = regions
+        .iter()
+        .map(|region| values_of_every_param(&region.program, &args.sets))
+        .collect();
+    let output = gpu::rewrite_host_for_cuda_in(
         source,
         regions,
         OvertileOptions {
@@ -178,6 +186,7 @@ fn overtile(
             fma: args.fma.fma,
             wide_indices: args.index64,
         },
+        &envs,
     )
     .map_err(|e| {
         CliError::new(
@@ -185,6 +194,12 @@ fn overtile(
             "change the region's pragma (block:, tile:) as the message says",
         )
     })?;
+    // Why a requested time tiling is not applied, as `run` says it.
+    for report in &output.regions {
+        for note in &report.notes {
+            eprintln!("note: region {}: {note}", report.index);
+        }
+    }
     if args.verbose {
         for (region, report) in regions.iter().zip(&output.regions) {
             let (line, _) = source.line_col(region.span.start as usize);
@@ -197,6 +212,9 @@ fn overtile(
             );
             for text in &report.schedule {
                 eprintln!("region {}: schedule {text}", region.index);
+            }
+            for text in &report.reasons {
+                eprintln!("region {}: {text}", region.index);
             }
         }
     }
@@ -215,6 +233,25 @@ fn overtile(
         );
     }
     Ok(())
+}
+
+/// The run values of `program` when `--set` gives every parameter one (then
+/// the model chooses a time-tile size the pragma does not give); `None`
+/// otherwise, or when they do not make a run (the run decides at run time).
+fn values_of_every_param(
+    program: &stencilc::ir::Program,
+    sets: &[crate::cli::args::Assignment],
+) -> Option<stencilc::ir::env::RunEnv> {
+    let params = program
+        .params
+        .iter()
+        .map(|param| {
+            let set = sets.iter().rev().find(|s| s.name == param.name)?;
+            crate::cli::params::parse_value(&set.value, param.ty)
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let bindings = stencilc::ir::env::Bindings { params };
+    stencilc::ir::env::RunEnv::new(program, &bindings).ok()
 }
 
 /// Refuses an output that is the input (the same path, a symbolic link to it, a

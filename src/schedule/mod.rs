@@ -23,8 +23,9 @@
 //! overlapped time tiling ([`time::plan_time_tiling`]) into [`Schedule::time`];
 //! what cannot be time-tiled runs untiled with a note in
 //! [`Schedule::time_notes`]. Without a request the model chooses the step
-//! count (`model::choose`). `compile -b overtile` does not time-tile and says
-//! so ([`time_tiling_notice`]).
+//! count (`model::choose`). `compile -b overtile` plans the pragma's step
+//! count from the program alone ([`Schedule::set_time_steps_static`]); its
+//! generated host code computes each launch's steps at run time.
 //! The C back-end time-tiles too (see [`cpu_tile`]).
 
 pub mod cpu_tile;
@@ -438,6 +439,19 @@ impl Schedule {
     /// with the blocks of the first stencil; where the program cannot be
     /// time-tiled, leaves it untiled and says why in [`Schedule::time_notes`].
     pub fn set_time_steps(&mut self, program: &Program, env: &RunEnv, steps: u32) {
+        self.set_time_steps_with(program, Some(env), steps);
+    }
+
+    /// [`Schedule::set_time_steps`] for code generated before the parameters
+    /// have values (`compile -b overtile`): the launches take the step count
+    /// at run time, and a read whose offset depends on a parameter leaves the
+    /// program untiled.
+    pub fn set_time_steps_static(&mut self, program: &Program, steps: u32) {
+        self.set_time_steps_with(program, None, steps);
+    }
+
+    /// The time tiling from `env`'s footprints, or the program's alone.
+    fn set_time_steps_with(&mut self, program: &Program, env: Option<&RunEnv>, steps: u32) {
         self.time = None;
         if steps <= 1 || self.stencils.is_empty() {
             return;
@@ -452,7 +466,15 @@ impl Schedule {
             }
         });
         let block: [u32; 3] = [0, 1, 2].map(|d| if d < rank { first.block[d] } else { 1 });
-        match time::plan_time_tiling(program, env, steps, block, per_block, self.wide_indices) {
+        let planned = match env {
+            Some(env) => {
+                time::plan_time_tiling(program, env, steps, block, per_block, self.wide_indices)
+            }
+            None => {
+                time::plan_time_tiling_static(program, steps, block, per_block, self.wide_indices)
+            }
+        };
+        match planned {
             Ok(tiling) => self.time = Some(tiling),
             Err(why) => self.time_notes.push(format!(
                 "`{}` runs untiled in time (one launch per iteration): {why}",
@@ -528,32 +550,6 @@ impl Schedule {
         }
         lines.join("\n")
     }
-}
-
-/// The one-line notice `compile -b overtile` gives for a program whose pragma
-/// asks for time tiling (`time:` or `time_steps:` above 1), which its host
-/// program does not apply: every iteration runs as one sweep per stencil, with
-/// the same results (`run` on the GPU back-ends time-tiles).
-pub fn time_tiling_notice(program: &Program) -> Option<String> {
-    let hints = &program.hints;
-    let asked = [("time", &hints.time), ("time_steps", &hints.time_steps)]
-        .into_iter()
-        .find_map(|(option, value)| {
-            let value = value.as_ref()?;
-            match value.evaluate(option, &hints.values) {
-                Ok(1) => None,
-                Ok(steps) if value.text == steps.to_string() => Some(format!("`{option}:{steps}`")),
-                Ok(steps) => Some(format!("`{option}:{}` ({steps})", value.text)),
-                // The value does not change what runs: say what is asked.
-                Err(_) => Some(format!("`{option}:{}`", value.text)),
-            }
-        })?;
-    Some(format!(
-        "`{}` asks for {asked} (time tiling), which `compile -b overtile` does not apply \
-         (`stencilc run --backend cuda` or `opencl` does); running one sweep per stencil and \
-         iteration",
-        program.name
-    ))
 }
 
 /// The pragma's `block:` and `tile:`, evaluated where the request does not

@@ -82,6 +82,45 @@ pub fn plan_time_tiling(
     per_block: [u32; 3],
     wide_indices: bool,
 ) -> Result<TimeTiling, String> {
+    plan_with_footprints(
+        program,
+        |s| Footprint::of_stencil_in(program, env, s),
+        steps,
+        block,
+        per_block,
+        wide_indices,
+    )
+}
+
+/// [`plan_time_tiling`] from the program alone, for code generated before the
+/// parameters have values (`compile -b overtile`): a read whose offset
+/// depends on a parameter prevents it.
+pub fn plan_time_tiling_static(
+    program: &Program,
+    steps: u32,
+    block: [u32; 3],
+    per_block: [u32; 3],
+    wide_indices: bool,
+) -> Result<TimeTiling, String> {
+    plan_with_footprints(
+        program,
+        |s| Footprint::of_stencil(program, s),
+        steps,
+        block,
+        per_block,
+        wide_indices,
+    )
+}
+
+/// The tiling with each stencil's footprint from `footprint_of`.
+fn plan_with_footprints(
+    program: &Program,
+    footprint_of: impl Fn(usize) -> Footprint,
+    steps: u32,
+    block: [u32; 3],
+    per_block: [u32; 3],
+    wide_indices: bool,
+) -> Result<TimeTiling, String> {
     let Some(iterate) = &program.iterate else {
         return Err("it has no iterate".into());
     };
@@ -101,7 +140,7 @@ pub fn plan_time_tiling(
     let mut staged: Vec<FieldId> = Vec::new();
     let mut footprints = Vec::new();
     for (s, stencil) in iterate.stencils.iter().enumerate() {
-        let footprint = Footprint::of_stencil_in(program, env, s);
+        let footprint = footprint_of(s);
         if stencil.parts.iter().any(|p| p.subset.rank() != rank) {
             return Err(format!(
                 "stencil `{}` has a subset of another rank than the grid",
@@ -245,18 +284,16 @@ pub struct TimeRequest {
     pub notes: Vec<String>,
 }
 
-/// The time-tile size `request` or the pragma of `program` asks for with the
-/// values of `env`, clamped to the iteration count and the check interval;
-/// `None` when neither says (the back-end chooses). A pragma value naming an
-/// identifier without a value is a diagnostic at the identifier; a request of
-/// 0 steps is taken as 1 (the command line refuses it before).
-pub fn requested_time_steps(
+/// The time-tile size `request` or the pragma of `program` asks for, as
+/// written (not clamped), and where it comes from; `None` when neither says. A
+/// pragma value naming an identifier without a value is a diagnostic at the
+/// identifier.
+pub fn asked_time_steps(
     program: &Program,
     request: &ScheduleRequest,
-    env: &RunEnv,
-) -> Result<Option<TimeRequest>, Diagnostic> {
+) -> Result<Option<(u32, TimeSource)>, Diagnostic> {
     let hints = &program.hints;
-    let (asked, source) = match request.time_steps {
+    Ok(Some(match request.time_steps {
         Some(steps) => (steps, TimeSource::Request),
         None => match (&hints.time, &hints.time_steps) {
             (Some(value), _) => (
@@ -269,6 +306,21 @@ pub fn requested_time_steps(
             ),
             (None, None) => return Ok(None),
         },
+    }))
+}
+
+/// The time-tile size `request` or the pragma of `program` asks for with the
+/// values of `env`, clamped to the iteration count and the check interval;
+/// `None` when neither says (the back-end chooses). A pragma value naming an
+/// identifier without a value is a diagnostic at the identifier; a request of
+/// 0 steps is taken as 1 (the command line refuses it before).
+pub fn requested_time_steps(
+    program: &Program,
+    request: &ScheduleRequest,
+    env: &RunEnv,
+) -> Result<Option<TimeRequest>, Diagnostic> {
+    let Some((asked, source)) = asked_time_steps(program, request)? else {
+        return Ok(None);
     };
     let mut steps = asked.max(1);
     let mut notes = Vec::new();

@@ -33,10 +33,12 @@ mod launch;
 
 use crate::back::c::embed;
 use crate::back::c::writer::{Linkage, Writer};
+use crate::ir::env::RunEnv;
 use crate::ir::Region;
 use crate::kir::names::identifier;
 use crate::kir::print::{kernel_names, module_namer, Dialect};
 use crate::kir::{Module, ParamKind};
+use crate::lower::plan::HostPlan;
 use crate::lower::{lower, Target};
 use crate::schedule::{DeviceLimits, Schedule, ScheduleError, ScheduleRequest};
 use crate::source::SourceFile;
@@ -67,6 +69,11 @@ pub struct RegionReport {
     pub schedule: Vec<String>,
     /// The kernels, as named in the output.
     pub kernels: Vec<String>,
+    /// What the user must know whether or not `-v`: why a requested time
+    /// tiling is not applied (the region then runs untiled).
+    pub notes: Vec<String>,
+    /// For `-v`: how the model chose the time-tile size, where it did.
+    pub reasons: Vec<String>,
 }
 
 /// The output file and what each region got.
@@ -96,6 +103,19 @@ pub fn rewrite_host_for_cuda(
     regions: &[Region],
     options: OvertileOptions,
 ) -> Result<OvertileOutput, ScheduleError> {
+    rewrite_host_for_cuda_in(host, regions, options, &[])
+}
+
+/// [`rewrite_host_for_cuda`] where `envs[i]`, when there, gives region `i`'s
+/// parameter values: for a region whose pragma gives no `time:`, the model
+/// then chooses the time-tile size as `run` does (for the default device),
+/// and the kernels, compiled for any size, are time-tiled with it.
+pub fn rewrite_host_for_cuda_in(
+    host: &SourceFile,
+    regions: &[Region],
+    options: OvertileOptions,
+    envs: &[Option<RunEnv>],
+) -> Result<OvertileOutput, ScheduleError> {
     let mut generated = String::new();
     let mut helpers = std::collections::BTreeSet::new();
     let mut reports = Vec::new();
@@ -105,8 +125,35 @@ pub fn rewrite_host_for_cuda(
             wide_indices: options.wide_indices,
             ..ScheduleRequest::default()
         };
-        let schedule = Schedule::new(program, &request)
+        let mut schedule = Schedule::new(program, &request)
             .map_err(|e| ScheduleError(format!("region {}: {}", region.index, e.0)))?;
+        // The pragma's `time:` (or `time_steps:`) as `run` takes it; its
+        // clamping to the iteration count and the check interval happens at
+        // run time, where each launch's step count is computed as the host
+        // plan computes it (`schedule::time::launch_steps`).
+        let asked = crate::schedule::time::asked_time_steps(program, &request).map_err(|d| {
+            ScheduleError(format!(
+                "region {}: {}",
+                region.index,
+                d.one_line(&program.source)
+            ))
+        })?;
+        let mut reasons = Vec::new();
+        match (asked, envs.get(reports.len()).and_then(Option::as_ref)) {
+            (Some((steps, _)), _) => schedule.set_time_steps_static(program, steps),
+            (None, Some(env)) if program.iterate.is_some() => {
+                let steps = modelled_time_steps(program, &schedule, env, &mut reasons);
+                if steps > 1 {
+                    schedule.set_time_steps_static(program, steps);
+                }
+            }
+            (None, None) if program.iterate.is_some() => reasons.push(
+                "time tiling: the pragma gives no `time:`, and without every parameter's value \
+                 (--set NAME=VALUE) the model cannot choose one; untiled"
+                    .to_string(),
+            ),
+            (None, _) => {}
+        }
         let mut lowered = lower(program, &schedule, Target::Cuda);
         lowered.module.fma = options.fma;
         crate::lower::check_limits(&lowered.module, &DeviceLimits::CUDA_DEFAULT).map_err(|e| {
@@ -134,6 +181,8 @@ pub fn rewrite_host_for_cuda(
                 .iter()
                 .map(|k| k.name.clone())
                 .collect(),
+            notes: schedule.time_notes.clone(),
+            reasons,
         });
     }
     let mut out = file_header(&host.name, options.fma);
@@ -152,6 +201,35 @@ pub fn rewrite_host_for_cuda(
         text: out,
         regions: reports,
     })
+}
+
+/// The time-tile size the model predicts fastest for `env`'s values on the
+/// default device, as `model::choose` picks it for `run` (1: untiled); why, in
+/// `reasons`.
+fn modelled_time_steps(
+    program: &crate::ir::Program,
+    schedule: &Schedule,
+    env: &RunEnv,
+    reasons: &mut Vec<String>,
+) -> u32 {
+    use crate::model::time_tile::{pick, time_table, MAX_TIME_STEPS};
+    let device = crate::model::Device::default_device();
+    let limit = env
+        .every()
+        .filter(|&k| k > 0)
+        .map_or(env.max_iters(), |k| k.min(env.max_iters()));
+    let max = MAX_TIME_STEPS.min(limit.max(1) as u32);
+    match time_table(program, schedule, env, Target::Cuda, device, max) {
+        Ok(rows) => {
+            let (steps, why) = pick(&rows, limit, device);
+            reasons.push(why);
+            steps
+        }
+        Err(why) => {
+            reasons.push(format!("time tiling: not predicted ({why}); untiled"));
+            1
+        }
+    }
 }
 
 /// `<program>_<kernel>` for every kernel: the kernels have C linkage (a
@@ -258,13 +336,40 @@ impl Writer<'_> {
         self.blank();
         self.line(&format!("namespace {space} {{"));
         self.blank();
-        self.launchers(&lowered.module, &kernel_space);
+        self.launchers(&lowered.module, &lowered.plan, &kernel_space);
         self.device_buffers(&lowered.plan);
         self.blank();
+        if lowered.plan.time_tile.is_some() {
+            self.time_tile_steps();
+        }
         self.run_on_device(region, lowered);
         self.line(&format!("}} /* namespace {space} */"));
         self.blank();
-        self.gpu_wrapper(region, &space, options.extern_c);
+        self.gpu_wrapper(region, &lowered.plan, &space, options.extern_c);
+    }
+
+    /// The step count of the next time-tiled launch, as
+    /// `schedule::time::launch_steps` computes it for `run`.
+    fn time_tile_steps(&mut self) {
+        for text in [
+            "/* Iterations the next time-tiled launch advances when `done` of `max` have run, with at",
+            "   most `steps` per launch and a check due every `every` iterations (0: no check): never",
+            "   past a checked iteration (its reductions read the whole grid), never past the end. */",
+        ] {
+            self.line(text);
+        }
+        self.function_head(
+            &format!("static long {}", host::TIME_TILE_STEPS),
+            "long done, long max, long every, long steps",
+        );
+        self.open("{");
+        self.line("const long left = max > done ? max - done : 0;");
+        self.line("long to_check = every > 0 ? every - done % every : left;");
+        self.line("if (to_check > left) to_check = left;");
+        self.line("if (steps < 1) steps = 1;");
+        self.line("return to_check < steps ? to_check : steps;");
+        self.close("}");
+        self.blank();
     }
 
     /// The kernels, for nvcc; their declarations, for other compilers.
@@ -302,11 +407,26 @@ impl Writer<'_> {
         self.line(&format!("{KERNELS_END} region {index}"));
     }
 
-    /// One `launch_<kernel>` per kernel: its arguments by value, the fixed block.
-    fn launchers(&mut self, module: &Module, kernel_space: &str) {
+    /// One `launch_<kernel>` per kernel the host code launches: its arguments
+    /// by value, the fixed block. (A time-tiled run launches none of the
+    /// per-stencil kernels, which stay in the module.)
+    fn launchers(&mut self, module: &Module, plan: &HostPlan, kernel_space: &str) {
         let dialect = crate::back::cuda::Cuda;
         let names_of = module_namer(module);
-        for kernel in &module.kernels {
+        let launched: std::collections::BTreeSet<usize> = match &plan.time_tile {
+            Some(tile) => plan
+                .reductions
+                .iter()
+                .flat_map(|r| r.parts.iter().map(|(_, l)| l).chain([&r.fold, &r.finish]))
+                .chain([&tile.launch])
+                .map(|launch| launch.kernel)
+                .collect(),
+            None => plan.launches().map(|launch| launch.kernel).collect(),
+        };
+        for (k, kernel) in module.kernels.iter().enumerate() {
+            if !launched.contains(&k) {
+                continue;
+            }
             let names = kernel_names(module, kernel, &names_of);
             let [bx, by, bz] = kernel.block;
             let mut params = vec!["dim3 grid".to_string()];

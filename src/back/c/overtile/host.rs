@@ -37,6 +37,18 @@ impl Writer<'_> {
             self.line(&format!("{ty} *{name}_partials; /* one per block */"));
             self.line(&format!("{ty} *{name}_result;"));
         }
+        if let Some(tile) = &plan.time_tile {
+            for f in &tile.staged {
+                let field = &p.fields[f.0];
+                self.line(&format!(
+                    "{} *{}[{}]; /* {}: what the time-tiled launch writes, swapped with the levels after it */",
+                    names::c_type(field.ty),
+                    shadow(&self.names.field(f.0)),
+                    field.levels(),
+                    field.name
+                ));
+            }
+        }
         self.close("};");
     }
 
@@ -138,8 +150,14 @@ impl Writer<'_> {
         self.line(
             "/* Blocks of every launch over its points (the sizes are fixed for the run). */",
         );
-        for launch in plan.stencils.iter().flatten() {
-            geometry(self, launch, &mut local);
+        match &plan.time_tile {
+            // The per-stencil kernels are not launched when the run time-tiles.
+            Some(tile) => geometry(self, &tile.launch, &mut local),
+            None => {
+                for launch in plan.stencils.iter().flatten() {
+                    geometry(self, launch, &mut local);
+                }
+            }
         }
         if let Some(fused) = &plan.fused {
             geometry(self, &fused.launch, &mut local);
@@ -229,6 +247,23 @@ impl Writer<'_> {
                 ));
             }
         }
+        if let Some(tile) = &plan.time_tile {
+            for f in &tile.staged {
+                let field = &p.fields[f.0];
+                let ty = names::c_type(field.ty);
+                let (name, count) = (n.field(f.0), n.field_temp("count", f.0));
+                self.line(&format!(
+                    "/* {}: the shadow levels (the time-tiled kernel writes every point) */",
+                    field.name
+                ));
+                for l in 0..field.levels() {
+                    self.line(&format!(
+                        "STENCILC_CUDA({place}, {memory}((void **)&{dev}->{}[{l}], {count} * sizeof({ty})));",
+                        shadow(&name)
+                    ));
+                }
+            }
+        }
         for (r, reduction) in plan.reductions.iter().enumerate() {
             let ty = names::c_type(reduction.ty);
             let name = n.reduction(r);
@@ -274,9 +309,77 @@ impl Writer<'_> {
             self.line(&format!("const long {every} = {value};"));
             self.line(&format!("if ({every} < 1) return 1;"));
         }
-        self.open(&format!(
-            "for (long {iter} = 1; {iter} <= {max_iters}; {iter}++) {{"
-        ));
+        let args = |w: &mut Writer<'_>, launch: &Launch, grid: &str, reduction: ReductionArgs| {
+            w.launch_call(
+                module,
+                launch,
+                geometry_of(launch),
+                grid,
+                reduction,
+                "1",
+                &dev,
+                &place,
+            )
+        };
+        let (done, steps) = (local.fresh("done"), local.fresh("steps"));
+        if let Some(tile) = &plan.time_tile {
+            // As `exec::host_plan::run` does with the plan's time tile: one
+            // launch advances up to `steps` iterations (never past a checked
+            // one), its levels swap with their shadows, then each iteration it
+            // advanced has its reductions and check when due, and rotates.
+            if iterate.check.is_some() {
+                self.line(&format!("int {stop} = 0;"));
+            }
+            self.line(&format!("long {done} = 0;"));
+            self.open(&format!("while ({done} < {max_iters}) {{"));
+            let every_arg = if iterate.check.is_some() {
+                every.as_str()
+            } else {
+                "0"
+            };
+            self.line(&format!(
+                "const long {steps} = {TIME_TILE_STEPS}({done}, {max_iters}, {every_arg}, {});",
+                tile.steps
+            ));
+            let grid = names_of(&tile.launch).grid.clone();
+            self.launch_call(
+                module,
+                &tile.launch,
+                geometry_of(&tile.launch),
+                &grid,
+                None,
+                &format!("(int){steps}"),
+                &dev,
+                &place,
+            );
+            for f in &tile.staged {
+                let field = &p.fields[f.0];
+                let ty = names::c_type(field.ty);
+                let name = n.field(f.0);
+                let (held, swapped) = (local.fresh("held"), local.fresh("swapped"));
+                self.line(&format!(
+                    "/* {}: the new values are in the shadow levels */",
+                    field.name
+                ));
+                self.open(&format!(
+                    "for (int {held} = 0; {held} < {}; {held}++) {{",
+                    field.levels()
+                ));
+                let level = format!("{dev}->{name}[{held}]");
+                let other = format!("{dev}->{}[{held}]", shadow(&name));
+                self.line(&format!(
+                    "{ty} *{swapped} = {level}; {level} = {other}; {other} = {swapped};"
+                ));
+                self.close("}");
+            }
+            self.open(&format!(
+                "for (long {iter} = {done} + 1; {iter} <= {done} + {steps}; {iter}++) {{"
+            ));
+        } else {
+            self.open(&format!(
+                "for (long {iter} = 1; {iter} <= {max_iters}; {iter}++) {{"
+            ));
+        }
         let due_when = match &iterate.check {
             Some(_) => format!("{iter} % {every} == 0"),
             // Without a check only the last value can be observed.
@@ -287,18 +390,12 @@ impl Writer<'_> {
         if needs_due {
             self.line(&format!("const int {due} = {due_when};"));
         }
-        let args = |w: &mut Writer<'_>, launch: &Launch, grid: &str, reduction: ReductionArgs| {
-            w.launch_call(
-                module,
-                launch,
-                geometry_of(launch),
-                grid,
-                reduction,
-                &dev,
-                &place,
-            )
+        let untiled = if plan.time_tile.is_some() {
+            &[][..]
+        } else {
+            &plan.stencils[..]
         };
-        for (s, launches) in plan.stencils.iter().enumerate() {
+        for (s, launches) in untiled.iter().enumerate() {
             for (k, launch) in launches.iter().enumerate() {
                 let fused = plan
                     .fused
@@ -358,7 +455,12 @@ impl Writer<'_> {
         }
         if let Some(check) = &iterate.check {
             let cond = self.expr(&check.cond, scope);
-            self.line(&format!("const int {stop} = {due} && {cond} != 0;"));
+            let declared = if plan.time_tile.is_some() {
+                ""
+            } else {
+                "const int "
+            };
+            self.line(&format!("{declared}{stop} = {due} && {cond} != 0;"));
         }
         for (f, field) in p.fields.iter().enumerate() {
             if field.levels() < 2 {
@@ -387,6 +489,13 @@ impl Writer<'_> {
             self.line(&format!("if ({stop}) break;"));
         }
         self.close("}");
+        if plan.time_tile.is_some() {
+            if iterate.check.is_some() {
+                self.line(&format!("if ({stop}) break;"));
+            }
+            self.line(&format!("{done} += {steps};"));
+            self.close("}");
+        }
         self.line(&format!("STENCILC_CUDA({place}, cudaDeviceSynchronize());"));
         for (f, field) in p.fields.iter().enumerate() {
             if !written_by_a_kernel(module, plan, FieldId(f)) {
@@ -467,7 +576,13 @@ impl Writer<'_> {
 
     /// The function the region's call line calls: runs, then frees every
     /// device buffer whatever happened.
-    pub(super) fn gpu_wrapper(&mut self, region: &Region, space: &str, extern_c: bool) {
+    pub(super) fn gpu_wrapper(
+        &mut self,
+        region: &Region,
+        plan: &HostPlan,
+        space: &str,
+        extern_c: bool,
+    ) {
         let p = self.program;
         let n = Rc::clone(&self.names);
         let (line, _) = p.source.line_col(region.span.start as usize);
@@ -520,6 +635,14 @@ impl Writer<'_> {
                 frees.push(format!("cudaFree({dev}.{}[{l}]);", n.field(f)));
             }
         }
+        if let Some(tile) = &plan.time_tile {
+            for f in &tile.staged {
+                let name = shadow(&n.field(f.0));
+                for l in 0..p.fields[f.0].levels() {
+                    frees.push(format!("cudaFree({dev}.{name}[{l}]);"));
+                }
+            }
+        }
         if let Some(iterate) = &p.iterate {
             for r in 0..iterate.reductions.len() {
                 let name = n.reduction(r);
@@ -541,8 +664,16 @@ fn written_by_a_kernel(module: &Module, plan: &HostPlan, field: FieldId) -> bool
     plan.launches().any(|launch| {
         let kernel = &module.kernels[launch.kernel];
         launch.args.iter().zip(&kernel.params).any(|(arg, param)| {
-            matches!(arg, ArgSource::Level(f, _) if *f == field)
+            matches!(arg, ArgSource::Level(f, _) | ArgSource::NextLevel(f, _) if *f == field)
                 && param.kind == crate::kir::ParamKind::Buffer
         })
     })
 }
+
+/// The member holding a field's shadow levels (time tiling).
+pub(super) fn shadow(field: &str) -> String {
+    format!("{field}_shadow")
+}
+
+/// The region's function giving a time-tiled launch's step count.
+pub(super) const TIME_TILE_STEPS: &str = "time_tile_steps";

@@ -4,6 +4,7 @@
 
 use std::rc::Rc;
 
+use super::host::shadow;
 use super::launcher;
 use crate::back::c::expr::{Access, Scope};
 use crate::back::c::writer::Writer;
@@ -114,7 +115,8 @@ impl Writer<'_> {
         }
     }
 
-    /// `if (count > 0) STENCILC_CUDA(where, launch_k(grid, args...));`
+    /// `if (count > 0) STENCILC_CUDA(where, launch_k(grid, args...));`, with
+    /// `steps` the step count a time-tiled kernel takes.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch_call(
         &mut self,
@@ -123,6 +125,7 @@ impl Writer<'_> {
         geometry: Option<&LaunchNames>,
         grid: &str,
         reduction: ReductionArgs<'_>,
+        steps: &str,
         dev: &str,
         place: &str,
     ) {
@@ -132,11 +135,14 @@ impl Writer<'_> {
         let mut args = vec![grid.to_string()];
         for source in &launch.args {
             args.push(match source {
-                // `-b overtile` does not time-tile (its schedules have no
-                // time tiling), so a level's shadow is never launched with.
-                ArgSource::Level(f, t) | ArgSource::NextLevel(f, t) => {
+                ArgSource::Level(f, t) => {
                     let field = &p.fields[f.0];
                     format!("{dev}->{}[{}]", n.field(f.0), t - field.time_lo)
+                }
+                // The time-tiled launch writes the level's shadow.
+                ArgSource::NextLevel(f, t) => {
+                    let field = &p.fields[f.0];
+                    format!("{dev}->{}[{}]", shadow(&n.field(f.0)), t - field.time_lo)
                 }
                 ArgSource::Param(q) => n.param(q.0),
                 ArgSource::Const(c) => n.constant(c.0),
@@ -147,7 +153,7 @@ impl Writer<'_> {
                 ArgSource::Result(r) => format!("{dev}->{}_result", n.reduction(r.0)),
                 ArgSource::PartialOffset => int_arg(reduction.map_or("0", |r| r.0)),
                 ArgSource::PartialCount => int_arg(reduction.map_or("0", |r| r.1)),
-                ArgSource::TimeSteps => "1".to_string(),
+                ArgSource::TimeSteps => steps.to_string(),
             });
         }
         let head = match geometry {
@@ -233,7 +239,13 @@ fn subset_text(w: &mut Writer<'_>, subset: &crate::ir::Subset) -> String {
     let text = &w.program.source.text;
     let range = subset.span.range();
     match text.get(range) {
-        Some(written) if !written.contains("*/") && !written.contains('\n') => written.to_string(),
+        Some(written)
+            if written.starts_with('[') && !written.contains("*/") && !written.contains('\n') =>
+        {
+            written.to_string()
+        }
+        // The time-tiled launch covers its grid (its subset is the grid's).
+        Some(written) if written.starts_with("grid ") => "the whole grid".to_string(),
         _ => format!("{} axes", subset.rank()),
     }
 }
