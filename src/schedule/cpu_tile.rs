@@ -647,7 +647,7 @@ fn best_tile(
     let widths: &[u64] = if rank >= 3 {
         &[512, 256, 128]
     } else {
-        &[4096, 2048]
+        &[4096, 2048, 1024, 512]
     };
     let depths = [1u64, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128];
     let mut best: Option<(f64, Vec<u64>)> = None;
