@@ -41,8 +41,9 @@ pub struct BenchArgs {
     /// alternation, and report the median time of each.
     #[arg(long, default_value_t = 5)]
     pub repeats: usize,
-    /// Run only these benchmarks (by name).
-    #[arg(long)]
+    /// Run only these benchmarks (by name; repeat the flag or separate
+    /// names with commas).
+    #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
     /// Leave out the interpreter (it is much slower).
     #[arg(long)]
@@ -112,6 +113,26 @@ struct Row {
 /// Runs the suite and writes the reports.
 pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     check_bench_dir(&args.dir)?;
+    if let Some(unknown) = args
+        .only
+        .iter()
+        .find(|o| !SUITE.iter().any(|(name, _)| name == o))
+    {
+        let names: Vec<&str> = SUITE.iter().map(|(name, _)| *name).collect();
+        return Err(CliError::new(
+            format!("`--only {unknown}`: there is no benchmark of that name"),
+            format!("the benchmarks are {}", names.join(", ")),
+        ));
+    }
+    // Before measuring, so that a bad `--out-dir` does not waste the run.
+    if let Some(dir) = &args.out_dir {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            CliError::new(
+                format!("cannot create `--out-dir {}`: {e}", dir.display()),
+                "give a folder you can write to",
+            )
+        })?;
+    }
     let cache = std::env::temp_dir().join(format!("stencilc-bench-{}", std::process::id()));
     // A fresh cache, so that the compile time reported is a real compilation.
     std::env::set_var("STENCILC_CACHE_DIR", &cache);
