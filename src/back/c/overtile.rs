@@ -474,23 +474,11 @@ impl Writer<'_> {
         }
         self.line(head);
         self.indent += 2;
-        let mut current = String::new();
-        for (i, item) in items.iter().enumerate() {
-            let piece = if i + 1 == items.len() {
-                format!("{item}{tail}")
-            } else {
-                format!("{item},")
-            };
-            if !current.is_empty() && 4 * self.indent + current.len() + 1 + piece.len() > 100 {
-                self.line(&current);
-                current.clear();
-            }
-            if !current.is_empty() {
-                current.push(' ');
-            }
-            current.push_str(&piece);
+        let items: Vec<&str> = items.iter().map(String::as_str).collect();
+        let width = 100usize.saturating_sub(4 * self.indent);
+        for line in super::writer::packed_lines(&items, tail, width) {
+            self.line(&line);
         }
-        self.line(&current);
         self.indent -= 2;
     }
 }

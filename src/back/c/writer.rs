@@ -231,24 +231,10 @@ impl<'a> Writer<'a> {
         }
         self.line(&format!("{head}("));
         self.indent += 1;
-        let mut current = String::new();
         let parts: Vec<&str> = params.split(", ").collect();
-        for (i, part) in parts.iter().enumerate() {
-            let piece = if i + 1 == parts.len() {
-                format!("{part})")
-            } else {
-                format!("{part},")
-            };
-            if !current.is_empty() && 4 * self.indent + current.len() + 1 + piece.len() > 100 {
-                self.line(&current);
-                current.clear();
-            }
-            if !current.is_empty() {
-                current.push(' ');
-            }
-            current.push_str(&piece);
+        for line in packed_lines(&parts, ")", 100usize.saturating_sub(4 * self.indent)) {
+            self.line(&line);
         }
-        self.line(&current);
         self.indent -= 1;
     }
 
@@ -832,4 +818,28 @@ pub(crate) fn header(origin: &str) -> String {
          #endif\n\
          #endif\n\n"
     )
+}
+
+/// `items` packed on lines of at most `width` columns (one item alone may be
+/// longer), `item, item,` with the last item followed by `tail`: the
+/// continuation lines of a wrapped parameter or argument list.
+pub(super) fn packed_lines(items: &[&str], tail: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    for (i, item) in items.iter().enumerate() {
+        let piece = if i + 1 == items.len() {
+            format!("{item}{tail}")
+        } else {
+            format!("{item},")
+        };
+        if !current.is_empty() && current.len() + 1 + piece.len() > width {
+            lines.push(std::mem::take(&mut current));
+        }
+        if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(&piece);
+    }
+    lines.push(current);
+    lines
 }
