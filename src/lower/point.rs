@@ -28,6 +28,10 @@ pub(crate) struct Tile {
     pub var: Var,
     /// Per axis, the smallest offset read (the tile starts there).
     pub origin: Vec<i64>,
+    /// Per axis, the offsets the tile holds around each point (`None`: all
+    /// the kernel reads; time tiles hold their whole region). A fused check's
+    /// terms may reach further than the stencil: they then read global memory.
+    pub covers: Option<Vec<(i64, i64)>>,
 }
 
 /// A point's place in a thread's run along one axis, on the run's fast path

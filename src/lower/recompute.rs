@@ -125,6 +125,7 @@ pub(crate) fn lower_pair(
             Tile {
                 var,
                 origin: origin.clone(),
+                covers: Some(range.clone()),
             },
         );
         loads.push(KStmt::Comment(format!(
@@ -284,6 +285,7 @@ pub(crate) fn lower_pair(
         Tile {
             var: produced,
             origin: recompute.halo.iter().map(|h| h.0).collect(),
+            covers: Some(recompute.halo.clone()),
         },
     );
 

@@ -14,10 +14,11 @@
 //! separate plan): results agree to rounding. Integer `+`/`*` (wrapping), `min`
 //! and `max` are exact whatever the order.
 
+use crate::analysis::{Footprint, Level};
 use crate::ir::{BinaryOp, Program, ReduceOp, Reduction, ReductionId, ScalarType};
 use crate::kir::{Builtin, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars};
 use crate::lower::plan::{reduction_group_cap, ArgSource, Launch, ReductionPlan};
-use crate::lower::point::PointCtx;
+use crate::lower::point::{PointCtx, Tile};
 use crate::lower::{Params, Target, REDUCTION_THREADS};
 use crate::schedule::default_block;
 
@@ -233,6 +234,8 @@ pub(crate) struct FusedEpilogue<'a> {
     folds: Vec<PointFold<'a>>,
     /// After the point loops (every thread reaches it: it has barriers).
     pub tail: Vec<KStmt>,
+    /// Staged levels the terms read beyond their tile: read from global memory.
+    unheld: Vec<Level>,
 }
 
 /// One reduction term folded into its accumulator at each point.
@@ -247,6 +250,11 @@ struct PointFold<'a> {
 impl FusedEpilogue<'_> {
     /// The fold of every term at the point `ctx`'s coordinates name.
     pub fn point_folds(&self, ctx: &mut PointCtx<'_>, module: &mut Module) -> Vec<KStmt> {
+        let hidden: Vec<(Level, Tile)> = self
+            .unheld
+            .iter()
+            .filter_map(|level| ctx.tiles.remove(level).map(|tile| (*level, tile)))
+            .collect();
         let mut out = Vec::new();
         for fold in &self.folds {
             let value = ctx.expr(fold.value, module);
@@ -259,6 +267,7 @@ impl FusedEpilogue<'_> {
                 &fold.hint,
             ));
         }
+        ctx.tiles.extend(hidden);
         out
     }
 }
@@ -324,7 +333,42 @@ pub(crate) fn fused_epilogue<'a>(
         });
         ctx.uses_double |= ty == ScalarType::Double;
     }
-    FusedEpilogue { init, folds, tail }
+    let unheld = unheld_levels(ctx, folds.iter().map(|f| f.value));
+    FusedEpilogue {
+        init,
+        folds,
+        tail,
+        unheld,
+    }
+}
+
+/// The staged levels of `ctx` some of `values` read outside their tile (or at
+/// offsets the analysis cannot bound).
+fn unheld_levels<'e>(
+    ctx: &PointCtx<'_>,
+    values: impl Iterator<Item = &'e crate::ir::Expr>,
+) -> Vec<Level> {
+    let mut unheld = Vec::new();
+    for value in values {
+        for extent in Footprint::of_expr(ctx.program, value).reads {
+            let level = extent.level();
+            let Some(tile) = ctx.tiles.get(&level) else {
+                continue;
+            };
+            let held = match (&tile.covers, extent.static_box()) {
+                (None, _) => true,
+                (Some(covers), Some(reads)) => covers
+                    .iter()
+                    .zip(&reads)
+                    .all(|(c, r)| c.0 <= r.0 && r.1 <= c.1),
+                (Some(_), None) => false,
+            };
+            if !held && !unheld.contains(&level) {
+                unheld.push(level);
+            }
+        }
+    }
+    unheld
 }
 
 /// Lowers `reduction`'s parts not in `fused` as grid-stride kernels, its fold

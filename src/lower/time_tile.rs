@@ -227,6 +227,7 @@ pub(crate) fn lower_time_tile(
                         Tile {
                             var: slot_of(f, t),
                             origin: vec![0; rank],
+                            covers: None,
                         },
                     )
                 })

@@ -11,7 +11,7 @@ use stencilc::exec::{interp, opencl};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, Value};
 use stencilc::lower::{lower, lower_for, Target};
-use stencilc::schedule::{Schedule, ScheduleRequest};
+use stencilc::schedule::{Schedule, ScheduleRequest, ShmRequest};
 
 /// A Jacobi sweep whose reduction `body` is over `subset`, checked every 2
 /// iterations against `tol`.
@@ -166,6 +166,37 @@ fn fused_and_separate_checks_agree_with_the_interpreter_on_opencl() {
                 }
             }
         }
+    }
+}
+
+/// A fused check may read a staged level further from the point than the
+/// stencil does: the tile holds only the stencil's halo, so those terms read
+/// global memory (a proptest once found the kernel indexing its tile at -1).
+#[test]
+fn a_fused_check_reaching_past_the_staged_tile_agrees_on_opencl() {
+    let same = "[1:n-2][1:m-2]";
+    let program = jacobi(
+        same,
+        // The stencil reads k_t0 at [-1][0] and [0][1] only.
+        "fabsf([1]a[0][0] - [0]a[0][1]) + (float)([0]k[1][-1] + [0]k[-1][1])",
+        "max",
+        "float",
+    );
+    let request = ScheduleRequest {
+        shm: ShmRequest::Names(vec!["a".into(), "k".into()]),
+        block: Some(vec![4, 8]),
+        ..ScheduleRequest::default()
+    };
+    let schedule = Schedule::new(&program, &request).unwrap();
+    let lowered = lower(&program, &schedule, Target::OpenCl);
+    assert!(lowered.plan.fused.is_some(), "{:?}", lowered.plan.notes);
+    if !opencl_here() {
+        return;
+    }
+    for (n, m) in [(13.0, 11.0), (3.0, 3.0), (40.0, 37.0)] {
+        let params = [("n", n), ("m", m), ("steps", 4.0), ("tol", -1e30)];
+        let (expected, actual) = run_both(&program, &params, &request);
+        agree(expected, actual, true, &format!("{n}x{m}"));
     }
 }
 

@@ -235,6 +235,7 @@ fn lower_part(
             Tile {
                 var: tile,
                 origin: origin.clone(),
+                covers: Some(range.clone()),
             },
         );
         to_load.push(TileToLoad {
