@@ -6,7 +6,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use crate::back::c::boundary::{self, Helper, Reach};
 use crate::back::c::expr::{Access, Scope};
 use crate::back::c::names;
-use crate::back::c::writer::{Uses, Writer};
+use crate::back::c::uses::Uses;
+use crate::back::c::writer::Writer;
 use crate::ir::{Expr, ExprKind, GridId, Stencil, StencilPart, Stmt, Subset};
 
 /// The end of an axis loop.

@@ -27,7 +27,9 @@ mod loops;
 mod names;
 pub mod overtile;
 mod reduce;
+mod run;
 mod timetile;
+mod uses;
 mod writer;
 
 use crate::ir::Program;

@@ -9,7 +9,8 @@ use crate::back::c::boundary;
 use crate::back::c::expr::Scope;
 use crate::back::c::loops::Nest;
 use crate::back::c::names;
-use crate::back::c::writer::{Uses, Writer};
+use crate::back::c::uses::Uses;
+use crate::back::c::writer::Writer;
 use crate::ir::{ReduceOp, Reduction};
 
 impl Writer<'_> {

@@ -26,7 +26,8 @@ use std::rc::Rc;
 
 use crate::back::c::boundary::Helper;
 use crate::back::c::names;
-use crate::back::c::writer::{Uses, Writer};
+use crate::back::c::uses::Uses;
+use crate::back::c::writer::Writer;
 use crate::ir::{FieldId, Iterate};
 
 impl Writer<'_> {
