@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use clap::Args;
 use stencilc::exec::backend::{self, RunOptions};
-use stencilc::exec::{Buffer, FieldState};
+use stencilc::exec::FieldState;
 use stencilc::front::suggest;
 use stencilc::io::{self, FieldSpec, PendingOutput};
 use stencilc::ir::env::RunEnv;
