@@ -159,7 +159,7 @@ impl Program {
     /// that is one. Fields not given start at zero; every time level starts
     /// from the array. Grid sizes not in `params` come from the arrays' shapes.
     /// No array passed in is changed.
-    #[pyo3(signature = (backend = "auto", *, params = None, block = None, tile = None, time = None, shm = None, inputs = None, **fields))]
+    #[pyo3(signature = (backend = "auto", *, params = None, block = None, tile = None, time = None, shm = None, threads = None, inputs = None, **fields))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
@@ -170,6 +170,7 @@ impl Program {
         tile: Option<Vec<u32>>,
         time: Option<u32>,
         shm: Option<&Bound<'_, PyAny>>,
+        threads: Option<u32>,
         inputs: Option<&Bound<'_, PyDict>>,
         fields: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<run::RunResult> {
@@ -178,6 +179,7 @@ impl Program {
             tile,
             time,
             shm,
+            threads,
         };
         let all = PyDict::new_bound(py);
         for given in [inputs, fields].into_iter().flatten() {
@@ -196,7 +198,7 @@ impl Program {
     /// The code generated for `target` (`"c"`, `"cuda"` or `"opencl"`), as
     /// `stencilc emit` prints it. With every parameter in `params`, the code is
     /// that of a run at those sizes.
-    #[pyo3(signature = (target = "c", *, params = None, block = None, tile = None, time = None, shm = None))]
+    #[pyo3(signature = (target = "c", *, params = None, block = None, tile = None, time = None, shm = None, threads = None))]
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &self,
@@ -207,12 +209,14 @@ impl Program {
         tile: Option<Vec<u32>>,
         time: Option<u32>,
         shm: Option<&Bound<'_, PyAny>>,
+        threads: Option<u32>,
     ) -> PyResult<String> {
         let schedule = Schedule {
             block,
             tile,
             time,
             shm,
+            threads,
         };
         let options: RunOptions = schedule.options(&self.ir)?;
         let (program, values) = run::params_of(py, &self.ir, params)?;

@@ -32,6 +32,8 @@ pub struct Schedule<'a, 'py> {
     pub time: Option<u32>,
     /// `"none"`, `"auto"`, or field names.
     pub shm: Option<&'a Bound<'py, PyAny>>,
+    /// OpenMP threads of the C back-end (`None`: OpenMP's default).
+    pub threads: Option<u32>,
 }
 
 impl Schedule<'_, '_> {
@@ -67,6 +69,11 @@ impl Schedule<'_, '_> {
                 }
             }
         }
+        if self.threads == Some(0) {
+            return Err(PyValueError::new_err(
+                "threads=0: give 1 or more OpenMP threads, or leave threads out",
+            ));
+        }
         if self.time == Some(0) {
             return Err(PyValueError::new_err(
                 "time=0: give 1 or more time steps per launch",
@@ -77,6 +84,7 @@ impl Schedule<'_, '_> {
             tile: self.tile.clone(),
             time: self.time,
             shm,
+            threads: self.threads,
             ..RunOptions::default()
         })
     }

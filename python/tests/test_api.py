@@ -253,3 +253,10 @@ def test_ctrl_c_interrupts_between_iterations_and_changes_nothing():
     finally:
         timer.cancel()
     assert np.array_equal(a, before)
+
+
+def test_threads_keyword(jacobi):
+    one = jacobi.run("interp", threads=1, a=plate()).fields["a"]
+    assert one.tobytes() == jacobi.run("interp", a=plate()).fields["a"].tobytes()
+    with pytest.raises(ValueError, match="threads=0"):
+        jacobi.run("interp", threads=0, a=plate())

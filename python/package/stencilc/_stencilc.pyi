@@ -101,6 +101,7 @@ class Program:
         tile: Optional[Sequence[int]] = None,
         time: Optional[int] = None,
         shm: Union[None, Literal["none", "auto"], Sequence[str]] = None,
+        threads: Optional[int] = None,
         inputs: Optional[Mapping[str, Any]] = None,
         **fields: Any,
     ) -> Result: ...
@@ -113,4 +114,5 @@ class Program:
         tile: Optional[Sequence[int]] = None,
         time: Optional[int] = None,
         shm: Union[None, Literal["none", "auto"], Sequence[str]] = None,
+        threads: Optional[int] = None,
     ) -> str: ...
