@@ -15,6 +15,7 @@ mod arrays;
 mod errors;
 mod program;
 mod run;
+mod workers;
 
 use pyo3::prelude::*;
 

@@ -18,6 +18,7 @@ use stencilc::session::{self, ShapeConflict};
 use crate::arrays::{self, dtype_name, shape_text, FieldArray};
 use crate::errors::{exec_error, RunError};
 use crate::program::Program;
+use crate::workers;
 
 /// How often the waiting thread looks for a signal (Ctrl-C) while a run goes on.
 const SIGNAL_POLL: Duration = Duration::from_millis(20);
@@ -409,41 +410,38 @@ pub fn run(
         progress: Some(ProgressHook::new(|_, _| {}).with_stop(Arc::clone(&stop))),
         ..options
     };
+    let (finished, result) = mpsc::channel();
+    let job_ir = Arc::clone(&ir);
+    let job = Box::new(move || {
+        let mut notes = Vec::new();
+        let outcome = session::run(backend, &job_ir, &env, state, &options, &mut |n| {
+            notes.push(n.to_string())
+        });
+        let _ = finished.send((outcome, notes, env));
+    });
     let mut interrupt: Option<PyErr> = None;
-    let ran = py.allow_threads(|| {
-        let (done, finished) = mpsc::channel::<()>();
-        let (ir, env, options) = (&ir, &env, &options);
-        std::thread::scope(|scope| {
-            // The sender moves into the worker: a panic drops it, which ends
-            // the wait below as a finished run does.
-            let worker = std::thread::Builder::new()
-                .name("stencilc-run".into())
-                .stack_size(crate::DEEP_STACK_BYTES)
-                .spawn_scoped(scope, move || {
-                    let mut notes = Vec::new();
-                    let outcome = session::run(backend, ir, env, state, options, &mut |n| {
-                        notes.push(n.to_string())
-                    });
-                    let _ = done.send(());
-                    (outcome, notes)
-                })
-                .ok()?;
-            loop {
-                match finished.recv_timeout(SIGNAL_POLL) {
-                    Err(mpsc::RecvTimeoutError::Timeout) if interrupt.is_none() => {
+    let interrupted = &mut interrupt;
+    let ran = py.allow_threads(move || {
+        if !workers::submit(job) {
+            return None;
+        }
+        loop {
+            match result.recv_timeout(SIGNAL_POLL) {
+                Ok(done) => return Some(done),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if interrupted.is_none() {
                         if let Err(error) = Python::with_gil(|py| py.check_signals()) {
-                            interrupt = Some(error);
+                            *interrupted = Some(error);
                             stop.store(true, Ordering::Relaxed);
                         }
                     }
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
-                    _ => break,
                 }
+                // The job panicked.
+                Err(mpsc::RecvTimeoutError::Disconnected) => return None,
             }
-            worker.join().ok()
-        })
+        }
     });
-    let Some((outcome, notes)) = ran else {
+    let Some((outcome, notes, env)) = ran else {
         return Err(RunError::new_err(
             "internal error in stencilc while running the program (or no thread could be \
              started for it); please report it with the program",
