@@ -27,6 +27,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("exec", 8),
     ("io", 9),
     ("tune", 9),
+    // Running a program on data in memory: what `cli` and the Python package share.
+    ("session", 9),
     ("cli", 9),
 ];
 

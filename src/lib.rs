@@ -20,6 +20,7 @@ mod layering;
 pub mod lower;
 pub mod model;
 pub mod schedule;
+pub mod session;
 pub mod source;
 pub mod synth;
 pub mod tune;

@@ -72,6 +72,10 @@ impl From<ExecError> for CliError {
                 message,
                 help: None,
             },
+            ExecError::Interrupted(_) => CliError::Plain {
+                message: error.to_string(),
+                help: None,
+            },
         }
     }
 }

@@ -13,8 +13,9 @@ use stencilc::exec::backend::{Backend, RunOptions};
 use stencilc::exec::Bindings;
 use stencilc::front::suggest;
 use stencilc::io;
-use stencilc::ir::{Expr, ExprKind, FieldId, ParamId, Program, ScalarType, Value};
+use stencilc::ir::{FieldId, ParamId, Program, ScalarType, Value};
 use stencilc::schedule;
+use stencilc::session::{self, ShapeConflict};
 
 use crate::cli::args::Assignment;
 use crate::cli::error::{name_list, CliError};
@@ -242,93 +243,57 @@ fn parse_c_integer(text: &str) -> Option<i64> {
     Some(if negative { -value } else { value })
 }
 
-/// The parameter an expression is, seen through casts (`grid g[n]` with `long n`
-/// is `(int)n` after the front-end's conversions).
-fn as_param(expr: &Expr) -> Option<ParamId> {
-    match &expr.kind {
-        ExprKind::Param(p) => Some(*p),
-        ExprKind::Cast(inner) => as_param(inner),
-        _ => None,
-    }
-}
-
 /// Fills unset grid-size parameters from the shapes of input files; `inputs` are
-/// the `--input` fields and files. Returns what was inferred, in parameter order.
+/// the `--input` fields and files. Returns what was inferred, in parameter order
+/// (see [`stencilc::session::grid_sizes_from_shapes`]).
 pub fn infer_grid_sizes(
     program: &Program,
     values: &mut [Option<Value>],
     inputs: &[(FieldId, &Path)],
 ) -> Result<Vec<Inferred>, CliError> {
-    let mut found: Vec<Option<Inferred>> = vec![None; program.params.len()];
+    let mut shapes: Vec<(FieldId, Vec<usize>, String)> = Vec::new();
     for &(field, path) in inputs {
-        let grid = &program.grids[program.fields[field.0].grid.0];
-        let axes: Vec<(usize, ParamId)> = grid
-            .dims
-            .iter()
-            .enumerate()
-            .filter_map(|(axis, dim)| as_param(dim).map(|p| (axis, p)))
-            .filter(|(_, p)| values[p.0].is_none())
-            .collect();
-        if axes.is_empty() {
+        // Files are probed only where a size could come from them; a file of
+        // the wrong rank is reported when it is read.
+        let unset = session::grid_size_params(program, field)
+            .into_iter()
+            .any(|(_, p)| values[p.0].is_none());
+        if !unset {
             continue;
         }
-        // A file of the wrong rank is reported when it is read.
-        let Some(shape) = io::probe_shape(path)?.filter(|s| s.len() == grid.rank()) else {
-            continue;
-        };
-        for (axis, param) in axes {
-            let decl = &program.params[param.0];
-            let extent = shape[axis];
-            let value = match decl.ty {
-                ScalarType::Int => i32::try_from(extent).ok().map(Value::Int),
-                ScalarType::Long => i64::try_from(extent).ok().map(Value::Long),
-                ScalarType::Float | ScalarType::Double => None,
-            };
-            let Some(value) = value else { continue };
-            match &found[param.0] {
-                Some(earlier) if earlier.value != value => {
-                    return Err(CliError::new(
-                        format!(
-                        "the inputs disagree on grid size `{}`: `{}` gives {} but `{}` gives {}",
-                        decl.name,
-                        earlier.from.display(),
-                        earlier.value,
-                        path.display(),
-                        value
-                    ),
-                        format!(
-                            "give inputs of the same shape, or set the size with `--set {}=VALUE`",
-                            decl.name
-                        ),
-                    ))
-                }
-                Some(_) => {}
-                None => {
-                    found[param.0] = Some(Inferred {
-                        param,
-                        value,
-                        from: path.to_path_buf(),
-                    })
-                }
-            }
+        if let Some(shape) = io::probe_shape(path)? {
+            shapes.push((field, shape, path.display().to_string()));
         }
     }
-    let inferred: Vec<Inferred> = found.into_iter().flatten().collect();
-    for i in &inferred {
-        values[i.param.0] = Some(i.value);
-    }
-    Ok(inferred)
+    let borrowed: Vec<(FieldId, &[usize], String)> = shapes
+        .iter()
+        .map(|(f, s, from)| (*f, s.as_slice(), from.clone()))
+        .collect();
+    let inferred = session::grid_sizes_from_shapes(program, values, &borrowed).map_err(
+        |ShapeConflict { earlier, later }| {
+            let name = &program.params[earlier.param.0].name;
+            CliError::new(
+                format!(
+                    "the inputs disagree on grid size `{name}`: `{}` gives {} but `{}` gives {}",
+                    earlier.from, earlier.value, later.from, later.value
+                ),
+                format!("give inputs of the same shape, or set the size with `--set {name}=VALUE`"),
+            )
+        },
+    )?;
+    Ok(inferred
+        .into_iter()
+        .map(|i| Inferred {
+            param: i.param,
+            value: i.value,
+            from: PathBuf::from(i.from),
+        })
+        .collect())
 }
 
 /// The final bindings; every parameter must have a value by now.
 pub fn complete(program: &Program, values: Vec<Option<Value>>) -> Result<Bindings, CliError> {
-    let missing: Vec<&str> = program
-        .params
-        .iter()
-        .zip(&values)
-        .filter(|(_, v)| v.is_none())
-        .map(|(p, _)| p.name.as_str())
-        .collect();
+    let missing = session::missing_params(program, &values);
     if !missing.is_empty() {
         let sets: Vec<String> = missing.iter().map(|n| format!("--set {n}=VALUE")).collect();
         let (noun, verb, pronoun) = if missing.len() == 1 {
@@ -348,15 +313,15 @@ pub fn complete(program: &Program, values: Vec<Option<Value>>) -> Result<Binding
             ),
         ));
     }
-    Ok(Bindings {
-        params: values.into_iter().flatten().collect(),
-    })
+    Ok(session::bindings(values).expect("every parameter has a value"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use stencilc::ir::{BoundaryMode, Constant, Field, Grid, GridId, Param, ScheduleHints};
+    use stencilc::ir::{
+        BoundaryMode, Constant, Expr, ExprKind, Field, Grid, GridId, Param, ScheduleHints,
+    };
     use stencilc::source::{SourceFile, Span};
 
     fn param(name: &str, ty: ScalarType) -> Param {

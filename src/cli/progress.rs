@@ -85,7 +85,7 @@ impl Progress {
     /// The hook for the back-end's options.
     pub fn hook(&self) -> ProgressHook {
         let bar = self.bar.clone();
-        ProgressHook(Arc::new(move |done, _max| bar.set_position(done)))
+        ProgressHook::new(move |done, _max| bar.set_position(done))
     }
 
     /// Prints a line on stderr without garbling the progress line.

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use clap::Args;
 use stencilc::exec::backend::{self, RunOptions};
-use stencilc::exec::{Buffer, FieldState};
+use stencilc::exec::FieldState;
 use stencilc::front::suggest;
 use stencilc::io::{self, FieldSpec, PendingOutput};
 use stencilc::ir::env::RunEnv;
@@ -512,17 +512,13 @@ pub(crate) fn initial_state(
     env: &RunEnv,
     inputs: &[(FieldId, PathBuf)],
 ) -> Result<FieldState, CliError> {
-    let mut fields = Vec::with_capacity(program.fields.len());
-    for (index, field) in program.fields.iter().enumerate() {
-        let dims = &env.grid_dims()[field.grid.0];
-        let points: usize = dims.iter().product();
-        let first = match inputs.iter().find(|(f, _)| f.0 == index) {
-            Some((f, path)) => io::read_field(path, &field_spec(program, *f), dims)?,
-            None => Buffer::zeros(field.ty, points),
-        };
-        let mut levels: Vec<Buffer> = (1..field.levels()).map(|_| first.clone()).collect();
-        levels.push(first);
-        fields.push(levels);
+    let mut read = Vec::with_capacity(inputs.len());
+    for (field, path) in inputs {
+        let dims = env.field_dims(program, *field);
+        read.push((
+            *field,
+            io::read_field(path, &field_spec(program, *field), dims)?,
+        ));
     }
-    Ok(FieldState { fields })
+    Ok(stencilc::session::initial_state(program, env, read))
 }

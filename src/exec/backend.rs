@@ -6,6 +6,7 @@
 
 use std::fmt;
 use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::exec::{ExecError, FieldState, RunSummary};
@@ -86,13 +87,38 @@ pub struct RunOptions {
 
 /// A function called with (iterations done, the iterate's maximum) after each
 /// iteration. It runs on the thread that runs the loop, so it must be cheap.
+/// With a stop flag ([`ProgressHook::with_stop`]), the loop ends with
+/// [`ExecError::Interrupted`] after the iteration during which the flag was set
+/// (how the Python package turns Ctrl-C into `KeyboardInterrupt`).
 #[derive(Clone)]
-pub struct ProgressHook(pub Arc<dyn Fn(u64, u64) + Send + Sync>);
+pub struct ProgressHook {
+    tell: Arc<dyn Fn(u64, u64) + Send + Sync>,
+    stop: Option<Arc<AtomicBool>>,
+}
 
 impl ProgressHook {
-    /// Reports that `done` of `max` iterations have run.
-    pub fn tell(&self, done: u64, max: u64) {
-        (self.0)(done, max)
+    /// A hook calling `tell(done, max)` after each iteration.
+    pub fn new(tell: impl Fn(u64, u64) + Send + Sync + 'static) -> ProgressHook {
+        ProgressHook {
+            tell: Arc::new(tell),
+            stop: None,
+        }
+    }
+
+    /// This hook, also ending the run between iterations once `stop` is set.
+    pub fn with_stop(mut self, stop: Arc<AtomicBool>) -> ProgressHook {
+        self.stop = Some(stop);
+        self
+    }
+
+    /// Reports that `done` of `max` iterations have run; an error if the stop
+    /// flag is set, which the loop returns as it is.
+    pub fn tell(&self, done: u64, max: u64) -> Result<(), ExecError> {
+        (self.tell)(done, max);
+        match &self.stop {
+            Some(stop) if stop.load(Ordering::Relaxed) => Err(ExecError::Interrupted(done)),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -355,7 +355,7 @@ pub fn run_observed<D: GpuDevice>(
                 resident.rotate();
                 summary.iterations = k;
                 if let Some(progress) = progress {
-                    progress.tell(k, max);
+                    progress.tell(k, max)?;
                 }
                 if stop {
                     summary.stopped_by_check = true;
@@ -396,7 +396,7 @@ pub fn run_observed<D: GpuDevice>(
             resident.rotate();
             summary.iterations = k;
             if let Some(progress) = progress {
-                progress.tell(k, env.max_iters());
+                progress.tell(k, env.max_iters())?;
             }
             if stop {
                 summary.stopped_by_check = true;

@@ -38,6 +38,10 @@ pub enum ExecError {
     /// Any other run-time error, as a sentence that says what to do.
     #[error("{0}")]
     Failed(String),
+    /// The run was stopped from outside between iterations (a stop flag set
+    /// through [`backend::ProgressHook::with_stop`]), after this many.
+    #[error("interrupted after {0} iteration(s)")]
+    Interrupted(u64),
 }
 
 /// A flat, row-major buffer of one field time level (innermost axis contiguous).

@@ -134,7 +134,7 @@ pub fn run_observed(
         state.rotate();
         summary.iterations = k;
         if let Some(progress) = progress {
-            progress.tell(k, env.max_iters());
+            progress.tell(k, env.max_iters())?;
         }
         if stop {
             summary.stopped_by_check = true;
