@@ -130,19 +130,17 @@ fn every_snapshot_sits_beside_its_test() {
             "{} is not in its test's snapshot folder",
             snapshot.display()
         );
-        // tests/<binary>/<module>.rs, or tests/<binary>/main.rs for the root module.
-        let binary = source
-            .parent()
-            .unwrap()
-            .file_name()
-            .unwrap()
-            .to_string_lossy();
-        let module = source.file_stem().unwrap().to_string_lossy();
-        let prefix = if module == "main" {
-            format!("{binary}__")
-        } else {
-            format!("{binary}__{module}__")
-        };
+        // tests/<binary>/<module path>.rs: main.rs is the binary's root module,
+        // a folder's mod.rs the folder's module.
+        let inside: Vec<String> = source
+            .strip_prefix("tests")
+            .unwrap_or_else(|_| panic!("{}: its test is outside tests/", snapshot.display()))
+            .with_extension("")
+            .iter()
+            .map(|part| part.to_string_lossy().into_owned())
+            .filter(|part| part != "main" && part != "mod")
+            .collect();
+        let prefix = format!("{}__", inside.join("__"));
         let name = snapshot.file_name().unwrap().to_string_lossy();
         assert!(
             name.starts_with(&prefix),
