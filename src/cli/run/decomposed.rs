@@ -56,9 +56,12 @@ mod with_mpi {
         dims: Vec<usize>,
     }
 
+    /// An error every rank knows of (each has its message).
+    struct Agreed(CliError);
+
     /// `Ok` on every rank when it is `Ok` on every rank; otherwise each rank
     /// returns its own error, or one naming the ranks that failed.
-    fn agree<T>(comm: &impl Communicator, result: Result<T, CliError>) -> Result<T, CliError> {
+    fn agree<T>(comm: &impl Communicator, result: Result<T, CliError>) -> Result<T, Agreed> {
         let ok = u64::from(result.is_ok());
         let all = all_gather_u64(comm, &[ok]);
         let failed: Vec<String> = all
@@ -68,14 +71,14 @@ mod with_mpi {
             .map(|(r, _)| r.to_string())
             .collect();
         match result {
-            Err(e) => Err(e),
-            Ok(_) if !failed.is_empty() => Err(CliError::new(
+            Err(e) => Err(Agreed(e)),
+            Ok(_) if !failed.is_empty() => Err(Agreed(CliError::new(
                 format!(
                     "rank {} of this run failed (its message is above or in its log)",
                     failed.join(", ")
                 ),
                 "fix what that rank reports; nothing was written",
-            )),
+            ))),
             Ok(v) => Ok(v),
         }
     }
@@ -184,10 +187,12 @@ mod with_mpi {
     }
 
     /// Runs the command on this rank.
+    ///
+    /// An error every rank agreed on is printed by every rank, which then
+    /// wait for each other before exiting (so that mpirun, which ends the job
+    /// when the first rank fails, cuts no message short). Any other error
+    /// aborts the job (`MPI_Abort`): the other ranks may be waiting for this one.
     pub(in crate::cli) fn run(args: &RunArgs, spec: &str) -> Result<(), CliError> {
-        let spec = parse_spec(spec).map_err(|e| {
-            CliError::new(e, "give `--decompose auto` or ranks per axis like `2x2`")
-        })?;
         let Some(universe) = mpi::initialize() else {
             return Err(CliError::new(
                 "MPI could not be initialised",
@@ -195,9 +200,34 @@ mod with_mpi {
             ));
         };
         let world = universe.world();
+        match on_rank(args, spec, &world) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(error)) => {
+                eprintln!("{error}");
+                world.abort(1)
+            }
+            Err(Agreed(error)) => {
+                eprintln!("{error}");
+                world.barrier();
+                drop(universe);
+                std::process::exit(1)
+            }
+        }
+    }
+
+    /// The run on this rank: agreed errors outside, this rank's own inside.
+    fn on_rank(
+        args: &RunArgs,
+        spec: &str,
+        world: &mpi::topology::SimpleCommunicator,
+    ) -> Result<Result<(), CliError>, Agreed> {
+        let spec = parse_spec(spec)
+            .map_err(|e| CliError::new(e, "give `--decompose auto` or ranks per axis like `2x2`"));
+        let spec = agree(world, spec)?;
+
         let started = Instant::now();
         let setup = prepare(args, &spec, world.size() as usize);
-        let setup = agree(&world, setup)?;
+        let setup = agree(world, setup)?;
         let layout = Layout::new(&setup.program, &setup.env, &setup.dims).expect("checked");
         let cart: CartesianCommunicator = world
             .create_cartesian_communicator(
@@ -244,7 +274,7 @@ mod with_mpi {
             let stepper = Stepper::new(&local, &env, &state)?;
             Ok((env, state, stepper))
         });
-        let (local_env, mut state, stepper) = agree(&world, prepared)?;
+        let (local_env, mut state, stepper) = agree(world, prepared)?;
         let driver = Driver {
             neighbourhood: Neighbourhood {
                 comm: &cart,
@@ -256,7 +286,10 @@ mod with_mpi {
             local: &local,
             local_env: &local_env,
         };
-        let ran = driver.run(&stepper, &mut state)?;
+        let ran = match driver.run(&stepper, &mut state) {
+            Ok(ran) => ran,
+            Err(e) => return Ok(Err(e.into())),
+        };
 
         // Outputs: a temporary file sized by rank 0, blocks written by every
         // rank, renamed by rank 0 once all succeeded.
@@ -280,7 +313,7 @@ mod with_mpi {
                 }
             }
         };
-        let created = agree(&world, created).inspect_err(|_| remove_temporaries())?;
+        let created = agree(world, created).inspect_err(|_| remove_temporaries())?;
         let mut offsets = vec![0u64; setup.outputs.len()];
         if me == 0 {
             offsets.copy_from_slice(&created);
@@ -295,7 +328,7 @@ mod with_mpi {
                     slab::write(path, offset, &block, state.newest(&local, f.0))
                         .map_err(|e| CliError::new(e, "check the output folder"))
                 });
-        agree(&world, wrote).inspect_err(|_| remove_temporaries())?;
+        agree(world, wrote).inspect_err(|_| remove_temporaries())?;
         let renamed: Result<(), CliError> = if me == 0 {
             setup.outputs.iter().try_for_each(|(_, path)| {
                 std::fs::rename(slab::temporary(path), path).map_err(|e| {
@@ -308,7 +341,7 @@ mod with_mpi {
         } else {
             Ok(())
         };
-        agree(&world, renamed).inspect_err(|_| remove_temporaries())?;
+        agree(world, renamed).inspect_err(|_| remove_temporaries())?;
         let write_time = written.elapsed();
 
         let mine = [
@@ -318,9 +351,9 @@ mod with_mpi {
         ];
         let all = all_gather_u64(&cart, &mine);
         if me != 0 {
-            return Ok(());
+            return Ok(Ok(()));
         }
-        report(
+        Ok(report(
             args,
             &setup,
             &layout,
@@ -329,7 +362,7 @@ mod with_mpi {
             write_time,
             started.elapsed(),
             &cart,
-        )
+        ))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -347,17 +380,20 @@ mod with_mpi {
         let dims_text: Vec<String> = layout.dims.iter().map(usize::to_string).collect();
         if !args.json {
             let mut text = format!(
-                "{}: {} iteration{} on interp, {} ranks ({})",
+                "{}: {} iteration{} on interp",
                 setup.program.name,
                 s.iterations,
                 if s.iterations == 1 { "" } else { "s" },
-                cart.size(),
-                dims_text.join("x")
             );
             if s.stopped_by_check {
                 text.push_str(", stopped by the check");
             }
-            text.push_str(&format!(" ({:.3?} computing)\n", s.times.compute));
+            text.push_str(&format!(
+                " ({:.3?} computing, {} ranks as {})\n",
+                s.times.compute,
+                cart.size(),
+                dims_text.join("x")
+            ));
             for (name, value) in &s.reductions {
                 match value {
                     Some(v) => text.push_str(&format!("  {name} = {}\n", plain_number(*v))),
