@@ -16,9 +16,12 @@ use crate::ir::env::{box_is_empty, RunEnv};
 use crate::ir::semantics::{with_elem, Elem};
 use crate::ir::{Program, ReduceOp, Value};
 
+/// A compiled stencil part and its box.
+type CompiledPart = (Kernel, Vec<(i64, i64)>);
+
 /// Every part of the iterate, compiled; `None` where the part's box is empty.
 pub struct Stepper {
-    stencils: Vec<Vec<Option<(Kernel, Vec<(i64, i64)>)>>>,
+    stencils: Vec<Vec<Option<CompiledPart>>>,
     reductions: Vec<Vec<Option<Kernel>>>,
 }
 

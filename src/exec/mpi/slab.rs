@@ -38,14 +38,12 @@ impl Block<'_> {
         let mut index = outer.iter().map(|r| r.0).collect::<Vec<_>>();
         loop {
             let (mut g, mut l) = (0usize, 0usize);
-            for axis in 0..rank {
-                let x = if axis == last {
-                    self.owned[last].0
-                } else {
-                    index[axis]
-                };
-                g = g * self.global[axis] + x as usize;
-                l = l * self.local[axis] + (x - self.origin[axis]) as usize;
+            let axes = self.global.iter().zip(self.local).zip(self.origin);
+            for (axis, ((&n, &local), &origin)) in axes.enumerate() {
+                // `index` holds the outer axes; the row starts at the block's edge.
+                let x = index.get(axis).copied().unwrap_or(self.owned[last].0);
+                g = g * n + x as usize;
+                l = l * local + (x - origin) as usize;
             }
             row(g, l, len);
             // Next outer index, innermost outer axis fastest.
