@@ -81,6 +81,31 @@ impl Stepper {
         }
     }
 
+    /// The box of part `part` of stencil `stencil`, if not empty.
+    pub fn stencil_part_box(&self, stencil: usize, part: usize) -> Option<&[(i64, i64)]> {
+        self.stencils[stencil][part]
+            .as_ref()
+            .map(|(_, b)| b.as_slice())
+    }
+
+    /// Runs part `part` of stencil `stencil` on `bounds`, a non-empty box
+    /// inside the part's. The points of a part are independent (the
+    /// front-end sees to it), so running its box piece by piece gives the
+    /// same values as running it whole.
+    pub fn run_stencil_part_on(
+        &self,
+        program: &Program,
+        env: &RunEnv,
+        state: &mut FieldState,
+        (stencil, part): (usize, usize),
+        bounds: &[(i64, i64)],
+    ) {
+        if let Some((kernel, _)) = &self.stencils[stencil][part] {
+            let views = FieldViews::new(program, env.grid_dims(), state);
+            parallel::run_stencil_part(kernel, bounds, &views);
+        }
+    }
+
     /// Folds part `part` of reduction `reduction` over each of `spans`: a
     /// non-empty box inside the part's box, walked in lexicographic order,
     /// starting from the span's seed (a value of the reduction's type). The

@@ -134,10 +134,7 @@ impl Driver<'_> {
         for k in 1..=self.env.max_iters() {
             for (s, parts) in stencil_levels.iter().enumerate() {
                 for (p, levels) in parts.iter().enumerate() {
-                    self.refresh(levels, state, &mut dirty, &mut out);
-                    let t = Instant::now();
-                    stepper.run_stencil_part(self.local, self.local_env, state, s, p);
-                    out.compute += t.elapsed();
+                    self.stencil_part(stepper, (s, p), levels, state, &mut dirty, &mut out);
                     for &(f, l) in &levels.written {
                         dirty[f][l] = true;
                     }
@@ -183,6 +180,72 @@ impl Driver<'_> {
         Ok(out)
     }
 
+    /// Runs a stencil part, exchanging first the dirty levels it reads at an
+    /// offset; the part's interior is computed while the first exchange's
+    /// messages are in flight, the rim once every ghost layer is filled.
+    fn stencil_part(
+        &self,
+        stepper: &Stepper,
+        (s, p): (usize, usize),
+        levels: &PartLevels,
+        state: &mut FieldState,
+        dirty: &mut [Vec<bool>],
+        out: &mut RankSummary,
+    ) {
+        let mut stale: Vec<(usize, usize)> = Vec::new();
+        for &(f, l) in &levels.halo {
+            if dirty[f][l] && !stale.contains(&(f, l)) {
+                stale.push((f, l));
+            }
+        }
+        let nb = &self.neighbourhood;
+        let split = stepper
+            .stencil_part_box(s, p)
+            .map(|bounds| nb.layout.split_interior(&nb.coords, bounds));
+        let (inner, rim) = match (stale.is_empty(), split) {
+            (_, None) => (None, Vec::new()),
+            (true, Some(_)) => {
+                // Nothing to wait for: the whole part at once.
+                let t = Instant::now();
+                stepper.run_stencil_part(self.local, self.local_env, state, s, p);
+                out.compute += t.elapsed();
+                return;
+            }
+            (false, Some(split)) => split,
+        };
+        let mut overlapped = std::time::Duration::ZERO;
+        let mut interior = |state: &mut FieldState| {
+            if let Some(inner) = &inner {
+                let t = Instant::now();
+                stepper.run_stencil_part_on(self.local, self.local_env, state, (s, p), inner);
+                overlapped += t.elapsed();
+            }
+        };
+        let t = Instant::now();
+        let mut during: Option<&mut dyn FnMut(&mut FieldState)> = Some(&mut interior);
+        for &(f, l) in &stale {
+            out.bytes_sent += nb.exchange(
+                state,
+                (f, l),
+                self.program.fields[f].boundary,
+                during.take(),
+            );
+            dirty[f][l] = false;
+        }
+        if let Some(during) = during {
+            during(state); // no exchange was due
+        }
+        let elapsed = t.elapsed();
+        drop(interior);
+        out.communication += elapsed.saturating_sub(overlapped);
+        out.compute += overlapped;
+        let t = Instant::now();
+        for bounds in &rim {
+            stepper.run_stencil_part_on(self.local, self.local_env, state, (s, p), bounds);
+        }
+        out.compute += t.elapsed();
+    }
+
     /// Exchanges the dirty levels a part reads at an offset.
     fn refresh(
         &self,
@@ -194,12 +257,11 @@ impl Driver<'_> {
         for &(f, l) in &levels.halo {
             if dirty[f][l] {
                 let t = Instant::now();
-                let buffer = &mut state.fields[f][l];
-                let elem = buffer.ty().size_bytes();
                 out.bytes_sent += self.neighbourhood.exchange(
-                    buffer.as_bytes_mut(),
-                    elem,
+                    state,
+                    (f, l),
                     self.program.fields[f].boundary,
+                    None,
                 );
                 dirty[f][l] = false;
                 out.communication += t.elapsed();

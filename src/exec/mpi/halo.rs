@@ -11,6 +11,7 @@ use mpi::topology::CartesianCommunicator;
 use mpi::traits::*;
 
 use crate::exec::mpi::layout::Layout;
+use crate::exec::FieldState;
 use crate::ir::BoundaryMode;
 
 /// One rank's view of the decomposition: its place and its neighbours.
@@ -76,15 +77,18 @@ impl Array<'_> {
 }
 
 impl Neighbourhood<'_> {
-    /// Fills the ghost layers of one field level (`bytes`: the local array,
-    /// `elem` bytes per element) and returns the bytes sent.
-    pub fn exchange(&self, bytes: &mut [u8], elem: usize, boundary: BoundaryMode) -> u64 {
+    /// Fills the ghost layers of level `level` of field `field` and returns
+    /// the bytes sent. `during`, if given, runs once while the first axis's
+    /// messages are in flight (the interior of a part, which reads no ghost).
+    pub fn exchange(
+        &self,
+        state: &mut FieldState,
+        (field, level): (usize, usize),
+        boundary: BoundaryMode,
+        mut during: Option<&mut dyn FnMut(&mut FieldState)>,
+    ) -> u64 {
         let dims = self.layout.local_dims(&self.coords);
-        let mut array = Array {
-            bytes,
-            elem,
-            dims: &dims,
-        };
+        let elem = state.fields[field][level].ty().size_bytes();
         let mut sent = 0u64;
         for axis in 0..dims.len() {
             let d = self.layout.dims[axis];
@@ -102,9 +106,18 @@ impl Neighbourhood<'_> {
             // neighbours (2 ranks, periodic) matches them right.
             const UP: i32 = 0;
             const DOWN: i32 = 1;
-            let to_above = above.map(|_| array.pack(axis, own, g_lo));
-            let to_below = below.map(|_| array.pack(axis, g_lo, g_hi));
-            let (_, _, plane) = array.shape(axis);
+            let (to_above, to_below, plane) = {
+                let array = Array {
+                    bytes: state.fields[field][level].as_bytes_mut(),
+                    elem,
+                    dims: &dims,
+                };
+                (
+                    above.map(|_| array.pack(axis, own, g_lo)),
+                    below.map(|_| array.pack(axis, g_lo, g_hi)),
+                    array.shape(axis).2,
+                )
+            };
             let outer: usize = dims[..axis].iter().product();
             let mut from_below = vec![0u8; outer * g_lo * plane];
             let mut from_above = vec![0u8; outer * g_hi * plane];
@@ -142,9 +155,17 @@ impl Neighbourhood<'_> {
                             .into(),
                     );
                 }
+                if let Some(during) = during.take() {
+                    during(state);
+                }
                 drop(guards);
             });
             sent += to_above.map_or(0, |v| v.len() as u64) + to_below.map_or(0, |v| v.len() as u64);
+            let mut array = Array {
+                bytes: state.fields[field][level].as_bytes_mut(),
+                elem,
+                dims: &dims,
+            };
             if below.is_some() {
                 array.unpack(axis, 0, g_lo, &from_below);
             } else {
@@ -161,6 +182,9 @@ impl Neighbourhood<'_> {
                     (g_lo + own..g_lo + own + g_hi).collect(),
                 );
             }
+        }
+        if let Some(during) = during {
+            during(state);
         }
         sent
     }

@@ -173,6 +173,45 @@ impl Layout {
             .collect()
     }
 
+    /// Splits a part's local box into its interior (points that read no
+    /// ghost layer, computable while halos are in flight) and the rim around
+    /// it, as disjoint boxes. No interior: the whole box is rim.
+    pub fn split_interior(
+        &self,
+        coords: &[usize],
+        bounds: &[(i64, i64)],
+    ) -> (Option<Vec<(i64, i64)>>, Vec<Vec<(i64, i64)>>) {
+        let mut inner = bounds.to_vec();
+        for (axis, range) in inner.iter_mut().enumerate() {
+            if self.dims[axis] > 1 {
+                let (g_lo, g_hi) = (self.ghost[axis].0 as i64, self.ghost[axis].1 as i64);
+                let own = self.block(axis, coords[axis]).1 as i64;
+                *range = (range.0.max(2 * g_lo), range.1.min(g_lo + own - 1 - g_hi));
+            }
+        }
+        if inner.iter().any(|(lo, hi)| lo > hi) {
+            return (None, vec![bounds.to_vec()]);
+        }
+        let mut rim = Vec::new();
+        let mut rest = bounds.to_vec();
+        for axis in 0..rest.len() {
+            let (lo, hi) = rest[axis];
+            let (ilo, ihi) = inner[axis];
+            if lo < ilo {
+                let mut slab = rest.clone();
+                slab[axis] = (lo, ilo - 1);
+                rim.push(slab);
+            }
+            if ihi < hi {
+                let mut slab = rest.clone();
+                slab[axis] = (ihi + 1, hi);
+                rim.push(slab);
+            }
+            rest[axis] = (ilo, ihi);
+        }
+        (Some(inner), rim)
+    }
+
     /// The program rank `coords` runs: grids sized to its arrays, every part
     /// cut to the points it owns, in local coordinates.
     pub fn local_program(&self, program: &Program, env: &RunEnv, coords: &[usize]) -> Program {
@@ -240,6 +279,28 @@ mod tests {
         let l = layout(&[10], &[4]);
         let blocks: Vec<_> = (0..4).map(|c| l.block(0, c)).collect();
         assert_eq!(blocks, vec![(0, 3), (3, 3), (6, 2), (8, 2)]);
+    }
+
+    #[test]
+    fn interior_and_rim_cover_the_box_once() {
+        let l = layout(&[20, 30], &[2, 3]);
+        let bounds = vec![(1, 10), (0, 11)];
+        let (inner, rim) = l.split_interior(&[0, 1], &bounds);
+        let inner = inner.expect("an interior");
+        assert_eq!(inner, vec![(2, 9), (2, 10)]);
+        let mut count = vec![0; 12 * 12];
+        for b in rim.iter().chain([&inner]) {
+            for y in b[0].0..=b[0].1 {
+                for x in b[1].0..=b[1].1 {
+                    count[(y * 12 + x) as usize] += 1;
+                }
+            }
+        }
+        for y in 1..=10 {
+            for x in 0..=11 {
+                assert_eq!(count[(y * 12 + x) as usize], 1, "({y}, {x})");
+            }
+        }
     }
 
     #[test]
