@@ -236,7 +236,6 @@ impl Driver<'_> {
             during(state); // no exchange was due
         }
         let elapsed = t.elapsed();
-        drop(interior);
         out.communication += elapsed.saturating_sub(overlapped);
         out.compute += overlapped;
         let t = Instant::now();

@@ -18,6 +18,9 @@ use crate::analysis::footprint::Footprint;
 use crate::ir::env::RunEnv;
 use crate::ir::{Expr, Program, Subset, Value};
 
+/// A box of points: inclusive bounds per axis, outermost first.
+pub type Bounds = Vec<(i64, i64)>;
+
 /// How the grid is cut, and how wide the ghost layers are.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -180,7 +183,7 @@ impl Layout {
         &self,
         coords: &[usize],
         bounds: &[(i64, i64)],
-    ) -> (Option<Vec<(i64, i64)>>, Vec<Vec<(i64, i64)>>) {
+    ) -> (Option<Bounds>, Vec<Bounds>) {
         let mut inner = bounds.to_vec();
         for (axis, range) in inner.iter_mut().enumerate() {
             if self.dims[axis] > 1 {
