@@ -26,14 +26,16 @@ pub struct Stepper {
 }
 
 impl Stepper {
-    /// Compiles the parts of `program` (which must have an iterate) for `env`,
+    /// Compiles the parts of `program` (none without an iterate) for `env`,
     /// after checking `state` and every access as [`run`](super::run) does.
     pub fn new(program: &Program, env: &RunEnv, state: &FieldState) -> Result<Stepper, ExecError> {
         check_inputs(program, env, state)?;
-        let iterate = program
-            .iterate
-            .as_ref()
-            .ok_or_else(|| ExecError::Failed(format!("`{}` has no iterate", program.name)))?;
+        let Some(iterate) = program.iterate.as_ref() else {
+            return Ok(Stepper {
+                stencils: Vec::new(),
+                reductions: Vec::new(),
+            });
+        };
         let mut stencils = Vec::with_capacity(iterate.stencils.len());
         for (s, stencil) in iterate.stencils.iter().enumerate() {
             let mut parts = Vec::with_capacity(stencil.parts.len());
