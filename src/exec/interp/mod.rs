@@ -18,6 +18,9 @@
 //! does not depend on the number of threads. `max` and `min` keep the first of
 //! equal values and ignore NaN (`v > acc`, `v < acc`).
 //!
+//! [`Stepper`] runs the same compiled parts one at a time, for a driver that
+//! acts between them (the MPI driver exchanges halos there).
+//!
 //! `RunSummary::stopped_by_check` is true when the check held (which ends the
 //! iterate), even at the last allowed iteration.
 

@@ -290,7 +290,7 @@ mod tests {
         let bounds = vec![(1, 10), (0, 11)];
         let (inner, rim) = l.split_interior(&[0, 1], &bounds);
         let inner = inner.expect("an interior");
-        assert_eq!(inner, vec![(2, 9), (2, 10)]);
+        assert_eq!(inner, vec![(2, 9), (2, 9)]);
         let mut count = vec![0; 12 * 12];
         for b in rim.iter().chain([&inner]) {
             for y in b[0].0..=b[0].1 {
