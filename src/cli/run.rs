@@ -29,6 +29,8 @@ use crate::cli::summary::{Phases, Report};
 use crate::cli::verify::{self, Verification};
 use crate::cli::{params, program};
 
+mod decomposed;
+
 /// Arguments of `stencilc run`.
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -98,6 +100,12 @@ pub struct RunArgs {
     /// the run, and no output is written.
     #[arg(long)]
     verify: bool,
+
+    /// Runs across MPI ranks (start with `mpirun -np P`): the grid cut into
+    /// blocks, `auto` (MPI's balancing) or ranks per axis `PxQ[xR]`. Needs a
+    /// build with `--features mpi`.
+    #[arg(long, value_name = "auto|PxQ[xR]")]
+    decompose: Option<String>,
 }
 
 impl RunArgs {
@@ -114,6 +122,9 @@ impl RunArgs {
 
 /// Runs the command.
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
+    if let Some(spec) = &args.decompose {
+        return decomposed::run(args, spec);
+    }
     let mut phases = Phases::default();
     let started = Instant::now();
     let mut program = program::load(&args.program.program, args.program.region)?;

@@ -11,6 +11,7 @@ pub mod host_plan;
 mod inputs;
 pub mod interp;
 pub mod kanicuda;
+pub mod mpi;
 pub mod native;
 pub mod opencl;
 

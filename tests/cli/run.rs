@@ -523,3 +523,26 @@ fn opencl_backend_with_a_schedule_agrees_with_the_interpreter() {
         );
     }
 }
+
+/// Without the `mpi` feature, `--decompose` says how to build with MPI.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn decompose_without_an_mpi_build_says_how_to_get_one() {
+    let output = Command::new(env!("CARGO_BIN_EXE_stencilc"))
+        .args([
+            "run",
+            "examples/jacobi2d.sdsl",
+            "--set",
+            "dim0=8",
+            "--set",
+            "dim1=8",
+        ])
+        .args(["--decompose", "auto"])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("built without"), "{stderr}");
+    assert!(stderr.contains("--features mpi"), "{stderr}");
+}

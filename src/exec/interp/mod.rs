@@ -18,13 +18,19 @@
 //! does not depend on the number of threads. `max` and `min` keep the first of
 //! equal values and ignore NaN (`v > acc`, `v < acc`).
 //!
+//! [`Stepper`] runs the same compiled parts one at a time, for a driver that
+//! acts between them (the MPI driver exchanges halos there).
+//!
 //! `RunSummary::stopped_by_check` is true when the check held (which ends the
 //! iterate), even at the last allowed iteration.
 
 mod compile;
 mod fields;
 mod parallel;
+mod stepper;
 mod vm;
+
+pub use stepper::{combine_values, Stepper};
 
 use std::time::Instant;
 
@@ -153,24 +159,7 @@ pub fn run_observed(
 
 /// One reduction over all its parts: per-row partials combined in order.
 fn reduce<T: RegElem>(op: ReduceOp, parts: &[Part], views: &FieldViews) -> Value {
-    let combine = move |acc: T, v: T| match op {
-        ReduceOp::Sum => T::add(acc, v),
-        ReduceOp::Product => T::mul(acc, v),
-        ReduceOp::Max => {
-            if v > acc {
-                v
-            } else {
-                acc
-            }
-        }
-        ReduceOp::Min => {
-            if v < acc {
-                v
-            } else {
-                acc
-            }
-        }
-    };
+    let combine = move |acc: T, v: T| stepper::combine(op, acc, v);
     let identity = T::from_value(op.identity(T::TY));
     let mut total = identity;
     for part in parts {

@@ -1,0 +1,457 @@
+//! `stencilc run --decompose`: one program across MPI ranks (issue 13).
+//!
+//! Started by `mpirun -np P`, every rank parses and checks the same program
+//! and arguments; a failure on any rank (an input missing on one machine, a
+//! decomposition that does not fit) is agreed on before anything is computed
+//! or written, so that every rank exits with an error and none hangs. The
+//! run itself is `stencilc::exec::mpi`; rank 0 prints the summary.
+
+/// Runs `args` decomposed as `spec` says (`auto` or `PxQ[xR]`).
+#[cfg(not(feature = "mpi"))]
+pub(super) fn run(_args: &super::RunArgs, _spec: &str) -> Result<(), crate::cli::error::CliError> {
+    Err(crate::cli::error::CliError::new(
+        "`--decompose` needs a stencilc built with MPI, and this one was built without",
+        "install Open MPI (`apt-get install libopenmpi-dev openmpi-bin libclang-dev`), build with \
+         `cargo build --release --features mpi`, and start it with `mpirun -np P stencilc run ... \
+         --decompose auto`",
+    ))
+}
+
+#[cfg(feature = "mpi")]
+pub(super) use with_mpi::run;
+
+#[cfg(feature = "mpi")]
+mod with_mpi {
+    use std::path::PathBuf;
+    use std::time::Instant;
+
+    use mpi::topology::{CartesianCommunicator, Communicator};
+    use mpi::traits::*;
+    use serde_json::json;
+    use stencilc::exec::interp::Stepper;
+    use stencilc::exec::mpi::driver::{all_gather_u64, Driver, RankSummary};
+    use stencilc::exec::mpi::halo::Neighbourhood;
+    use stencilc::exec::mpi::layout::{parse_spec, DecomposeSpec, Layout};
+    use stencilc::exec::mpi::slab::{self, Block};
+    use stencilc::exec::{Buffer, FieldState};
+    use stencilc::io::{self, Format};
+    use stencilc::ir::env::{Bindings, RunEnv};
+    use stencilc::ir::{FieldId, Program};
+
+    use super::super::RunArgs;
+    use super::super::{field_spec, reject_repeated_fields, reject_repeated_paths, resolve_fields};
+    use crate::cli::args::BackendArg;
+    use crate::cli::error::CliError;
+    use crate::cli::out::stderr_line;
+    use crate::cli::summary::plain_number;
+    use crate::cli::{params, program};
+
+    /// What every rank knows before computing.
+    struct Setup {
+        program: Program,
+        env: RunEnv,
+        bindings: Bindings,
+        inputs: Vec<(FieldId, PathBuf)>,
+        outputs: Vec<(FieldId, PathBuf)>,
+        dims: Vec<usize>,
+    }
+
+    /// An error every rank knows of (each has its message).
+    struct Agreed(CliError);
+
+    /// `Ok` on every rank when it is `Ok` on every rank; otherwise each rank
+    /// returns its own error, or one naming the ranks that failed.
+    fn agree<T>(comm: &impl Communicator, result: Result<T, CliError>) -> Result<T, Agreed> {
+        let ok = u64::from(result.is_ok());
+        let all = all_gather_u64(comm, &[ok]);
+        let failed: Vec<String> = all
+            .iter()
+            .enumerate()
+            .filter(|(_, &ok)| ok == 0)
+            .map(|(r, _)| r.to_string())
+            .collect();
+        match result {
+            Err(e) => Err(Agreed(e)),
+            Ok(_) if !failed.is_empty() => Err(Agreed(CliError::new(
+                format!(
+                    "rank {} of this run failed (its message is above or in its log)",
+                    failed.join(", ")
+                ),
+                "fix what that rank reports; nothing was written",
+            ))),
+            Ok(v) => Ok(v),
+        }
+    }
+
+    fn prepare(args: &RunArgs, spec: &DecomposeSpec, size: usize) -> Result<Setup, CliError> {
+        if !matches!(args.backend, BackendArg::Auto | BackendArg::Interp) {
+            return Err(CliError::new(
+                format!(
+                    "--decompose runs the interpreter on each rank; `--backend {}` per rank is not \
+                     implemented yet",
+                    stencilc::exec::backend::Backend::from(args.backend)
+                ),
+                "leave out --backend (or give `--backend interp`) with --decompose",
+            ));
+        }
+        if args.verify {
+            return Err(CliError::new(
+                "--verify is not available with --decompose",
+                "run once without --decompose and compare the outputs",
+            ));
+        }
+        let mut program = program::load(&args.program.program, args.program.region)?;
+        let inputs = resolve_fields(&program, &args.inputs, "--input")?;
+        let outputs = resolve_fields(&program, &args.outputs, "--output")?;
+        reject_repeated_fields(&program, &inputs)?;
+        reject_repeated_paths(&outputs)?;
+        for (field, path) in inputs.iter().chain(&outputs) {
+            if Format::from_path(path)? != Format::Npy {
+                return Err(CliError::new(
+                    format!(
+                        "`{}`: with --decompose, inputs and outputs are `.npy` files (each rank \
+                         reads and writes its own block of them)",
+                        path.display()
+                    ),
+                    format!(
+                        "convert it to .npy, or run without --decompose (field `{}`)",
+                        program.fields[field.0].name
+                    ),
+                ));
+            }
+        }
+        for (field, path) in &inputs {
+            io::check_input(path, &field_spec(&program, *field))?;
+        }
+        let mut values = params::parse_sets(&program, &args.params.sets)?;
+        let input_paths: Vec<(FieldId, &std::path::Path)> =
+            inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
+        params::infer_grid_sizes(&program, &mut values, &input_paths)?;
+        params::bind_hint_values(&mut program, &args.params.sets, &values)?;
+        let bindings = params::complete(&program, values)?;
+        let env = stencilc::exec::bind(&program, &bindings)?;
+        let rank = env.grid_dims().first().map_or(1, Vec::len);
+        let has_reductions = program
+            .iterate
+            .as_ref()
+            .is_some_and(|i| !i.reductions.is_empty());
+        let dims = match spec {
+            DecomposeSpec::Given(dims) => {
+                let product: usize = dims.iter().product();
+                if product != size {
+                    let text: Vec<String> = dims.iter().map(usize::to_string).collect();
+                    return Err(CliError::new(
+                        format!(
+                            "--decompose {} makes {product} ranks, but this run has {size}",
+                            text.join("x")
+                        ),
+                        format!("give a decomposition whose product is {size}, or `auto`"),
+                    ));
+                }
+                dims.clone()
+            }
+            DecomposeSpec::Auto => balanced_dims(size, rank),
+        };
+        if rank == 3 && dims.len() == 3 && dims[2] > 1 && has_reductions {
+            return Err(CliError::new(
+                "a 3-D program with reductions cannot cut its innermost axis: each rank's share \
+                 of a reduction row would not be contiguous, and the sum would not match the \
+                 single-process one to the last bit",
+                "give 1 rank along the last axis (`PxQx1`), or `--decompose auto`",
+            ));
+        }
+        let layout = Layout::new(&program, &env, &dims);
+        layout.map_err(|e| CliError::new(e, "choose another decomposition, or fewer ranks"))?;
+        Ok(Setup {
+            program,
+            env,
+            bindings,
+            inputs,
+            outputs,
+            dims,
+        })
+    }
+
+    /// MPI's balanced ranks per axis (`MPI_Dims_create`); in 3-D the
+    /// innermost axis is not cut (contiguous halos, chainable reductions).
+    fn balanced_dims(size: usize, rank: usize) -> Vec<usize> {
+        let mut dims = vec![0i32; rank];
+        if rank == 3 {
+            dims[2] = 1;
+        }
+        // SAFETY: `dims` has `rank` elements, as MPI_Dims_create reads and writes.
+        unsafe {
+            mpi::ffi::MPI_Dims_create(size as i32, rank as i32, dims.as_mut_ptr());
+        }
+        dims.into_iter().map(|d| d as usize).collect()
+    }
+
+    /// Runs the command on this rank.
+    ///
+    /// An error every rank agreed on is printed by every rank, which then
+    /// wait for each other before exiting (so that mpirun, which ends the job
+    /// when the first rank fails, cuts no message short). Any other error
+    /// aborts the job (`MPI_Abort`): the other ranks may be waiting for this one.
+    pub(in crate::cli) fn run(args: &RunArgs, spec: &str) -> Result<(), CliError> {
+        let Some(universe) = mpi::initialize() else {
+            return Err(CliError::new(
+                "MPI could not be initialised",
+                "start stencilc under `mpirun -np P`",
+            ));
+        };
+        let world = universe.world();
+        match on_rank(args, spec, &world) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(error)) => {
+                eprintln!("{error}");
+                world.abort(1)
+            }
+            Err(Agreed(error)) => {
+                eprintln!("{error}");
+                world.barrier();
+                drop(universe);
+                std::process::exit(1)
+            }
+        }
+    }
+
+    /// The run on this rank: agreed errors outside, this rank's own inside.
+    fn on_rank(
+        args: &RunArgs,
+        spec: &str,
+        world: &mpi::topology::SimpleCommunicator,
+    ) -> Result<Result<(), CliError>, Agreed> {
+        let spec = parse_spec(spec)
+            .map_err(|e| CliError::new(e, "give `--decompose auto` or ranks per axis like `2x2`"));
+        let spec = agree(world, spec)?;
+
+        let started = Instant::now();
+        let setup = prepare(args, &spec, world.size() as usize);
+        let setup = agree(world, setup)?;
+        let layout = Layout::new(&setup.program, &setup.env, &setup.dims).expect("checked");
+        let cart: CartesianCommunicator = world
+            .create_cartesian_communicator(
+                &setup.dims.iter().map(|&d| d as i32).collect::<Vec<_>>(),
+                &vec![true; setup.dims.len()],
+                false,
+            )
+            .expect("every rank is in the grid");
+        let coords: Vec<usize> = cart
+            .rank_to_coordinates(cart.rank())
+            .into_iter()
+            .map(|c| c as usize)
+            .collect();
+        let me = cart.rank();
+        let local = layout.local_program(&setup.program, &setup.env, &coords);
+        let local_env = stencilc::exec::bind(&local, &setup.bindings);
+        let owned = layout.owned(&coords);
+        let origin = layout.origin(&coords);
+        let local_dims = layout.local_dims(&coords);
+        let block = Block {
+            global: &layout.global,
+            owned: &owned,
+            origin: &origin,
+            local: &local_dims,
+        };
+        let read = |local_env: &RunEnv| -> Result<FieldState, CliError> {
+            let mut fields = Vec::with_capacity(local.fields.len());
+            for (index, field) in local.fields.iter().enumerate() {
+                let points: usize = local_env.grid_dims()[field.grid.0].iter().product();
+                let mut first = Buffer::zeros(field.ty, points);
+                if let Some((_, path)) = setup.inputs.iter().find(|(f, _)| f.0 == index) {
+                    slab::read(path, &block, &mut first).map_err(|e| {
+                        CliError::new(e, format!("rank {me} reads its block of this file"))
+                    })?;
+                }
+                let mut levels: Vec<Buffer> = (1..field.levels()).map(|_| first.clone()).collect();
+                levels.push(first);
+                fields.push(levels);
+            }
+            Ok(FieldState { fields })
+        };
+        let prepared = local_env.map_err(CliError::from).and_then(|env| {
+            let state = read(&env)?;
+            let stepper = Stepper::new(&local, &env, &state)?;
+            Ok((env, state, stepper))
+        });
+        let (local_env, mut state, stepper) = agree(world, prepared)?;
+        let driver = Driver {
+            neighbourhood: Neighbourhood {
+                comm: &cart,
+                layout: &layout,
+                coords: coords.clone(),
+            },
+            program: &setup.program,
+            env: &setup.env,
+            local: &local,
+            local_env: &local_env,
+        };
+        let ran = match driver.run(&stepper, &mut state) {
+            Ok(ran) => ran,
+            Err(e) => return Ok(Err(e.into())),
+        };
+
+        // Outputs: a temporary file sized by rank 0, blocks written by every
+        // rank, renamed by rank 0 once all succeeded.
+        let written = Instant::now();
+        let created: Result<Vec<u64>, CliError> = if me == 0 {
+            setup
+                .outputs
+                .iter()
+                .map(|(f, path)| {
+                    slab::create(path, setup.program.fields[f.0].ty, &layout.global)
+                        .map_err(|e| CliError::new(e, "choose an output in a writable folder"))
+                })
+                .collect()
+        } else {
+            Ok(Vec::new())
+        };
+        let remove_temporaries = || {
+            if me == 0 {
+                for (_, path) in &setup.outputs {
+                    let _ = std::fs::remove_file(slab::temporary(path));
+                }
+            }
+        };
+        let created = agree(world, created).inspect_err(|_| remove_temporaries())?;
+        let mut offsets = vec![0u64; setup.outputs.len()];
+        if me == 0 {
+            offsets.copy_from_slice(&created);
+        }
+        world.process_at_rank(0).broadcast_into(&mut offsets[..]);
+        let wrote: Result<(), CliError> =
+            setup
+                .outputs
+                .iter()
+                .zip(&offsets)
+                .try_for_each(|((f, path), &offset)| {
+                    slab::write(path, offset, &block, state.newest(&local, f.0))
+                        .map_err(|e| CliError::new(e, "check the output folder"))
+                });
+        agree(world, wrote).inspect_err(|_| remove_temporaries())?;
+        let renamed: Result<(), CliError> = if me == 0 {
+            setup.outputs.iter().try_for_each(|(_, path)| {
+                std::fs::rename(slab::temporary(path), path).map_err(|e| {
+                    CliError::new(
+                        format!("cannot write `{}`: {e}", path.display()),
+                        "check the output folder",
+                    )
+                })
+            })
+        } else {
+            Ok(())
+        };
+        agree(world, renamed).inspect_err(|_| remove_temporaries())?;
+        let write_time = written.elapsed();
+
+        let mine = [
+            ran.compute.as_secs_f64().to_bits(),
+            ran.communication.as_secs_f64().to_bits(),
+            ran.bytes_sent,
+        ];
+        let all = all_gather_u64(&cart, &mine);
+        if me != 0 {
+            return Ok(Ok(()));
+        }
+        Ok(report(
+            args,
+            &setup,
+            &layout,
+            &ran,
+            &all,
+            write_time,
+            started.elapsed(),
+            &cart,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn report(
+        args: &RunArgs,
+        setup: &Setup,
+        layout: &Layout,
+        ran: &RankSummary,
+        all: &[u64],
+        write: std::time::Duration,
+        total: std::time::Duration,
+        cart: &CartesianCommunicator,
+    ) -> Result<(), CliError> {
+        let s = &ran.summary;
+        let dims_text: Vec<String> = layout.dims.iter().map(usize::to_string).collect();
+        if !args.json {
+            let mut text = format!(
+                "{}: {} iteration{} on interp",
+                setup.program.name,
+                s.iterations,
+                if s.iterations == 1 { "" } else { "s" },
+            );
+            if s.stopped_by_check {
+                text.push_str(", stopped by the check");
+            }
+            text.push_str(&format!(
+                " ({:.3?} computing, {} ranks as {})\n",
+                s.times.compute,
+                cart.size(),
+                dims_text.join("x")
+            ));
+            for (name, value) in &s.reductions {
+                match value {
+                    Some(v) => text.push_str(&format!("  {name} = {}\n", plain_number(*v))),
+                    None => text.push_str(&format!("  {name} was not evaluated\n")),
+                }
+            }
+            return crate::cli::out::stdout_text(&text);
+        }
+        let ranks: Vec<serde_json::Value> = all
+            .chunks_exact(3)
+            .enumerate()
+            .map(|(r, c)| {
+                let coords = cart.rank_to_coordinates(r as i32);
+                let coords: Vec<usize> = coords.into_iter().map(|c| c as usize).collect();
+                json!({
+                    "rank": r,
+                    "coords": coords,
+                    "block": layout.owned(&coords),
+                    "compute": f64::from_bits(c[0]),
+                    "communication": f64::from_bits(c[1]),
+                    "bytes_sent": c[2],
+                })
+            })
+            .collect();
+        let reductions: serde_json::Map<String, serde_json::Value> = s
+            .reductions
+            .iter()
+            .map(|(name, v)| {
+                let v = v.map_or(serde_json::Value::Null, |v| {
+                    serde_json::from_str(&plain_number(v)).unwrap_or(serde_json::Value::Null)
+                });
+                (name.clone(), v)
+            })
+            .collect();
+        let summary = json!({
+            "program": setup.program.name,
+            "backend": "interp",
+            "iterations": s.iterations,
+            "max_iterations": setup.env.max_iters(),
+            "stopped_by_check": s.stopped_by_check,
+            "reductions": reductions,
+            "decomposition": {
+                "ranks": cart.size(),
+                "dims": layout.dims,
+                "grid": layout.global,
+                "ghost": layout.ghost,
+                "per_rank": ranks,
+            },
+            "bytes_exchanged": all.chunks_exact(3).map(|c| c[2]).sum::<u64>(),
+            "times": {
+                "iterate": s.times.compute.as_secs_f64(),
+                "write": write.as_secs_f64(),
+                "total": total.as_secs_f64(),
+            },
+        });
+        if args.verbose {
+            stderr_line(&format!("decomposition {}", dims_text.join("x")));
+        }
+        crate::cli::out::stdout_text(&format!("{summary:#}\n"))
+    }
+}

@@ -1,0 +1,446 @@
+//! The distributed iterate: the interpreter on each rank's block, ghost layers
+//! exchanged before the parts that read them, reductions folded in the global
+//! order the single-process interpreter uses.
+//!
+//! Halo exchanges are lazy: a (field, level) is exchanged before a part that
+//! reads it at a non-zero offset only when some part wrote it since its last
+//! exchange (every level starts dirty; rotation moves the flags with the
+//! buffers). A stencil like Jacobi's therefore exchanges once per iteration.
+//!
+//! Reductions: the interpreter folds each work item (a row of the outermost
+//! axis; in 1-D a run of 256 points) point by point from the identity, then
+//! combines the items' partials in order, parts in order. A rank's share of an
+//! item is contiguous in that order along the chain axis (the innermost axis in
+//! 2-D, the middle one in 3-D, which is why 3-D programs with reductions may not
+//! cut the innermost axis), so the ranks of a chain fold it in turn, each
+//! continuing from the accumulators its predecessor sent. The finished partials
+//! are gathered on every rank and combined in item order: `+` and `*` give the
+//! single-process value to the last bit, and every rank takes the same branch
+//! of the check.
+
+use std::time::{Duration, Instant};
+
+use mpi::traits::*;
+
+use crate::analysis::footprint::Footprint;
+use crate::exec::interp::{combine_values, Stepper};
+use crate::exec::mpi::halo::Neighbourhood;
+use crate::exec::{ExecError, FieldState, RunSummary};
+use crate::ir::env::RunEnv;
+use crate::ir::{Program, ScalarType, Value};
+
+/// Points per work item of a 1-D part (the interpreter's chunk).
+const ITEM_1D: i64 = 256;
+
+/// What one rank's run did.
+#[derive(Clone, Debug, Default)]
+pub struct RankSummary {
+    /// Iterations, reductions and the check, identical on every rank.
+    pub summary: RunSummary,
+    /// Time in the interpreter.
+    pub compute: Duration,
+    /// Time exchanging halos and combining reductions.
+    pub communication: Duration,
+    /// Bytes this rank sent.
+    pub bytes_sent: u64,
+}
+
+/// Levels (field, level index) read at a non-zero offset and levels written.
+#[derive(Default)]
+struct PartLevels {
+    halo: Vec<(usize, usize)>,
+    written: Vec<(usize, usize)>,
+}
+
+fn part_levels(program: &Program, footprint: &Footprint) -> PartLevels {
+    let level = |f: crate::ir::FieldId, t: i32| (f.0, program.fields[f.0].level_of(t));
+    PartLevels {
+        halo: footprint
+            .reads
+            .iter()
+            .filter(|r| !r.only_center())
+            .map(|r| level(r.field, r.time))
+            .collect(),
+        written: footprint
+            .writes
+            .iter()
+            .map(|w| level(w.field, w.time))
+            .collect(),
+    }
+}
+
+fn to_bits(v: Value) -> u64 {
+    match v {
+        Value::Int(v) => v as u32 as u64,
+        Value::Long(v) => v as u64,
+        Value::Float(v) => v.to_bits() as u64,
+        Value::Double(v) => v.to_bits(),
+    }
+}
+
+fn from_bits(ty: ScalarType, bits: u64) -> Value {
+    match ty {
+        ScalarType::Int => Value::Int(bits as u32 as i32),
+        ScalarType::Long => Value::Long(bits as i64),
+        ScalarType::Float => Value::Float(f32::from_bits(bits as u32)),
+        ScalarType::Double => Value::Double(f64::from_bits(bits)),
+    }
+}
+
+/// One rank's run of the iterate.
+pub struct Driver<'a> {
+    /// Where this rank is.
+    pub neighbourhood: Neighbourhood<'a>,
+    /// The program as written, and its environment (global sizes).
+    pub program: &'a Program,
+    /// The global environment.
+    pub env: &'a RunEnv,
+    /// The rank's program ([`Layout::local_program`](super::layout::Layout::local_program)).
+    pub local: &'a Program,
+    /// The rank's environment.
+    pub local_env: &'a RunEnv,
+}
+
+impl Driver<'_> {
+    /// Runs the iterate on `state` (the rank's arrays, owned points filled).
+    pub fn run(&self, stepper: &Stepper, state: &mut FieldState) -> Result<RankSummary, ExecError> {
+        let mut out = RankSummary::default();
+        let Some(iterate) = &self.local.iterate else {
+            return Ok(out);
+        };
+        let stencil_levels: Vec<Vec<PartLevels>> = iterate
+            .stencils
+            .iter()
+            .map(|s| {
+                s.parts
+                    .iter()
+                    .map(|p| part_levels(self.local, &Footprint::of_body(self.local, &p.body)))
+                    .collect()
+            })
+            .collect();
+        let reduction_levels: Vec<Vec<PartLevels>> = iterate
+            .reductions
+            .iter()
+            .map(|r| {
+                r.parts
+                    .iter()
+                    .map(|p| part_levels(self.local, &Footprint::of_expr(self.local, &p.value)))
+                    .collect()
+            })
+            .collect();
+        let mut dirty: Vec<Vec<bool>> = state.fields.iter().map(|l| vec![true; l.len()]).collect();
+        let mut last: Vec<Option<Value>> = vec![None; iterate.reductions.len()];
+        let started = Instant::now();
+        for k in 1..=self.env.max_iters() {
+            for (s, parts) in stencil_levels.iter().enumerate() {
+                for (p, levels) in parts.iter().enumerate() {
+                    self.stencil_part(stepper, (s, p), levels, state, &mut dirty, &mut out);
+                    for &(f, l) in &levels.written {
+                        dirty[f][l] = true;
+                    }
+                }
+            }
+            let checked = self.env.every().is_none_or(|every| k % every == 0);
+            let mut stop = false;
+            if checked {
+                let mut values = Vec::with_capacity(iterate.reductions.len());
+                for (r, parts) in reduction_levels.iter().enumerate() {
+                    for levels in parts {
+                        self.refresh(levels, state, &mut dirty, &mut out);
+                    }
+                    values.push(self.reduce(stepper, state, r, &mut out));
+                }
+                if let Some(check) = &iterate.check {
+                    stop = self
+                        .env
+                        .eval_with(&check.cond, &self.program.tables, &[], &values)
+                        .is_true();
+                }
+                for (slot, v) in last.iter_mut().zip(values) {
+                    *slot = Some(v);
+                }
+            }
+            state.rotate();
+            for flags in &mut dirty {
+                flags.rotate_left(1);
+            }
+            out.summary.iterations = k;
+            if stop {
+                out.summary.stopped_by_check = true;
+                break;
+            }
+        }
+        out.summary.reductions = iterate
+            .reductions
+            .iter()
+            .zip(last)
+            .map(|(r, v)| (r.name.clone(), v))
+            .collect();
+        out.summary.times.compute = started.elapsed();
+        Ok(out)
+    }
+
+    /// Runs a stencil part, exchanging first the dirty levels it reads at an
+    /// offset; the part's interior is computed while the first exchange's
+    /// messages are in flight, the rim once every ghost layer is filled.
+    fn stencil_part(
+        &self,
+        stepper: &Stepper,
+        (s, p): (usize, usize),
+        levels: &PartLevels,
+        state: &mut FieldState,
+        dirty: &mut [Vec<bool>],
+        out: &mut RankSummary,
+    ) {
+        let mut stale: Vec<(usize, usize)> = Vec::new();
+        for &(f, l) in &levels.halo {
+            if dirty[f][l] && !stale.contains(&(f, l)) {
+                stale.push((f, l));
+            }
+        }
+        let nb = &self.neighbourhood;
+        let split = stepper
+            .stencil_part_box(s, p)
+            .map(|bounds| nb.layout.split_interior(&nb.coords, bounds));
+        let (inner, rim) = match (stale.is_empty(), split) {
+            (_, None) => (None, Vec::new()),
+            (true, Some(_)) => {
+                // Nothing to wait for: the whole part at once.
+                let t = Instant::now();
+                stepper.run_stencil_part(self.local, self.local_env, state, s, p);
+                out.compute += t.elapsed();
+                return;
+            }
+            (false, Some(split)) => split,
+        };
+        let mut overlapped = std::time::Duration::ZERO;
+        let mut interior = |state: &mut FieldState| {
+            if let Some(inner) = &inner {
+                let t = Instant::now();
+                stepper.run_stencil_part_on(self.local, self.local_env, state, (s, p), inner);
+                overlapped += t.elapsed();
+            }
+        };
+        let t = Instant::now();
+        let mut during: Option<&mut dyn FnMut(&mut FieldState)> = Some(&mut interior);
+        for &(f, l) in &stale {
+            out.bytes_sent += nb.exchange(
+                state,
+                (f, l),
+                self.program.fields[f].boundary,
+                during.take(),
+            );
+            dirty[f][l] = false;
+        }
+        if let Some(during) = during {
+            during(state); // no exchange was due
+        }
+        let elapsed = t.elapsed();
+        out.communication += elapsed.saturating_sub(overlapped);
+        out.compute += overlapped;
+        let t = Instant::now();
+        for bounds in &rim {
+            stepper.run_stencil_part_on(self.local, self.local_env, state, (s, p), bounds);
+        }
+        out.compute += t.elapsed();
+    }
+
+    /// Exchanges the dirty levels a part reads at an offset.
+    fn refresh(
+        &self,
+        levels: &PartLevels,
+        state: &mut FieldState,
+        dirty: &mut [Vec<bool>],
+        out: &mut RankSummary,
+    ) {
+        for &(f, l) in &levels.halo {
+            if dirty[f][l] {
+                let t = Instant::now();
+                out.bytes_sent += self.neighbourhood.exchange(
+                    state,
+                    (f, l),
+                    self.program.fields[f].boundary,
+                    None,
+                );
+                dirty[f][l] = false;
+                out.communication += t.elapsed();
+            }
+        }
+    }
+
+    /// The work items rank `coords` touches in a part whose global box is
+    /// `global`: an inclusive range of item indices, if any.
+    fn items(&self, global: &[(i64, i64)], coords: &[usize]) -> Option<(i64, i64)> {
+        let owned = self.neighbourhood.layout.owned(coords);
+        let mine: Vec<(i64, i64)> = global
+            .iter()
+            .zip(&owned)
+            .map(|(&(lo, hi), &(olo, ohi))| (lo.max(olo), hi.min(ohi)))
+            .collect();
+        if mine.iter().any(|(lo, hi)| lo > hi) {
+            return None;
+        }
+        Some(if global.len() == 1 {
+            (
+                (mine[0].0 - global[0].0) / ITEM_1D,
+                (mine[0].1 - global[0].0) / ITEM_1D,
+            )
+        } else {
+            (mine[0].0 - global[0].0, mine[0].1 - global[0].0)
+        })
+    }
+
+    /// Reduction `r` over all its parts, identical on every rank.
+    fn reduce(
+        &self,
+        stepper: &Stepper,
+        state: &mut FieldState,
+        r: usize,
+        out: &mut RankSummary,
+    ) -> Value {
+        let reduction = &self
+            .program
+            .iterate
+            .as_ref()
+            .expect("has an iterate")
+            .reductions[r];
+        let ty = reduction.ty;
+        let identity = reduction.op.identity(ty);
+        let nb = &self.neighbourhood;
+        let rank = nb.layout.global.len();
+        let chain_axis = if rank == 1 { 0 } else { 1 };
+        let origin = nb.layout.origin(&nb.coords);
+        let neighbour = |step: i64| {
+            let c = nb.coords[chain_axis] as i64 + step;
+            (0..nb.layout.dims[chain_axis] as i64)
+                .contains(&c)
+                .then(|| {
+                    let mut coords = nb.coords.clone();
+                    coords[chain_axis] = c as usize;
+                    coords
+                })
+        };
+        let (prev, next) = (neighbour(-1), neighbour(1));
+        // (part, item, value bits) of the items whose fold ends here.
+        let mut finished: Vec<u64> = Vec::new();
+        for (p, part) in reduction.parts.iter().enumerate() {
+            let global = self.env.subset_box(&part.subset);
+            let Some(mine) = self.items(&global, &nb.coords) else {
+                continue;
+            };
+            let shared = |other: &Option<Vec<usize>>| {
+                other
+                    .as_ref()
+                    .and_then(|c| self.items(&global, c))
+                    .map(|(lo, hi)| (lo.max(mine.0), hi.min(mine.1)))
+                    .filter(|(lo, hi)| lo <= hi)
+            };
+            let mut seeds = vec![identity; (mine.1 - mine.0 + 1) as usize];
+            if let Some((lo, hi)) = shared(&prev) {
+                let t = Instant::now();
+                let mut bits = vec![0u64; (hi - lo + 1) as usize];
+                let from = nb.comm.coordinates_to_rank(
+                    &prev
+                        .as_ref()
+                        .expect("shared")
+                        .iter()
+                        .map(|&c| c as i32)
+                        .collect::<Vec<_>>(),
+                );
+                nb.comm
+                    .process_at_rank(from)
+                    .receive_into_with_tag(&mut bits[..], 100 + p as i32);
+                for (i, b) in bits.into_iter().enumerate() {
+                    seeds[(lo - mine.0) as usize + i] = from_bits(ty, b);
+                }
+                out.communication += t.elapsed();
+            }
+            let owned = nb.layout.owned(&nb.coords);
+            let spans: Vec<(Vec<(i64, i64)>, Value)> = (mine.0..=mine.1)
+                .zip(&seeds)
+                .map(|(item, &seed)| {
+                    let mut bounds: Vec<(i64, i64)> = global
+                        .iter()
+                        .zip(&owned)
+                        .map(|(&(lo, hi), &(olo, ohi))| (lo.max(olo), hi.min(ohi)))
+                        .collect();
+                    if rank == 1 {
+                        let start = global[0].0 + item * ITEM_1D;
+                        bounds[0] = (bounds[0].0.max(start), bounds[0].1.min(start + ITEM_1D - 1));
+                    } else {
+                        let row = global[0].0 + item;
+                        bounds[0] = (row, row);
+                    }
+                    let local = bounds
+                        .iter()
+                        .zip(&origin)
+                        .map(|(&(lo, hi), &o)| (lo - o, hi - o))
+                        .collect();
+                    (local, seed)
+                })
+                .collect();
+            let t = Instant::now();
+            let accs = stepper.fold_reduction_part(self.local, self.local_env, state, r, p, &spans);
+            out.compute += t.elapsed();
+            let passed = shared(&next);
+            for (item, acc) in (mine.0..=mine.1).zip(&accs) {
+                if !passed.is_some_and(|(lo, hi)| (lo..=hi).contains(&item)) {
+                    finished.extend([p as u64, item as u64, to_bits(*acc)]);
+                }
+            }
+            if let Some((lo, hi)) = passed {
+                let t = Instant::now();
+                let bits: Vec<u64> = accs[(lo - mine.0) as usize..=(hi - mine.0) as usize]
+                    .iter()
+                    .map(|v| to_bits(*v))
+                    .collect();
+                let to = nb.comm.coordinates_to_rank(
+                    &next
+                        .as_ref()
+                        .expect("shared")
+                        .iter()
+                        .map(|&c| c as i32)
+                        .collect::<Vec<_>>(),
+                );
+                nb.comm
+                    .process_at_rank(to)
+                    .send_with_tag(&bits[..], 100 + p as i32);
+                out.bytes_sent += bits.len() as u64 * 8;
+                out.communication += t.elapsed();
+            }
+        }
+        let t = Instant::now();
+        let all = all_gather_u64(nb.comm, &finished);
+        out.bytes_sent += finished.len() as u64 * 8;
+        let mut partials: Vec<(u64, u64, u64)> =
+            all.chunks_exact(3).map(|c| (c[0], c[1], c[2])).collect();
+        partials.sort_unstable_by_key(|&(p, item, _)| (p, item));
+        let total = partials.iter().fold(identity, |acc, &(_, _, bits)| {
+            combine_values(reduction.op, acc, from_bits(ty, bits))
+        });
+        out.communication += t.elapsed();
+        total
+    }
+}
+
+/// Every rank's `local`, concatenated in rank order, on every rank.
+pub fn all_gather_u64(comm: &impl Communicator, local: &[u64]) -> Vec<u64> {
+    let size = comm.size() as usize;
+    let mut counts = vec![0i32; size];
+    comm.all_gather_into(&(local.len() as i32), &mut counts[..]);
+    let displs: Vec<i32> = counts
+        .iter()
+        .scan(0, |acc, &c| {
+            let d = *acc;
+            *acc += c;
+            Some(d)
+        })
+        .collect();
+    let mut all = vec![0u64; counts.iter().map(|&c| c as usize).sum()];
+    {
+        let mut partition =
+            mpi::datatype::PartitionMut::new(&mut all[..], &counts[..], &displs[..]);
+        comm.all_gather_varcount_into(local, &mut partition);
+    }
+    all
+}
