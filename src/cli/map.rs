@@ -60,11 +60,17 @@ enum MapTarget {
 /// Runs `stencilc map`.
 pub fn run(args: &MapArgs) -> Result<(), CliError> {
     let device = Device::find(&args.device).ok_or_else(|| {
-        CliError::new(format!("unknown device `{}`", args.device), format!("choose one of {}", Device::known_names()))
+        CliError::new(
+            format!("unknown device `{}`", args.device),
+            format!("choose one of {}", Device::known_names()),
+        )
     })?;
     let file = CFile::load(&args.file).map_err(|e| match e {
         CError::Located(d) => CliError::Located(d),
-        CError::Plain(message) => CliError::new(message, "the file must preprocess and compile with `cc -std=gnu99`"),
+        CError::Plain(message) => CliError::new(
+            message,
+            "the file must preprocess and compile with `cc -std=gnu99`",
+        ),
     })?;
     let unit = lower_unit(&file);
     let target = match args.target {
@@ -92,8 +98,12 @@ pub fn run(args: &MapArgs) -> Result<(), CliError> {
         }
         let program = rewrite::openmp_program(&file, &plan);
         match &args.output {
-            Some(path) => std::fs::write(path, program)
-                .map_err(|e| CliError::new(format!("cannot write `{}`: {e}", path.display()), "check the directory exists and is writable"))?,
+            Some(path) => std::fs::write(path, program).map_err(|e| {
+                CliError::new(
+                    format!("cannot write `{}`: {e}", path.display()),
+                    "check the directory exists and is writable",
+                )
+            })?,
             None => out::stdout_text(&program)?,
         }
     }
@@ -103,11 +113,21 @@ pub fn run(args: &MapArgs) -> Result<(), CliError> {
 /// Compiles and runs the timed copy of the program; the nests ranked by time.
 fn profile(file: &CFile, plan: &FilePlan) -> Result<String, CliError> {
     let (source, nests) = rewrite::profiled_program(file, plan);
-    let dir = tempfile::tempdir().map_err(|e| CliError::new(format!("cannot make a temporary directory: {e}"), "check TMPDIR"))?;
+    let dir = tempfile::tempdir().map_err(|e| {
+        CliError::new(
+            format!("cannot make a temporary directory: {e}"),
+            "check TMPDIR",
+        )
+    })?;
     let c_path = dir.path().join("profiled.c");
     let exe = dir.path().join("profiled");
     let times = dir.path().join("times.txt");
-    std::fs::write(&c_path, source).map_err(|e| CliError::new(format!("cannot write the timed program: {e}"), "check TMPDIR"))?;
+    std::fs::write(&c_path, source).map_err(|e| {
+        CliError::new(
+            format!("cannot write the timed program: {e}"),
+            "check TMPDIR",
+        )
+    })?;
     let include = file_dir(file);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let built = Command::new(&cc)
@@ -118,17 +138,30 @@ fn profile(file: &CFile, plan: &FilePlan) -> Result<String, CliError> {
         .arg(&exe)
         .arg("-lm")
         .output()
-        .map_err(|e| CliError::new(format!("cannot run `{cc}`: {e}"), "install a C compiler or set CC"))?;
+        .map_err(|e| {
+            CliError::new(
+                format!("cannot run `{cc}`: {e}"),
+                "install a C compiler or set CC",
+            )
+        })?;
     if !built.status.success() {
         return Err(CliError::new(
-            format!("the timed program did not compile:\n{}", String::from_utf8_lossy(&built.stderr).trim_end()),
+            format!(
+                "the timed program did not compile:\n{}",
+                String::from_utf8_lossy(&built.stderr).trim_end()
+            ),
             "the original must compile with `cc -O2 -std=gnu99 -lm`",
         ));
     }
     let ran = Command::new(&exe)
         .env("STENCILC_PROFILE_OUT", &times)
         .output()
-        .map_err(|e| CliError::new(format!("cannot run the timed program: {e}"), "check the file runs without arguments"))?;
+        .map_err(|e| {
+            CliError::new(
+                format!("cannot run the timed program: {e}"),
+                "check the file runs without arguments",
+            )
+        })?;
     if !ran.status.success() {
         return Err(CliError::new(
             format!("the timed program failed ({})", ran.status),
@@ -139,15 +172,23 @@ fn profile(file: &CFile, plan: &FilePlan) -> Result<String, CliError> {
     let mut rows: Vec<(f64, String)> = Vec::new();
     for line in text.lines() {
         let mut parts = line.split_whitespace();
-        let (Some(k), Some(s)) = (parts.next().and_then(|k| k.parse::<usize>().ok()), parts.next().and_then(|s| s.parse::<f64>().ok())) else {
+        let (Some(k), Some(s)) = (
+            parts.next().and_then(|k| k.parse::<usize>().ok()),
+            parts.next().and_then(|s| s.parse::<f64>().ok()),
+        ) else {
             continue;
         };
         if let Some(n) = nests.get(k) {
-            rows.push((s, format!("{} (lines {}-{}, {})", n.id, n.lines.0, n.lines.1, n.class)));
+            rows.push((
+                s,
+                format!("{} (lines {}-{}, {})", n.id, n.lines.0, n.lines.1, n.class),
+            ));
         }
     }
     rows.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut out = String::from("profile (original program, cc -O2; nests inside an iterate are counted in it too):\n");
+    let mut out = String::from(
+        "profile (original program, cc -O2; nests inside an iterate are counted in it too):\n",
+    );
     for (rank, (s, what)) in rows.iter().enumerate() {
         out.push_str(&format!("  {:>2}. {:>10.6} s  {what}\n", rank + 1, s));
     }
@@ -155,5 +196,9 @@ fn profile(file: &CFile, plan: &FilePlan) -> Result<String, CliError> {
 }
 
 fn file_dir(file: &CFile) -> PathBuf {
-    PathBuf::from(&file.original.name).parent().map(|p| p.to_path_buf()).filter(|p| !p.as_os_str().is_empty()).unwrap_or_else(|| PathBuf::from("."))
+    PathBuf::from(&file.original.name)
+        .parent()
+        .map(|p| p.to_path_buf())
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| PathBuf::from("."))
 }

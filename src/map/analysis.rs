@@ -12,9 +12,10 @@ use crate::front::c::loops::{Assign, BinOp, CUnit, Expr, Function, Loop, Ref, St
 
 /// Math functions a kernel may call (C99 `<math.h>`, all pure).
 pub const PURE_LIBRARY: &[&str] = &[
-    "fabs", "fabsf", "sqrt", "sqrtf", "exp", "expf", "log", "logf", "sin", "sinf", "cos", "cosf", "tan", "tanf", "pow",
-    "powf", "fmin", "fminf", "fmax", "fmaxf", "floor", "floorf", "ceil", "ceilf", "tanh", "tanhf", "atan", "atanf",
-    "atan2", "atan2f", "fma", "fmaf", "abs", "cbrt", "cbrtf", "exp2", "log2", "log10", "hypot",
+    "fabs", "fabsf", "sqrt", "sqrtf", "exp", "expf", "log", "logf", "sin", "sinf", "cos", "cosf",
+    "tan", "tanf", "pow", "powf", "fmin", "fminf", "fmax", "fmaxf", "floor", "floorf", "ceil",
+    "ceilf", "tanh", "tanhf", "atan", "atanf", "atan2", "atan2f", "fma", "fmaf", "abs", "cbrt",
+    "cbrtf", "exp2", "log2", "log10", "hypot",
 ];
 
 /// One array access in the nest.
@@ -109,7 +110,12 @@ pub struct NestFacts {
 }
 
 /// Analyses the nest rooted at `root`, in `function` of `unit`.
-pub fn analyse(root: &Loop, function: &Function, unit: &CUnit, declared: &BTreeMap<String, bool>) -> NestFacts {
+pub fn analyse(
+    root: &Loop,
+    function: &Function,
+    unit: &CUnit,
+    declared: &BTreeMap<String, bool>,
+) -> NestFacts {
     let mut facts = NestFacts {
         obstacles: Vec::new(),
         accesses: Vec::new(),
@@ -168,7 +174,10 @@ struct Walker<'a> {
 impl Walker<'_> {
     fn for_loop(&mut self, l: &Loop) {
         if let Some(why) = &l.not_canonical {
-            self.facts.obstacles.push(format!("the loop at line {} cannot be normalised: {why}", l.lines.0));
+            self.facts.obstacles.push(format!(
+                "the loop at line {} cannot be normalised: {why}",
+                l.lines.0
+            ));
         }
         self.expr(&l.lower, l.lines.0, false, None);
         self.expr(&l.upper, l.lines.0, false, None);
@@ -203,9 +212,10 @@ impl Walker<'_> {
                 self.expr(&a.value, a.line, conditional, top.clone());
                 if a.target.index.is_empty() {
                     if self.stack.contains(&a.target.name) {
-                        self.facts
-                            .obstacles
-                            .push(format!("the loop variable `{}` is assigned in the body (line {})", a.target.name, a.line));
+                        self.facts.obstacles.push(format!(
+                            "the loop variable `{}` is assigned in the body (line {})",
+                            a.target.name, a.line
+                        ));
                     }
                     self.scalar_events.push(ScalarEvent {
                         name: a.target.name.clone(),
@@ -231,16 +241,30 @@ impl Walker<'_> {
                     self.expr(e, *line, conditional, top);
                 }
             }
-            Stmt::If { cond, then, els } => {
-                self.expr(cond, 0, conditional, top);
+            Stmt::If {
+                cond,
+                then,
+                els,
+                line,
+            } => {
+                self.expr(cond, *line, conditional, top);
                 self.block(then, true, None);
                 self.block(els, true, None);
             }
             Stmt::Eval(e) => self.expr(e, 0, conditional, top),
-            Stmt::Break => self.facts.obstacles.push("a `break` leaves a loop of the nest early".into()),
+            Stmt::Break => self
+                .facts
+                .obstacles
+                .push("a `break` leaves a loop of the nest early".into()),
             Stmt::Continue => self.facts.obstacles.push("a `continue` in the nest".into()),
-            Stmt::Return => self.facts.obstacles.push("a `return` inside the nest".into()),
-            Stmt::Goto(label) => self.facts.obstacles.push(format!("a `goto {label}` inside the nest")),
+            Stmt::Return(_) => self
+                .facts
+                .obstacles
+                .push("a `return` inside the nest".into()),
+            Stmt::Goto(label) => self
+                .facts
+                .obstacles
+                .push(format!("a `goto {label}` inside the nest")),
             Stmt::Other { what, body, line } => {
                 self.facts.obstacles.push(format!("{what} at line {line}"));
                 self.block(body, true, None);
@@ -285,7 +309,11 @@ impl Walker<'_> {
         for r in loads {
             self.load(&r, line, conditional, top.clone());
         }
-        let at = if line > 0 { format!(" (line {line})") } else { String::new() };
+        let at = if line > 0 {
+            format!(" (line {line})")
+        } else {
+            String::new()
+        };
         for p in problems {
             if let Some(name) = p.strip_prefix("CALL:") {
                 if let Some(why) = call_obstacle(name, self.unit, self.declared) {
@@ -306,7 +334,12 @@ fn call_obstacle(name: &str, unit: &CUnit, declared: &BTreeMap<String, bool>) ->
     pure_function(name, unit, declared, &mut visiting).err()
 }
 
-fn pure_function(name: &str, unit: &CUnit, declared: &BTreeMap<String, bool>, visiting: &mut Vec<String>) -> Result<(), String> {
+fn pure_function(
+    name: &str,
+    unit: &CUnit,
+    declared: &BTreeMap<String, bool>,
+    visiting: &mut Vec<String>,
+) -> Result<(), String> {
     if PURE_LIBRARY.contains(&name) {
         return Ok(());
     }
@@ -326,28 +359,49 @@ fn pure_function(name: &str, unit: &CUnit, declared: &BTreeMap<String, bool>, vi
     check_pure_body(&f.body, f, &mut calls, &mut result);
     for c in calls {
         if result.is_ok() {
-            result = pure_function(&c, unit, declared, visiting).map_err(|e| format!("a call of `{name}`, which makes {e}"));
+            result = pure_function(&c, unit, declared, visiting)
+                .map_err(|e| format!("a call of `{name}`, which makes {e}"));
         }
     }
     visiting.pop();
     result
 }
 
-fn check_pure_body(body: &[Stmt], f: &Function, calls: &mut Vec<String>, result: &mut Result<(), String>) {
+fn check_pure_body(
+    body: &[Stmt],
+    f: &Function,
+    calls: &mut Vec<String>,
+    result: &mut Result<(), String>,
+) {
     let mut exprs: Vec<&Expr> = Vec::new();
     for s in body {
         match s {
             Stmt::Assign(a) => {
-                let local = f.vars.get(&a.target.name).is_some_and(|v| !v.param && !v.global);
-                let scalar_param = f.vars.get(&a.target.name).is_some_and(|v| v.param && !v.pointer);
-                if !a.target.index.is_empty() && !local || a.target.index.is_empty() && !local && !scalar_param {
-                    *result = Err(format!("a call of `{}`, which writes `{}` outside itself", f.name, a.target.name));
+                let local = f
+                    .vars
+                    .get(&a.target.name)
+                    .is_some_and(|v| !v.param && !v.global);
+                let scalar_param = f
+                    .vars
+                    .get(&a.target.name)
+                    .is_some_and(|v| v.param && !v.pointer);
+                if !a.target.index.is_empty() && !local
+                    || a.target.index.is_empty() && !local && !scalar_param
+                {
+                    *result = Err(format!(
+                        "a call of `{}`, which writes `{}` outside itself",
+                        f.name, a.target.name
+                    ));
                 }
                 exprs.push(&a.value);
                 exprs.extend(a.target.index.iter());
             }
-            Stmt::Decl { init: Some(e), .. } | Stmt::Eval(e) => exprs.push(e),
-            Stmt::If { cond, then, els } => {
+            Stmt::Decl { init: Some(e), .. } | Stmt::Eval(e) | Stmt::Return(Some(e)) => {
+                exprs.push(e)
+            }
+            Stmt::If {
+                cond, then, els, ..
+            } => {
                 exprs.push(cond);
                 check_pure_body(then, f, calls, result);
                 check_pure_body(els, f, calls, result);
@@ -361,7 +415,9 @@ fn check_pure_body(body: &[Stmt], f: &Function, calls: &mut Vec<String>, result:
     for e in exprs {
         e.visit(&mut |x| match x {
             Expr::Call(name, _) => calls.push(name.clone()),
-            Expr::Unsupported(what) => *result = Err(format!("a call of `{}`, which holds {what}", f.name)),
+            Expr::Unsupported(what) => {
+                *result = Err(format!("a call of `{}`, which holds {what}", f.name))
+            }
             _ => {}
         });
     }
@@ -378,7 +434,11 @@ fn fresh_allocation(name: &str, function: &Function) -> bool {
     let mut init_is_malloc = false;
     let mut assigned = false;
     walk(&function.body, &mut |s| match s {
-        Stmt::Decl { name: n, init: Some(e), .. } if n == name => {
+        Stmt::Decl {
+            name: n,
+            init: Some(e),
+            ..
+        } if n == name => {
             init_is_malloc = matches!(e, Expr::Call(f, _) if f == "malloc" || f == "calloc");
         }
         Stmt::Assign(a) if a.target.name == name && a.target.index.is_empty() => assigned = true,
@@ -413,7 +473,9 @@ fn call_sites_distinct(function: &Function, a: &str, b: &str, unit: &CUnit) -> b
         ps
     };
     let pos = |n: &str| params.iter().position(|v| v.name == n);
-    let (Some(pa), Some(pb)) = (pos(a), pos(b)) else { return false };
+    let (Some(pa), Some(pb)) = (pos(a), pos(b)) else {
+        return false;
+    };
     let mut sites = 0;
     let mut ok = true;
     for caller in &unit.functions {
@@ -432,7 +494,8 @@ fn call_sites_distinct(function: &Function, a: &str, b: &str, unit: &CUnit) -> b
                             let object = |i: usize| match args.get(i) {
                                 Some(Expr::Load(r)) if r.index.is_empty() => {
                                     let var = lookup(&r.name, caller, unit);
-                                    let distinct_object = var.is_some_and(|v| !v.pointer && !v.dims.is_empty())
+                                    let distinct_object = var
+                                        .is_some_and(|v| !v.pointer && !v.dims.is_empty())
                                         || fresh_allocation(&r.name, caller);
                                     distinct_object.then(|| r.name.clone())
                                 }
@@ -453,7 +516,12 @@ fn call_sites_distinct(function: &Function, a: &str, b: &str, unit: &CUnit) -> b
 
 fn check_aliasing(facts: &mut NestFacts, function: &Function, unit: &CUnit) {
     let arrays: BTreeSet<&str> = facts.accesses.iter().map(|a| a.array.as_str()).collect();
-    let written: BTreeSet<&str> = facts.accesses.iter().filter(|a| a.write).map(|a| a.array.as_str()).collect();
+    let written: BTreeSet<&str> = facts
+        .accesses
+        .iter()
+        .filter(|a| a.write)
+        .map(|a| a.array.as_str())
+        .collect();
     let may_alias_others = |name: &str| -> bool {
         match lookup(name, function, unit) {
             Some(v) => v.pointer && !fresh_allocation(name, function),
@@ -463,7 +531,9 @@ fn check_aliasing(facts: &mut NestFacts, function: &Function, unit: &CUnit) {
     let arrays: Vec<&str> = arrays.into_iter().collect();
     for (i, a) in arrays.iter().enumerate() {
         if lookup(a, function, unit).is_none() {
-            facts.obstacles.push(format!("the array `{a}` is not declared in the file"));
+            facts
+                .obstacles
+                .push(format!("the array `{a}` is not declared in the file"));
             continue;
         }
         for b in &arrays[i + 1..] {
@@ -489,15 +559,27 @@ fn check_aliasing(facts: &mut NestFacts, function: &Function, unit: &CUnit) {
     }
 }
 
-fn classify_scalars(facts: &mut NestFacts, root: &Loop, events: &[ScalarEvent], locals: &BTreeMap<String, Vec<String>>, function: &Function) {
+fn classify_scalars(
+    facts: &mut NestFacts,
+    root: &Loop,
+    events: &[ScalarEvent],
+    locals: &BTreeMap<String, Vec<String>>,
+    function: &Function,
+) {
     let loop_vars: BTreeSet<&String> = facts.loops.keys().collect();
-    let written: BTreeSet<&String> = events.iter().filter(|e| e.write.is_some()).map(|e| &e.name).collect();
+    let written: BTreeSet<&String> = events
+        .iter()
+        .filter(|e| e.write.is_some())
+        .map(|e| &e.name)
+        .collect();
     for name in written {
         if loop_vars.contains(name) {
             continue;
         }
         if let Some(inside) = locals.get(name) {
-            facts.scalars.insert(name.clone(), ScalarRole::Local(inside.clone()));
+            facts
+                .scalars
+                .insert(name.clone(), ScalarRole::Local(inside.clone()));
             continue;
         }
         let mine: Vec<&ScalarEvent> = events.iter().filter(|e| &e.name == name).collect();
@@ -531,20 +613,33 @@ fn reduction(name: &str, events: &[&ScalarEvent], function: &Function) -> Option
         let this = match (&a.op, &a.value) {
             (Some(BinOp::Add), v) | (Some(BinOp::Sub), v) if !mentions(v) => "+".to_string(),
             (Some(BinOp::Mul), v) if !mentions(v) => "*".to_string(),
-            (None, Expr::Bin(BinOp::Add, x, v)) if **x == Expr::var(name) && !mentions(v) => "+".to_string(),
-            (None, Expr::Bin(BinOp::Mul, x, v)) if **x == Expr::var(name) && !mentions(v) => "*".to_string(),
+            (None, Expr::Bin(BinOp::Add, x, v)) if **x == Expr::var(name) && !mentions(v) => {
+                "+".to_string()
+            }
+            (None, Expr::Bin(BinOp::Mul, x, v)) if **x == Expr::var(name) && !mentions(v) => {
+                "*".to_string()
+            }
             (None, Expr::Call(f, args))
-                if args.len() == 2 && args[0] == Expr::var(name) && !mentions(&args[1]) && f.starts_with("fmax") =>
+                if args.len() == 2
+                    && args[0] == Expr::var(name)
+                    && !mentions(&args[1])
+                    && f.starts_with("fmax") =>
             {
                 "max".to_string()
             }
             (None, Expr::Call(f, args))
-                if args.len() == 2 && args[0] == Expr::var(name) && !mentions(&args[1]) && f.starts_with("fmin") =>
+                if args.len() == 2
+                    && args[0] == Expr::var(name)
+                    && !mentions(&args[1])
+                    && f.starts_with("fmin") =>
             {
                 "min".to_string()
             }
             (None, Expr::Int(c @ (0 | 1))) => {
-                let boolean = function.vars.get(name).is_some_and(|v| v.elem == "bool" || v.elem == "_Bool");
+                let boolean = function
+                    .vars
+                    .get(name)
+                    .is_some_and(|v| v.elem == "bool" || v.elem == "_Bool");
                 if !boolean {
                     return None;
                 }
@@ -583,12 +678,18 @@ fn private_at(root: &Loop, events: &[&ScalarEvent]) -> Option<String> {
             });
             found
         });
-        if first.write.is_some() && !first.conditional && !reads_itself && first.top_level_of.as_deref() == Some(var.as_str()) {
+        if first.write.is_some()
+            && !first.conditional
+            && !reads_itself
+            && first.top_level_of.as_deref() == Some(var.as_str())
+        {
             return Some(var);
         }
         // The write's own reads come before it in the event order: skip them.
         if let Some(w) = inside.iter().position(|e| e.write.is_some()) {
-            let before_are_own = inside[..w].iter().all(|e| e.loops == inside[w].loops && !e.conditional);
+            let before_are_own = inside[..w]
+                .iter()
+                .all(|e| e.loops == inside[w].loops && !e.conditional);
             let a = inside[w].write.as_ref()?;
             let mut reads_self = a.op.is_some();
             a.value.visit(&mut |x| {
@@ -596,7 +697,12 @@ fn private_at(root: &Loop, events: &[&ScalarEvent]) -> Option<String> {
                     reads_self = true;
                 }
             });
-            if w > 0 && before_are_own && !reads_self && !inside[w].conditional && inside[w].top_level_of.as_deref() == Some(var.as_str()) {
+            if w > 0
+                && before_are_own
+                && !reads_self
+                && !inside[w].conditional
+                && inside[w].top_level_of.as_deref() == Some(var.as_str())
+            {
                 return Some(var);
             }
         }
@@ -622,11 +728,18 @@ fn dependences(facts: &mut NestFacts, ambiguous: &BTreeSet<String>) {
     for (i, a) in facts.accesses.iter().enumerate() {
         by_array.entry(a.array.clone()).or_default().push(i);
     }
-    let mut sequential: BTreeMap<String, Vec<String>> = loop_vars.iter().map(|v| (v.clone(), Vec::new())).collect();
+    let mut sequential: BTreeMap<String, Vec<String>> =
+        loop_vars.iter().map(|v| (v.clone(), Vec::new())).collect();
     for (array, ids) in &by_array {
-        let mut subs: Vec<Vec<Sub>> = ids.iter().map(|&i| facts.accesses[i].index.iter().map(|e| cx.sub(e)).collect()).collect();
+        let mut subs: Vec<Vec<Sub>> = ids
+            .iter()
+            .map(|&i| facts.accesses[i].index.iter().map(|e| cx.sub(e)).collect())
+            .collect();
         // One linear subscript everywhere: try to delinearise.
-        if subs.iter().all(|s| s.len() == 1 && matches!(s[0], Sub::Affine(_))) {
+        if subs
+            .iter()
+            .all(|s| s.len() == 1 && matches!(s[0], Sub::Affine(_)))
+        {
             let polys: Vec<Poly> = subs
                 .iter()
                 .map(|s| match &s[0] {
@@ -637,8 +750,13 @@ fn dependences(facts: &mut NestFacts, ambiguous: &BTreeSet<String>) {
             let mut bounds = facts.loops.clone();
             bounds.retain(|v, _| !ambiguous.contains(v));
             if let Some(dims) = delinearise(&polys, &bounds, &loop_vars) {
-                facts.delinearised.insert(array.clone(), dims.first().map_or(0, |d| d.len()));
-                subs = dims.into_iter().map(|d| d.into_iter().map(Sub::Affine).collect()).collect();
+                facts
+                    .delinearised
+                    .insert(array.clone(), dims.first().map_or(0, |d| d.len()));
+                subs = dims
+                    .into_iter()
+                    .map(|d| d.into_iter().map(Sub::Affine).collect())
+                    .collect();
             }
         }
         facts.subs.insert(array.clone(), subs.clone());
@@ -651,30 +769,58 @@ fn dependences(facts: &mut NestFacts, ambiguous: &BTreeSet<String>) {
                 if !a.write && !b.write {
                     continue;
                 }
-                let shared = a.loop_ids.iter().zip(&b.loop_ids).take_while(|(p, q)| p == q).count();
+                let shared = a
+                    .loop_ids
+                    .iter()
+                    .zip(&b.loop_ids)
+                    .take_while(|(p, q)| p == q)
+                    .count();
                 let common: Vec<String> = a.loops[..shared].to_vec();
                 let Some(distance) = test_pair(&subs[x], &subs[y], &common, &loop_vars) else {
                     continue;
                 };
-                let kind = match (a.write, b.write) {
+                // Distances are of the second access's iteration minus the first's:
+                // a negative leading distance means the second runs first.
+                let backwards = distance
+                    .iter()
+                    .find(|(_, d)| *d != Some(0))
+                    .is_some_and(|(_, d)| matches!(d, Some(x) if *x < 0));
+                let (first, second) = if backwards { (b, a) } else { (a, b) };
+                let kind = match (first.write, second.write) {
                     (true, true) => "output",
                     (true, false) => "flow",
                     _ => "anti",
                 };
+                let distance = if backwards {
+                    distance
+                        .into_iter()
+                        .map(|(v, d)| (v, d.map(|x| -x)))
+                        .collect()
+                } else {
+                    distance
+                };
                 let dep = Dependence {
                     array: array.clone(),
                     kind,
-                    lines: (a.line, b.line),
+                    lines: (first.line, second.line),
                     distance,
                 };
                 if x == y && dep.distance.iter().all(|(_, d)| *d == Some(0)) {
                     continue;
                 }
                 for v in &common {
-                    if dep.carried_by(v) {
-                        sequential
-                            .get_mut(v)
-                            .map(|r| r.push(format!("{} dependence on `{array}` (lines {} and {}), distance {}", dep.kind, dep.lines.0, dep.lines.1, dep.vector())));
+                    let reason = format!(
+                        "{} dependence on `{array}` (lines {} and {}), distance {}",
+                        dep.kind,
+                        dep.lines.0,
+                        dep.lines.1,
+                        dep.vector()
+                    );
+                    if let Some(reasons) = sequential
+                        .get_mut(v)
+                        .filter(|r| dep.carried_by(v) && !r.contains(&reason))
+                    {
+                        reasons.push(reason);
                     }
                 }
                 facts.dependences.push(dep);
@@ -690,8 +836,15 @@ fn dependences(facts: &mut NestFacts, ambiguous: &BTreeSet<String>) {
                 ScalarRole::Reduction(_) => true,
                 ScalarRole::Carried => false,
             };
-            if !private_here && scalar_written_inside(&facts.loops, v, name) {
-                reasons.push(format!("the scalar `{name}` carries a value from one iteration to the next"));
+            let carried =
+                format!("the scalar `{name}` carries a value from one iteration to the next");
+            if !private_here
+                && scalar_written_inside(&facts.loops, v, name)
+                && !reasons.contains(&carried)
+            {
+                reasons.push(format!(
+                    "the scalar `{name}` carries a value from one iteration to the next"
+                ));
             }
         }
     }
@@ -728,7 +881,12 @@ fn scalar_written_inside(loops: &BTreeMap<String, Loop>, var: &str, name: &str) 
 
 /// The distance vector over the common loops of two accesses' subscripts, or
 /// `None` when they provably never touch the same element.
-fn test_pair(a: &[Sub], b: &[Sub], common: &[String], loop_vars: &BTreeSet<String>) -> Option<Vec<(String, Option<i64>)>> {
+fn test_pair(
+    a: &[Sub],
+    b: &[Sub],
+    common: &[String],
+    loop_vars: &BTreeSet<String>,
+) -> Option<Vec<(String, Option<i64>)>> {
     let unknown = || common.iter().map(|v| (v.clone(), None)).collect::<Vec<_>>();
     if a.len() != b.len() {
         return Some(unknown());
@@ -747,13 +905,14 @@ fn test_pair(a: &[Sub], b: &[Sub], common: &[String], loop_vars: &BTreeSet<Strin
                 // Symbols that are not loop variables must cancel.
                 let terms = |x: &Poly| -> BTreeMap<Vec<String>, i64> { x.0.clone() };
                 if terms(&pv) == terms(&qv) {
-                    let vars: Vec<(String, i64)> = pv
-                        .0
-                        .iter()
-                        .filter(|(m, _)| m.len() == 1 && loop_vars.contains(&m[0]))
-                        .map(|(m, c)| (m[0].clone(), *c))
-                        .collect();
-                    let invariant_only = pv.0.keys().all(|m| m.iter().all(|s| !loop_vars.contains(s)) || m.len() == 1);
+                    let vars: Vec<(String, i64)> =
+                        pv.0.iter()
+                            .filter(|(m, _)| m.len() == 1 && loop_vars.contains(&m[0]))
+                            .map(|(m, c)| (m[0].clone(), *c))
+                            .collect();
+                    let invariant_only =
+                        pv.0.keys()
+                            .all(|m| m.iter().all(|s| !loop_vars.contains(s)) || m.len() == 1);
                     if !invariant_only {
                         continue;
                     }
@@ -803,7 +962,12 @@ fn test_pair(a: &[Sub], b: &[Sub], common: &[String], loop_vars: &BTreeSet<Strin
             _ => {}
         }
     }
-    Some(common.iter().map(|v| (v.clone(), fixed.get(v).copied())).collect())
+    Some(
+        common
+            .iter()
+            .map(|v| (v.clone(), fixed.get(v).copied()))
+            .collect(),
+    )
 }
 
 fn gcd(a: i64, b: i64) -> i64 {

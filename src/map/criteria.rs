@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::analysis::{lookup, NestFacts};
-use super::subscript::Sub;
 use super::constant;
+use super::subscript::Sub;
 use crate::front::c::loops::{CUnit, Function};
 use crate::model::device::Device;
 
@@ -64,7 +64,13 @@ fn block_shape(loops: usize) -> Vec<i64> {
 }
 
 /// Checks the three criteria for the parallel loops `band` (outermost first).
-pub fn check(band: &[String], facts: &NestFacts, function: &Function, unit: &CUnit, device: &Device) -> Vec<Criterion> {
+pub fn check(
+    band: &[String],
+    facts: &NestFacts,
+    function: &Function,
+    unit: &CUnit,
+    device: &Device,
+) -> Vec<Criterion> {
     let mut out = Vec::new();
     let depth = facts.loops.len();
     out.push(Criterion {
@@ -89,9 +95,18 @@ pub fn check(band: &[String], facts: &NestFacts, function: &Function, unit: &CUn
                 let trip = ((hi - lo).max(0) + l.step - 1) / l.step.max(1);
                 let blocks = (trip + block - 1) / block;
                 fits &= blocks <= limit;
-                sizes.push(format!("{var}: {trip} iterations / {block} threads = {blocks} blocks (limit {limit})"));
+                sizes.push(format!(
+                    "{var}: {trip} iterations / {block} threads = {blocks} blocks (limit {limit})"
+                ));
             }
-            _ => sizes.push(format!("{var}: {} iterations (symbolic, checked at launch; limit {} blocks of {block})", format_args!("{} - {}", l.upper, l.lower), limit)),
+            _ => {
+                let count = if l.lower == crate::front::c::loops::Expr::Int(0) {
+                    l.upper.to_string()
+                } else {
+                    format!("{} - {}", l.upper, l.lower)
+                };
+                sizes.push(format!("{var}: {count} iterations (symbolic, checked at launch; limit {limit} blocks of {block})"))
+            }
         }
     }
     out.push(Criterion {
@@ -117,7 +132,11 @@ pub fn check(band: &[String], facts: &NestFacts, function: &Function, unit: &CUn
     let footprint = if unknown.is_empty() {
         format!("{} bytes", total)
     } else {
-        format!("{} bytes known + {} (extent symbolic, checked at run time)", total, unknown.join(", "))
+        format!(
+            "{} bytes known + {} (extent symbolic, checked at run time)",
+            total,
+            unknown.join(", ")
+        )
     };
     out.push(Criterion {
         name: "memory footprint (eq. 4)",
@@ -148,18 +167,33 @@ pub fn memory_choices(facts: &NestFacts, function: &Function, unit: &CUnit) -> V
         let distinct: BTreeSet<String> = subs.iter().map(|s| format!("{s:?}")).collect();
         let (choice, reason) = if written {
             ("global", "written by the kernel".to_string())
-        } else if let Some(bytes) = array_bytes(array, function, unit).filter(|&b| b <= CONSTANT_MEMORY_BYTES / 4) {
+        } else if let Some(bytes) =
+            array_bytes(array, function, unit).filter(|&b| b <= CONSTANT_MEMORY_BYTES / 4)
+        {
             (
                 "constant memory",
-                format!("read-only and small ({bytes} bytes <= {} bytes), read alike by all threads", CONSTANT_MEMORY_BYTES / 4),
+                format!(
+                    "read-only and small ({bytes} bytes <= {} bytes), read alike by all threads",
+                    CONSTANT_MEMORY_BYTES / 4
+                ),
             )
-        } else if distinct.len() > 1 && subs.iter().all(|s| s.iter().all(|x| !matches!(x, Sub::NonAffine(_)))) {
+        } else if distinct.len() > 1
+            && subs
+                .iter()
+                .all(|s| s.iter().all(|x| !matches!(x, Sub::NonAffine(_))))
+        {
             (
                 "shared memory",
-                format!("read-only and reused within a block: {} distinct offsets per point", distinct.len()),
+                format!(
+                    "read-only and reused within a block: {} distinct offsets per point",
+                    distinct.len()
+                ),
             )
         } else {
-            ("read-only path", "read-only, one element per thread (`const __restrict__` / `__ldg`)".to_string())
+            (
+                "read-only path",
+                "read-only, one element per thread (`const __restrict__` / `__ldg`)".to_string(),
+            )
         };
         out.push(MemoryChoice {
             array: array.clone(),
@@ -186,12 +220,19 @@ pub fn transformations(band: &[String], facts: &NestFacts) -> Vec<String> {
         out.push(format!("delinearisation: `{array}`'s linear subscripts split into {dims} dimensions (strides proved from the loop bounds)"));
     }
     if band.len() > 1 {
-        out.push(format!("coalescing: the {} parallel loops are collapsed into one iteration space", band.len()));
+        out.push(format!(
+            "coalescing: the {} parallel loops are collapsed into one iteration space",
+            band.len()
+        ));
     }
     let inner = facts.loops.len() - band.len();
     if inner > 0 {
-        out.push(format!("{inner} inner loop(s) stay sequential inside each thread"));
+        out.push(format!(
+            "{inner} inner loop(s) stay sequential inside each thread"
+        ));
     }
-    out.push("fusion, fission, interchange, tiling: not applied (not needed for the criteria)".into());
+    out.push(
+        "fusion, fission, interchange, tiling: not applied (not needed for the criteria)".into(),
+    );
     out
 }

@@ -125,10 +125,17 @@ pub fn plan_file(file: &CFile, unit: &CUnit, target: Target, device: &Device) ->
         let mut outer = Vec::new();
         outermost_loops(&function.body, &mut outer);
         for l in outer {
-            if !file.scops.is_empty() && !file.scops.iter().any(|&(a, b)| a < l.lines.0 && l.lines.1 < b) {
+            if !file.scops.is_empty()
+                && !file
+                    .scops
+                    .iter()
+                    .any(|&(a, b)| a < l.lines.0 && l.lines.1 < b)
+            {
                 continue;
             }
-            nests.push(plan_nest(l, function, unit, &declared, target, device, file));
+            nests.push(plan_nest(
+                l, function, unit, &declared, target, device, file,
+            ));
         }
     }
     FilePlan {
@@ -204,7 +211,9 @@ fn plan_nest(
             .map(|(n, r)| {
                 let how = match r {
                     ScalarRole::Local(_) => "declared inside the nest: private".to_string(),
-                    ScalarRole::Private(v) => format!("written before read in each iteration of `{v}`: privatised"),
+                    ScalarRole::Private(v) => {
+                        format!("written before read in each iteration of `{v}`: privatised")
+                    }
                     ScalarRole::Reduction(op) => format!("reduction ({op})"),
                     ScalarRole::Carried => "carries a value across iterations".to_string(),
                 };
@@ -214,27 +223,63 @@ fn plan_nest(
         dependences: facts
             .dependences
             .iter()
-            .map(|d| format!("{} {} (lines {} and {}) distance {}", d.array, d.kind, d.lines.0, d.lines.1, d.vector()))
-            .collect(),
+            .map(|d| {
+                format!(
+                    "{} {} (lines {} and {}) distance {}",
+                    d.array,
+                    d.kind,
+                    d.lines.0,
+                    d.lines.1,
+                    d.vector()
+                )
+            })
+            .fold(Vec::new(), |mut seen, d| {
+                if !seen.contains(&d) {
+                    seen.push(d);
+                }
+                seen
+            }),
         inner: Vec::new(),
         omp: None,
     };
-    let parallel = if facts.obstacles.is_empty() { parallel_band(root, &facts) } else { Vec::new() };
+    let parallel = if facts.obstacles.is_empty() {
+        parallel_band(root, &facts)
+    } else {
+        Vec::new()
+    };
     if parallel.is_empty() {
         // A sequential loop around loops: an iterate, its inner nests planned in turn.
         let mut inner_loops = Vec::new();
         outermost_loops(&root.body, &mut inner_loops);
         if !inner_loops.is_empty() {
-            plan.class = "iterate".into();
-            plan.decision = Decision::Iterate;
-            plan.transformations.push(iterate_note(root, &facts));
             for l in inner_loops {
-                plan.inner.push(plan_nest(l, function, unit, declared, target, device, file));
+                plan.inner
+                    .push(plan_nest(l, function, unit, declared, target, device, file));
             }
-            if !plan.inner.iter().any(|p| matches!(p.decision, Decision::Mapped { .. }) || !p.inner.is_empty()) {
-                plan.decision = Decision::Cpu {
-                    reasons: vec![format!("`{}` stays on the host and none of its inner nests can be mapped", root.var)],
-                };
+            let any_mapped = plan
+                .inner
+                .iter()
+                .any(|p| !matches!(p.decision, Decision::Cpu { .. }));
+            if any_mapped {
+                // The inner nests report their own loops and dependences.
+                plan.class = "iterate".into();
+                plan.decision = Decision::Iterate;
+                plan.loops.truncate(1);
+                plan.dependences.clear();
+                plan.transformations.push(iterate_note(root, &facts));
+            } else {
+                plan.class = "sequential".into();
+                let mut reasons = facts.obstacles.clone();
+                reasons.dedup();
+                for l in &plan.loops {
+                    if let Some(first) = l.sequential.first() {
+                        reasons.push(format!(
+                            "`{}` (line {}) is sequential: {first}",
+                            l.var, l.line
+                        ));
+                    }
+                }
+                plan.decision = Decision::Cpu { reasons };
             }
             return plan;
         }
@@ -248,15 +293,36 @@ fn plan_nest(
         plan.class = "sequential".into();
         let reasons = facts.sequential.get(&root.var).cloned().unwrap_or_default();
         plan.decision = Decision::Cpu {
-            reasons: vec![format!("no loop of the nest is parallel: `{}` is sequential ({})", root.var, reasons.join("; "))],
+            reasons: vec![format!(
+                "no loop of the nest is parallel: `{}` is sequential ({})",
+                root.var,
+                reasons.join("; ")
+            )],
         };
         return plan;
     }
     plan.class = classify(&facts);
     plan.criteria = criteria::check(&parallel, &facts, function, unit, device);
     plan.memory = criteria::memory_choices(&facts, function, unit);
-    plan.transformations.extend(criteria::transformations(&parallel, &facts));
-    let failed: Vec<String> = plan.criteria.iter().filter(|c| !c.pass).map(|c| format!("{}: {}", c.name, c.detail)).collect();
+    plan.transformations
+        .extend(criteria::transformations(&parallel, &facts));
+    for (name, role) in &facts.scalars {
+        if let ScalarRole::Reduction(op) = role {
+            let floating = analysis::lookup(name, function, unit)
+                .is_some_and(|v| v.elem == "float" || v.elem == "double");
+            plan.transformations.push(if floating {
+                format!("reduction ({op}) of `{name}`: partial results combined per thread, so the operations are reordered (floating point: equal within rounding, not bit-identical)")
+            } else {
+                format!("reduction ({op}) of `{name}`: partial results combined per thread (exact)")
+            });
+        }
+    }
+    let failed: Vec<String> = plan
+        .criteria
+        .iter()
+        .filter(|c| !c.pass)
+        .map(|c| format!("{}: {}", c.name, c.detail))
+        .collect();
     if !failed.is_empty() && target != Target::C {
         plan.decision = Decision::Cpu { reasons: failed };
         return plan;
@@ -266,7 +332,11 @@ fn plan_nest(
             plan.omp = Some(clause);
             plan.decision = Decision::Mapped { parallel };
         }
-        Err(reason) => plan.decision = Decision::Cpu { reasons: vec![reason] },
+        Err(reason) => {
+            plan.decision = Decision::Cpu {
+                reasons: vec![reason],
+            }
+        }
     }
     plan
 }
@@ -274,7 +344,10 @@ fn plan_nest(
 fn iterate_note(root: &Loop, facts: &NestFacts) -> String {
     let mut forms = Vec::new();
     for subs in facts.subs.values() {
-        if subs.iter().any(|s| s.iter().any(|x| matches!(x, Sub::Modulo(b, _, _) if *b == root.var))) {
+        if subs.iter().any(|s| {
+            s.iter()
+                .any(|x| matches!(x, Sub::Modulo(b, _, _) if *b == root.var))
+        }) {
             forms.push("ping-pong buffers indexed by time (`A[(t+1)%2]` / `A[t%2]`)");
             break;
         }
@@ -313,10 +386,18 @@ fn parallel_band(root: &Loop, facts: &NestFacts) -> Vec<String> {
 }
 
 fn classify(facts: &NestFacts) -> String {
-    if facts.scalars.values().any(|r| matches!(r, ScalarRole::Reduction(_))) {
+    if facts
+        .scalars
+        .values()
+        .any(|r| matches!(r, ScalarRole::Reduction(_)))
+    {
         return "reduction".into();
     }
-    let written: Vec<&String> = facts.subs.keys().filter(|a| facts.accesses.iter().any(|x| &x.array == *a && x.write)).collect();
+    let written: Vec<&String> = facts
+        .subs
+        .keys()
+        .filter(|a| facts.accesses.iter().any(|x| &x.array == *a && x.write))
+        .collect();
     let offsets = |a: &String| -> bool {
         let subs = &facts.subs[a];
         subs.iter().any(|s| s.iter().any(|x| matches!(x, Sub::Affine(p) if p.constant_term() != 0 && !p.without_constant().0.is_empty())))
@@ -324,13 +405,20 @@ fn classify(facts: &NestFacts) -> String {
     let stencil_shaped = facts.subs.values().all(|subs| {
         subs.iter().all(|s| {
             s.iter().all(|x| match x {
-                Sub::Affine(p) => p.without_constant().0.values().all(|c| *c == 1) && p.without_constant().0.len() <= 1,
+                Sub::Affine(p) => {
+                    p.without_constant().0.values().all(|c| *c == 1)
+                        && p.without_constant().0.len() <= 1
+                }
                 Sub::Modulo(..) | Sub::Invariant(_) => true,
                 Sub::NonAffine(_) => false,
             })
         })
     });
-    let reads_neighbours = facts.subs.keys().any(|a| !written.contains(&a) && offsets(a)) || written.iter().any(|a| offsets(a));
+    let reads_neighbours = facts
+        .subs
+        .keys()
+        .any(|a| !written.contains(&a) && offsets(a))
+        || written.iter().any(|a| offsets(a));
     if stencil_shaped && reads_neighbours {
         "stencil".into()
     } else {
@@ -350,7 +438,16 @@ fn loop_reports(root: &Loop, facts: &NestFacts) -> Vec<LoopReport> {
         out.push(LoopReport {
             var: l.var.clone(),
             line: l.lines.0,
-            range: format!("{} .. {}{}", l.lower, l.upper, if l.step == 1 { String::new() } else { format!(" step {}", l.step) }),
+            range: format!(
+                "{} .. {}{}",
+                l.lower,
+                l.upper,
+                if l.step == 1 {
+                    String::new()
+                } else {
+                    format!(" step {}", l.step)
+                }
+            ),
             trip: trip_count(l),
             sequential: facts.sequential.get(&l.var).cloned().unwrap_or_default(),
         });

@@ -9,7 +9,11 @@ use super::{Decision, FilePlan, NestPlan};
 /// The report as text.
 pub fn text(plan: &FilePlan) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "stencilc map: {} (target {:?}, device {})", plan.file, plan.target, plan.device);
+    let _ = writeln!(
+        out,
+        "stencilc map: {} (target {:?}, device {})",
+        plan.file, plan.target, plan.device
+    );
     for nest in &plan.nests {
         nest_text(nest, 0, &mut out);
     }
@@ -19,24 +23,49 @@ pub fn text(plan: &FilePlan) -> String {
 fn nest_text(nest: &NestPlan, depth: usize, out: &mut String) {
     let pad = "  ".repeat(depth);
     let verdict = match &nest.decision {
-        Decision::Mapped { parallel } => format!("mapped (parallel loops: {})", parallel.join(", ")),
+        Decision::Mapped { parallel } => {
+            format!("mapped (parallel loops: {})", parallel.join(", "))
+        }
         Decision::Iterate => "iterate on the host, inner nests below".to_string(),
         Decision::Cpu { .. } => "stays on the CPU".to_string(),
     };
-    let _ = writeln!(out, "\n{pad}nest {} (lines {}-{}): {}, {verdict}", nest.id, nest.lines.0, nest.lines.1, nest.class);
+    let _ = writeln!(
+        out,
+        "\n{pad}nest {} (lines {}-{}): {}, {verdict}",
+        nest.id, nest.lines.0, nest.lines.1, nest.class
+    );
     let _ = writeln!(out, "{pad}  loops:");
     for l in &nest.loops {
-        let trip = l.trip.map_or(String::new(), |t| format!(", {t} iterations"));
+        let trip = l
+            .trip
+            .map_or(String::new(), |t| format!(", {t} iterations"));
         let status = if l.sequential.is_empty() {
             "parallel".to_string()
         } else {
-            format!("sequential: {}", l.sequential.join("; "))
+            let shown: Vec<&str> = l.sequential.iter().take(2).map(|r| r.as_str()).collect();
+            let more = l.sequential.len().saturating_sub(2);
+            let more = if more > 0 {
+                format!(" (and {more} more)")
+            } else {
+                String::new()
+            };
+            format!("sequential: {}{more}", shown.join("; "))
         };
-        let _ = writeln!(out, "{pad}    {} (line {}): {}{trip}; {status}", l.var, l.line, l.range);
+        let _ = writeln!(
+            out,
+            "{pad}    {} (line {}): {}{trip}; {status}",
+            l.var, l.line, l.range
+        );
     }
     let sections: [(&str, Vec<String>); 2] = [
         ("dependences", nest.dependences.clone()),
-        ("scalars", nest.scalars.iter().map(|(n, h)| format!("{n}: {h}")).collect()),
+        (
+            "scalars",
+            nest.scalars
+                .iter()
+                .map(|(n, h)| format!("{n}: {h}"))
+                .collect(),
+        ),
     ];
     for (title, items) in sections {
         if !items.is_empty() {
@@ -49,7 +78,13 @@ fn nest_text(nest: &NestPlan, depth: usize, out: &mut String) {
     if !nest.criteria.is_empty() {
         let _ = writeln!(out, "{pad}  criteria:");
         for c in &nest.criteria {
-            let _ = writeln!(out, "{pad}    [{}] {}: {}", if c.pass { "pass" } else { "FAIL" }, c.name, c.detail);
+            let _ = writeln!(
+                out,
+                "{pad}    [{}] {}: {}",
+                if c.pass { "pass" } else { "FAIL" },
+                c.name,
+                c.detail
+            );
         }
     }
     if !nest.transformations.is_empty() {

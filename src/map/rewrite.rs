@@ -30,7 +30,13 @@ fn mentions(text: &str, word: &str) -> bool {
 
 /// The `#pragma omp parallel for` line for a nest whose parallel loops are
 /// `band`, or why the nest cannot be annotated exactly.
-pub fn omp_clause(root: &Loop, band: &[String], facts: &NestFacts, function: &Function, file: &CFile) -> Result<String, String> {
+pub fn omp_clause(
+    root: &Loop,
+    band: &[String],
+    facts: &NestFacts,
+    function: &Function,
+    file: &CFile,
+) -> Result<String, String> {
     let first = file.original_line(root.lines.0);
     if !first.trim_start().starts_with("for") {
         return Err(format!(
@@ -39,15 +45,23 @@ pub fn omp_clause(root: &Loop, band: &[String], facts: &NestFacts, function: &Fu
         ));
     }
     // The text after the nest, up to the end of the function: what is live after it.
-    let after: String = ((root.lines.1 + 1)..=function.lines.1).map(|l| file.original_line(l)).collect::<Vec<_>>().join("\n");
+    let after: String = ((root.lines.1 + 1)..=function.lines.1)
+        .map(|l| file.original_line(l))
+        .collect::<Vec<_>>()
+        .join("\n");
     let last_line = file.original_line(root.lines.1);
-    let after = format!("{}\n{after}", last_line.rsplit_once('}').map_or("", |(_, rest)| rest));
+    let after = format!(
+        "{}\n{after}",
+        last_line.rsplit_once('}').map_or("", |(_, rest)| rest)
+    );
 
     // Collapse the band when the inner bounds do not depend on the outer loops.
     let mut collapse = 1;
     for k in 1..band.len() {
         let l = &facts.loops[&band[k]];
-        let uses_outer = band[..k].iter().any(|v| mentions(&l.lower.to_string(), v) || mentions(&l.upper.to_string(), v));
+        let uses_outer = band[..k]
+            .iter()
+            .any(|v| mentions(&l.lower.to_string(), v) || mentions(&l.upper.to_string(), v));
         if uses_outer {
             break;
         }
@@ -83,8 +97,12 @@ pub fn omp_clause(root: &Loop, band: &[String], facts: &NestFacts, function: &Fu
                     private.push(name.clone());
                 }
             }
-            ScalarRole::Reduction(op) => reductions.entry(op.clone()).or_default().push(name.clone()),
-            ScalarRole::Carried => return Err(format!("`{name}` carries a value across iterations")),
+            ScalarRole::Reduction(op) => {
+                reductions.entry(op.clone()).or_default().push(name.clone())
+            }
+            ScalarRole::Carried => {
+                return Err(format!("`{name}` carries a value across iterations"))
+            }
         }
     }
     let mut clause = String::from("#pragma omp parallel for");
@@ -193,7 +211,9 @@ __attribute__((constructor)) static void stencilc_profile_init(void) {{ atexit(s
             out.push('\n');
         }
         for k in close.get(&number).into_iter().flatten().rev() {
-            out.push_str(&format!("stencilc_nest_seconds[{k}] += stencilc_now() - stencilc_t{k}; }}\n"));
+            out.push_str(&format!(
+                "stencilc_nest_seconds[{k}] += stencilc_now() - stencilc_t{k}; }}\n"
+            ));
         }
         if close.contains_key(&number) {
             out.push_str(&format!("#line {} \"{}\"\n", number + 1, plan.file));

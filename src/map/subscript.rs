@@ -102,7 +102,9 @@ impl Context<'_> {
     fn poly(&self, e: &Expr) -> Option<Poly> {
         match e {
             Expr::Int(v) => Some(Poly::constant(*v)),
-            Expr::Load(r) if r.index.is_empty() && !self.written.contains(&r.name) => Some(Poly::symbol(&r.name)),
+            Expr::Load(r) if r.index.is_empty() && !self.written.contains(&r.name) => {
+                Some(Poly::symbol(&r.name))
+            }
             Expr::Bin(BinOp::Add, a, b) => Some(self.poly(a)?.add(&self.poly(b)?, 1)),
             Expr::Bin(BinOp::Sub, a, b) => Some(self.poly(a)?.add(&self.poly(b)?, -1)),
             Expr::Bin(BinOp::Mul, a, b) => Some(self.poly(a)?.mul(&self.poly(b)?)),
@@ -116,7 +118,9 @@ impl Context<'_> {
     pub fn sub(&self, e: &Expr) -> Sub {
         if let Some(p) = self.poly(e) {
             // Affine: every monomial holds at most one loop variable, once.
-            let affine = p.0.keys().all(|m| m.iter().filter(|s| self.loop_vars.contains(*s)).count() <= 1);
+            let affine =
+                p.0.keys()
+                    .all(|m| m.iter().filter(|s| self.loop_vars.contains(*s)).count() <= 1);
             if affine {
                 return Sub::Affine(p);
             }
@@ -158,7 +162,11 @@ fn split_monomial(m: &[String], loop_vars: &BTreeSet<String>) -> (Option<String>
 /// inner dimensions provably stay within their extent (from the loop bounds:
 /// `j + c` with `j` from `L` to `n - U` stays in `[0, n)` when `L + c >= 0`
 /// and `c <= U - 1`... see [`fits`]). `None` when it cannot prove that.
-pub fn delinearise(subs: &[Poly], loops: &BTreeMap<String, Loop>, loop_vars: &BTreeSet<String>) -> Option<Vec<Vec<Poly>>> {
+pub fn delinearise(
+    subs: &[Poly],
+    loops: &BTreeMap<String, Loop>,
+    loop_vars: &BTreeSet<String>,
+) -> Option<Vec<Vec<Poly>>> {
     // The strides: monomials' non-loop-variable parts that multiply a loop variable.
     let mut strides: BTreeSet<Vec<String>> = BTreeSet::new();
     for p in subs {
@@ -234,7 +242,12 @@ pub fn delinearise(subs: &[Poly], loops: &BTreeMap<String, Loop>, loop_vars: &BT
 }
 
 /// Whether `var + c` (or a constant `c`) stays in `[0, extent)` over the loop's range.
-fn fits(p: &Poly, extent: &str, loops: &BTreeMap<String, Loop>, loop_vars: &BTreeSet<String>) -> bool {
+fn fits(
+    p: &Poly,
+    extent: &str,
+    loops: &BTreeMap<String, Loop>,
+    loop_vars: &BTreeSet<String>,
+) -> bool {
     let c = p.constant_term();
     let rest = p.without_constant();
     if rest.0.is_empty() {
@@ -243,12 +256,21 @@ fn fits(p: &Poly, extent: &str, loops: &BTreeMap<String, Loop>, loop_vars: &BTre
     if rest.0.len() != 1 {
         return false;
     }
-    let (m, coef) = rest.0.iter().next().map(|(m, c)| (m.clone(), *c)).unwrap_or_default();
+    let (m, coef) = rest
+        .0
+        .iter()
+        .next()
+        .map(|(m, c)| (m.clone(), *c))
+        .unwrap_or_default();
     if coef != 1 || m.len() != 1 || !loop_vars.contains(&m[0]) {
         return false;
     }
-    let Some(l) = loops.get(&m[0]) else { return false };
-    let Expr::Int(lower) = l.lower else { return false };
+    let Some(l) = loops.get(&m[0]) else {
+        return false;
+    };
+    let Expr::Int(lower) = l.lower else {
+        return false;
+    };
     // upper is `extent - u` (exclusive) or `extent`.
     let u = match &l.upper {
         Expr::Load(r) if r.index.is_empty() && r.name == extent => 0,
@@ -296,13 +318,27 @@ mod tests {
         // a[(i+1)*n + j - 1]
         let e = bin(
             BinOp::Sub,
-            bin(BinOp::Add, bin(BinOp::Mul, bin(BinOp::Add, var("i"), Expr::Int(1)), var("n")), var("j")),
+            bin(
+                BinOp::Add,
+                bin(
+                    BinOp::Mul,
+                    bin(BinOp::Add, var("i"), Expr::Int(1)),
+                    var("n"),
+                ),
+                var("j"),
+            ),
             Expr::Int(1),
         );
         let Sub::Affine(p) = cx.sub(&e) else { panic!() };
         let mut loops = BTreeMap::new();
-        loops.insert("i".to_string(), lp("i", 1, bin(BinOp::Sub, var("m"), Expr::Int(1))));
-        loops.insert("j".to_string(), lp("j", 1, bin(BinOp::Sub, var("n"), Expr::Int(1))));
+        loops.insert(
+            "i".to_string(),
+            lp("i", 1, bin(BinOp::Sub, var("m"), Expr::Int(1))),
+        );
+        loops.insert(
+            "j".to_string(),
+            lp("j", 1, bin(BinOp::Sub, var("n"), Expr::Int(1))),
+        );
         let dims = delinearise(std::slice::from_ref(&p), &loops, &vars).expect("provable");
         assert_eq!(dims[0][0], Poly::symbol("i").add(&Poly::constant(1), 1));
         assert_eq!(dims[0][1], Poly::symbol("j").add(&Poly::constant(-1), 1));
@@ -319,7 +355,11 @@ mod tests {
             loop_vars: &vars,
             written: &written,
         };
-        let e = bin(BinOp::Mod, bin(BinOp::Add, var("t"), Expr::Int(1)), Expr::Int(2));
+        let e = bin(
+            BinOp::Mod,
+            bin(BinOp::Add, var("t"), Expr::Int(1)),
+            Expr::Int(2),
+        );
         assert_eq!(cx.sub(&e), Sub::Modulo("t".into(), 1, 2));
         let load = Expr::Load(Ref {
             name: "b".into(),

@@ -92,6 +92,8 @@ pub enum Stmt {
         then: Vec<Stmt>,
         /// The else branch (empty if none).
         els: Vec<Stmt>,
+        /// Line in the user's file.
+        line: usize,
     },
     /// An expression evaluated for its effects (a call).
     Eval(Expr),
@@ -99,8 +101,8 @@ pub enum Stmt {
     Break,
     /// `continue`.
     Continue,
-    /// `return`.
-    Return,
+    /// `return`, with its value.
+    Return(Option<Expr>),
     /// `goto label`.
     Goto(String),
     /// Anything else: what it is, and the statements inside it.
@@ -301,7 +303,13 @@ pub fn lower_unit(file: &CFile) -> CUnit {
         match &external.node {
             ast::ExternalDeclaration::Declaration(decl) if in_main_file => {
                 for var in lower.declaration_vars(&decl.node) {
-                    unit.globals.insert(var.name.clone(), Var { global: true, ..var });
+                    unit.globals.insert(
+                        var.name.clone(),
+                        Var {
+                            global: true,
+                            ..var
+                        },
+                    );
                 }
             }
             ast::ExternalDeclaration::FunctionDefinition(def) if in_main_file => {
@@ -353,7 +361,10 @@ impl Lowerer<'_> {
             vars,
             param_order,
             body,
-            lines: (self.line(def.span.start), self.line(def.span.end.saturating_sub(1))),
+            lines: (
+                self.line(def.span.start),
+                self.line(def.span.end.saturating_sub(1)),
+            ),
         }
     }
 
@@ -365,12 +376,23 @@ impl Lowerer<'_> {
         }
         decl.declarators
             .iter()
-            .filter(|d| !d.node.declarator.node.derived.iter().any(|x| matches!(x.node, ast::DerivedDeclarator::Function(_))))
+            .filter(|d| {
+                !d.node
+                    .declarator
+                    .node
+                    .derived
+                    .iter()
+                    .any(|x| matches!(x.node, ast::DerivedDeclarator::Function(_)))
+            })
             .filter_map(|d| self.var(&decl.specifiers, &d.node.declarator.node))
             .collect()
     }
 
-    fn var(&self, specifiers: &[Node<ast::DeclarationSpecifier>], declarator: &ast::Declarator) -> Option<Var> {
+    fn var(
+        &self,
+        specifiers: &[Node<ast::DeclarationSpecifier>],
+        declarator: &ast::Declarator,
+    ) -> Option<Var> {
         let name = declarator_name(declarator)?;
         let mut elem = String::from("int");
         for s in specifiers {
@@ -383,7 +405,9 @@ impl Lowerer<'_> {
                     ast::TypeSpecifier::Long => "long".into(),
                     ast::TypeSpecifier::Bool => "bool".into(),
                     ast::TypeSpecifier::TypedefName(id) => id.node.name.clone(),
-                    ast::TypeSpecifier::Int | ast::TypeSpecifier::Unsigned | ast::TypeSpecifier::Signed => {
+                    ast::TypeSpecifier::Int
+                    | ast::TypeSpecifier::Unsigned
+                    | ast::TypeSpecifier::Signed => {
                         if elem == "long" || elem == "short" || elem == "char" {
                             elem
                         } else {
@@ -406,9 +430,14 @@ impl Lowerer<'_> {
                     });
                 }
                 ast::DerivedDeclarator::Array(a) => {
-                    restrict |= a.node.qualifiers.iter().any(|q| q.node == ast::TypeQualifier::Restrict);
+                    restrict |= a
+                        .node
+                        .qualifiers
+                        .iter()
+                        .any(|q| q.node == ast::TypeQualifier::Restrict);
                     dims.push(match &a.node.size {
-                        ast::ArraySize::VariableExpression(e) | ast::ArraySize::StaticExpression(e) => Some(self.expr(e)),
+                        ast::ArraySize::VariableExpression(e)
+                        | ast::ArraySize::StaticExpression(e) => Some(self.expr(e)),
                         _ => None,
                     });
                 }
@@ -426,7 +455,12 @@ impl Lowerer<'_> {
         })
     }
 
-    fn block_items(&self, items: &[Node<ast::BlockItem>], out: &mut Vec<Stmt>, vars: &mut BTreeMap<String, Var>) {
+    fn block_items(
+        &self,
+        items: &[Node<ast::BlockItem>],
+        out: &mut Vec<Stmt>,
+        vars: &mut BTreeMap<String, Var>,
+    ) {
         for item in items {
             match &item.node {
                 ast::BlockItem::Statement(s) => self.statement(s, out, vars),
@@ -436,7 +470,12 @@ impl Lowerer<'_> {
         }
     }
 
-    fn declaration(&self, d: &Node<ast::Declaration>, out: &mut Vec<Stmt>, vars: &mut BTreeMap<String, Var>) {
+    fn declaration(
+        &self,
+        d: &Node<ast::Declaration>,
+        out: &mut Vec<Stmt>,
+        vars: &mut BTreeMap<String, Var>,
+    ) {
         let line = self.line(d.span.start);
         for init in &d.node.declarators {
             let Some(var) = self.var(&d.node.specifiers, &init.node.declarator.node) else {
@@ -465,7 +504,12 @@ impl Lowerer<'_> {
         out
     }
 
-    fn statement(&self, s: &Node<ast::Statement>, out: &mut Vec<Stmt>, vars: &mut BTreeMap<String, Var>) {
+    fn statement(
+        &self,
+        s: &Node<ast::Statement>,
+        out: &mut Vec<Stmt>,
+        vars: &mut BTreeMap<String, Var>,
+    ) {
         let line = self.line(s.span.start);
         match &s.node {
             ast::Statement::Compound(items) => self.block_items(items, out, vars),
@@ -474,7 +518,13 @@ impl Lowerer<'_> {
             ast::Statement::If(i) => out.push(Stmt::If {
                 cond: self.expr(&i.node.condition),
                 then: self.body(&i.node.then_statement, vars),
-                els: i.node.else_statement.as_ref().map(|e| self.body(e, vars)).unwrap_or_default(),
+                els: i
+                    .node
+                    .else_statement
+                    .as_ref()
+                    .map(|e| self.body(e, vars))
+                    .unwrap_or_default(),
+                line,
             }),
             ast::Statement::For(f) => out.push(self.for_loop(f, s, vars)),
             ast::Statement::While(w) => out.push(Stmt::Other {
@@ -500,7 +550,7 @@ impl Lowerer<'_> {
             ast::Statement::Goto(label) => out.push(Stmt::Goto(label.node.name.clone())),
             ast::Statement::Continue => out.push(Stmt::Continue),
             ast::Statement::Break => out.push(Stmt::Break),
-            ast::Statement::Return(_) => out.push(Stmt::Return),
+            ast::Statement::Return(e) => out.push(Stmt::Return(e.as_ref().map(|e| self.expr(e)))),
             ast::Statement::Asm(_) => out.push(Stmt::Other {
                 what: "inline assembly".into(),
                 body: Vec::new(),
@@ -542,8 +592,12 @@ impl Lowerer<'_> {
             }
             ast::Expression::UnaryOperator(u) => {
                 let op = match u.node.operator.node {
-                    ast::UnaryOperator::PostIncrement | ast::UnaryOperator::PreIncrement => BinOp::Add,
-                    ast::UnaryOperator::PostDecrement | ast::UnaryOperator::PreDecrement => BinOp::Sub,
+                    ast::UnaryOperator::PostIncrement | ast::UnaryOperator::PreIncrement => {
+                        BinOp::Add
+                    }
+                    ast::UnaryOperator::PostDecrement | ast::UnaryOperator::PreDecrement => {
+                        BinOp::Sub
+                    }
                     _ => return Stmt::Eval(self.expr(e)),
                 };
                 match self.reference(&u.node.operand) {
@@ -564,8 +618,16 @@ impl Lowerer<'_> {
         }
     }
 
-    fn for_loop(&self, f: &Node<ast::ForStatement>, s: &Node<ast::Statement>, vars: &mut BTreeMap<String, Var>) -> Stmt {
-        let lines = (self.line(s.span.start), self.line(s.span.end.saturating_sub(1)));
+    fn for_loop(
+        &self,
+        f: &Node<ast::ForStatement>,
+        s: &Node<ast::Statement>,
+        vars: &mut BTreeMap<String, Var>,
+    ) -> Stmt {
+        let lines = (
+            self.line(s.span.start),
+            self.line(s.span.end.saturating_sub(1)),
+        );
         let mut not_canonical = None;
         let mut var = String::new();
         let mut declared = false;
@@ -588,7 +650,10 @@ impl Lowerer<'_> {
             }
             ast::ForInitializer::Expression(e) => match self.expr_statement(e, lines.0) {
                 Stmt::Assign(Assign {
-                    target, op: None, value, ..
+                    target,
+                    op: None,
+                    value,
+                    ..
                 }) if target.index.is_empty() => {
                     var = target.name;
                     lower = value;
@@ -614,11 +679,18 @@ impl Lowerer<'_> {
                 };
             }
             _ => {
-                not_canonical.get_or_insert_with(|| format!("its condition is not `{var} < bound` or `{var} <= bound`"));
+                not_canonical.get_or_insert_with(|| {
+                    format!("its condition is not `{var} < bound` or `{var} <= bound`")
+                });
             }
         }
         let mut step = 0;
-        match f.node.step.as_ref().map(|e| self.expr_statement(e, lines.0)) {
+        match f
+            .node
+            .step
+            .as_ref()
+            .map(|e| self.expr_statement(e, lines.0))
+        {
             Some(Stmt::Assign(Assign {
                 target,
                 op: Some(BinOp::Add),
@@ -630,13 +702,19 @@ impl Lowerer<'_> {
                 op: None,
                 value: Expr::Bin(BinOp::Add, a, c),
                 ..
-            })) if target.name == var && target.index.is_empty() && *a == Expr::var(&var) && matches!(*c, Expr::Int(k) if k > 0) => {
+            })) if target.name == var
+                && target.index.is_empty()
+                && *a == Expr::var(&var)
+                && matches!(*c, Expr::Int(k) if k > 0) =>
+            {
                 if let Expr::Int(k) = *c {
                     step = k;
                 }
             }
             _ => {
-                not_canonical.get_or_insert_with(|| format!("its step is not an increment of `{var}` by a positive constant"));
+                not_canonical.get_or_insert_with(|| {
+                    format!("its step is not an increment of `{var}` by a positive constant")
+                });
             }
         }
         let body = self.body(&f.node.statement, vars);
@@ -658,7 +736,9 @@ impl Lowerer<'_> {
                 name: id.node.name.clone(),
                 index: Vec::new(),
             }),
-            ast::Expression::BinaryOperator(b) if b.node.operator.node == ast::BinaryOperator::Index => {
+            ast::Expression::BinaryOperator(b)
+                if b.node.operator.node == ast::BinaryOperator::Index =>
+            {
                 let mut r = self.reference(&b.node.lhs)?;
                 r.index.push(self.expr(&b.node.rhs));
                 Some(r)
@@ -697,7 +777,9 @@ impl Lowerer<'_> {
                     }
                     Expr::Float(text)
                 }
-                ast::Constant::Character(ch) => Expr::Unsupported(format!("a character literal {ch}")),
+                ast::Constant::Character(ch) => {
+                    Expr::Unsupported(format!("a character literal {ch}"))
+                }
             },
             ast::Expression::BinaryOperator(b) => {
                 let op = match b.node.operator.node {
@@ -727,7 +809,11 @@ impl Lowerer<'_> {
                     B::LogicalOr => BinOp::Or,
                     _ => return Expr::Unsupported("an assignment inside an expression".into()),
                 };
-                Expr::Bin(op, Box::new(self.expr(&b.node.lhs)), Box::new(self.expr(&b.node.rhs)))
+                Expr::Bin(
+                    op,
+                    Box::new(self.expr(&b.node.lhs)),
+                    Box::new(self.expr(&b.node.rhs)),
+                )
             }
             ast::Expression::UnaryOperator(u) => {
                 let inner = Box::new(self.expr(&u.node.operand));
@@ -736,15 +822,18 @@ impl Lowerer<'_> {
                     ast::UnaryOperator::Plus => *inner,
                     ast::UnaryOperator::Negate => Expr::Unary('!', inner),
                     ast::UnaryOperator::Complement => Expr::Unary('~', inner),
-                    ast::UnaryOperator::Indirection => Expr::Unsupported("a pointer dereference".into()),
+                    ast::UnaryOperator::Indirection => {
+                        Expr::Unsupported("a pointer dereference".into())
+                    }
                     ast::UnaryOperator::Address => Expr::Unsupported("an address-of".into()),
                     _ => Expr::Unsupported("an increment inside an expression".into()),
                 }
             }
             ast::Expression::Call(c) => match &c.node.callee.node {
-                ast::Expression::Identifier(id) => {
-                    Expr::Call(id.node.name.clone(), c.node.arguments.iter().map(|a| self.expr(a)).collect())
-                }
+                ast::Expression::Identifier(id) => Expr::Call(
+                    id.node.name.clone(),
+                    c.node.arguments.iter().map(|a| self.expr(a)).collect(),
+                ),
                 _ => Expr::Unsupported("a call through a pointer".into()),
             },
             ast::Expression::Conditional(c) => Expr::Cond(
@@ -782,7 +871,9 @@ impl Lowerer<'_> {
                     Expr::Cast(ty, Box::new(self.expr(&c.node.expression)))
                 }
             }
-            ast::Expression::SizeOfTy(_) | ast::Expression::SizeOfVal(_) => Expr::Unsupported("sizeof".into()),
+            ast::Expression::SizeOfTy(_) | ast::Expression::SizeOfVal(_) => {
+                Expr::Unsupported("sizeof".into())
+            }
             ast::Expression::Member(_) => Expr::Unsupported("a member access".into()),
             ast::Expression::Comma(_) => Expr::Unsupported("a comma expression".into()),
             _ => Expr::Unsupported("an unusual expression".into()),

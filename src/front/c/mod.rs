@@ -67,7 +67,11 @@ impl CFile {
     }
 
     /// Parses already preprocessed text; `name` and `text` are the user's file.
-    pub fn from_preprocessed(name: &str, text: String, preprocessed: String) -> Result<CFile, CError> {
+    pub fn from_preprocessed(
+        name: &str,
+        text: String,
+        preprocessed: String,
+    ) -> Result<CFile, CError> {
         let original = SourceFile::new(name, text);
         let (line_origin, line_starts) = line_table(&preprocessed, name);
         let scops = scop_regions(&original.text);
@@ -95,8 +99,13 @@ impl CFile {
                         let span = Span::new(offset, offset + 1);
                         let diagnostic = Diagnostic::error(message, span)
                             .with_label("the parser stopped here")
-                            .with_help("fix the C syntax (the file must compile with `cc -std=gnu99`)");
-                        Err(CError::Located(Diagnostics::new(original, vec![diagnostic])))
+                            .with_help(
+                                "fix the C syntax (the file must compile with `cc -std=gnu99`)",
+                            );
+                        Err(CError::Located(Diagnostics::new(
+                            original,
+                            vec![diagnostic],
+                        )))
                     }
                     None => Err(CError::Plain(format!(
                         "{message}, in a header included by `{name}` (preprocessed line {})",
@@ -119,7 +128,11 @@ impl CFile {
 
     /// The text of a 1-based line of the user's file.
     pub fn original_line(&self, line: usize) -> &str {
-        self.original.text.lines().nth(line.wrapping_sub(1)).unwrap_or("")
+        self.original
+            .text
+            .lines()
+            .nth(line.wrapping_sub(1))
+            .unwrap_or("")
     }
 }
 
@@ -129,7 +142,10 @@ fn offset_of(file: &SourceFile, line: usize, column: usize) -> usize {
     for (number, text) in file.text.split_inclusive('\n').enumerate() {
         if number + 1 == line {
             let content = text.trim_end_matches(['\n', '\r']);
-            return offset + column.saturating_sub(1).min(content.len().saturating_sub(1));
+            return offset
+                + column
+                    .saturating_sub(1)
+                    .min(content.len().saturating_sub(1));
         }
         offset += text.len();
     }
@@ -181,9 +197,15 @@ fn scop_regions(text: &str) -> Vec<(usize, usize)> {
     let mut regions = Vec::new();
     let mut open = None;
     for (index, line) in text.lines().enumerate() {
-        let words: Vec<&str> = line.trim_start().trim_start_matches('#').split_whitespace().collect();
+        let words: Vec<&str> = line
+            .trim_start()
+            .trim_start_matches('#')
+            .split_whitespace()
+            .collect();
         let is = |w: &str| {
-            line.trim_start().starts_with('#') && words.first() == Some(&"pragma") && words.get(1) == Some(&w)
+            line.trim_start().starts_with('#')
+                && words.first() == Some(&"pragma")
+                && words.get(1) == Some(&w)
         };
         if is("scop") {
             open = Some(index + 1);
