@@ -12,6 +12,7 @@
 
 pub mod analysis;
 pub mod criteria;
+pub mod opencl;
 pub mod report;
 pub mod rewrite;
 pub mod subscript;
@@ -32,9 +33,9 @@ use subscript::Sub;
 pub enum Target {
     /// C with OpenMP: each mapped nest's parallel loop under `#pragma omp parallel for`.
     C,
-    /// OpenCL (planned and reported; the rewrite emits C+OpenMP).
+    /// OpenCL: each mapped nest a direct kernel, with host glue.
     Opencl,
-    /// CUDA (planned and reported; the rewrite emits C+OpenMP).
+    /// CUDA (planned and reported only; no program is written yet).
     Cuda,
 }
 
@@ -87,6 +88,9 @@ pub struct NestPlan {
     /// The OpenMP clause line for the rewrite (mapped nests only).
     #[serde(skip)]
     pub omp: Option<String>,
+    /// The OpenCL kernel (mapped nests with `--target opencl` only).
+    #[serde(skip)]
+    pub kernel: Option<opencl::KernelPlan>,
 }
 
 /// One loop of a nest, for the report.
@@ -241,6 +245,7 @@ fn plan_nest(
             }),
         inner: Vec::new(),
         omp: None,
+        kernel: None,
     };
     let parallel = if facts.obstacles.is_empty() {
         parallel_band(root, &facts)
@@ -330,11 +335,17 @@ fn plan_nest(
     match rewrite::omp_clause(root, &parallel, &facts, function, file) {
         Ok(clause) => {
             plan.omp = Some(clause);
-            plan.decision = Decision::Mapped { parallel };
+            plan.decision = Decision::Mapped { parallel: parallel.clone() };
         }
-        Err(reason) => {
-            plan.decision = Decision::Cpu {
-                reasons: vec![reason],
+        Err(reason) => plan.decision = Decision::Cpu { reasons: vec![reason] },
+    }
+    if target == Target::Opencl && matches!(plan.decision, Decision::Mapped { .. }) {
+        match opencl::kernel(root, &parallel, &facts, function, unit, file) {
+            Ok(kernel) => plan.kernel = Some(kernel),
+            Err(reason) => {
+                plan.decision = Decision::Cpu {
+                    reasons: vec![format!("parallel, but not as an OpenCL kernel yet: {reason}")],
+                }
             }
         }
     }
@@ -360,7 +371,7 @@ fn iterate_note(root: &Loop, facts: &NestFacts) -> String {
         .cloned()
         .unwrap_or_else(|| "it is sequential".into());
     format!(
-        "`{}` (line {}) recognised as an iterate around the inner nests{}: it stays on the host, the arrays stay on the device between its steps; sequential because {why}",
+        "`{}` (line {}) recognised as an iterate around the inner nests{}: it stays on the host (keeping the arrays on the device between its steps, the communication specialisation, is not generated yet: each kernel launch copies its arrays); sequential because {why}",
         root.var,
         root.lines.0,
         if forms.is_empty() { String::new() } else { format!(" with {}", forms.join(", ")) }
