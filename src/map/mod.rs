@@ -335,16 +335,24 @@ fn plan_nest(
     match rewrite::omp_clause(root, &parallel, &facts, function, file) {
         Ok(clause) => {
             plan.omp = Some(clause);
-            plan.decision = Decision::Mapped { parallel: parallel.clone() };
+            plan.decision = Decision::Mapped {
+                parallel: parallel.clone(),
+            };
         }
-        Err(reason) => plan.decision = Decision::Cpu { reasons: vec![reason] },
+        Err(reason) => {
+            plan.decision = Decision::Cpu {
+                reasons: vec![reason],
+            }
+        }
     }
     if target == Target::Opencl && matches!(plan.decision, Decision::Mapped { .. }) {
         match opencl::kernel(root, &parallel, &facts, function, unit, file) {
             Ok(kernel) => plan.kernel = Some(kernel),
             Err(reason) => {
                 plan.decision = Decision::Cpu {
-                    reasons: vec![format!("parallel, but not as an OpenCL kernel yet: {reason}")],
+                    reasons: vec![format!(
+                        "parallel, but not as an OpenCL kernel yet: {reason}"
+                    )],
                 }
             }
         }

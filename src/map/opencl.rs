@@ -45,7 +45,14 @@ fn cl_type(elem: &str) -> Option<&'static str> {
 }
 
 /// The kernel for a nest, or why it cannot be one (the nest then stays on the CPU).
-pub fn kernel(root: &Loop, band: &[String], facts: &NestFacts, function: &Function, unit: &CUnit, file: &CFile) -> Result<KernelPlan, String> {
+pub fn kernel(
+    root: &Loop,
+    band: &[String],
+    facts: &NestFacts,
+    function: &Function,
+    unit: &CUnit,
+    file: &CFile,
+) -> Result<KernelPlan, String> {
     let first = file.original_line(root.lines.0).trim_start();
     let last = file.original_line(root.lines.1).trim_end();
     if !first.starts_with("for") || !(last.ends_with('}') || last.ends_with(';')) {
@@ -56,7 +63,11 @@ pub fn kernel(root: &Loop, band: &[String], facts: &NestFacts, function: &Functi
     for var in band {
         let l = &facts.loops[var];
         let text = format!("{} {}", l.lower, l.upper);
-        if dims.iter().any(|(v, _, _): &(String, String, String)| mentions_var(&text, v)) || l.step != 1 {
+        if dims
+            .iter()
+            .any(|(v, _, _): &(String, String, String)| mentions_var(&text, v))
+            || l.step != 1
+        {
             break;
         }
         dims.push((var.clone(), l.lower.to_string(), l.upper.to_string()));
@@ -81,13 +92,21 @@ pub fn kernel(root: &Loop, band: &[String], facts: &NestFacts, function: &Functi
     let mut arrays = Vec::new();
     let mut extents = BTreeMap::new();
     for array in facts.subs.keys() {
-        let v = lookup(array, function, unit).ok_or_else(|| format!("`{array}` is not declared"))?;
-        let dims: Option<Vec<i64>> = v.dims.iter().map(|d| d.as_ref().and_then(constant)).collect();
+        let v =
+            lookup(array, function, unit).ok_or_else(|| format!("`{array}` is not declared"))?;
+        let dims: Option<Vec<i64>> = v
+            .dims
+            .iter()
+            .map(|d| d.as_ref().and_then(constant))
+            .collect();
         let dims = dims.filter(|d| !d.is_empty() && !v.pointer).ok_or_else(|| {
             format!("the extent of `{array}` is not a constant (OpenCL buffers need the size; arrays declared `T a[N]...` qualify)")
         })?;
         cl_type(&v.elem).ok_or_else(|| format!("`{array}` has elements of type `{}`", v.elem))?;
-        arrays.push((array.clone(), facts.accesses.iter().any(|a| &a.array == array && a.write)));
+        arrays.push((
+            array.clone(),
+            facts.accesses.iter().any(|a| &a.array == array && a.write),
+        ));
         extents.insert(array.clone(), (dims, cl_type(&v.elem).unwrap_or("float")));
     }
     // Scalars read: every scalar load that is not a loop variable, a local, a private or a flag.
@@ -123,17 +142,25 @@ pub fn kernel(root: &Loop, band: &[String], facts: &NestFacts, function: &Functi
     });
     for c in calls {
         if !PURE_LIBRARY.contains(&c.as_str()) {
-            return Err(format!("the call of `{c}` (functions of the file are not copied into kernels yet)"));
+            return Err(format!(
+                "the call of `{c}` (functions of the file are not copied into kernels yet)"
+            ));
         }
     }
     let mut scalars = Vec::new();
     for name in read {
-        if loop_vars.contains(&name) || locals.contains(&name) || privates.contains(&name) || flags.contains(&name) {
+        if loop_vars.contains(&name)
+            || locals.contains(&name)
+            || privates.contains(&name)
+            || flags.contains(&name)
+        {
             continue;
         }
         let v = lookup(&name, function, unit).ok_or_else(|| format!("`{name}` is not declared"))?;
         if v.pointer || !v.dims.is_empty() {
-            return Err(format!("`{name}` is used as a scalar but declared as an array"));
+            return Err(format!(
+                "`{name}` is used as a scalar but declared as an array"
+            ));
         }
         let ty = cl_type(&v.elem).ok_or_else(|| format!("`{name}` has type `{}`", v.elem))?;
         scalars.push((name, ty.to_string()));
@@ -148,19 +175,35 @@ pub fn kernel(root: &Loop, band: &[String], facts: &NestFacts, function: &Functi
     let mut src = String::new();
     let mut params: Vec<String> = arrays
         .iter()
-        .map(|(a, w)| format!("__global {}{} *restrict {a}", if *w { "" } else { "const " }, extents[a].1))
+        .map(|(a, w)| {
+            format!(
+                "__global {}{} *restrict {a}",
+                if *w { "" } else { "const " },
+                extents[a].1
+            )
+        })
         .collect();
     params.extend(flags.iter().map(|f| format!("__global int *{f}")));
     params.extend(scalars.iter().map(|(n, t)| format!("const {t} {n}")));
     params.extend(dims.iter().map(|(v, _, _)| format!("const long {v}_lower")));
-    src.push_str(&format!("__kernel void {name}({})\n{{\n", params.join(", ")));
+    src.push_str(&format!(
+        "__kernel void {name}({})\n{{\n",
+        params.join(", ")
+    ));
     let depth = dims.len();
     for (k, (v, _, _)) in dims.iter().enumerate() {
-        let ty = lookup(v, function, unit).and_then(|x| cl_type(&x.elem)).unwrap_or("int");
-        src.push_str(&format!("    const {ty} {v} = ({ty})({v}_lower + (long)get_global_id({}));\n", depth - 1 - k));
+        let ty = lookup(v, function, unit)
+            .and_then(|x| cl_type(&x.elem))
+            .unwrap_or("int");
+        src.push_str(&format!(
+            "    const {ty} {v} = ({ty})({v}_lower + (long)get_global_id({}));\n",
+            depth - 1 - k
+        ));
     }
     for p in &privates {
-        let ty = lookup(p, function, unit).and_then(|x| cl_type(&x.elem)).unwrap_or("double");
+        let ty = lookup(p, function, unit)
+            .and_then(|x| cl_type(&x.elem))
+            .unwrap_or("double");
         src.push_str(&format!("    {ty} {p};\n"));
     }
     // The body of the innermost mapped loop.
@@ -183,7 +226,8 @@ pub fn kernel(root: &Loop, band: &[String], facts: &NestFacts, function: &Functi
 }
 
 fn mentions_var(text: &str, var: &str) -> bool {
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).any(|w| w == var)
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| w == var)
 }
 
 struct Printer<'a> {
@@ -200,16 +244,24 @@ impl Printer<'_> {
             match s {
                 Stmt::Assign(a) => {
                     let op = a.op.map_or(String::new(), |o| o.symbol().to_string());
-                    out.push_str(&format!("{pad}{} {op}= {};\n", self.reference(&a.target), self.expr(&a.value)));
+                    out.push_str(&format!(
+                        "{pad}{} {op}= {};\n",
+                        self.reference(&a.target),
+                        self.expr(&a.value)
+                    ));
                 }
                 Stmt::Decl { name, init, .. } => {
-                    let ty = lookup(name, self.function, self.unit).and_then(|v| cl_type(&v.elem)).ok_or_else(|| format!("the type of `{name}`"))?;
+                    let ty = lookup(name, self.function, self.unit)
+                        .and_then(|v| cl_type(&v.elem))
+                        .ok_or_else(|| format!("the type of `{name}`"))?;
                     match init {
                         Some(e) => out.push_str(&format!("{pad}{ty} {name} = {};\n", self.expr(e))),
                         None => out.push_str(&format!("{pad}{ty} {name};\n")),
                     }
                 }
-                Stmt::If { cond, then, els, .. } => {
+                Stmt::If {
+                    cond, then, els, ..
+                } => {
                     out.push_str(&format!("{pad}if ({}) {{\n", self.expr(cond)));
                     self.block(then, depth + 1, out)?;
                     if !els.is_empty() {
@@ -219,7 +271,9 @@ impl Printer<'_> {
                     out.push_str(&format!("{pad}}}\n"));
                 }
                 Stmt::For(l) => {
-                    let ty = lookup(&l.var, self.function, self.unit).and_then(|v| cl_type(&v.elem)).unwrap_or("int");
+                    let ty = lookup(&l.var, self.function, self.unit)
+                        .and_then(|v| cl_type(&v.elem))
+                        .unwrap_or("int");
                     out.push_str(&format!(
                         "{pad}for ({ty} {v} = {}; {v} < {}; {v} += {}) {{\n",
                         self.expr(&l.lower),
@@ -239,7 +293,11 @@ impl Printer<'_> {
 
     fn reference(&self, r: &Ref) -> String {
         if r.index.is_empty() {
-            return if self.flags.contains(&r.name) { format!("(*{})", r.name) } else { r.name.clone() };
+            return if self.flags.contains(&r.name) {
+                format!("(*{})", r.name)
+            } else {
+                r.name.clone()
+            };
         }
         let Some((dims, _)) = self.extents.get(&r.name) else {
             return r.to_string();
@@ -247,7 +305,11 @@ impl Printer<'_> {
         // Row-major linear index: ((i0 * d1 + i1) * d2 + i2) ...
         let mut index = self.expr(&r.index[0]);
         for (k, e) in r.index.iter().enumerate().skip(1) {
-            index = format!("({index}) * {} + {}", dims.get(k).copied().unwrap_or(1), self.expr(e));
+            index = format!(
+                "({index}) * {} + {}",
+                dims.get(k).copied().unwrap_or(1),
+                self.expr(e)
+            );
         }
         format!("{}[{index}]", r.name)
     }
@@ -268,7 +330,9 @@ impl Printer<'_> {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
                 format!("{base}({})", args.join(", "))
             }
-            Expr::Cond(c, a, b) => format!("({} ? {} : {})", self.expr(c), self.expr(a), self.expr(b)),
+            Expr::Cond(c, a, b) => {
+                format!("({} ? {} : {})", self.expr(c), self.expr(a), self.expr(b))
+            }
             Expr::Cast(t, a) => format!("(({t}) {})", self.expr(a)),
             Expr::Unsupported(what) => format!("/* {what} */"),
         }
@@ -298,13 +362,19 @@ fn mapped<'a>(nests: &'a [NestPlan], out: &mut Vec<&'a NestPlan>) {
 pub fn opencl_program(file: &CFile, plan: &FilePlan) -> String {
     let mut nests = Vec::new();
     mapped(&plan.nests, &mut nests);
-    let mut kernels = String::from("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#pragma OPENCL FP_CONTRACT OFF\n");
+    let mut kernels = String::from(
+        "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#pragma OPENCL FP_CONTRACT OFF\n",
+    );
     let mut replace: BTreeMap<usize, (usize, String)> = BTreeMap::new();
     for n in &nests {
         let Some(k) = &n.kernel else { continue };
         kernels.push('\n');
         kernels.push_str(&k.source);
-        let indent: String = file.original_line(n.lines.0).chars().take_while(|c| c.is_whitespace()).collect();
+        let indent: String = file
+            .original_line(n.lines.0)
+            .chars()
+            .take_while(|c| c.is_whitespace())
+            .collect();
         replace.insert(n.lines.0, (n.lines.1, host_glue(k, &indent, n)));
     }
     let mut out = format!(
@@ -334,16 +404,26 @@ static const char *stencilc_kernels =\n{};\n\n{}#line 1 \"{}\"\n",
 
 fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
     let p = format!("{indent}    ");
-    let mut g = format!("{indent}{{ /* stencilc map: nest {} (lines {}-{}) runs as the OpenCL kernel {} */\n", n.id, n.lines.0, n.lines.1, k.name);
-    g.push_str(&format!("{p}cl_kernel kernel = stencilc_cl_kernel(\"{}\");\n", k.name));
+    let mut g = format!(
+        "{indent}{{ /* stencilc map: nest {} (lines {}-{}) runs as the OpenCL kernel {} */\n",
+        n.id, n.lines.0, n.lines.1, k.name
+    );
+    g.push_str(&format!(
+        "{p}cl_kernel kernel = stencilc_cl_kernel(\"{}\");\n",
+        k.name
+    ));
     let mut arg = 0;
     for (a, _) in &k.arrays {
-        g.push_str(&format!("{p}cl_mem d_{a} = stencilc_cl_to_device({a}, sizeof({a}));\n"));
+        g.push_str(&format!(
+            "{p}cl_mem d_{a} = stencilc_cl_to_device({a}, sizeof({a}));\n"
+        ));
         g.push_str(&format!("{p}stencilc_cl_check(clSetKernelArg(kernel, {arg}, sizeof(cl_mem), &d_{a}), \"clSetKernelArg\");\n"));
         arg += 1;
     }
     for f in &k.flags {
-        g.push_str(&format!("{p}int h_{f} = {f};\n{p}cl_mem d_{f} = stencilc_cl_to_device(&h_{f}, sizeof(int));\n"));
+        g.push_str(&format!(
+            "{p}int h_{f} = {f};\n{p}cl_mem d_{f} = stencilc_cl_to_device(&h_{f}, sizeof(int));\n"
+        ));
         g.push_str(&format!("{p}stencilc_cl_check(clSetKernelArg(kernel, {arg}, sizeof(cl_mem), &d_{f}), \"clSetKernelArg\");\n"));
         arg += 1;
     }
@@ -359,9 +439,21 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
         arg += 1;
     }
     // Innermost loop along dimension 0, so neighbouring work-items touch neighbouring elements.
-    let sizes: Vec<String> = k.band.iter().rev().map(|(_, lo, hi)| format!("(long)({hi}) - (long)({lo})")).collect();
-    g.push_str(&format!("{p}long counts[{}] = {{ {} }};\n", sizes.len(), sizes.join(", ")));
-    g.push_str(&format!("{p}size_t global[{}];\n{p}int empty = 0;\n", sizes.len()));
+    let sizes: Vec<String> = k
+        .band
+        .iter()
+        .rev()
+        .map(|(_, lo, hi)| format!("(long)({hi}) - (long)({lo})"))
+        .collect();
+    g.push_str(&format!(
+        "{p}long counts[{}] = {{ {} }};\n",
+        sizes.len(),
+        sizes.join(", ")
+    ));
+    g.push_str(&format!(
+        "{p}size_t global[{}];\n{p}int empty = 0;\n",
+        sizes.len()
+    ));
     g.push_str(&format!(
         "{p}for (int d = 0; d < {}; d++) {{ empty |= counts[d] <= 0; global[d] = counts[d] > 0 ? (size_t)counts[d] : 0; }}\n",
         sizes.len()
@@ -372,7 +464,9 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
     ));
     for (a, written) in &k.arrays {
         if *written {
-            g.push_str(&format!("{p}stencilc_cl_from_device(d_{a}, {a}, sizeof({a}));\n"));
+            g.push_str(&format!(
+                "{p}stencilc_cl_from_device(d_{a}, {a}, sizeof({a}));\n"
+            ));
         }
         g.push_str(&format!("{p}clReleaseMemObject(d_{a});\n"));
     }
