@@ -299,10 +299,8 @@ impl Walker<'_> {
         e.visit(&mut |x| match x {
             Expr::Load(r) => loads.push(r.clone()),
             Expr::Unsupported(what) => problems.push(what.clone()),
-            Expr::Call(name, _) => {
-                if !PURE_LIBRARY.contains(&name.as_str()) {
-                    problems.push(format!("CALL:{name}"));
-                }
+            Expr::Call(name, _) if !PURE_LIBRARY.contains(&name.as_str()) => {
+                problems.push(format!("CALL:{name}"))
             }
             _ => {}
         });
@@ -894,10 +892,10 @@ fn test_pair(
     let mut fixed: BTreeMap<String, i64> = BTreeMap::new();
     for (sa, sb) in a.iter().zip(b) {
         match (sa, sb) {
-            (Sub::Modulo(x, k1, m1), Sub::Modulo(y, k2, m2)) if x == y && m1 == m2 => {
-                if (k1 - k2).rem_euclid(*m1) != 0 {
-                    return None;
-                }
+            (Sub::Modulo(x, k1, m1), Sub::Modulo(y, k2, m2))
+                if x == y && m1 == m2 && (k1 - k2).rem_euclid(*m1) != 0 =>
+            {
+                return None;
             }
             (Sub::Affine(p), Sub::Affine(q)) => {
                 let (pv, qv) = (p.without_constant(), q.without_constant());

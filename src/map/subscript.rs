@@ -88,12 +88,14 @@ impl Context<'_> {
     fn invariant(&self, e: &Expr) -> bool {
         let mut ok = true;
         e.visit(&mut |x| match x {
-            Expr::Load(r) if r.index.is_empty() => {
-                if self.loop_vars.contains(&r.name) || self.written.contains(&r.name) {
-                    ok = false;
-                }
+            Expr::Load(r)
+                if !r.index.is_empty()
+                    || self.loop_vars.contains(&r.name)
+                    || self.written.contains(&r.name) =>
+            {
+                ok = false
             }
-            Expr::Load(_) | Expr::Call(..) | Expr::Unsupported(_) => ok = false,
+            Expr::Call(..) | Expr::Unsupported(_) => ok = false,
             _ => {}
         });
         ok
