@@ -410,11 +410,24 @@ fn check_pure_body(
             _ => {}
         }
     }
+    // Reads of anything but its own scalars would be accesses the nest's
+    // dependence test does not see.
+    let own_scalar = |name: &str| {
+        f.vars
+            .get(name)
+            .is_some_and(|v| !v.global && !v.pointer && v.dims.is_empty())
+    };
     for e in exprs {
         e.visit(&mut |x| match x {
             Expr::Call(name, _) => calls.push(name.clone()),
             Expr::Unsupported(what) => {
                 *result = Err(format!("a call of `{}`, which holds {what}", f.name))
+            }
+            Expr::Load(r) if !r.index.is_empty() || !own_scalar(&r.name) => {
+                *result = Err(format!(
+                    "a call of `{}`, which reads `{}` beyond its scalar parameters and locals",
+                    f.name, r.name
+                ))
             }
             _ => {}
         });
@@ -512,6 +525,54 @@ fn call_sites_distinct(function: &Function, a: &str, b: &str, unit: &CUnit) -> b
     sites > 0 && ok
 }
 
+/// What an accessed array name denotes, for the aliasing test.
+#[derive(Clone, Copy, PartialEq)]
+enum Storage {
+    /// An array object (not a pointer); global or local.
+    Array { global: bool },
+    /// A local pointer only ever set to a fresh `malloc`.
+    Fresh,
+    /// A pointer parameter.
+    Param { restrict: bool },
+    /// Any other pointer.
+    Pointer,
+}
+
+fn storage(name: &str, function: &Function, unit: &CUnit) -> Option<Storage> {
+    let v = lookup(name, function, unit)?;
+    Some(if !v.pointer && !v.dims.is_empty() {
+        Storage::Array { global: v.global }
+    } else if v.param {
+        Storage::Param {
+            restrict: v.restrict,
+        }
+    } else if fresh_allocation(name, function) {
+        Storage::Fresh
+    } else {
+        Storage::Pointer
+    })
+}
+
+/// Whether two distinct names may denote overlapping memory.
+fn may_alias(a: &str, b: &str, function: &Function, unit: &CUnit) -> bool {
+    use Storage::*;
+    let (Some(x), Some(y)) = (storage(a, function, unit), storage(b, function, unit)) else {
+        return true;
+    };
+    match (x, y) {
+        (Array { .. }, Array { .. }) => false,
+        (Fresh, Fresh | Array { .. } | Param { .. }) | (Array { .. } | Param { .. }, Fresh) => {
+            false
+        }
+        // C's `restrict`: within the function, the object is reached through that pointer only.
+        (Param { restrict: true }, _) | (_, Param { restrict: true }) => false,
+        // A parameter cannot point to a local array of the same call.
+        (Param { .. }, Array { global: false }) | (Array { global: false }, Param { .. }) => false,
+        (Param { .. }, Param { .. }) => !call_sites_distinct(function, a, b, unit),
+        _ => true,
+    }
+}
+
 fn check_aliasing(facts: &mut NestFacts, function: &Function, unit: &CUnit) {
     let arrays: BTreeSet<&str> = facts.accesses.iter().map(|a| a.array.as_str()).collect();
     let written: BTreeSet<&str> = facts
@@ -520,12 +581,6 @@ fn check_aliasing(facts: &mut NestFacts, function: &Function, unit: &CUnit) {
         .filter(|a| a.write)
         .map(|a| a.array.as_str())
         .collect();
-    let may_alias_others = |name: &str| -> bool {
-        match lookup(name, function, unit) {
-            Some(v) => v.pointer && !fresh_allocation(name, function),
-            None => true,
-        }
-    };
     let arrays: Vec<&str> = arrays.into_iter().collect();
     for (i, a) in arrays.iter().enumerate() {
         if lookup(a, function, unit).is_none() {
@@ -535,24 +590,12 @@ fn check_aliasing(facts: &mut NestFacts, function: &Function, unit: &CUnit) {
             continue;
         }
         for b in &arrays[i + 1..] {
-            if !written.contains(a) && !written.contains(b) {
-                continue;
+            if (written.contains(a) || written.contains(b)) && may_alias(a, b, function, unit) {
+                facts.obstacles.push(format!(
+                    "possible aliasing of `{a}` and `{b}` (pointers; declare them `restrict` or pass distinct arrays at every call of `{}`)",
+                    function.name
+                ));
             }
-            if !may_alias_others(a) || !may_alias_others(b) {
-                continue;
-            }
-            let (va, vb) = (lookup(a, function, unit), lookup(b, function, unit));
-            if va.is_some_and(|v| v.restrict) && vb.is_some_and(|v| v.restrict) {
-                continue;
-            }
-            let both_params = va.is_some_and(|v| v.param) && vb.is_some_and(|v| v.param);
-            if both_params && call_sites_distinct(function, a, b, unit) {
-                continue;
-            }
-            facts.obstacles.push(format!(
-                "possible aliasing of `{a}` and `{b}` (pointers; declare them `restrict` or pass distinct arrays at every call of `{}`)",
-                function.name
-            ));
         }
     }
 }
@@ -893,13 +936,17 @@ fn test_pair(
     for (sa, sb) in a.iter().zip(b) {
         match (sa, sb) {
             (Sub::Modulo(x, k1, m1), Sub::Modulo(y, k2, m2))
-                if x == y && m1 == m2 && (k1 - k2).rem_euclid(*m1) != 0 =>
+                if x == y
+                    && m1 == m2
+                    && k1.checked_sub(*k2).is_some_and(|d| d.rem_euclid(*m1) != 0) =>
             {
                 return None;
             }
             (Sub::Affine(p), Sub::Affine(q)) => {
                 let (pv, qv) = (p.without_constant(), q.without_constant());
-                let diff = p.constant_term() - q.constant_term();
+                let Some(diff) = p.constant_term().checked_sub(q.constant_term()) else {
+                    continue;
+                };
                 // Symbols that are not loop variables must cancel.
                 let terms = |x: &Poly| -> BTreeMap<Vec<String>, i64> { x.0.clone() };
                 if terms(&pv) == terms(&qv) {
@@ -921,10 +968,10 @@ fn test_pair(
                             }
                         }
                         [(v, c)] if common.contains(v) => {
-                            if diff % c != 0 {
+                            if diff.checked_rem(*c).is_none_or(|r| r != 0) {
                                 return None;
                             }
-                            let d = diff / c;
+                            let d = diff.checked_div(*c).unwrap_or(0);
                             if let Some(prev) = fixed.insert(v.clone(), d) {
                                 if prev != d {
                                     return None;
@@ -933,7 +980,7 @@ fn test_pair(
                         }
                         _ => {
                             let g = vars.iter().fold(0, |g, (_, c)| gcd(g, c.abs()));
-                            if g != 0 && diff % g != 0 {
+                            if g != 0 && diff.checked_rem(g).is_some_and(|r| r != 0) {
                                 return None;
                             }
                         }
@@ -951,7 +998,7 @@ fn test_pair(
                             }
                         }
                     }
-                    if !symbolic && g != 0 && diff % g != 0 {
+                    if !symbolic && g != 0 && diff.checked_rem(g).is_some_and(|r| r != 0) {
                         return None;
                     }
                 }

@@ -90,10 +90,16 @@ pub fn check(
         let l = &facts.loops[var];
         let block = shape[k.min(shape.len() - 1)];
         let limit = if k + 1 == band.len() { GRID_X } else { GRID_YZ };
-        match (constant(&l.lower), constant(&l.upper)) {
-            (Some(lo), Some(hi)) => {
-                let trip = ((hi - lo).max(0) + l.step - 1) / l.step.max(1);
-                let blocks = (trip + block - 1) / block;
+        let trip = match (constant(&l.lower), constant(&l.upper)) {
+            (Some(lo), Some(hi)) => hi
+                .checked_sub(lo)
+                .and_then(|s| s.max(0).checked_add(l.step - 1))
+                .map(|s| s / l.step.max(1)),
+            _ => None,
+        };
+        match trip {
+            Some(trip) => {
+                let blocks = trip / block + i64::from(trip % block != 0);
                 fits &= blocks <= limit;
                 sizes.push(format!(
                     "{var}: {trip} iterations / {block} threads = {blocks} blocks (limit {limit})"
@@ -124,7 +130,7 @@ pub fn check(
     let mut unknown = Vec::new();
     for a in &arrays {
         match array_bytes(a, function, unit) {
-            Some(b) => total += b,
+            Some(b) => total = total.saturating_add(b),
             None => unknown.push(format!("`{a}`")),
         }
     }

@@ -186,7 +186,8 @@ pub fn constant(e: &Expr) -> Option<i64> {
 
 fn trip_count(l: &Loop) -> Option<i64> {
     let (lo, hi) = (constant(&l.lower)?, constant(&l.upper)?);
-    Some(((hi - lo).max(0) + l.step - 1) / l.step.max(1))
+    let span = hi.checked_sub(lo)?.max(0);
+    Some(span.checked_add(l.step - 1)? / l.step.max(1))
 }
 
 fn plan_nest(

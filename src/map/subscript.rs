@@ -26,28 +26,30 @@ impl Poly {
         p
     }
 
-    fn add(&self, other: &Poly, sign: i64) -> Poly {
+    /// `self + sign * other`; `None` on overflow.
+    fn add(&self, other: &Poly, sign: i64) -> Option<Poly> {
         let mut out = self.clone();
         for (m, c) in &other.0 {
             let e = out.0.entry(m.clone()).or_insert(0);
-            *e += sign * c;
+            *e = e.checked_add(sign.checked_mul(*c)?)?;
             if *e == 0 {
                 out.0.remove(m);
             }
         }
-        out
+        Some(out)
     }
 
-    fn mul(&self, other: &Poly) -> Poly {
+    /// `self * other`; `None` on overflow.
+    fn mul(&self, other: &Poly) -> Option<Poly> {
         let mut out = Poly::default();
         for (m1, c1) in &self.0 {
             for (m2, c2) in &other.0 {
                 let mut m: Vec<String> = m1.iter().chain(m2).cloned().collect();
                 m.sort();
-                out = out.add(&Poly([(m, c1 * c2)].into_iter().collect()), 1);
+                out = out.add(&Poly([(m, c1.checked_mul(*c2)?)].into_iter().collect()), 1)?;
             }
         }
-        out
+        Some(out)
     }
 
     /// The constant term.
@@ -107,10 +109,10 @@ impl Context<'_> {
             Expr::Load(r) if r.index.is_empty() && !self.written.contains(&r.name) => {
                 Some(Poly::symbol(&r.name))
             }
-            Expr::Bin(BinOp::Add, a, b) => Some(self.poly(a)?.add(&self.poly(b)?, 1)),
-            Expr::Bin(BinOp::Sub, a, b) => Some(self.poly(a)?.add(&self.poly(b)?, -1)),
-            Expr::Bin(BinOp::Mul, a, b) => Some(self.poly(a)?.mul(&self.poly(b)?)),
-            Expr::Unary('-', a) => Some(Poly::default().add(&self.poly(a)?, -1)),
+            Expr::Bin(BinOp::Add, a, b) => self.poly(a)?.add(&self.poly(b)?, 1),
+            Expr::Bin(BinOp::Sub, a, b) => self.poly(a)?.add(&self.poly(b)?, -1),
+            Expr::Bin(BinOp::Mul, a, b) => self.poly(a)?.mul(&self.poly(b)?),
+            Expr::Unary('-', a) => Poly::default().add(&self.poly(a)?, -1),
             Expr::Cast(t, a) if t == "int" || t == "long" => self.poly(a),
             _ => None,
         }
@@ -129,7 +131,7 @@ impl Context<'_> {
         }
         if self.invariant(e) {
             if let Expr::Bin(BinOp::Mod, x, m) = e {
-                if let Expr::Int(m) = **m {
+                if let Expr::Int(m @ 1..) = **m {
                     let (base, k) = match &**x {
                         Expr::Bin(BinOp::Add, a, b) => match **b {
                             Expr::Int(k) => (a.to_string(), k),
@@ -229,7 +231,7 @@ pub fn delinearise(
             let mut mono: Vec<String> = left;
             mono.extend(var);
             mono.sort();
-            dims[level] = dims[level].add(&Poly([(mono, *c)].into_iter().collect()), 1);
+            dims[level] = dims[level].add(&Poly([(mono, *c)].into_iter().collect()), 1)?;
         }
         // Inner dimensions (all but the outermost) must stay within their extent.
         for (level, extent) in extents.iter().enumerate() {
@@ -282,7 +284,7 @@ fn fits(
         },
         _ => return false,
     };
-    lower + c >= 0 && c <= u
+    lower.checked_add(c).is_some_and(|x| x >= 0) && c <= u
 }
 
 #[cfg(test)]
@@ -342,8 +344,14 @@ mod tests {
             lp("j", 1, bin(BinOp::Sub, var("n"), Expr::Int(1))),
         );
         let dims = delinearise(std::slice::from_ref(&p), &loops, &vars).expect("provable");
-        assert_eq!(dims[0][0], Poly::symbol("i").add(&Poly::constant(1), 1));
-        assert_eq!(dims[0][1], Poly::symbol("j").add(&Poly::constant(-1), 1));
+        assert_eq!(
+            dims[0][0],
+            Poly::symbol("i").add(&Poly::constant(1), 1).unwrap()
+        );
+        assert_eq!(
+            dims[0][1],
+            Poly::symbol("j").add(&Poly::constant(-1), 1).unwrap()
+        );
         // j from 0: j - 1 may leave the row, so it is not delinearised.
         loops.insert("j".to_string(), lp("j", 0, var("n")));
         assert!(delinearise(&[p], &loops, &vars).is_none());

@@ -216,6 +216,8 @@ fn constructs_the_analysis_cannot_follow_keep_the_nest_on_the_cpu() {
         ("float a[64];\nvoid f(void) {\n  for (int i = 0; i < 64; i++) {\n    if (a[i] < 0) goto out;\n    a[i] = 1;\n  }\nout: ;\n}\n", "goto out"),
         ("void f(float *a, float *b, int n) {\n  for (int i = 0; i < n; i++)\n    a[i] = b[i] + 1;\n}\n", "possible aliasing of `a` and `b`"),
         ("float a[64];\nvoid f(void) {\n  for (int i = 0; i < 64; i++)\n    a[i * i] = 1;\n}\n", "output dependence on `a`"),
+        ("int a[10];\nvoid f(void) {\n  for (int i = 0; i < 9; i++) {\n    int *p = a;\n    p[i] = a[i + 1];\n  }\n}\n", "possible aliasing of `a` and `p`"),
+        ("float b[64];\nfloat g(int i) { return b[i + 1]; }\nvoid f(void) {\n  for (int i = 0; i < 63; i++)\n    b[i] = g(i);\n}\n", "reads `b` beyond its scalar parameters"),
     ];
     for (text, reason) in cases {
         let (out, _dir) = map_text("nest.c", text, &["--report"]);
