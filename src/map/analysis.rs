@@ -872,7 +872,8 @@ fn dependences(facts: &mut NestFacts, ambiguous: &BTreeSet<String>) {
     for (name, role) in &facts.scalars {
         for (v, reasons) in sequential.iter_mut() {
             let private_here = match role {
-                ScalarRole::Private(p) => loop_depth(&facts.loops, p, v),
+                // Private at `p`: also at every loop around `p` (all its events are in `p`).
+                ScalarRole::Private(p) => loop_depth(&facts.loops, v, p),
                 ScalarRole::Local(around) => around.contains(v),
                 ScalarRole::Reduction(_) => true,
                 ScalarRole::Carried => false,
