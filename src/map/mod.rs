@@ -476,3 +476,60 @@ fn loop_reports(root: &Loop, facts: &NestFacts) -> Vec<LoopReport> {
 }
 
 pub use criteria::device_memory_bytes;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(text: &str) -> FilePlan {
+        let pre = format!("# 1 \"t.c\"\n{text}");
+        let file = match CFile::from_preprocessed("t.c", text.to_string(), pre) {
+            Ok(file) => file,
+            Err(_) => panic!("does not parse"),
+        };
+        let unit = crate::front::c::lower_unit(&file);
+        plan_file(&file, &unit, Target::C, Device::default_device())
+    }
+
+    #[test]
+    fn a_gauss_seidel_sweep_has_flow_distances_on_both_loops() {
+        let p = plan("double A[9][9];\nvoid f(void) {\n  for (int i = 1; i < 8; i++)\n    for (int j = 1; j < 8; j++)\n      A[i][j] = A[i-1][j] + A[i][j-1];\n}\n");
+        let nest = &p.nests[0];
+        assert!(matches!(nest.decision, Decision::Cpu { .. }));
+        assert!(
+            nest.dependences
+                .iter()
+                .any(|d| d == "A flow (lines 5 and 5) distance (i: 1, j: 0)"),
+            "{:?}",
+            nest.dependences
+        );
+        assert!(
+            nest.dependences
+                .iter()
+                .any(|d| d == "A flow (lines 5 and 5) distance (i: 0, j: 1)"),
+            "{:?}",
+            nest.dependences
+        );
+    }
+
+    #[test]
+    fn the_gcd_test_separates_even_and_odd_elements() {
+        let p = plan("double a[64];\nvoid f(void) {\n  for (int i = 0; i < 31; i++)\n    a[2*i] = a[2*i + 1];\n}\n");
+        assert!(
+            matches!(p.nests[0].decision, Decision::Mapped { .. }),
+            "{:?}",
+            p.nests[0].decision
+        );
+    }
+
+    #[test]
+    fn ping_pong_buffers_make_a_time_loop_an_iterate_around_a_stencil() {
+        let p = plan("float A[2][9][9];\nvoid f(void) {\n  for (int t = 0; t < 4; t++)\n    for (int i = 1; i < 8; i++)\n      for (int j = 1; j < 8; j++)\n        A[(t+1)%2][i][j] = A[t%2][i-1][j] + A[t%2][i][j+1];\n}\n");
+        let nest = &p.nests[0];
+        assert!(matches!(nest.decision, Decision::Iterate));
+        assert_eq!(nest.inner[0].class, "stencil");
+        assert!(
+            matches!(&nest.inner[0].decision, Decision::Mapped { parallel } if parallel == &["i", "j"])
+        );
+    }
+}
