@@ -10,6 +10,7 @@
 //! loop) stays on the host as an iterate and its inner nests are planned in
 //! turn; a nest that cannot be shown safe stays on the CPU with the reason.
 
+pub mod alias;
 pub mod analysis;
 pub mod criteria;
 pub mod opencl;
@@ -21,7 +22,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::front::c::loops::{declared_functions, CUnit, Expr, Function, Loop, Stmt};
+use crate::front::c::loops::{CUnit, Expr, Function, Loop, Stmt};
+use crate::front::c::lower::declared_functions;
 use crate::front::c::CFile;
 use crate::model::device::Device;
 use analysis::{analyse, NestFacts, ScalarRole};

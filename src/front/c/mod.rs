@@ -7,6 +7,7 @@
 //! outside mapped nests byte for byte and errors point into the real file.
 
 pub mod loops;
+pub mod lower;
 
 use std::path::Path;
 use std::process::Command;
@@ -15,7 +16,8 @@ use std::sync::Arc;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::source::{SourceFile, Span};
 
-pub use loops::{lower_unit, CUnit};
+pub use loops::CUnit;
+pub use lower::lower_unit;
 
 /// A preprocessed and parsed C file.
 pub struct CFile {
