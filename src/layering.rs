@@ -25,6 +25,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("model", 7),
     ("back", 7),
     ("exec", 8),
+    // `stencilc map` plans C loop nests with the device presets of the model.
+    ("map", 8),
     ("io", 9),
     ("tune", 9),
     // Running a program on data in memory: what `cli` and the Python package share.

@@ -18,6 +18,7 @@ pub mod kir;
 #[cfg(test)]
 mod layering;
 pub mod lower;
+pub mod map;
 pub mod model;
 pub mod schedule;
 pub mod session;

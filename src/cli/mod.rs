@@ -16,6 +16,7 @@ pub mod cuda_input;
 pub mod emit;
 pub mod error;
 pub mod explain;
+pub mod map;
 pub mod memory;
 pub mod out;
 pub mod params;
@@ -57,6 +58,9 @@ pub enum Command {
     Explain(explain::ExplainArgs),
     /// Measure a program's schedules on a back-end and keep the fastest for `run`.
     Tune(tune::TuneArgs),
+    /// Map the loop nests of a sequential C file onto OpenMP (or plan them for
+    /// a GPU), with the mapping report.
+    Map(map::MapArgs),
     /// Run the CPU benchmark suite of bench/ and write its results.
     Bench(bench::BenchArgs),
     /// Run the GPU benchmark suite (CUDA) against naive kernels and the copy
@@ -82,6 +86,7 @@ impl Command {
             Command::Bench(args) => bench::run(args),
             Command::CheckKernel(args) => check_kernel::run(args),
             Command::Synth(args) => synth::run(args),
+            Command::Map(args) => map::run(args),
             Command::BenchGpu(args) => bench_gpu::run_gpu_bench(args)
                 .map_err(|e| CliError::new(format!("{e:#}"), "see bench/gpu/README.md")),
         }

@@ -8,6 +8,7 @@
 //! the source; nothing here panics on user input.
 
 pub mod ast;
+pub mod c;
 pub mod cuda;
 pub mod lexer;
 pub mod parser;

@@ -10,6 +10,7 @@ mod errors;
 mod explain;
 mod flags;
 mod inputs;
+mod map;
 mod robust;
 mod run;
 mod suite;

@@ -1,0 +1,208 @@
+//! `stencilc map FILE.c`: plans the loop nests of a sequential C file for a
+//! GPU or OpenMP (see [`stencilc::map`]), prints the report, writes the
+//! rewritten program, and with `--profile` times each nest of the original.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use clap::{Args, ValueEnum};
+
+use stencilc::front::c::{lower_unit, CError, CFile};
+use stencilc::map::{plan_file, report, rewrite, FilePlan, Target};
+use stencilc::model::device::Device;
+
+use crate::cli::error::CliError;
+use crate::cli::out;
+
+/// Arguments of `stencilc map`.
+#[derive(Args, Debug)]
+pub struct MapArgs {
+    /// The C file (C99; preprocessed with `cc -E`, or `$CC -E`).
+    file: PathBuf,
+
+    /// Where to write the mapped program (default: stdout, unless --report,
+    /// --json or --profile is given).
+    #[arg(short = 'o', long, value_name = "OUT")]
+    output: Option<PathBuf>,
+
+    /// What the mapped nests run on: `c` (OpenMP) and `opencl` write a
+    /// program; `cuda` plans and reports against the device.
+    #[arg(long, short = 't', value_enum, default_value = "c")]
+    target: MapTarget,
+
+    /// The GPU whose limits the criteria use: h100-sxm (default), h100-pcie, h200, a100, l40s, v100.
+    #[arg(long, value_name = "NAME", default_value = "h100-sxm")]
+    device: String,
+
+    /// Print, per nest, the classification, criteria, transformations, memory
+    /// choices and why a nest stays on the CPU.
+    #[arg(long)]
+    report: bool,
+
+    /// Print the plan as JSON.
+    #[arg(long)]
+    json: bool,
+
+    /// Compile the original with `cc` and timers around each nest, run it,
+    /// and rank the nests by time.
+    #[arg(long)]
+    profile: bool,
+}
+
+/// The `--target` values.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum MapTarget {
+    C,
+    Opencl,
+    Cuda,
+}
+
+/// Runs `stencilc map`.
+pub fn run(args: &MapArgs) -> Result<(), CliError> {
+    let device = Device::find(&args.device).ok_or_else(|| {
+        CliError::new(
+            format!("unknown device `{}`", args.device),
+            format!("choose one of {}", Device::known_names()),
+        )
+    })?;
+    let file = CFile::load(&args.file).map_err(|e| match e {
+        CError::Located(d) => CliError::Located(d),
+        CError::Plain(message) => CliError::new(
+            message,
+            "the file must preprocess and compile with `cc -std=gnu99`",
+        ),
+    })?;
+    let unit = lower_unit(&file);
+    let target = match args.target {
+        MapTarget::C => Target::C,
+        MapTarget::Opencl => Target::Opencl,
+        MapTarget::Cuda => Target::Cuda,
+    };
+    let plan = plan_file(&file, &unit, target, device);
+    if args.report {
+        out::stdout_text(&report::text(&plan))?;
+    }
+    if args.json {
+        out::stdout_text(&format!("{}\n", report::json(&plan)))?;
+    }
+    if args.profile {
+        out::stdout_text(&profile(&file, &plan)?)?;
+    }
+    let wants_program = args.output.is_some() || !(args.report || args.json || args.profile);
+    if wants_program {
+        if target == Target::Cuda {
+            return Err(CliError::new(
+                format!("writing the mapped program for --target {:?} is not implemented yet", args.target).to_lowercase(),
+                "use --target c (OpenMP) or opencl for the program, or --report to see the plan for this target",
+            ));
+        }
+        let program = if target == Target::Opencl {
+            stencilc::map::opencl::opencl_program(&file, &plan)
+        } else {
+            rewrite::openmp_program(&file, &plan)
+        };
+        match &args.output {
+            Some(path) => std::fs::write(path, program).map_err(|e| {
+                CliError::new(
+                    format!("cannot write `{}`: {e}", path.display()),
+                    "check the directory exists and is writable",
+                )
+            })?,
+            None => out::stdout_text(&program)?,
+        }
+    }
+    Ok(())
+}
+
+/// Compiles and runs the timed copy of the program; the nests ranked by time.
+fn profile(file: &CFile, plan: &FilePlan) -> Result<String, CliError> {
+    let (source, nests) = rewrite::profiled_program(file, plan);
+    let dir = tempfile::tempdir().map_err(|e| {
+        CliError::new(
+            format!("cannot make a temporary directory: {e}"),
+            "check TMPDIR",
+        )
+    })?;
+    let c_path = dir.path().join("profiled.c");
+    let exe = dir.path().join("profiled");
+    let times = dir.path().join("times.txt");
+    std::fs::write(&c_path, source).map_err(|e| {
+        CliError::new(
+            format!("cannot write the timed program: {e}"),
+            "check TMPDIR",
+        )
+    })?;
+    let include = file_dir(file);
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let built = Command::new(&cc)
+        .args(["-O2", "-std=gnu99", "-I"])
+        .arg(&include)
+        .arg(&c_path)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lm")
+        .output()
+        .map_err(|e| {
+            CliError::new(
+                format!("cannot run `{cc}`: {e}"),
+                "install a C compiler or set CC",
+            )
+        })?;
+    if !built.status.success() {
+        return Err(CliError::new(
+            format!(
+                "the timed program did not compile:\n{}",
+                String::from_utf8_lossy(&built.stderr).trim_end()
+            ),
+            "the original must compile with `cc -O2 -std=gnu99 -lm`",
+        ));
+    }
+    let ran = Command::new(&exe)
+        .env("STENCILC_PROFILE_OUT", &times)
+        .output()
+        .map_err(|e| {
+            CliError::new(
+                format!("cannot run the timed program: {e}"),
+                "check the file runs without arguments",
+            )
+        })?;
+    if !ran.status.success() {
+        return Err(CliError::new(
+            format!("the timed program failed ({})", ran.status),
+            "--profile runs the program without arguments; it must exit with status 0",
+        ));
+    }
+    let text = std::fs::read_to_string(&times).unwrap_or_default();
+    let mut rows: Vec<(f64, String)> = Vec::new();
+    for line in text.lines() {
+        let mut parts = line.split_whitespace();
+        let (Some(k), Some(s)) = (
+            parts.next().and_then(|k| k.parse::<usize>().ok()),
+            parts.next().and_then(|s| s.parse::<f64>().ok()),
+        ) else {
+            continue;
+        };
+        if let Some(n) = nests.get(k) {
+            rows.push((
+                s,
+                format!("{} (lines {}-{}, {})", n.id, n.lines.0, n.lines.1, n.class),
+            ));
+        }
+    }
+    rows.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut out = String::from(
+        "profile (original program, cc -O2; nests inside an iterate are counted in it too):\n",
+    );
+    for (rank, (s, what)) in rows.iter().enumerate() {
+        out.push_str(&format!("  {:>2}. {:>10.6} s  {what}\n", rank + 1, s));
+    }
+    Ok(out)
+}
+
+fn file_dir(file: &CFile) -> PathBuf {
+    PathBuf::from(&file.original.name)
+        .parent()
+        .map(|p| p.to_path_buf())
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| PathBuf::from("."))
+}

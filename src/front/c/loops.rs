@@ -1,0 +1,290 @@
+//! The loop IR of `stencilc map`: C function bodies as loops, assignments to
+//! scalars and array elements, conditionals and calls; everything else kept as
+//! an [`Stmt::Other`] that says what it is (the analysis then leaves the nest
+//! holding it on the CPU). Lowered from the `lang-c` syntax tree.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The functions and global variables of a translation unit (those of the
+/// user's file; declarations from headers only name functions without bodies).
+#[derive(Clone, Debug, Default)]
+pub struct CUnit {
+    /// Functions defined in the user's file, in order.
+    pub functions: Vec<Function>,
+    /// Global variables of the user's file.
+    pub globals: BTreeMap<String, Var>,
+}
+
+/// A function definition.
+#[derive(Clone, Debug)]
+pub struct Function {
+    /// Its name.
+    pub name: String,
+    /// Its parameters and local variables by name (a shadowing declaration
+    /// replaces the outer one; the analysis only needs types and extents).
+    pub vars: BTreeMap<String, Var>,
+    /// Its parameters' names, in order.
+    pub param_order: Vec<String>,
+    /// Its body.
+    pub body: Vec<Stmt>,
+    /// First and last line in the user's file.
+    pub lines: (usize, usize),
+}
+
+/// A declared variable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Var {
+    /// Its name.
+    pub name: String,
+    /// The element (or scalar) type as written: `double`, `float`, `int`, `bool`.
+    pub elem: String,
+    /// Array extents, outermost first (`None`: unknown, as for `a[]`).
+    pub dims: Vec<Option<Expr>>,
+    /// Whether it is a pointer (or an array parameter, which C makes one).
+    pub pointer: bool,
+    /// Whether the pointer is `restrict`.
+    pub restrict: bool,
+    /// Whether it is a function parameter.
+    pub param: bool,
+    /// Whether it is a global.
+    pub global: bool,
+}
+
+impl Var {
+    /// Size of one element in bytes.
+    pub fn elem_bytes(&self) -> u64 {
+        match self.elem.as_str() {
+            "double" | "long" => 8,
+            "char" | "bool" | "_Bool" => 1,
+            "short" => 2,
+            _ => 4,
+        }
+    }
+}
+
+/// A C statement of a function body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// A `for` loop.
+    For(Loop),
+    /// `x = e`, `a[i][j] += e`, `x++`.
+    Assign(Assign),
+    /// A local declaration, maybe initialised.
+    Decl {
+        /// Its name.
+        name: String,
+        /// The initial value.
+        init: Option<Expr>,
+        /// Line in the user's file.
+        line: usize,
+    },
+    /// `if (c) ... else ...`.
+    If {
+        /// The condition.
+        cond: Expr,
+        /// The then branch.
+        then: Vec<Stmt>,
+        /// The else branch (empty if none).
+        els: Vec<Stmt>,
+        /// Line in the user's file.
+        line: usize,
+    },
+    /// An expression evaluated for its effects (a call).
+    Eval(Expr),
+    /// `break`.
+    Break,
+    /// `continue`.
+    Continue,
+    /// `return`, with its value.
+    Return(Option<Expr>),
+    /// `goto label`.
+    Goto(String),
+    /// Anything else: what it is, and the statements inside it.
+    Other {
+        /// What it is (`a while loop`, `a switch`).
+        what: String,
+        /// Statements inside it.
+        body: Vec<Stmt>,
+        /// Line in the user's file.
+        line: usize,
+    },
+}
+
+/// A `for` loop, with its bounds when it has the form
+/// `for (v = lower; v < upper; v += step)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loop {
+    /// The loop variable.
+    pub var: String,
+    /// Whether it is declared in the loop's initialiser (`for (int i = ...)`).
+    pub declared: bool,
+    /// The first value.
+    pub lower: Expr,
+    /// The bound, exclusive (`i <= n` gives `n + 1`).
+    pub upper: Expr,
+    /// The increment.
+    pub step: i64,
+    /// Why the loop does not have the form above, if it does not.
+    pub not_canonical: Option<String>,
+    /// Its body.
+    pub body: Vec<Stmt>,
+    /// First and last line in the user's file.
+    pub lines: (usize, usize),
+}
+
+/// An assignment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assign {
+    /// What is written.
+    pub target: Ref,
+    /// The operator of a compound assignment (`+=` is `Some(Add)`).
+    pub op: Option<BinOp>,
+    /// The value.
+    pub value: Expr,
+    /// Line in the user's file.
+    pub line: usize,
+}
+
+/// A scalar variable or an array element.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ref {
+    /// The variable.
+    pub name: String,
+    /// Subscripts, outermost first (empty for a scalar).
+    pub index: Vec<Expr>,
+}
+
+/// Binary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Or,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+impl BinOp {
+    /// The C spelling.
+    pub fn symbol(self) -> &'static str {
+        use BinOp::*;
+        match self {
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Mod => "%",
+            Lt => "<",
+            Gt => ">",
+            Le => "<=",
+            Ge => ">=",
+            Eq => "==",
+            Ne => "!=",
+            And => "&&",
+            Or => "||",
+            BitAnd => "&",
+            BitOr => "|",
+            BitXor => "^",
+            Shl => "<<",
+            Shr => ">>",
+        }
+    }
+}
+
+/// An expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// An integer literal.
+    Int(i64),
+    /// A floating literal, as written.
+    Float(String),
+    /// A scalar variable or an array element.
+    Load(Ref),
+    /// `a op b`.
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+    /// `-a` (`'-'`), `!a` (`'!'`), `~a` (`'~'`).
+    Unary(char, Box<Expr>),
+    /// `f(args)`.
+    Call(String, Vec<Expr>),
+    /// `c ? a : b`.
+    Cond(Box<Expr>, Box<Expr>, Box<Expr>),
+    /// `(type) e`.
+    Cast(String, Box<Expr>),
+    /// A construct the analysis does not follow (a pointer dereference, an
+    /// assignment inside an expression, a member access...).
+    Unsupported(String),
+}
+
+impl Expr {
+    /// Every array element and scalar read in the expression, and every call.
+    pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Load(r) => r.index.iter().for_each(|e| e.visit(f)),
+            Expr::Bin(_, a, b) => {
+                a.visit(f);
+                b.visit(f);
+            }
+            Expr::Unary(_, a) | Expr::Cast(_, a) => a.visit(f),
+            Expr::Call(_, args) => args.iter().for_each(|e| e.visit(f)),
+            Expr::Cond(c, a, b) => {
+                c.visit(f);
+                a.visit(f);
+                b.visit(f);
+            }
+            Expr::Int(_) | Expr::Float(_) | Expr::Unsupported(_) => {}
+        }
+    }
+
+    /// A scalar variable.
+    pub fn var(name: &str) -> Expr {
+        Expr::Load(Ref {
+            name: name.to_string(),
+            index: Vec::new(),
+        })
+    }
+}
+
+impl fmt::Display for Ref {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.name)?;
+        for e in &self.index {
+            write!(f, "[{e}]")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Int(v) => write!(f, "{v}"),
+            Expr::Float(s) => write!(f, "{s}"),
+            Expr::Load(r) => write!(f, "{r}"),
+            Expr::Bin(op, a, b) => write!(f, "({a} {} {b})", op.symbol()),
+            Expr::Unary(op, a) => write!(f, "{op}({a})"),
+            Expr::Call(name, args) => {
+                let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+                write!(f, "{name}({})", args.join(", "))
+            }
+            Expr::Cond(c, a, b) => write!(f, "({c} ? {a} : {b})"),
+            Expr::Cast(t, a) => write!(f, "(({t}) {a})"),
+            Expr::Unsupported(what) => write!(f, "/* {what} */"),
+        }
+    }
+}

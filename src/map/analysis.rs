@@ -1,0 +1,771 @@
+//! The static analysis of one loop nest (the methodology's first step):
+//! constructs that keep it on the CPU, array accesses and their dependences
+//! with distance vectors, scalars (privatisable, reductions) and, from them,
+//! which loops are parallel.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::alias::{call_obstacle, check_aliasing};
+use super::subscript::{delinearise, Context, Poly, Sub};
+use crate::front::c::loops::{Assign, BinOp, CUnit, Expr, Function, Loop, Ref, Stmt, Var};
+
+/// Math functions a kernel may call (C99 `<math.h>`, all pure).
+pub const PURE_LIBRARY: &[&str] = &[
+    "fabs", "fabsf", "sqrt", "sqrtf", "exp", "expf", "log", "logf", "sin", "sinf", "cos", "cosf",
+    "tan", "tanf", "pow", "powf", "fmin", "fminf", "fmax", "fmaxf", "floor", "floorf", "ceil",
+    "ceilf", "tanh", "tanhf", "atan", "atanf", "atan2", "atan2f", "fma", "fmaf", "abs", "cbrt",
+    "cbrtf", "exp2", "log2", "log10", "hypot",
+];
+
+/// One array access in the nest.
+#[derive(Clone, Debug)]
+pub struct Access {
+    /// The array.
+    pub array: String,
+    /// Whether it writes.
+    pub write: bool,
+    /// Subscripts as written.
+    pub index: Vec<Expr>,
+    /// Variables of the loops around it, outermost first.
+    pub loops: Vec<String>,
+    /// The loops around it by first line (sibling loops may share a variable).
+    pub loop_ids: Vec<usize>,
+    /// Line in the user's file.
+    pub line: usize,
+}
+
+/// A dependence between two accesses.
+#[derive(Clone, Debug, Serialize)]
+pub struct Dependence {
+    /// The array.
+    pub array: String,
+    /// `flow`, `anti` or `output`.
+    pub kind: &'static str,
+    /// Lines of the two accesses.
+    pub lines: (usize, usize),
+    /// Distance per common loop (`Some(d)`), or unknown (`None`, written `*`).
+    pub distance: Vec<(String, Option<i64>)>,
+}
+
+impl Dependence {
+    /// `(i: 1, j: 0)`.
+    pub fn vector(&self) -> String {
+        let parts: Vec<String> = self
+            .distance
+            .iter()
+            .map(|(v, d)| format!("{v}: {}", d.map_or("*".to_string(), |d| d.to_string())))
+            .collect();
+        format!("({})", parts.join(", "))
+    }
+
+    /// Whether the dependence may be carried by `var` (every outer distance may
+    /// be zero and this one may not be).
+    pub fn carried_by(&self, var: &str) -> bool {
+        for (v, d) in &self.distance {
+            if v == var {
+                return *d != Some(0);
+            }
+            if matches!(d, Some(x) if *x != 0) {
+                return false;
+            }
+        }
+        false
+    }
+}
+
+/// What is known of a scalar written in the nest.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum ScalarRole {
+    /// Declared inside the nest, inside these loops: private to them by scope.
+    Local(Vec<String>),
+    /// Written before it is read in every iteration of the loop (the variable):
+    /// privatisable there.
+    Private(String),
+    /// A reduction with this OpenMP operator (`+`, `*`, `max`, `min`, `&&`, `||`).
+    Reduction(String),
+    /// Carries a value from one iteration to the next.
+    Carried,
+}
+
+/// The facts about one nest.
+#[derive(Clone, Debug)]
+pub struct NestFacts {
+    /// Constructs that keep the nest on the CPU, each with its line.
+    pub obstacles: Vec<String>,
+    /// Array accesses.
+    pub accesses: Vec<Access>,
+    /// Dependences between them (loop-independent ones included).
+    pub dependences: Vec<Dependence>,
+    /// Scalars written in the nest (loop variables excluded).
+    pub scalars: BTreeMap<String, ScalarRole>,
+    /// Loops of the nest by variable.
+    pub loops: BTreeMap<String, Loop>,
+    /// Per loop variable: why it is sequential (empty: parallel).
+    pub sequential: BTreeMap<String, Vec<String>>,
+    /// Arrays whose linear subscripts were delinearised, with their dimension count.
+    pub delinearised: BTreeMap<String, usize>,
+    /// Per array: its subscripts in the dependence test's form, one list per access.
+    pub subs: BTreeMap<String, Vec<Vec<Sub>>>,
+}
+
+/// Analyses the nest rooted at `root`, in `function` of `unit`.
+pub fn analyse(
+    root: &Loop,
+    function: &Function,
+    unit: &CUnit,
+    declared: &BTreeMap<String, bool>,
+) -> NestFacts {
+    let mut facts = NestFacts {
+        obstacles: Vec::new(),
+        accesses: Vec::new(),
+        dependences: Vec::new(),
+        scalars: BTreeMap::new(),
+        loops: BTreeMap::new(),
+        sequential: BTreeMap::new(),
+        delinearised: BTreeMap::new(),
+        subs: BTreeMap::new(),
+    };
+    let mut walker = Walker {
+        unit,
+        declared,
+        facts: &mut facts,
+        stack: Vec::new(),
+        ids: Vec::new(),
+        ambiguous: BTreeSet::new(),
+        locals: BTreeMap::new(),
+        scalar_events: Vec::new(),
+    };
+    walker.for_loop(root);
+    let events = std::mem::take(&mut walker.scalar_events);
+    let locals = std::mem::take(&mut walker.locals);
+    let ambiguous = std::mem::take(&mut walker.ambiguous);
+    if facts.obstacles.is_empty() {
+        check_aliasing(&mut facts, function, unit);
+    }
+    classify_scalars(&mut facts, root, &events, &locals, function);
+    dependences(&mut facts, &ambiguous);
+    facts
+}
+
+/// A read or write of a scalar, in program order, with the loops around it
+/// and whether it sits under a conditional.
+#[derive(Clone, Debug)]
+struct ScalarEvent {
+    name: String,
+    write: Option<Assign>,
+    loops: Vec<String>,
+    conditional: bool,
+    /// The statement index path inside the loop bodies, to find the first event of a loop.
+    top_level_of: Option<String>,
+}
+
+struct Walker<'a> {
+    unit: &'a CUnit,
+    declared: &'a BTreeMap<String, bool>,
+    facts: &'a mut NestFacts,
+    stack: Vec<String>,
+    ids: Vec<usize>,
+    ambiguous: BTreeSet<String>,
+    locals: BTreeMap<String, Vec<String>>,
+    scalar_events: Vec<ScalarEvent>,
+}
+
+impl Walker<'_> {
+    fn for_loop(&mut self, l: &Loop) {
+        if let Some(why) = &l.not_canonical {
+            self.facts.obstacles.push(format!(
+                "the loop at line {} cannot be normalised: {why}",
+                l.lines.0
+            ));
+        }
+        self.expr(&l.lower, l.lines.0, false, None);
+        self.expr(&l.upper, l.lines.0, false, None);
+        if let Some(other) = self.facts.loops.insert(l.var.clone(), l.clone()) {
+            if other.lower != l.lower || other.upper != l.upper {
+                self.ambiguous.insert(l.var.clone());
+            }
+        }
+        self.stack.push(l.var.clone());
+        self.ids.push(l.lines.0);
+        self.block(&l.body, false, Some(l.var.clone()));
+        self.stack.pop();
+        self.ids.pop();
+    }
+
+    fn block(&mut self, body: &[Stmt], conditional: bool, top: Option<String>) {
+        for s in body {
+            self.stmt(s, conditional, top.clone());
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt, conditional: bool, top: Option<String>) {
+        match s {
+            Stmt::For(l) => self.for_loop(l),
+            Stmt::Assign(a) => {
+                for e in &a.target.index {
+                    self.expr(e, a.line, conditional, top.clone());
+                }
+                if a.op.is_some() {
+                    self.load(&a.target, a.line, conditional, top.clone());
+                }
+                self.expr(&a.value, a.line, conditional, top.clone());
+                if a.target.index.is_empty() {
+                    if self.stack.contains(&a.target.name) {
+                        self.facts.obstacles.push(format!(
+                            "the loop variable `{}` is assigned in the body (line {})",
+                            a.target.name, a.line
+                        ));
+                    }
+                    self.scalar_events.push(ScalarEvent {
+                        name: a.target.name.clone(),
+                        write: Some(a.clone()),
+                        loops: self.stack.clone(),
+                        conditional,
+                        top_level_of: top,
+                    });
+                } else {
+                    self.facts.accesses.push(Access {
+                        array: a.target.name.clone(),
+                        write: true,
+                        index: a.target.index.clone(),
+                        loops: self.stack.clone(),
+                        loop_ids: self.ids.clone(),
+                        line: a.line,
+                    });
+                }
+            }
+            Stmt::Decl { name, init, line } => {
+                self.locals.insert(name.clone(), self.stack.clone());
+                if let Some(e) = init {
+                    self.expr(e, *line, conditional, top);
+                }
+            }
+            Stmt::If {
+                cond,
+                then,
+                els,
+                line,
+            } => {
+                self.expr(cond, *line, conditional, top);
+                self.block(then, true, None);
+                self.block(els, true, None);
+            }
+            Stmt::Eval(e) => self.expr(e, 0, conditional, top),
+            Stmt::Break => self
+                .facts
+                .obstacles
+                .push("a `break` leaves a loop of the nest early".into()),
+            Stmt::Continue => self.facts.obstacles.push("a `continue` in the nest".into()),
+            Stmt::Return(_) => self
+                .facts
+                .obstacles
+                .push("a `return` inside the nest".into()),
+            Stmt::Goto(label) => self
+                .facts
+                .obstacles
+                .push(format!("a `goto {label}` inside the nest")),
+            Stmt::Other { what, body, line } => {
+                self.facts.obstacles.push(format!("{what} at line {line}"));
+                self.block(body, true, None);
+            }
+        }
+    }
+
+    fn load(&mut self, r: &Ref, line: usize, conditional: bool, top: Option<String>) {
+        if r.index.is_empty() {
+            self.scalar_events.push(ScalarEvent {
+                name: r.name.clone(),
+                write: None,
+                loops: self.stack.clone(),
+                conditional,
+                top_level_of: top,
+            });
+        } else {
+            self.facts.accesses.push(Access {
+                array: r.name.clone(),
+                write: false,
+                index: r.index.clone(),
+                loops: self.stack.clone(),
+                loop_ids: self.ids.clone(),
+                line,
+            });
+        }
+    }
+
+    fn expr(&mut self, e: &Expr, line: usize, conditional: bool, top: Option<String>) {
+        let mut loads = Vec::new();
+        let mut problems = Vec::new();
+        e.visit(&mut |x| match x {
+            Expr::Load(r) => loads.push(r.clone()),
+            Expr::Unsupported(what) => problems.push(what.clone()),
+            Expr::Call(name, _) if !PURE_LIBRARY.contains(&name.as_str()) => {
+                problems.push(format!("CALL:{name}"))
+            }
+            _ => {}
+        });
+        for r in loads {
+            self.load(&r, line, conditional, top.clone());
+        }
+        let at = if line > 0 {
+            format!(" (line {line})")
+        } else {
+            String::new()
+        };
+        for p in problems {
+            if let Some(name) = p.strip_prefix("CALL:") {
+                if let Some(why) = call_obstacle(name, self.unit, self.declared) {
+                    self.facts.obstacles.push(format!("{why}{at}"));
+                }
+            } else {
+                self.facts.obstacles.push(format!("{p}{at}"));
+            }
+        }
+    }
+}
+
+/// The declaration of `name` as the nest sees it.
+pub fn lookup<'a>(name: &str, function: &'a Function, unit: &'a CUnit) -> Option<&'a Var> {
+    function.vars.get(name).or_else(|| unit.globals.get(name))
+}
+
+/// Calls every statement of a body, nested ones included.
+pub fn walk<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Stmt)) {
+    for s in body {
+        f(s);
+        match s {
+            Stmt::For(l) => walk(&l.body, f),
+            Stmt::If { then, els, .. } => {
+                walk(then, f);
+                walk(els, f);
+            }
+            Stmt::Other { body, .. } => walk(body, f),
+            _ => {}
+        }
+    }
+}
+
+fn classify_scalars(
+    facts: &mut NestFacts,
+    root: &Loop,
+    events: &[ScalarEvent],
+    locals: &BTreeMap<String, Vec<String>>,
+    function: &Function,
+) {
+    let loop_vars: BTreeSet<&String> = facts.loops.keys().collect();
+    let written: BTreeSet<&String> = events
+        .iter()
+        .filter(|e| e.write.is_some())
+        .map(|e| &e.name)
+        .collect();
+    for name in written {
+        if loop_vars.contains(name) {
+            continue;
+        }
+        if let Some(inside) = locals.get(name) {
+            facts
+                .scalars
+                .insert(name.clone(), ScalarRole::Local(inside.clone()));
+            continue;
+        }
+        let mine: Vec<&ScalarEvent> = events.iter().filter(|e| &e.name == name).collect();
+        let role = reduction(name, &mine, function)
+            .map(ScalarRole::Reduction)
+            .or_else(|| private_at(root, &mine).map(ScalarRole::Private))
+            .unwrap_or(ScalarRole::Carried);
+        facts.scalars.insert(name.clone(), role);
+    }
+}
+
+/// The OpenMP operator of a reduction, if every event of the scalar is one
+/// update `s op= e` (or `s = s op e`) with one operator and `e` free of `s`,
+/// or every event writes the same boolean constant to a `bool`.
+fn reduction(name: &str, events: &[&ScalarEvent], function: &Function) -> Option<String> {
+    let mut op: Option<String> = None;
+    let mentions = |e: &Expr| {
+        let mut found = false;
+        e.visit(&mut |x| {
+            if matches!(x, Expr::Load(r) if r.name == name) {
+                found = true;
+            }
+        });
+        found
+    };
+    // Reads of `s` come as events too: one read per update is the update's own.
+    let writes: Vec<&Assign> = events.iter().filter_map(|e| e.write.as_ref()).collect();
+    let reads = events.iter().filter(|e| e.write.is_none()).count();
+    let mut own_reads = 0;
+    for a in &writes {
+        let this = match (&a.op, &a.value) {
+            (Some(BinOp::Add), v) | (Some(BinOp::Sub), v) if !mentions(v) => "+".to_string(),
+            (Some(BinOp::Mul), v) if !mentions(v) => "*".to_string(),
+            (None, Expr::Bin(BinOp::Add, x, v)) if **x == Expr::var(name) && !mentions(v) => {
+                "+".to_string()
+            }
+            (None, Expr::Bin(BinOp::Mul, x, v)) if **x == Expr::var(name) && !mentions(v) => {
+                "*".to_string()
+            }
+            (None, Expr::Call(f, args))
+                if args.len() == 2
+                    && args[0] == Expr::var(name)
+                    && !mentions(&args[1])
+                    && f.starts_with("fmax") =>
+            {
+                "max".to_string()
+            }
+            (None, Expr::Call(f, args))
+                if args.len() == 2
+                    && args[0] == Expr::var(name)
+                    && !mentions(&args[1])
+                    && f.starts_with("fmin") =>
+            {
+                "min".to_string()
+            }
+            (None, Expr::Int(c @ (0 | 1))) => {
+                let boolean = function
+                    .vars
+                    .get(name)
+                    .is_some_and(|v| v.elem == "bool" || v.elem == "_Bool");
+                if !boolean {
+                    return None;
+                }
+                own_reads -= 1; // no read of its own
+                if *c == 0 { "&&" } else { "||" }.to_string()
+            }
+            _ => return None,
+        };
+        own_reads += 1;
+        if op.get_or_insert(this.clone()) != &this {
+            return None;
+        }
+    }
+    (reads as i64 == own_reads).then_some(op).flatten()
+}
+
+/// The outermost loop of the nest at which the scalar is privatisable: its
+/// first event in that loop's body is an unconditional write at the body's
+/// top level that does not read it.
+fn private_at(root: &Loop, events: &[&ScalarEvent]) -> Option<String> {
+    let mut candidates: Vec<String> = vec![root.var.clone()];
+    // The loops around the first event, outermost first.
+    candidates.extend(events.first()?.loops.iter().skip(1).cloned());
+    for var in candidates {
+        let inside: Vec<&&ScalarEvent> = events.iter().filter(|e| e.loops.contains(&var)).collect();
+        if inside.len() != events.len() {
+            continue;
+        }
+        let first = inside.first()?;
+        let reads_itself = first.write.as_ref().is_some_and(|a| {
+            let mut found = a.op.is_some();
+            a.value.visit(&mut |x| {
+                if matches!(x, Expr::Load(r) if r.name == first.name) {
+                    found = true;
+                }
+            });
+            found
+        });
+        if first.write.is_some()
+            && !first.conditional
+            && !reads_itself
+            && first.top_level_of.as_deref() == Some(var.as_str())
+        {
+            return Some(var);
+        }
+        // The write's own reads come before it in the event order: skip them.
+        if let Some(w) = inside.iter().position(|e| e.write.is_some()) {
+            let before_are_own = inside[..w]
+                .iter()
+                .all(|e| e.loops == inside[w].loops && !e.conditional);
+            let a = inside[w].write.as_ref()?;
+            let mut reads_self = a.op.is_some();
+            a.value.visit(&mut |x| {
+                if matches!(x, Expr::Load(r) if r.name == first.name) {
+                    reads_self = true;
+                }
+            });
+            if w > 0
+                && before_are_own
+                && !reads_self
+                && !inside[w].conditional
+                && inside[w].top_level_of.as_deref() == Some(var.as_str())
+            {
+                return Some(var);
+            }
+        }
+    }
+    None
+}
+
+/// Tests every pair of accesses to an array (one of them a write) and marks
+/// the loops their dependences carry as sequential.
+fn dependences(facts: &mut NestFacts, ambiguous: &BTreeSet<String>) {
+    let loop_vars: BTreeSet<String> = facts.loops.keys().cloned().collect();
+    let written_scalars: BTreeSet<String> = facts
+        .scalars
+        .iter()
+        .filter(|(_, r)| !matches!(r, ScalarRole::Local(_)))
+        .map(|(n, _)| n.clone())
+        .collect();
+    let cx = Context {
+        loop_vars: &loop_vars,
+        written: &written_scalars,
+    };
+    let mut by_array: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, a) in facts.accesses.iter().enumerate() {
+        by_array.entry(a.array.clone()).or_default().push(i);
+    }
+    let mut sequential: BTreeMap<String, Vec<String>> =
+        loop_vars.iter().map(|v| (v.clone(), Vec::new())).collect();
+    for (array, ids) in &by_array {
+        let mut subs: Vec<Vec<Sub>> = ids
+            .iter()
+            .map(|&i| facts.accesses[i].index.iter().map(|e| cx.sub(e)).collect())
+            .collect();
+        // One linear subscript everywhere: try to delinearise.
+        if subs
+            .iter()
+            .all(|s| s.len() == 1 && matches!(s[0], Sub::Affine(_)))
+        {
+            let polys: Vec<Poly> = subs
+                .iter()
+                .map(|s| match &s[0] {
+                    Sub::Affine(p) => p.clone(),
+                    _ => Poly::default(),
+                })
+                .collect();
+            let mut bounds = facts.loops.clone();
+            bounds.retain(|v, _| !ambiguous.contains(v));
+            if let Some(dims) = delinearise(&polys, &bounds, &loop_vars) {
+                facts
+                    .delinearised
+                    .insert(array.clone(), dims.first().map_or(0, |d| d.len()));
+                subs = dims
+                    .into_iter()
+                    .map(|d| d.into_iter().map(Sub::Affine).collect())
+                    .collect();
+            }
+        }
+        facts.subs.insert(array.clone(), subs.clone());
+        if !ids.iter().any(|&i| facts.accesses[i].write) {
+            continue;
+        }
+        for (x, &i) in ids.iter().enumerate() {
+            for (y, &j) in ids.iter().enumerate().skip(x) {
+                let (a, b) = (&facts.accesses[i], &facts.accesses[j]);
+                if !a.write && !b.write {
+                    continue;
+                }
+                let shared = a
+                    .loop_ids
+                    .iter()
+                    .zip(&b.loop_ids)
+                    .take_while(|(p, q)| p == q)
+                    .count();
+                let common: Vec<String> = a.loops[..shared].to_vec();
+                let Some(distance) = test_pair(&subs[x], &subs[y], &common, &loop_vars) else {
+                    continue;
+                };
+                // Distances are of the second access's iteration minus the first's:
+                // a negative leading distance means the second runs first.
+                let backwards = distance
+                    .iter()
+                    .find(|(_, d)| *d != Some(0))
+                    .is_some_and(|(_, d)| matches!(d, Some(x) if *x < 0));
+                let (first, second) = if backwards { (b, a) } else { (a, b) };
+                let kind = match (first.write, second.write) {
+                    (true, true) => "output",
+                    (true, false) => "flow",
+                    _ => "anti",
+                };
+                let distance = if backwards {
+                    distance
+                        .into_iter()
+                        .map(|(v, d)| (v, d.map(|x| -x)))
+                        .collect()
+                } else {
+                    distance
+                };
+                let dep = Dependence {
+                    array: array.clone(),
+                    kind,
+                    lines: (first.line, second.line),
+                    distance,
+                };
+                if x == y && dep.distance.iter().all(|(_, d)| *d == Some(0)) {
+                    continue;
+                }
+                for v in &common {
+                    let reason = format!(
+                        "{} dependence on `{array}` (lines {} and {}), distance {}",
+                        dep.kind,
+                        dep.lines.0,
+                        dep.lines.1,
+                        dep.vector()
+                    );
+                    if let Some(reasons) = sequential
+                        .get_mut(v)
+                        .filter(|r| dep.carried_by(v) && !r.contains(&reason))
+                    {
+                        reasons.push(reason);
+                    }
+                }
+                facts.dependences.push(dep);
+            }
+        }
+    }
+    // Scalars that carry values serialise every loop around their writes.
+    for (name, role) in &facts.scalars {
+        for (v, reasons) in sequential.iter_mut() {
+            let private_here = match role {
+                // Private at `p`: also at every loop around `p` (all its events are in `p`).
+                ScalarRole::Private(p) => loop_depth(&facts.loops, v, p),
+                ScalarRole::Local(around) => around.contains(v),
+                ScalarRole::Reduction(_) => true,
+                ScalarRole::Carried => false,
+            };
+            let carried =
+                format!("the scalar `{name}` carries a value from one iteration to the next");
+            if !private_here
+                && scalar_written_inside(&facts.loops, v, name)
+                && !reasons.contains(&carried)
+            {
+                reasons.push(format!(
+                    "the scalar `{name}` carries a value from one iteration to the next"
+                ));
+            }
+        }
+    }
+    facts.sequential = sequential;
+}
+
+/// Whether loop `inner` is `outer` or nested in it.
+fn loop_depth(loops: &BTreeMap<String, Loop>, outer: &str, inner: &str) -> bool {
+    if outer == inner {
+        return true;
+    }
+    loops.get(outer).is_some_and(|l| {
+        let mut found = false;
+        walk(&l.body, &mut |s| {
+            if matches!(s, Stmt::For(x) if x.var == inner) {
+                found = true;
+            }
+        });
+        found
+    })
+}
+
+fn scalar_written_inside(loops: &BTreeMap<String, Loop>, var: &str, name: &str) -> bool {
+    loops.get(var).is_some_and(|l| {
+        let mut found = false;
+        walk(&l.body, &mut |s| {
+            if matches!(s, Stmt::Assign(a) if a.target.name == name && a.target.index.is_empty()) {
+                found = true;
+            }
+        });
+        found
+    })
+}
+
+/// The distance vector over the common loops of two accesses' subscripts, or
+/// `None` when they provably never touch the same element.
+fn test_pair(
+    a: &[Sub],
+    b: &[Sub],
+    common: &[String],
+    loop_vars: &BTreeSet<String>,
+) -> Option<Vec<(String, Option<i64>)>> {
+    let unknown = || common.iter().map(|v| (v.clone(), None)).collect::<Vec<_>>();
+    if a.len() != b.len() {
+        return Some(unknown());
+    }
+    let mut fixed: BTreeMap<String, i64> = BTreeMap::new();
+    for (sa, sb) in a.iter().zip(b) {
+        match (sa, sb) {
+            (Sub::Modulo(x, k1, m1), Sub::Modulo(y, k2, m2))
+                if x == y
+                    && m1 == m2
+                    && k1.checked_sub(*k2).is_some_and(|d| d.rem_euclid(*m1) != 0) =>
+            {
+                return None;
+            }
+            (Sub::Affine(p), Sub::Affine(q)) => {
+                let (pv, qv) = (p.without_constant(), q.without_constant());
+                let Some(diff) = p.constant_term().checked_sub(q.constant_term()) else {
+                    continue;
+                };
+                // Symbols that are not loop variables must cancel.
+                let terms = |x: &Poly| -> BTreeMap<Vec<String>, i64> { x.0.clone() };
+                if terms(&pv) == terms(&qv) {
+                    let vars: Vec<(String, i64)> =
+                        pv.0.iter()
+                            .filter(|(m, _)| m.len() == 1 && loop_vars.contains(&m[0]))
+                            .map(|(m, c)| (m[0].clone(), *c))
+                            .collect();
+                    let invariant_only =
+                        pv.0.keys()
+                            .all(|m| m.iter().all(|s| !loop_vars.contains(s)) || m.len() == 1);
+                    if !invariant_only {
+                        continue;
+                    }
+                    match vars.as_slice() {
+                        [] => {
+                            if diff != 0 {
+                                return None;
+                            }
+                        }
+                        [(v, c)] if common.contains(v) => {
+                            if diff.checked_rem(*c).is_none_or(|r| r != 0) {
+                                return None;
+                            }
+                            let d = diff.checked_div(*c).unwrap_or(0);
+                            if let Some(prev) = fixed.insert(v.clone(), d) {
+                                if prev != d {
+                                    return None;
+                                }
+                            }
+                        }
+                        _ => {
+                            let g = vars.iter().fold(0, |g, (_, c)| gcd(g, c.abs()));
+                            if g != 0 && diff.checked_rem(g).is_some_and(|r| r != 0) {
+                                return None;
+                            }
+                        }
+                    }
+                } else {
+                    // GCD test over all coefficients of loop variables (as separate unknowns).
+                    let mut g = 0;
+                    let mut symbolic = false;
+                    for x in [&pv, &qv] {
+                        for (m, c) in &x.0 {
+                            if m.len() == 1 && loop_vars.contains(&m[0]) {
+                                g = gcd(g, c.abs());
+                            } else {
+                                symbolic = true;
+                            }
+                        }
+                    }
+                    if !symbolic && g != 0 && diff.checked_rem(g).is_some_and(|r| r != 0) {
+                        return None;
+                    }
+                }
+            }
+            (Sub::Invariant(x), Sub::Invariant(y)) if x == y => {}
+            _ => {}
+        }
+    }
+    Some(
+        common
+            .iter()
+            .map(|v| (v.clone(), fixed.get(v).copied()))
+            .collect(),
+    )
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}

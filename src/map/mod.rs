@@ -1,0 +1,537 @@
+//! `stencilc map`: sequential C loop nests onto GPUs and OpenMP, after the
+//! methodology of Gouin, Ancourt and Guettier (CPC 2018).
+//!
+//! Per outermost loop of each function (or of each `#pragma scop` region):
+//! static analysis ([`analysis`]: obstacles, dependences with distance
+//! vectors, privatisable scalars, reductions, parallel loops), classification,
+//! the three criteria with the device's numbers ([`criteria`]), memory
+//! specialisation, and the decision, reported ([`report`]) and applied to the
+//! source text ([`rewrite`]). A sequential outer loop around loops (a time
+//! loop) stays on the host as an iterate and its inner nests are planned in
+//! turn; a nest that cannot be shown safe stays on the CPU with the reason.
+
+pub mod alias;
+pub mod analysis;
+pub mod criteria;
+pub mod opencl;
+pub mod report;
+pub mod rewrite;
+pub mod subscript;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::front::c::loops::{CUnit, Expr, Function, Loop, Stmt};
+use crate::front::c::lower::declared_functions;
+use crate::front::c::CFile;
+use crate::model::device::Device;
+use analysis::{analyse, NestFacts, ScalarRole};
+use subscript::Sub;
+
+/// What the mapped program runs its kernels with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Target {
+    /// C with OpenMP: each mapped nest's parallel loop under `#pragma omp parallel for`.
+    C,
+    /// OpenCL: each mapped nest a direct kernel, with host glue.
+    Opencl,
+    /// CUDA (planned and reported only; no program is written yet).
+    Cuda,
+}
+
+/// The decision for one nest.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum Decision {
+    /// Mapped: these loops run in parallel (outermost first).
+    Mapped {
+        /// The parallel loops, outermost first.
+        parallel: Vec<String>,
+    },
+    /// A sequential loop around other nests, kept on the host; its inner
+    /// nests are planned on their own.
+    Iterate,
+    /// Stays on the CPU.
+    Cpu {
+        /// Why.
+        reasons: Vec<String>,
+    },
+}
+
+/// The plan of one loop nest.
+#[derive(Clone, Debug, Serialize)]
+pub struct NestPlan {
+    /// `function:line`.
+    pub id: String,
+    /// The enclosing function.
+    pub function: String,
+    /// First and last line of the nest in the user's file.
+    pub lines: (usize, usize),
+    /// The loops of the nest: variable, bounds, parallel or why sequential.
+    pub loops: Vec<LoopReport>,
+    /// `stencil`, `parallel`, `reduction`, `iterate` or `sequential`.
+    pub class: String,
+    /// The decision.
+    pub decision: Decision,
+    /// The three criteria (empty unless parallel loops were found).
+    pub criteria: Vec<criteria::Criterion>,
+    /// Transformations applied or considered, each with its reason.
+    pub transformations: Vec<String>,
+    /// Memory choice per array on a GPU, with the reason.
+    pub memory: Vec<criteria::MemoryChoice>,
+    /// Scalars written in the nest and how they are handled.
+    pub scalars: Vec<(String, String)>,
+    /// Dependences found, as `array kind (lines) distance`.
+    pub dependences: Vec<String>,
+    /// The nests inside an iterate.
+    pub inner: Vec<NestPlan>,
+    /// The OpenMP clause line for the rewrite (mapped nests only).
+    #[serde(skip)]
+    pub omp: Option<String>,
+    /// The OpenCL kernel (mapped nests with `--target opencl` only).
+    #[serde(skip)]
+    pub kernel: Option<opencl::KernelPlan>,
+}
+
+/// One loop of a nest, for the report.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoopReport {
+    /// The loop variable.
+    pub var: String,
+    /// Its line.
+    pub line: usize,
+    /// `lower .. upper` (exclusive) and step.
+    pub range: String,
+    /// Iterations, when the bounds are constants.
+    pub trip: Option<i64>,
+    /// Empty: parallel; else why it is sequential.
+    pub sequential: Vec<String>,
+}
+
+/// The plan of a whole file.
+#[derive(Clone, Debug, Serialize)]
+pub struct FilePlan {
+    /// The file.
+    pub file: String,
+    /// The target.
+    pub target: Target,
+    /// The device the criteria were checked against.
+    pub device: String,
+    /// Every nest, in source order.
+    pub nests: Vec<NestPlan>,
+}
+
+/// Plans every nest of a parsed file for `target` on `device`.
+pub fn plan_file(file: &CFile, unit: &CUnit, target: Target, device: &Device) -> FilePlan {
+    let declared = declared_functions(file);
+    let mut nests = Vec::new();
+    for function in &unit.functions {
+        let mut outer = Vec::new();
+        outermost_loops(&function.body, &mut outer);
+        for l in outer {
+            if !file.scops.is_empty()
+                && !file
+                    .scops
+                    .iter()
+                    .any(|&(a, b)| a < l.lines.0 && l.lines.1 < b)
+            {
+                continue;
+            }
+            nests.push(plan_nest(
+                l, function, unit, &declared, target, device, file,
+            ));
+        }
+    }
+    FilePlan {
+        file: file.original.name.clone(),
+        target,
+        device: device.name.to_string(),
+        nests,
+    }
+}
+
+fn outermost_loops<'a>(body: &'a [Stmt], out: &mut Vec<&'a Loop>) {
+    for s in body {
+        match s {
+            Stmt::For(l) => out.push(l),
+            Stmt::If { then, els, .. } => {
+                outermost_loops(then, out);
+                outermost_loops(els, out);
+            }
+            Stmt::Other { body, .. } => outermost_loops(body, out),
+            _ => {}
+        }
+    }
+}
+
+/// Constant value of an integer expression.
+pub fn constant(e: &Expr) -> Option<i64> {
+    use crate::front::c::loops::BinOp::*;
+    match e {
+        Expr::Int(v) => Some(*v),
+        Expr::Bin(op, a, b) => {
+            let (a, b) = (constant(a)?, constant(b)?);
+            match op {
+                Add => a.checked_add(b),
+                Sub => a.checked_sub(b),
+                Mul => a.checked_mul(b),
+                Div if b != 0 => Some(a / b),
+                _ => None,
+            }
+        }
+        Expr::Unary('-', a) => constant(a).map(|v| -v),
+        _ => None,
+    }
+}
+
+fn trip_count(l: &Loop) -> Option<i64> {
+    let (lo, hi) = (constant(&l.lower)?, constant(&l.upper)?);
+    let span = hi.checked_sub(lo)?.max(0);
+    Some(span.checked_add(l.step - 1)? / l.step.max(1))
+}
+
+fn plan_nest(
+    root: &Loop,
+    function: &Function,
+    unit: &CUnit,
+    declared: &BTreeMap<String, bool>,
+    target: Target,
+    device: &Device,
+    file: &CFile,
+) -> NestPlan {
+    let facts = analyse(root, function, unit, declared);
+    let mut plan = NestPlan {
+        id: format!("{}:{}", function.name, root.lines.0),
+        function: function.name.clone(),
+        lines: root.lines,
+        loops: loop_reports(root, &facts),
+        class: String::new(),
+        decision: Decision::Iterate,
+        criteria: Vec::new(),
+        transformations: Vec::new(),
+        memory: Vec::new(),
+        scalars: facts
+            .scalars
+            .iter()
+            .map(|(n, r)| {
+                let how = match r {
+                    ScalarRole::Local(_) => "declared inside the nest: private".to_string(),
+                    ScalarRole::Private(v) => {
+                        format!("written before read in each iteration of `{v}`: privatised")
+                    }
+                    ScalarRole::Reduction(op) => format!("reduction ({op})"),
+                    ScalarRole::Carried => "carries a value across iterations".to_string(),
+                };
+                (n.clone(), how)
+            })
+            .collect(),
+        dependences: facts
+            .dependences
+            .iter()
+            .map(|d| {
+                format!(
+                    "{} {} (lines {} and {}) distance {}",
+                    d.array,
+                    d.kind,
+                    d.lines.0,
+                    d.lines.1,
+                    d.vector()
+                )
+            })
+            .fold(Vec::new(), |mut seen, d| {
+                if !seen.contains(&d) {
+                    seen.push(d);
+                }
+                seen
+            }),
+        inner: Vec::new(),
+        omp: None,
+        kernel: None,
+    };
+    let parallel = if facts.obstacles.is_empty() {
+        parallel_band(root, &facts)
+    } else {
+        Vec::new()
+    };
+    if parallel.is_empty() {
+        // A sequential loop around loops: an iterate, its inner nests planned in turn.
+        let mut inner_loops = Vec::new();
+        outermost_loops(&root.body, &mut inner_loops);
+        if !inner_loops.is_empty() {
+            for l in inner_loops {
+                plan.inner
+                    .push(plan_nest(l, function, unit, declared, target, device, file));
+            }
+            let any_mapped = plan
+                .inner
+                .iter()
+                .any(|p| !matches!(p.decision, Decision::Cpu { .. }));
+            if any_mapped {
+                // The inner nests report their own loops and dependences.
+                plan.class = "iterate".into();
+                plan.decision = Decision::Iterate;
+                plan.loops.truncate(1);
+                plan.dependences.clear();
+                plan.transformations.push(iterate_note(root, &facts));
+            } else {
+                plan.class = "sequential".into();
+                let mut reasons = facts.obstacles.clone();
+                reasons.dedup();
+                for l in &plan.loops {
+                    if let Some(first) = l.sequential.first() {
+                        reasons.push(format!(
+                            "`{}` (line {}) is sequential: {first}",
+                            l.var, l.line
+                        ));
+                    }
+                }
+                plan.decision = Decision::Cpu { reasons };
+            }
+            return plan;
+        }
+        if !facts.obstacles.is_empty() {
+            let mut reasons = facts.obstacles.clone();
+            reasons.dedup();
+            plan.class = "sequential".into();
+            plan.decision = Decision::Cpu { reasons };
+            return plan;
+        }
+        plan.class = "sequential".into();
+        let reasons = facts.sequential.get(&root.var).cloned().unwrap_or_default();
+        plan.decision = Decision::Cpu {
+            reasons: vec![format!(
+                "no loop of the nest is parallel: `{}` is sequential ({})",
+                root.var,
+                reasons.join("; ")
+            )],
+        };
+        return plan;
+    }
+    plan.class = classify(&facts);
+    plan.criteria = criteria::check(&parallel, &facts, function, unit, device);
+    plan.memory = criteria::memory_choices(&facts, function, unit);
+    plan.transformations
+        .extend(criteria::transformations(&parallel, &facts));
+    for (name, role) in &facts.scalars {
+        if let ScalarRole::Reduction(op) = role {
+            let floating = analysis::lookup(name, function, unit)
+                .is_some_and(|v| v.elem == "float" || v.elem == "double");
+            plan.transformations.push(if floating {
+                format!("reduction ({op}) of `{name}`: partial results combined per thread, so the operations are reordered (floating point: equal within rounding, not bit-identical)")
+            } else {
+                format!("reduction ({op}) of `{name}`: partial results combined per thread (exact)")
+            });
+        }
+    }
+    let failed: Vec<String> = plan
+        .criteria
+        .iter()
+        .filter(|c| !c.pass)
+        .map(|c| format!("{}: {}", c.name, c.detail))
+        .collect();
+    if !failed.is_empty() && target != Target::C {
+        plan.decision = Decision::Cpu { reasons: failed };
+        return plan;
+    }
+    match rewrite::omp_clause(root, &parallel, &facts, function, file) {
+        Ok(clause) => {
+            plan.omp = Some(clause);
+            plan.decision = Decision::Mapped {
+                parallel: parallel.clone(),
+            };
+        }
+        Err(reason) => {
+            plan.decision = Decision::Cpu {
+                reasons: vec![reason],
+            }
+        }
+    }
+    if target == Target::Opencl && matches!(plan.decision, Decision::Mapped { .. }) {
+        match opencl::kernel(root, &parallel, &facts, function, unit, file) {
+            Ok(kernel) => plan.kernel = Some(kernel),
+            Err(reason) => {
+                plan.decision = Decision::Cpu {
+                    reasons: vec![format!(
+                        "parallel, but not as an OpenCL kernel yet: {reason}"
+                    )],
+                }
+            }
+        }
+    }
+    plan
+}
+
+fn iterate_note(root: &Loop, facts: &NestFacts) -> String {
+    let mut forms = Vec::new();
+    for subs in facts.subs.values() {
+        if subs.iter().any(|s| {
+            s.iter()
+                .any(|x| matches!(x, Sub::Modulo(b, _, _) if *b == root.var))
+        }) {
+            forms.push("ping-pong buffers indexed by time (`A[(t+1)%2]` / `A[t%2]`)");
+            break;
+        }
+    }
+    let why = facts
+        .sequential
+        .get(&root.var)
+        .and_then(|r| r.first())
+        .or(facts.obstacles.first())
+        .cloned()
+        .unwrap_or_else(|| "it is sequential".into());
+    format!(
+        "`{}` (line {}) recognised as an iterate around the inner nests{}: it stays on the host (keeping the arrays on the device between its steps, the communication specialisation, is not generated yet: each kernel launch copies its arrays); sequential because {why}",
+        root.var,
+        root.lines.0,
+        if forms.is_empty() { String::new() } else { format!(" with {}", forms.join(", ")) }
+    )
+}
+
+/// The outer parallel loops of the nest: the root, then its only child loop
+/// while the body is exactly that loop and it is parallel (at most 3).
+fn parallel_band(root: &Loop, facts: &NestFacts) -> Vec<String> {
+    let mut band = Vec::new();
+    let mut l = root;
+    loop {
+        if !facts.sequential.get(&l.var).is_none_or(|r| r.is_empty()) || band.len() == 3 {
+            break;
+        }
+        band.push(l.var.clone());
+        match l.body.as_slice() {
+            [Stmt::For(inner)] => l = inner,
+            _ => break,
+        }
+    }
+    band
+}
+
+fn classify(facts: &NestFacts) -> String {
+    if facts
+        .scalars
+        .values()
+        .any(|r| matches!(r, ScalarRole::Reduction(_)))
+    {
+        return "reduction".into();
+    }
+    let written: Vec<&String> = facts
+        .subs
+        .keys()
+        .filter(|a| facts.accesses.iter().any(|x| &x.array == *a && x.write))
+        .collect();
+    let offsets = |a: &String| -> bool {
+        let subs = &facts.subs[a];
+        subs.iter().any(|s| s.iter().any(|x| matches!(x, Sub::Affine(p) if p.constant_term() != 0 && !p.without_constant().0.is_empty())))
+    };
+    let stencil_shaped = facts.subs.values().all(|subs| {
+        subs.iter().all(|s| {
+            s.iter().all(|x| match x {
+                Sub::Affine(p) => {
+                    p.without_constant().0.values().all(|c| *c == 1)
+                        && p.without_constant().0.len() <= 1
+                }
+                Sub::Modulo(..) | Sub::Invariant(_) => true,
+                Sub::NonAffine(_) => false,
+            })
+        })
+    });
+    let reads_neighbours = facts
+        .subs
+        .keys()
+        .any(|a| !written.contains(&a) && offsets(a))
+        || written.iter().any(|a| offsets(a));
+    if stencil_shaped && reads_neighbours {
+        "stencil".into()
+    } else {
+        "parallel".into()
+    }
+}
+
+fn loop_reports(root: &Loop, facts: &NestFacts) -> Vec<LoopReport> {
+    let mut out = Vec::new();
+    let mut all = vec![root];
+    analysis::walk(&root.body, &mut |s| {
+        if let Stmt::For(l) = s {
+            all.push(l);
+        }
+    });
+    for l in all {
+        out.push(LoopReport {
+            var: l.var.clone(),
+            line: l.lines.0,
+            range: format!(
+                "{} .. {}{}",
+                l.lower,
+                l.upper,
+                if l.step == 1 {
+                    String::new()
+                } else {
+                    format!(" step {}", l.step)
+                }
+            ),
+            trip: trip_count(l),
+            sequential: facts.sequential.get(&l.var).cloned().unwrap_or_default(),
+        });
+    }
+    out
+}
+
+pub use criteria::device_memory_bytes;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(text: &str) -> FilePlan {
+        let pre = format!("# 1 \"t.c\"\n{text}");
+        let file = match CFile::from_preprocessed("t.c", text.to_string(), pre) {
+            Ok(file) => file,
+            Err(_) => panic!("does not parse"),
+        };
+        let unit = crate::front::c::lower_unit(&file);
+        plan_file(&file, &unit, Target::C, Device::default_device())
+    }
+
+    #[test]
+    fn a_gauss_seidel_sweep_has_flow_distances_on_both_loops() {
+        let p = plan("double A[9][9];\nvoid f(void) {\n  for (int i = 1; i < 8; i++)\n    for (int j = 1; j < 8; j++)\n      A[i][j] = A[i-1][j] + A[i][j-1];\n}\n");
+        let nest = &p.nests[0];
+        assert!(matches!(nest.decision, Decision::Cpu { .. }));
+        assert!(
+            nest.dependences
+                .iter()
+                .any(|d| d == "A flow (lines 5 and 5) distance (i: 1, j: 0)"),
+            "{:?}",
+            nest.dependences
+        );
+        assert!(
+            nest.dependences
+                .iter()
+                .any(|d| d == "A flow (lines 5 and 5) distance (i: 0, j: 1)"),
+            "{:?}",
+            nest.dependences
+        );
+    }
+
+    #[test]
+    fn the_gcd_test_separates_even_and_odd_elements() {
+        let p = plan("double a[64];\nvoid f(void) {\n  for (int i = 0; i < 31; i++)\n    a[2*i] = a[2*i + 1];\n}\n");
+        assert!(
+            matches!(p.nests[0].decision, Decision::Mapped { .. }),
+            "{:?}",
+            p.nests[0].decision
+        );
+    }
+
+    #[test]
+    fn ping_pong_buffers_make_a_time_loop_an_iterate_around_a_stencil() {
+        let p = plan("float A[2][9][9];\nvoid f(void) {\n  for (int t = 0; t < 4; t++)\n    for (int i = 1; i < 8; i++)\n      for (int j = 1; j < 8; j++)\n        A[(t+1)%2][i][j] = A[t%2][i-1][j] + A[t%2][i][j+1];\n}\n");
+        let nest = &p.nests[0];
+        assert!(matches!(nest.decision, Decision::Iterate));
+        assert_eq!(nest.inner[0].class, "stencil");
+        assert!(
+            matches!(&nest.inner[0].decision, Decision::Mapped { parallel } if parallel == &["i", "j"])
+        );
+    }
+}

@@ -1,0 +1,223 @@
+//! The rewritten program: the user's text kept byte for byte, with each
+//! mapped nest's parallel loop under `#pragma omp parallel for` (the direct
+//! kernel of `--target c`), and the timed copy of the program that
+//! `--profile` runs.
+
+use std::collections::BTreeMap;
+
+use super::analysis::{NestFacts, ScalarRole};
+use super::{Decision, FilePlan, NestPlan};
+use crate::front::c::loops::{Function, Loop};
+use crate::front::c::CFile;
+
+/// Whether `word` occurs as an identifier in `text`.
+fn mentions(text: &str, word: &str) -> bool {
+    let bytes = text.as_bytes();
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut from = 0;
+    while let Some(i) = text[from..].find(word) {
+        let start = from + i;
+        let end = start + word.len();
+        let before = start == 0 || !is_ident(bytes[start - 1]);
+        let after = end >= bytes.len() || !is_ident(bytes[end]);
+        if before && after {
+            return true;
+        }
+        from = end;
+    }
+    false
+}
+
+/// The `#pragma omp parallel for` line for a nest whose parallel loops are
+/// `band`, or why the nest cannot be annotated exactly.
+pub fn omp_clause(
+    root: &Loop,
+    band: &[String],
+    facts: &NestFacts,
+    function: &Function,
+    file: &CFile,
+) -> Result<String, String> {
+    let first = file.original_line(root.lines.0);
+    if !first.trim_start().starts_with("for") {
+        return Err(format!(
+            "the loop at line {} does not start its line (a macro or other code before `for`); put `for` on a line of its own",
+            root.lines.0
+        ));
+    }
+    // The text after the nest, up to the end of the function: what is live after it.
+    let after: String = ((root.lines.1 + 1)..=function.lines.1)
+        .map(|l| file.original_line(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let last_line = file.original_line(root.lines.1);
+    let after = format!(
+        "{}\n{after}",
+        last_line.rsplit_once('}').map_or("", |(_, rest)| rest)
+    );
+
+    // Collapse the band when the inner bounds do not depend on the outer loops.
+    let mut collapse = 1;
+    for k in 1..band.len() {
+        let l = &facts.loops[&band[k]];
+        let uses_outer = band[..k]
+            .iter()
+            .any(|v| mentions(&l.lower.to_string(), v) || mentions(&l.upper.to_string(), v));
+        if uses_outer {
+            break;
+        }
+        collapse = k + 1;
+    }
+    let collapsed = &band[..collapse];
+    let mut private = Vec::new();
+    let mut lastprivate = Vec::new();
+    let mut reductions: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (var, l) in &facts.loops {
+        if l.declared {
+            continue;
+        }
+        if mentions(&after, var) {
+            lastprivate.push(var.clone());
+        } else if !collapsed.contains(var) {
+            private.push(var.clone());
+        }
+    }
+    for (name, role) in &facts.scalars {
+        match role {
+            ScalarRole::Local(_) => {}
+            ScalarRole::Private(at) => {
+                if mentions(&after, name) {
+                    if *at != root.var {
+                        return Err(format!(
+                            "`{name}` is used after the nest but not written in every iteration of `{}`",
+                            root.var
+                        ));
+                    }
+                    lastprivate.push(name.clone());
+                } else {
+                    private.push(name.clone());
+                }
+            }
+            ScalarRole::Reduction(op) => {
+                reductions.entry(op.clone()).or_default().push(name.clone())
+            }
+            ScalarRole::Carried => {
+                return Err(format!("`{name}` carries a value across iterations"))
+            }
+        }
+    }
+    let mut clause = String::from("#pragma omp parallel for");
+    if collapse > 1 {
+        clause.push_str(&format!(" collapse({collapse})"));
+    }
+    if !private.is_empty() {
+        clause.push_str(&format!(" private({})", private.join(", ")));
+    }
+    if !lastprivate.is_empty() {
+        clause.push_str(&format!(" lastprivate({})", lastprivate.join(", ")));
+    }
+    for (op, names) in reductions {
+        clause.push_str(&format!(" reduction({op}: {})", names.join(", ")));
+    }
+    Ok(clause)
+}
+
+fn mapped<'a>(nests: &'a [NestPlan], out: &mut Vec<&'a NestPlan>) {
+    for n in nests {
+        if matches!(n.decision, Decision::Mapped { .. }) {
+            out.push(n);
+        }
+        mapped(&n.inner, out);
+    }
+}
+
+fn all_nests<'a>(nests: &'a [NestPlan], out: &mut Vec<&'a NestPlan>) {
+    for n in nests {
+        out.push(n);
+        all_nests(&n.inner, out);
+    }
+}
+
+fn indent_of(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+/// The program for `--target c`: the user's text with an OpenMP pragma
+/// before each mapped nest.
+pub fn openmp_program(file: &CFile, plan: &FilePlan) -> String {
+    let mut nests = Vec::new();
+    mapped(&plan.nests, &mut nests);
+    let mut before: BTreeMap<usize, String> = BTreeMap::new();
+    for n in &nests {
+        if let Some(clause) = &n.omp {
+            let line = file.original_line(n.lines.0);
+            before.insert(n.lines.0, format!("{}{clause}", indent_of(line)));
+        }
+    }
+    let mut out = format!(
+        "/* Mapped by stencilc map --target c from {}: {} nest(s) run in parallel under OpenMP\n   (compile with -fopenmp; without it the program runs sequentially, unchanged). */\n",
+        plan.file,
+        nests.len()
+    );
+    for (index, line) in file.original.text.split_inclusive('\n').enumerate() {
+        if let Some(pragma) = before.get(&(index + 1)) {
+            out.push_str(pragma);
+            out.push('\n');
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// The program `--profile` runs: every nest (inner nests of iterates
+/// included) between timers, the totals written at exit to the file named by
+/// `STENCILC_PROFILE_OUT`, one `index seconds` line per nest. Also returns the
+/// nests in index order; nests that do not start and end their lines are not timed.
+pub fn profiled_program<'a>(file: &CFile, plan: &'a FilePlan) -> (String, Vec<&'a NestPlan>) {
+    let mut nests = Vec::new();
+    all_nests(&plan.nests, &mut nests);
+    nests.retain(|n| {
+        let first = file.original_line(n.lines.0).trim_start();
+        let last = file.original_line(n.lines.1).trim_end();
+        first.starts_with("for") && (last.ends_with('}') || last.ends_with(';'))
+    });
+    // Nests that share their last line with another nest's end are nested; keep the braces balanced
+    // by opening before the first line and closing after the last line of each.
+    let mut open: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut close: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (k, n) in nests.iter().enumerate() {
+        open.entry(n.lines.0).or_default().push(k);
+        close.entry(n.lines.1).or_default().push(k);
+    }
+    let mut out = format!(
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <time.h>\nstatic double stencilc_nest_seconds[{}];\n\
+static double stencilc_now(void) {{ struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }}\n\
+static void stencilc_dump(void) {{ const char *p = getenv(\"STENCILC_PROFILE_OUT\"); FILE *f = p ? fopen(p, \"w\") : NULL; if (!f) return;\n\
+  for (int k = 0; k < {}; k++) fprintf(f, \"%d %.9f\\n\", k, stencilc_nest_seconds[k]); fclose(f); }}\n\
+__attribute__((constructor)) static void stencilc_profile_init(void) {{ atexit(stencilc_dump); }}\n#line 1 \"{}\"\n",
+        nests.len().max(1),
+        nests.len(),
+        plan.file
+    );
+    for (index, line) in file.original.text.split_inclusive('\n').enumerate() {
+        let number = index + 1;
+        for k in open.get(&number).into_iter().flatten() {
+            out.push_str(&format!("{{ double stencilc_t{k} = stencilc_now();\n"));
+        }
+        if open.contains_key(&number) {
+            out.push_str(&format!("#line {number} \"{}\"\n", plan.file));
+        }
+        out.push_str(line);
+        if !line.ends_with('\n') {
+            out.push('\n');
+        }
+        for k in close.get(&number).into_iter().flatten().rev() {
+            out.push_str(&format!(
+                "stencilc_nest_seconds[{k}] += stencilc_now() - stencilc_t{k}; }}\n"
+            ));
+        }
+        if close.contains_key(&number) {
+            out.push_str(&format!("#line {} \"{}\"\n", number + 1, plan.file));
+        }
+    }
+    (out, nests)
+}

@@ -1,0 +1,383 @@
+//! `stencilc map`: every example under examples/c is mapped with
+//! `--target c`, the original (cc) and the mapped program (cc -fopenmp) are
+//! run, and their outputs compared: point values bit-identical, checksums
+//! summed by reductions within 1e-12 relative (OpenMP reorders the additions).
+//! The reports are snapshots; bad input stays on the CPU with its reason.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const EXAMPLES: &[&str] = &[
+    "jacobi2d", "rician3d", "conv2d", "heat3d", "fdtd2d", "seidel",
+];
+
+fn examples_c() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/c")
+}
+
+fn map(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stencilc"))
+        .current_dir(dir)
+        .arg("map")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn cc_available() -> bool {
+    let probe = Command::new("cc")
+        .arg("--version")
+        .output()
+        .map_err(|e| e.to_string())
+        .and_then(|o| {
+            if o.status.success() {
+                Ok(())
+            } else {
+                Err("cc --version failed".into())
+            }
+        });
+    common::runtime_available("cc", probe)
+}
+
+fn compile_and_run(source: &Path, exe: &Path, openmp: bool) -> String {
+    let mut cc = Command::new("cc");
+    cc.args(["-O2", "-std=gnu99"]);
+    if openmp {
+        cc.arg("-fopenmp");
+    }
+    let built = cc
+        .arg(source)
+        .arg("-o")
+        .arg(exe)
+        .arg("-lm")
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "cc failed on {}:\n{}",
+        source.display(),
+        stderr(&built)
+    );
+    // Three threads: iteration counts are not multiples of the thread count.
+    let ran = Command::new(exe)
+        .env("OMP_NUM_THREADS", "3")
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{} failed", exe.display());
+    stdout(&ran)
+}
+
+/// Point values must agree exactly; `checksum` lines (sums that the mapped
+/// program reduces in another order) within 1e-12 relative.
+fn assert_same_output(name: &str, original: &str, mapped: &str) {
+    let (a, b): (Vec<&str>, Vec<&str>) = (original.lines().collect(), mapped.lines().collect());
+    assert_eq!(
+        a.len(),
+        b.len(),
+        "{name}: different line counts\n{original}\n---\n{mapped}"
+    );
+    for (x, y) in a.iter().zip(&b) {
+        match (x.strip_prefix("checksum "), y.strip_prefix("checksum ")) {
+            (Some(p), Some(q)) => {
+                let (p, q): (f64, f64) = (p.trim().parse().unwrap(), q.trim().parse().unwrap());
+                assert!(
+                    (p - q).abs() <= 1e-12 * p.abs().max(1.0),
+                    "{name}: checksums {p} and {q}"
+                );
+            }
+            _ => assert_eq!(x, y, "{name}: outputs differ"),
+        }
+    }
+}
+
+#[test]
+fn mapped_examples_compute_what_the_originals_compute() {
+    if !cc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for name in EXAMPLES {
+        let file = format!("{name}.c");
+        let mapped_path = dir.path().join(format!("{name}.omp.c"));
+        let out = map(
+            &examples_c(),
+            &[&file, "--target", "c", "-o", mapped_path.to_str().unwrap()],
+        );
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let mapped = std::fs::read_to_string(&mapped_path).unwrap();
+        assert!(
+            mapped.contains("#pragma omp parallel for"),
+            "{name}: nothing mapped"
+        );
+        let original = compile_and_run(
+            &examples_c().join(&file),
+            &dir.path().join(format!("{name}.orig")),
+            false,
+        );
+        let parallel = compile_and_run(&mapped_path, &dir.path().join(format!("{name}.omp")), true);
+        assert_same_output(name, &original, &parallel);
+    }
+}
+
+#[test]
+fn reports_of_the_examples() {
+    if !cc_available() {
+        return;
+    }
+    for name in EXAMPLES {
+        let out = map(&examples_c(), &[&format!("{name}.c"), "--report"]);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        insta::assert_snapshot!(format!("map_report_{name}"), stdout(&out));
+    }
+}
+
+#[test]
+fn the_loop_carried_nest_stays_on_the_cpu_and_is_left_unchanged() {
+    if !cc_available() {
+        return;
+    }
+    let out = map(&examples_c(), &["seidel.c", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let nests = plan["nests"].as_array().unwrap();
+    let sweep = nests
+        .iter()
+        .find(|n| n["lines"][0] == 16)
+        .expect("the sweep nest");
+    assert_eq!(sweep["decision"]["decision"], "cpu");
+    assert!(sweep["decision"]["reasons"][0]
+        .as_str()
+        .unwrap()
+        .contains("flow dependence on `A`"));
+    let program = stdout(&map(&examples_c(), &["seidel.c"]));
+    let sweep_line = program
+        .lines()
+        .position(|l| l.contains("A[i][j] = (A[i - 1][j]"))
+        .unwrap();
+    let lines: Vec<&str> = program.lines().collect();
+    assert!(!lines[sweep_line - 2].contains("pragma") && !lines[sweep_line - 3].contains("pragma"));
+}
+
+#[test]
+fn the_rician_convergence_check_is_a_logical_reduction() {
+    if !cc_available() {
+        return;
+    }
+    let program = stdout(&map(&examples_c(), &["rician3d.c"]));
+    assert!(program.contains("reduction(&&: converged)"), "{program}");
+}
+
+/// Writes `text` to `name` in a fresh directory and maps it with `args`.
+fn map_text(name: &str, text: &str, args: &[&str]) -> (Output, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(name), text).unwrap();
+    let mut all = vec![name];
+    all.extend_from_slice(args);
+    (map(dir.path(), &all), dir)
+}
+
+#[test]
+fn unparsable_c_is_an_error_at_its_line_and_column() {
+    if !cc_available() {
+        return;
+    }
+    let (out, _dir) = map_text(
+        "bad.c",
+        "int main(void) {\n    int x = 1 +;\n    return x;\n}\n",
+        &["--report"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("bad.c:2:"), "{err}");
+    assert!(err.contains("int x = 1 +;"), "{err}");
+}
+
+#[test]
+fn constructs_the_analysis_cannot_follow_keep_the_nest_on_the_cpu() {
+    if !cc_available() {
+        return;
+    }
+    let cases: &[(&str, &str)] = &[
+        ("int idx[64]; float a[64], b[64];\nvoid f(void) {\n  for (int i = 0; i < 64; i++)\n    a[idx[i]] = b[i];\n}\n", "output dependence on `a`"),
+        ("float a[64];\nfloat g(float);\nvoid f(void) {\n  for (int i = 0; i < 64; i++)\n    a[i] = g(a[i]);\n}\n", "whose body is not visible"),
+        ("float a[64];\nfloat g(float x) { return x > 1 ? g(x / 2) : x; }\nvoid f(void) {\n  for (int i = 0; i < 64; i++)\n    a[i] = g(a[i]);\n}\n", "recursive"),
+        ("float a[64];\nvoid f(void) {\n  for (int i = 0; i < 64; i++) {\n    if (a[i] < 0) goto out;\n    a[i] = 1;\n  }\nout: ;\n}\n", "goto out"),
+        ("void f(float *a, float *b, int n) {\n  for (int i = 0; i < n; i++)\n    a[i] = b[i] + 1;\n}\n", "possible aliasing of `a` and `b`"),
+        ("float a[64];\nvoid f(void) {\n  for (int i = 0; i < 64; i++)\n    a[i * i] = 1;\n}\n", "output dependence on `a`"),
+        ("int a[10];\nvoid f(void) {\n  for (int i = 0; i < 9; i++) {\n    int *p = a;\n    p[i] = a[i + 1];\n  }\n}\n", "possible aliasing of `a` and `p`"),
+        ("float b[64];\nfloat g(int i) { return b[i + 1]; }\nvoid f(void) {\n  for (int i = 0; i < 63; i++)\n    b[i] = g(i);\n}\n", "reads `b` beyond its scalar parameters"),
+    ];
+    for (text, reason) in cases {
+        let (out, _dir) = map_text("nest.c", text, &["--report"]);
+        assert!(out.status.success(), "{text}: {}", stderr(&out));
+        let report = stdout(&out);
+        assert!(report.contains("stays on the CPU"), "{text}\n{report}");
+        assert!(
+            report.contains(reason),
+            "{text}: expected `{reason}` in\n{report}"
+        );
+        let (out, _dir) = map_text("nest.c", text, &[]);
+        assert!(!stdout(&out).contains("#pragma omp"), "{text} was mapped");
+    }
+}
+
+#[test]
+fn restrict_pointers_and_distinct_arguments_rule_out_aliasing() {
+    if !cc_available() {
+        return;
+    }
+    let restrict = "void f(float *restrict a, const float *restrict b, int n) {\n  for (int i = 0; i < n; i++)\n    a[i] = b[i] + 1;\n}\n";
+    let (out, _dir) = map_text("r.c", restrict, &[]);
+    assert!(
+        stdout(&out).contains("#pragma omp parallel for"),
+        "{}",
+        stdout(&out)
+    );
+    let calls = "static void f(float *a, float *b, int n) {\n  for (int i = 0; i < n; i++)\n    a[i] = b[i] + 1;\n}\nfloat x[8], y[8];\nint main(void) { f(x, y, 8); f(y, x, 8); return 0; }\n";
+    let (out, _dir) = map_text("c.c", calls, &[]);
+    assert!(
+        stdout(&out).contains("#pragma omp parallel for"),
+        "{}",
+        stdout(&out)
+    );
+    let same = calls.replace("f(y, x, 8)", "f(x, x, 8)");
+    let (out, _dir) = map_text("c.c", &same, &[]);
+    assert!(!stdout(&out).contains("#pragma omp"), "{}", stdout(&out));
+}
+
+#[test]
+fn cuda_reports_but_does_not_write_a_program_yet() {
+    if !cc_available() {
+        return;
+    }
+    let out = map(
+        &examples_c(),
+        &["jacobi2d.c", "--target", "cuda", "--report"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("target Cuda"));
+    let out = map(&examples_c(), &["jacobi2d.c", "--target", "cuda"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("not implemented yet"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn profile_ranks_the_nests_of_the_original_by_time() {
+    if !cc_available() {
+        return;
+    }
+    let out = map(&examples_c(), &["jacobi2d.c", "--profile"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(" 1. "), "{text}");
+    assert!(text.contains("main:18"), "{text}");
+    assert!(text.contains("main:19"), "{text}");
+}
+
+fn opencl_available() -> bool {
+    let probe = stencilc::exec::opencl::probe()
+        .map(|_| ())
+        .map_err(|e| e.to_string());
+    common::runtime_available("opencl", probe)
+}
+
+/// The OpenCL glue is compiled against the system's `CL/cl.h` and `libOpenCL`.
+fn opencl_headers_available() -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let probe_c = dir.path().join("probe.c");
+    std::fs::write(&probe_c, "#define CL_TARGET_OPENCL_VERSION 120\n#include <CL/cl.h>\nint main(void) { cl_uint n; return clGetPlatformIDs(0, NULL, &n) == CL_SUCCESS ? 0 : 1; }\n").unwrap();
+    let built = Command::new("cc")
+        .arg(&probe_c)
+        .arg("-o")
+        .arg(dir.path().join("probe"))
+        .arg("-lOpenCL")
+        .output();
+    let probe = match built {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "cc cannot build against CL/cl.h and -lOpenCL: {}",
+            stderr(&o)
+        )),
+        Err(e) => Err(e.to_string()),
+    };
+    common::runtime_available("opencl-headers", probe)
+}
+
+#[test]
+fn opencl_kernels_compute_what_the_originals_compute() {
+    if !cc_available() || !opencl_available() || !opencl_headers_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for name in EXAMPLES {
+        let file = format!("{name}.c");
+        let mapped_path = dir.path().join(format!("{name}.cl.c"));
+        let out = map(
+            &examples_c(),
+            &[
+                &file,
+                "--target",
+                "opencl",
+                "-o",
+                mapped_path.to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let mapped = std::fs::read_to_string(&mapped_path).unwrap();
+        let original = compile_and_run(
+            &examples_c().join(&file),
+            &dir.path().join(format!("{name}.orig")),
+            false,
+        );
+        let exe = dir.path().join(format!("{name}.cl"));
+        let built = Command::new("cc")
+            .args(["-O2", "-std=gnu99"])
+            .arg(&mapped_path)
+            .arg("-o")
+            .arg(&exe)
+            .args(["-lm", "-lOpenCL"])
+            .output()
+            .unwrap();
+        assert!(
+            built.status.success(),
+            "{name}: cc failed:\n{}",
+            stderr(&built)
+        );
+        let ran = Command::new(&exe).output().unwrap();
+        assert!(ran.status.success(), "{name}: {}", stderr(&ran));
+        // Floating-point sums stay on the CPU for OpenCL, so every line is bit-identical.
+        assert_eq!(original, stdout(&ran), "{name}");
+        if *name != "rician3d" {
+            assert!(
+                mapped.contains("runs as the OpenCL kernel"),
+                "{name}: no kernel"
+            );
+        }
+    }
+}
+
+#[test]
+fn opencl_output_of_jacobi() {
+    if !cc_available() {
+        return;
+    }
+    let out = map(&examples_c(), &["jacobi2d.c", "--target", "opencl"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    insta::assert_snapshot!("map_opencl_jacobi2d", stdout(&out));
+}
