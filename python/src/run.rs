@@ -408,6 +408,8 @@ pub fn run(
     let stop = Arc::new(AtomicBool::new(false));
     let options = RunOptions {
         progress: Some(ProgressHook::new(|_, _| {}).with_stop(Arc::clone(&stop))),
+        // A program with host identifiers bound by `params` is a new one each run.
+        kernels: Arc::ptr_eq(&ir, &program.ir).then(|| program.kernels.clone()),
         ..options
     };
     let (finished, result) = mpsc::channel();

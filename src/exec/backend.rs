@@ -83,6 +83,12 @@ pub struct RunOptions {
     /// the loop on the host (the interpreter, OpenCL, CUDA); the compiled C runs
     /// its loop inside the kernel and tells nothing.
     pub progress: Option<ProgressHook>,
+    /// The C back-end's loaded kernels of this program, kept between runs
+    /// by a caller that runs it often (see [`KernelCache`]); `None` prints,
+    /// hashes and finds the kernel in the on-disk cache on every run.
+    ///
+    /// [`KernelCache`]: crate::exec::native::KernelCache
+    pub kernels: Option<crate::exec::native::KernelCache>,
 }
 
 /// A function called with (iterations done, the iterate's maximum) after each
