@@ -89,6 +89,10 @@ pub struct RunOptions {
     ///
     /// [`KernelCache`]: crate::exec::native::KernelCache
     pub kernels: Option<crate::exec::native::KernelCache>,
+    /// Inputs the interpreter and the C back-end read in the caller's memory
+    /// (fields no stencil writes); the other back-ends, and `auto`, copy them
+    /// into the state first.
+    pub read_in_place: Option<crate::exec::ReadInPlace>,
 }
 
 /// A function called with (iterations done, the iterate's maximum) after each
@@ -202,6 +206,16 @@ pub fn run(
     options: &RunOptions,
     notice: &mut dyn FnMut(&str),
 ) -> Result<(RunSummary, Backend), ExecError> {
+    if let (Some(read_in_place), Backend::Cuda | Backend::OpenCl | Backend::Auto) =
+        (&options.read_in_place, backend)
+    {
+        read_in_place.copy_into(state);
+        let copied = RunOptions {
+            read_in_place: None,
+            ..options.clone()
+        };
+        return run(backend, program, env, state, &copied, notice);
+    }
     match backend {
         Backend::Cuda => {
             crate::exec::cuda::run(program, env, state, options).map(|s| (s, Backend::Cuda))
@@ -238,9 +252,13 @@ pub fn run(
             crate::exec::interp::run_observed(program, env, state, options.progress.as_ref())
                 .map(|s| (s, Backend::Interp))
         }
-        Backend::Interp => {
-            crate::exec::interp::run_observed(program, env, state, options.progress.as_ref())
-                .map(|s| (s, Backend::Interp))
-        }
+        Backend::Interp => crate::exec::interp::run_in_place(
+            program,
+            env,
+            state,
+            options.progress.as_ref(),
+            options.read_in_place.as_ref(),
+        )
+        .map(|s| (s, Backend::Interp)),
     }
 }

@@ -14,9 +14,12 @@ use std::time::Instant;
 
 use crate::back::c;
 use crate::exec::backend::RunOptions;
-use crate::exec::{check_inputs, Buffer, ExecError, FieldState, PhaseTimes, RunSummary};
+use crate::exec::{
+    check_inputs, check_inputs_in_place, Buffer, ExecError, FieldState, PhaseTimes, ReadInPlace,
+    RunSummary,
+};
 use crate::ir::env::RunEnv;
-use crate::ir::{Program, ScalarType, Value};
+use crate::ir::{FieldId, Program, ScalarType, Value};
 use crate::schedule::cpu_tile::{plan_cpu, CpuCaches, CpuPlan, CpuRequest};
 
 pub use compile::{Compiler, Kernel};
@@ -162,7 +165,8 @@ pub fn run(
     options: &RunOptions,
     notice: &mut dyn FnMut(&str),
 ) -> Result<RunSummary, ExecError> {
-    check_inputs(program, env, state)?;
+    let read_in_place = options.read_in_place.as_ref();
+    check_inputs_in_place(program, env, state, read_in_place)?;
     let start = Instant::now();
     let plan = plan(program, env, options)?;
     for note in &plan.notes {
@@ -207,7 +211,7 @@ pub fn run(
         ));
     }
     let compile_time = start.elapsed();
-    let mut summary = execute_checked(program, env, state, unit, kernel)?;
+    let mut summary = execute_checked(program, env, state, unit, kernel, read_in_place)?;
     summary.times.compile = compile_time;
     Ok(summary)
 }
@@ -236,7 +240,7 @@ pub fn execute(
             program.name
         )));
     }
-    execute_checked(program, env, state, unit, kernel)
+    execute_checked(program, env, state, unit, kernel, None)
 }
 
 /// [`execute`] on inputs already checked.
@@ -246,6 +250,7 @@ fn execute_checked(
     state: &mut FieldState,
     unit: &c::CUnit,
     kernel: &Kernel,
+    read_in_place: Option<&ReadInPlace>,
 ) -> Result<RunSummary, ExecError> {
     // SAFETY: the symbol was generated with exactly the `Entry` signature.
     let entry: libloading::Symbol<'_, Entry> =
@@ -268,13 +273,18 @@ fn execute_checked(
             }
         })
         .collect();
+    // A field read in place is never stored into (checked by
+    // `check_inputs_in_place`): every level of it points at the input.
     let mut levels: Vec<*mut c_void> = state
         .fields
         .iter_mut()
-        .flat_map(|levels| {
-            levels
-                .iter_mut()
-                .map(|b| b.as_bytes_mut().as_mut_ptr().cast::<c_void>())
+        .enumerate()
+        .flat_map(|(f, levels)| {
+            let in_place = read_in_place.and_then(|r| r.data(FieldId(f)));
+            levels.iter_mut().map(move |b| match in_place {
+                Some(data) => data.cast_mut().cast::<c_void>(),
+                None => b.as_bytes_mut().as_mut_ptr().cast::<c_void>(),
+            })
         })
         .collect();
     let before = levels.clone();
