@@ -4,10 +4,12 @@
 
 use crate::common;
 
-use stencilc::exec::backend::RunOptions;
-use stencilc::exec::{interp, native, Bindings, Buffer, FieldState};
+use stencilc::exec::backend::{self, Backend, RunOptions};
+use stencilc::exec::{
+    in_place, interp, native, Bindings, Buffer, FieldState, ReadInPlace, RunSummary,
+};
 use stencilc::ir::env::RunEnv;
-use stencilc::ir::{Program, ScalarType, Value};
+use stencilc::ir::{FieldId, Program, ScalarType, Value};
 use stencilc::source::SourceFile;
 
 fn cc_available() -> bool {
