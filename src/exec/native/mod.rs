@@ -94,6 +94,9 @@ struct KernelKey {
     compiler: (String, String),
 }
 
+/// A program's C and the kernel loaded from it.
+type Prepared = Arc<(c::CUnit, Kernel)>;
+
 /// The loaded kernels of one program, kept by a caller that runs the program
 /// again and again (the Python package's `Program`): a later run with the same
 /// plan, flags and compiler calls the loaded kernel without printing and
@@ -104,7 +107,7 @@ struct KernelKey {
 #[derive(Clone)]
 pub struct KernelCache {
     program: Arc<Program>,
-    kernels: Arc<Mutex<Vec<(KernelKey, Arc<(c::CUnit, Kernel)>)>>>,
+    kernels: Arc<Mutex<Vec<(KernelKey, Prepared)>>>,
 }
 
 impl KernelCache {
@@ -131,7 +134,7 @@ impl KernelCache {
         std::ptr::eq(Arc::as_ptr(&self.program), program)
     }
 
-    fn get(&self, key: &KernelKey) -> Option<Arc<(c::CUnit, Kernel)>> {
+    fn get(&self, key: &KernelKey) -> Option<Prepared> {
         let kernels = self.kernels.lock().ok()?;
         kernels
             .iter()
@@ -139,7 +142,7 @@ impl KernelCache {
             .map(|(_, prepared)| Arc::clone(prepared))
     }
 
-    fn insert(&self, key: KernelKey, prepared: Arc<(c::CUnit, Kernel)>) {
+    fn insert(&self, key: KernelKey, prepared: Prepared) {
         if let Ok(mut kernels) = self.kernels.lock() {
             kernels.push((key, prepared));
         }
