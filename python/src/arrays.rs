@@ -4,8 +4,8 @@
 
 use numpy::PyArray1;
 use numpy::{
-    dtype_bound, Element, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray,
-    PyUntypedArrayMethods,
+    dtype_bound, Element, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyReadonlyArrayDyn,
+    PyUntypedArray, PyUntypedArrayMethods,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -154,6 +154,57 @@ pub fn to_buffer(field: &FieldArray<'_>, ty: ScalarType) -> PyResult<Buffer> {
         ScalarType::Long => Buffer::Long(copy(&field.array)?),
         ScalarType::Float => Buffer::Float(copy(&field.array)?),
         ScalarType::Double => Buffer::Double(copy(&field.array)?),
+    })
+}
+
+/// A field's array held for reading while a run reads it in place: NumPy's
+/// borrow flags keep other Rust code (rust-numpy users) from writing it
+/// meanwhile.
+pub enum ReadGuard<'py> {
+    /// `int32`.
+    Int(PyReadonlyArrayDyn<'py, i32>),
+    /// `int64`.
+    Long(PyReadonlyArrayDyn<'py, i64>),
+    /// `float32`.
+    Float(PyReadonlyArrayDyn<'py, f32>),
+    /// `float64`.
+    Double(PyReadonlyArrayDyn<'py, f64>),
+}
+
+impl ReadGuard<'_> {
+    /// The address of the first element and the number of elements.
+    pub fn data(&self) -> (*const u8, usize) {
+        fn of<T: Element>(a: &PyReadonlyArrayDyn<'_, T>) -> (*const u8, usize) {
+            (a.data().cast_const().cast(), a.len())
+        }
+        match self {
+            ReadGuard::Int(a) => of(a),
+            ReadGuard::Long(a) => of(a),
+            ReadGuard::Float(a) => of(a),
+            ReadGuard::Double(a) => of(a),
+        }
+    }
+}
+
+/// A checked array of type `ty` held for reading in place.
+pub fn read_guard<'py>(field: &FieldArray<'py>, ty: ScalarType) -> PyResult<ReadGuard<'py>> {
+    fn held<'py, T: Element>(
+        array: &Bound<'py, PyUntypedArray>,
+    ) -> PyResult<PyReadonlyArrayDyn<'py, T>> {
+        array
+            .downcast::<PyArrayDyn<T>>()?
+            .try_readonly()
+            .map_err(|e| {
+                PyValueError::new_err(format!(
+                    "an input array is being written elsewhere ({e}); wait for the writer or pass a copy"
+                ))
+            })
+    }
+    Ok(match ty {
+        ScalarType::Int => ReadGuard::Int(held(&field.array)?),
+        ScalarType::Long => ReadGuard::Long(held(&field.array)?),
+        ScalarType::Float => ReadGuard::Float(held(&field.array)?),
+        ScalarType::Double => ReadGuard::Double(held(&field.array)?),
     })
 }
 

@@ -25,6 +25,9 @@ use crate::run::{self, Schedule};
 #[pyclass(module = "stencilc", frozen)]
 pub struct Program {
     pub(crate) ir: Arc<stencilc::ir::Program>,
+    /// The C back-end's loaded kernels of `ir`, so that a second `run` skips
+    /// printing, hashing and loading the C.
+    pub(crate) kernels: stencilc::exec::native::KernelCache,
 }
 
 fn checked(
@@ -43,7 +46,11 @@ fn checked(
             )
         })?;
     match parsed {
-        Ok(ir) => Ok(Program { ir: Arc::new(ir) }),
+        Ok(ir) => {
+            let ir = Arc::new(ir);
+            let kernels = stencilc::exec::native::KernelCache::new(Arc::clone(&ir));
+            Ok(Program { ir, kernels })
+        }
         Err(LoadError::Program(diagnostics)) => Err(compile_error(py, &diagnostics)),
         Err(error @ LoadError::Io { .. }) => Err(PyOSError::new_err(error.to_string())),
         Err(other) => Err(PyValueError::new_err(other.to_string())),

@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use stencilc::exec::backend::{Backend, ProgressHook, RunOptions};
-use stencilc::exec::{Bindings, Buffer};
+use stencilc::exec::{Bindings, Buffer, ReadInPlace};
 use stencilc::front::suggest;
 use stencilc::ir::{FieldId, Program as Ir, ScalarType, Value};
 use stencilc::session::{self, ShapeConflict};
@@ -273,6 +273,9 @@ pub struct RunResult {
     params: Py<PyDict>,
     /// Notes of the run: why `auto` skipped a back-end, options clamped.
     notes: Vec<String>,
+    /// `{name: address}`: the fields whose array the back-end read in place
+    /// (fields no stencil writes, on `interp` and `c`) and the address it read.
+    read_in_place: Py<PyDict>,
 }
 
 #[pymethods]
@@ -387,6 +390,13 @@ pub fn run(
     let bindings: Bindings = session::bindings(values).expect("every parameter has a value");
     let env = stencilc::exec::bind(&ir, &bindings).map_err(|e| exec_error(py, e))?;
 
+    // The fields no stencil writes are read in the caller's arrays by the
+    // back-ends that can (a run never changes an array passed in, so the
+    // written ones are copied).
+    let in_place_backend = matches!(backend, Backend::Interp | Backend::C);
+    let read_only = stencilc::exec::in_place::read_only_fields(&ir);
+    let mut read_in_place = ReadInPlace::default();
+    let mut guards: Vec<(FieldId, arrays::ReadGuard<'_>)> = Vec::new();
     let mut inputs: Vec<(FieldId, Buffer)> = Vec::with_capacity(arrays.len());
     for (field, array) in &arrays {
         let decl = &ir.fields[field.0];
@@ -400,7 +410,18 @@ pub fn run(
                 shape_text(&array.shape)
             )));
         }
-        inputs.push((*field, arrays::to_buffer(array, decl.ty)?));
+        if in_place_backend && read_only[field.0] {
+            let guard = arrays::read_guard(array, decl.ty)?;
+            let (data, len) = guard.data();
+            // SAFETY: `data` is the first of `len` elements of the field's type
+            // in a C-contiguous array that `guards` keeps alive and borrowed for
+            // reading until the run has returned.
+            unsafe { read_in_place.add(*field, data, len, decl.ty) };
+            guards.push((*field, guard));
+            inputs.push((*field, Buffer::zeros(decl.ty, 0)));
+        } else {
+            inputs.push((*field, arrays::to_buffer(array, decl.ty)?));
+        }
     }
     check_memory(&ir, &env)?;
     let state = session::initial_state(&ir, &env, inputs);
@@ -408,6 +429,9 @@ pub fn run(
     let stop = Arc::new(AtomicBool::new(false));
     let options = RunOptions {
         progress: Some(ProgressHook::new(|_, _| {}).with_stop(Arc::clone(&stop))),
+        // A program with host identifiers bound by `params` is a new one each run.
+        kernels: Arc::ptr_eq(&ir, &program.ir).then(|| program.kernels.clone()),
+        read_in_place: (!guards.is_empty()).then(|| read_in_place.clone()),
         ..options
     };
     let (finished, result) = mpsc::channel();
@@ -451,10 +475,23 @@ pub fn run(
         return Err(error);
     }
     let outcome = outcome.map_err(|e| exec_error(py, e))?;
+    drop(guards);
 
     let out = PyDict::new_bound(py);
+    let read = PyDict::new_bound(py);
     let mut state = outcome.state;
     for (index, field) in ir.fields.iter().enumerate() {
+        if let Some(address) = read_in_place.address(FieldId(index)) {
+            // Read in place and never written: the values it ends with are the
+            // input's, in an array of the result's own.
+            let (_, array) = arrays
+                .iter()
+                .find(|(f, _)| f.0 == index)
+                .expect("a field read in place was given an array");
+            out.set_item(&field.name, array.array.call_method0("copy")?)?;
+            read.set_item(&field.name, address)?;
+            continue;
+        }
         let level = field.level_of(field.newest_offset());
         let buffer = std::mem::replace(&mut state.fields[index][level], Buffer::Int(Vec::new()));
         let dims = env.field_dims(&ir, FieldId(index));
@@ -487,6 +524,7 @@ pub fn run(
         backend: outcome.backend.to_string(),
         params: bound.unbind(),
         notes,
+        read_in_place: read.unbind(),
     })
 }
 

@@ -260,3 +260,35 @@ def test_threads_keyword(jacobi):
     assert one.tobytes() == jacobi.run("interp", a=plate()).fields["a"].tobytes()
     with pytest.raises(ValueError, match="threads=0"):
         jacobi.run("interp", threads=0, a=plate())
+
+
+@pytest.mark.parametrize("backend", ["interp", "c"])
+def test_fields_no_stencil_writes_are_read_in_place(backend):
+    # rician3d writes U (and G); F, the noisy image, is only read.
+    rician = stencilc.Program.from_file(RICIAN)
+    rng = np.random.default_rng(3)
+    shape = (5, 6, 7)
+    u = rng.random(shape)
+    f = rng.random(shape)
+    f_before, u_before = f.copy(), u.copy()
+    params = {"sigma": 0.05, "lambda": 0.065}
+    result = rician.run(backend, params=params, U=u, F=f)
+    assert result.read_in_place == {"F": f.__array_interface__["data"][0]}
+    # Written fields are copied; the caller's arrays are unchanged, and the
+    # result's arrays are its own.
+    assert np.array_equal(f, f_before) and np.array_equal(u, u_before)
+    assert np.array_equal(result.fields["F"], f)
+    assert not np.shares_memory(result.fields["F"], f)
+    assert not np.shares_memory(result.fields["U"], u)
+    # (test_cli_equal compares these results with the CLI's, which copies.)
+    # A read-only array is read in place as well: nothing writes it.
+    frozen = f.copy()
+    frozen.flags.writeable = False
+    again = rician.run(backend, params=params, U=u, F=frozen)
+    assert again.read_in_place == {"F": frozen.__array_interface__["data"][0]}
+    assert np.array_equal(again.fields["U"], result.fields["U"])
+
+
+def test_written_fields_are_not_read_in_place(jacobi):
+    assert jacobi.run("c", a=plate()).read_in_place == {}
+    assert jacobi.run("interp", a=plate()).read_in_place == {}

@@ -83,6 +83,16 @@ pub struct RunOptions {
     /// the loop on the host (the interpreter, OpenCL, CUDA); the compiled C runs
     /// its loop inside the kernel and tells nothing.
     pub progress: Option<ProgressHook>,
+    /// The C back-end's loaded kernels of this program, kept between runs
+    /// by a caller that runs it often (see [`KernelCache`]); `None` prints,
+    /// hashes and finds the kernel in the on-disk cache on every run.
+    ///
+    /// [`KernelCache`]: crate::exec::native::KernelCache
+    pub kernels: Option<crate::exec::native::KernelCache>,
+    /// Inputs the interpreter and the C back-end read in the caller's memory
+    /// (fields no stencil writes); the other back-ends, and `auto`, copy them
+    /// into the state first.
+    pub read_in_place: Option<crate::exec::ReadInPlace>,
 }
 
 /// A function called with (iterations done, the iterate's maximum) after each
@@ -196,6 +206,16 @@ pub fn run(
     options: &RunOptions,
     notice: &mut dyn FnMut(&str),
 ) -> Result<(RunSummary, Backend), ExecError> {
+    if let (Some(read_in_place), Backend::Cuda | Backend::OpenCl | Backend::Auto) =
+        (&options.read_in_place, backend)
+    {
+        read_in_place.copy_into(state);
+        let copied = RunOptions {
+            read_in_place: None,
+            ..options.clone()
+        };
+        return run(backend, program, env, state, &copied, notice);
+    }
     match backend {
         Backend::Cuda => {
             crate::exec::cuda::run(program, env, state, options).map(|s| (s, Backend::Cuda))
@@ -232,9 +252,13 @@ pub fn run(
             crate::exec::interp::run_observed(program, env, state, options.progress.as_ref())
                 .map(|s| (s, Backend::Interp))
         }
-        Backend::Interp => {
-            crate::exec::interp::run_observed(program, env, state, options.progress.as_ref())
-                .map(|s| (s, Backend::Interp))
-        }
+        Backend::Interp => crate::exec::interp::run_in_place(
+            program,
+            env,
+            state,
+            options.progress.as_ref(),
+            options.read_in_place.as_ref(),
+        )
+        .map(|s| (s, Backend::Interp)),
     }
 }

@@ -8,6 +8,7 @@
 //! an error, never reach the computation.
 
 use crate::diag::Diagnostics;
+use crate::exec::ReadInPlace;
 use crate::exec::{Buffer, ExecError, FieldState};
 use crate::ir::env::{BindError, Bindings, RunEnv};
 use crate::ir::{FieldId, Program};
@@ -50,6 +51,18 @@ fn check_accesses(program: &Program, env: &RunEnv) -> Result<(), ExecError> {
 /// values, a grid of a rank other than 1 to 3, or a `state` without one buffer
 /// per time level of each field, of the field's type and its grid's size.
 pub fn check_inputs(program: &Program, env: &RunEnv, state: &FieldState) -> Result<(), ExecError> {
+    check_inputs_in_place(program, env, state, None)
+}
+
+/// [`check_inputs`] for a run that reads some inputs in place: those fields'
+/// levels in `state` are not read (their lengths are not checked), the inputs
+/// in `read_in_place` are checked instead.
+pub fn check_inputs_in_place(
+    program: &Program,
+    env: &RunEnv,
+    state: &FieldState,
+    read_in_place: Option<&ReadInPlace>,
+) -> Result<(), ExecError> {
     if !env.belongs_to(program) {
         return Err(ExecError::Failed(format!(
             "the run environment was not built for program `{}`; build it with `RunEnv::new` (or `exec::bind`) from this program",
@@ -87,6 +100,10 @@ pub fn check_inputs(program: &Program, env: &RunEnv, state: &FieldState) -> Resu
                 field.levels()
             ));
         }
+        let in_place = read_in_place.is_some_and(|r| r.address(FieldId(f)).is_some());
+        if in_place {
+            continue;
+        }
         if let Some(b) = levels.iter().find(|b| b.ty() != field.ty || b.len() != len) {
             return fail(format!(
                 "a buffer of field `{}` holds {} {} values instead of {len} {}",
@@ -96,6 +113,12 @@ pub fn check_inputs(program: &Program, env: &RunEnv, state: &FieldState) -> Resu
                 field.ty
             ));
         }
+    }
+    if let Some(read_in_place) = read_in_place {
+        let lens: Vec<usize> = (0..program.fields.len())
+            .map(|f| env.field_len(program, FieldId(f)))
+            .collect();
+        read_in_place.check(program, &lens)?;
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ pub mod backend;
 pub mod cuda;
 pub mod emu;
 pub mod host_plan;
+pub mod in_place;
 mod inputs;
 pub mod interp;
 pub mod kanicuda;
@@ -23,7 +24,8 @@ use crate::diag::Diagnostics;
 use crate::ir::{Program, ScalarType, Value};
 
 pub use crate::ir::env::Bindings;
-pub use inputs::{bind, check_inputs};
+pub use in_place::ReadInPlace;
+pub use inputs::{bind, check_inputs, check_inputs_in_place};
 
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]

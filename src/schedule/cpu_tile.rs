@@ -257,8 +257,14 @@ pub struct CpuCaches {
 impl CpuCaches {
     /// This machine: `available_parallelism`, and the cache sizes of cpu0 from
     /// `/sys/devices/system/cpu/cpu0/cache` (1 MiB L2 and 32 MiB last level
-    /// where the system does not say).
+    /// where the system does not say). Read once per process: the two dozen
+    /// files cost a large part of a small run's overhead on a loaded machine.
     pub fn here() -> CpuCaches {
+        static HERE: std::sync::OnceLock<CpuCaches> = std::sync::OnceLock::new();
+        *HERE.get_or_init(CpuCaches::read)
+    }
+
+    fn read() -> CpuCaches {
         let cores = std::thread::available_parallelism()
             .map(|n| n.get() as u32)
             .unwrap_or(1);

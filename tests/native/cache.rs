@@ -2,7 +2,8 @@
 //! run compiles nothing, a change of source or flags compiles afresh, concurrent
 //! runs of one program both succeed, and a missing C compiler is an error for
 //! `--backend c` but a one-line notice and the interpreter for `--backend auto`.
-//! Every test uses its own temporary cache folder.
+//! Every test uses its own temporary cache folder, except the in-memory
+//! [`KernelCache`]'s, which uses the default one.
 
 use crate::common;
 
@@ -11,8 +12,11 @@ use std::process::{Command, Output};
 use std::sync::{Arc, Barrier};
 
 use stencilc::back::c;
-use stencilc::exec::native::{compile, Compiler};
+use stencilc::exec::backend::RunOptions;
+use stencilc::exec::native::{self, compile, Compiler, KernelCache};
+use stencilc::exec::Bindings;
 use stencilc::ir::Program;
+use stencilc::ir::Value;
 use stencilc::source::SourceFile;
 
 fn compiler() -> Option<Compiler> {
@@ -253,4 +257,53 @@ fn backend_c_writes_what_the_interpreter_writes() {
         files.push(std::fs::read(&path).unwrap());
     }
     assert_eq!(files[0], files[1], "bit-identical with the default flags");
+}
+
+/// A [`KernelCache`] keeps one kernel per plan and serves only the program
+/// value it was made for (an equal clone is another program to it); runs
+/// through it give the results of runs without it.
+#[test]
+fn a_kernel_cache_serves_its_own_program_once_per_plan() {
+    if compiler().is_none() {
+        return;
+    }
+    let program = Arc::new(example("jacobi2d.sdsl"));
+    let bindings = Bindings {
+        params: vec![Value::Int(13), Value::Int(9)],
+    };
+    let env = stencilc::exec::bind(&program, &bindings).unwrap();
+    let run = |kernels: Option<&KernelCache>, threads: Option<u32>| {
+        let mut state = stencilc::session::initial_state(&program, &env, Vec::new());
+        state.fields[0][0] = stencilc::exec::Buffer::Float((0..13 * 9).map(|i| i as f32).collect());
+        let options = RunOptions {
+            kernels: kernels.cloned(),
+            threads,
+            ..RunOptions::default()
+        };
+        native::run(&program, &env, &mut state, &options, &mut |_| {}).unwrap();
+        state.newest(&program, 0).clone()
+    };
+    let expected = run(None, None);
+
+    let clone_cache = KernelCache::new(Arc::new(Program::clone(&program)));
+    assert_eq!(run(Some(&clone_cache), None), expected);
+    assert!(
+        clone_cache.is_empty(),
+        "a cache serves only its own program"
+    );
+
+    let cache = KernelCache::new(Arc::clone(&program));
+    assert_eq!(run(Some(&cache), None), expected);
+    assert_eq!(run(Some(&cache), None), expected);
+    assert_eq!(
+        cache.len(),
+        1,
+        "the second run reuses the first run's kernel"
+    );
+    assert_eq!(run(Some(&cache), Some(1)), expected);
+    assert_eq!(
+        cache.len(),
+        2,
+        "another plan (one thread) is another kernel"
+    );
 }

@@ -1,12 +1,15 @@
 //! Every example and benchmark program on `--backend c` against the interpreter:
-//! bit-identical results (the C is compiled with -ffp-contract=off, no fast-math).
+//! bit-identical results (the C is compiled with -ffp-contract=off, no fast-math),
+//! also with the fields no stencil writes read in the caller's memory.
 
 use crate::common;
 
-use stencilc::exec::backend::RunOptions;
-use stencilc::exec::{interp, native, Bindings, Buffer, FieldState};
+use stencilc::exec::backend::{self, Backend, RunOptions};
+use stencilc::exec::{
+    in_place, interp, native, Bindings, Buffer, FieldState, ReadInPlace, RunSummary,
+};
 use stencilc::ir::env::RunEnv;
-use stencilc::ir::{Program, ScalarType, Value};
+use stencilc::ir::{FieldId, Program, ScalarType, Value};
 use stencilc::source::SourceFile;
 
 fn cc_available() -> bool {
@@ -92,6 +95,111 @@ fn check(path: &std::path::Path) {
     assert_eq!(have.reductions, want.reductions, "{}", path.display());
     // Every level, in the rotated order: the buffers were moved as the interpreter moves them.
     assert_eq!(got, expected, "{}", path.display());
+    check_read_in_place(&program, &env, &expected, &want);
+}
+
+/// The fields no stencil writes read in the caller's memory, on the
+/// interpreter and on C: the written fields end as when every input is
+/// copied, and the inputs are unchanged.
+fn check_read_in_place(program: &Program, env: &RunEnv, expected: &FieldState, want: &RunSummary) {
+    let read_only = in_place::read_only_fields(program);
+    if !read_only.contains(&true) {
+        return;
+    }
+    let inputs = state(program, env);
+    let mut read_in_place = ReadInPlace::default();
+    for (f, levels) in inputs.fields.iter().enumerate() {
+        if read_only[f] {
+            let input = &levels[0];
+            // SAFETY: `inputs` outlives the runs below and nothing writes it.
+            unsafe {
+                read_in_place.add(
+                    FieldId(f),
+                    input.as_bytes().as_ptr(),
+                    input.len(),
+                    input.ty(),
+                )
+            };
+        }
+    }
+    let options = RunOptions {
+        read_in_place: Some(read_in_place),
+        ..RunOptions::default()
+    };
+    for backend in [Backend::Interp, Backend::C] {
+        let mut run = state(program, env);
+        for (f, field) in program.fields.iter().enumerate() {
+            if read_only[f] {
+                run.fields[f] = vec![Buffer::zeros(field.ty, 0); field.levels()];
+            }
+        }
+        let (have, _) =
+            backend::run(backend, program, env, &mut run, &options, &mut |_| {}).unwrap();
+        assert_eq!(
+            have.iterations, want.iterations,
+            "{} {backend}",
+            program.name
+        );
+        assert_eq!(
+            have.reductions, want.reductions,
+            "{} {backend}",
+            program.name
+        );
+        for (f, field) in program.fields.iter().enumerate() {
+            if !read_only[f] {
+                assert_eq!(
+                    run.fields[f], expected.fields[f],
+                    "{} {backend}: `{}`",
+                    program.name, field.name
+                );
+            }
+        }
+    }
+    assert_eq!(
+        inputs,
+        state(program, env),
+        "{}: inputs changed",
+        program.name
+    );
+}
+
+#[test]
+fn a_written_field_is_not_read_in_place() {
+    let path = common::examples_dir().join("jacobi2d.sdsl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let program = stencilc::front::parse_program(SourceFile::new(path.display().to_string(), text))
+        .and_then(stencilc::analysis::checked)
+        .unwrap_or_else(|d| panic!("{d}"));
+    let env = RunEnv::new(&program, &bindings(&program)).unwrap();
+    let input = state(&program, &env).fields[0][0].clone();
+    let mut read_in_place = ReadInPlace::default();
+    // SAFETY: `input` outlives the run; the run refuses before reading it.
+    unsafe {
+        read_in_place.add(
+            FieldId(0),
+            input.as_bytes().as_ptr(),
+            input.len(),
+            input.ty(),
+        )
+    };
+    let options = RunOptions {
+        read_in_place: Some(read_in_place),
+        ..RunOptions::default()
+    };
+    let mut run = state(&program, &env);
+    let error = interp::run_in_place(
+        &program,
+        &env,
+        &mut run,
+        None,
+        options.read_in_place.as_ref(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains("field `a` is written by a stencil"),
+        "{error}"
+    );
 }
 
 #[test]

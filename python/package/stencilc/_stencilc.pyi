@@ -77,6 +77,12 @@ class Result:
     def params(self) -> Dict[str, Number]: ...
     @property
     def notes(self) -> List[str]: ...
+    @property
+    def read_in_place(self) -> Dict[str, int]:
+        """`{name: address}`: the fields whose array the back-end read where it
+        lies, without a copy (fields no stencil writes, on "interp" and "c"),
+        and the address of the first element it read."""
+        ...
 
 class Program:
     """A stencil program, parsed and checked."""

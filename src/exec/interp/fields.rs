@@ -12,8 +12,8 @@
 
 use crate::exec::interp::compile::Access;
 use crate::exec::interp::vm::{Chunk, RegElem};
-use crate::exec::{Buffer, FieldState};
-use crate::ir::{BoundaryMode, Program, ScalarType};
+use crate::exec::{Buffer, FieldState, ReadInPlace};
+use crate::ir::{BoundaryMode, FieldId, Program, ScalarType};
 
 /// One field's levels and geometry.
 struct FieldView {
@@ -55,19 +55,26 @@ impl FieldViews {
         program: &Program,
         grid_dims: &[Vec<usize>],
         state: &mut FieldState,
+        read_in_place: Option<&ReadInPlace>,
     ) -> FieldViews {
         let fields = program
             .fields
             .iter()
             .zip(&mut state.fields)
-            .map(|(field, levels)| {
+            .enumerate()
+            .map(|(f, (field, levels))| {
                 let dims: Vec<i64> = grid_dims[field.grid.0].iter().map(|&d| d as i64).collect();
                 let mut strides = vec![1i64; dims.len()];
                 for a in (0..dims.len().saturating_sub(1)).rev() {
                     strides[a] = strides[a + 1] * dims[a + 1];
                 }
                 FieldView {
-                    levels: levels.iter_mut().map(level_ptr).collect(),
+                    // A field read in place is never stored into (checked by
+                    // `check_inputs_in_place`): its levels are all the input.
+                    levels: match read_in_place.and_then(|r| r.data(FieldId(f))) {
+                        Some(data) => vec![data.cast_mut(); levels.len()],
+                        None => levels.iter_mut().map(level_ptr).collect(),
+                    },
                     ty: field.ty,
                     dims,
                     strides,

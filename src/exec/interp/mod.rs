@@ -35,7 +35,7 @@ pub use stepper::{combine_values, Stepper};
 use std::time::Instant;
 
 use crate::exec::backend::ProgressHook;
-use crate::exec::{check_inputs, ExecError, FieldState, RunSummary};
+use crate::exec::{check_inputs_in_place, ExecError, FieldState, ReadInPlace, RunSummary};
 use crate::ir::env::{box_is_empty, RunEnv};
 use crate::ir::semantics::with_elem;
 use crate::ir::{Program, ReduceOp, Value};
@@ -70,7 +70,19 @@ pub fn run_observed(
     state: &mut FieldState,
     progress: Option<&ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
-    check_inputs(program, env, state)?;
+    run_in_place(program, env, state, progress, None)
+}
+
+/// [`run_observed`], reading the inputs of `read_in_place` where the caller
+/// holds them (see [`ReadInPlace`]).
+pub fn run_in_place(
+    program: &Program,
+    env: &RunEnv,
+    state: &mut FieldState,
+    progress: Option<&ProgressHook>,
+    read_in_place: Option<&ReadInPlace>,
+) -> Result<RunSummary, ExecError> {
+    check_inputs_in_place(program, env, state, read_in_place)?;
     let start = Instant::now();
     let mut summary = RunSummary::default();
     let Some(iterate) = &program.iterate else {
@@ -112,7 +124,7 @@ pub fn run_observed(
 
     let mut last: Vec<Option<Value>> = vec![None; iterate.reductions.len()];
     for k in 1..=env.max_iters() {
-        let views = FieldViews::new(program, env.grid_dims(), state);
+        let views = FieldViews::new(program, env.grid_dims(), state, read_in_place);
         for parts in &stencils {
             for part in parts {
                 parallel::run_stencil_part(&part.kernel, &part.bounds, &views);

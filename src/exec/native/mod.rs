@@ -9,13 +9,17 @@ pub mod compile;
 
 use std::ffi::c_void;
 use std::os::raw::{c_int, c_long};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::back::c;
 use crate::exec::backend::RunOptions;
-use crate::exec::{check_inputs, Buffer, ExecError, FieldState, PhaseTimes, RunSummary};
+use crate::exec::{
+    check_inputs, check_inputs_in_place, Buffer, ExecError, FieldState, PhaseTimes, ReadInPlace,
+    RunSummary,
+};
 use crate::ir::env::RunEnv;
-use crate::ir::{Program, ScalarType, Value};
+use crate::ir::{FieldId, Program, ScalarType, Value};
 use crate::schedule::cpu_tile::{plan_cpu, CpuCaches, CpuPlan, CpuRequest};
 
 pub use compile::{Compiler, Kernel};
@@ -80,6 +84,82 @@ pub fn prepare_planned(
     Ok((unit, kernel))
 }
 
+/// What the C of a run depends on besides the program: the plan (time
+/// tiling, threads), `--fma`, the compiler flags and the compiler.
+#[derive(Clone, Debug, PartialEq)]
+struct KernelKey {
+    plan: CpuPlan,
+    fma: bool,
+    flags: Vec<String>,
+    compiler: (String, String),
+}
+
+/// A program's C and the kernel loaded from it.
+type Prepared = Arc<(c::CUnit, Kernel)>;
+
+/// The loaded kernels of one program, kept by a caller that runs the program
+/// again and again (the Python package's `Program`): a later run with the same
+/// plan, flags and compiler calls the loaded kernel without printing and
+/// hashing the C again (0.7-0.9 ms for a small program). The cache holds the
+/// program it was made for and is consulted only for that very program
+/// (the same allocation), so a kernel is never called with another
+/// program's buffers.
+#[derive(Clone)]
+pub struct KernelCache {
+    program: Arc<Program>,
+    kernels: Arc<Mutex<Vec<(KernelKey, Prepared)>>>,
+}
+
+impl KernelCache {
+    /// An empty cache for `program`.
+    pub fn new(program: Arc<Program>) -> KernelCache {
+        KernelCache {
+            program,
+            kernels: Arc::default(),
+        }
+    }
+
+    /// How many kernels (one per plan, flags and compiler) are kept.
+    pub fn len(&self) -> usize {
+        self.kernels.lock().map_or(0, |k| k.len())
+    }
+
+    /// Whether no kernel is kept yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether this is the cache of `program` (the same value, not an equal one).
+    fn holds(&self, program: &Program) -> bool {
+        std::ptr::eq(Arc::as_ptr(&self.program), program)
+    }
+
+    fn get(&self, key: &KernelKey) -> Option<Prepared> {
+        let kernels = self.kernels.lock().ok()?;
+        kernels
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, prepared)| Arc::clone(prepared))
+    }
+
+    fn insert(&self, key: KernelKey, prepared: Prepared) {
+        if let Ok(mut kernels) = self.kernels.lock() {
+            kernels.push((key, prepared));
+        }
+    }
+}
+
+impl std::fmt::Debug for KernelCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "KernelCache({}: {} kernel(s))",
+            self.program.name,
+            self.len()
+        )
+    }
+}
+
 /// Runs `program` natively on `state`.
 pub fn run(
     program: &Program,
@@ -88,7 +168,8 @@ pub fn run(
     options: &RunOptions,
     notice: &mut dyn FnMut(&str),
 ) -> Result<RunSummary, ExecError> {
-    check_inputs(program, env, state)?;
+    let read_in_place = options.read_in_place.as_ref();
+    check_inputs_in_place(program, env, state, read_in_place)?;
     let start = Instant::now();
     let plan = plan(program, env, options)?;
     for note in &plan.notes {
@@ -100,7 +181,26 @@ pub fn run(
         }
     }
     let compiler = Compiler::from_env()?;
-    let (unit, kernel) = prepare_planned(program, &plan, options, &compiler)?;
+    let flags = compile::flags_with_fma(options.cflags.as_deref(), options.fast_math, options.fma);
+    let key = KernelKey {
+        plan: plan.clone(),
+        fma: options.fma,
+        flags,
+        compiler: (compiler.command.clone(), compiler.identity.clone()),
+    };
+    let cache = options.kernels.as_ref().filter(|c| c.holds(program));
+    let remembered = cache.and_then(|c| c.get(&key));
+    let prepared = match remembered {
+        Some(prepared) => prepared,
+        None => {
+            let prepared = Arc::new(prepare_planned(program, &plan, options, &compiler)?);
+            if let Some(cache) = cache {
+                cache.insert(key, Arc::clone(&prepared));
+            }
+            prepared
+        }
+    };
+    let (unit, kernel) = &*prepared;
     if options.verbose {
         let what = if kernel.cache_hit {
             "cache hit"
@@ -114,7 +214,7 @@ pub fn run(
         ));
     }
     let compile_time = start.elapsed();
-    let mut summary = execute_checked(program, env, state, &unit, &kernel)?;
+    let mut summary = execute_checked(program, env, state, unit, kernel, read_in_place)?;
     summary.times.compile = compile_time;
     Ok(summary)
 }
@@ -143,7 +243,7 @@ pub fn execute(
             program.name
         )));
     }
-    execute_checked(program, env, state, unit, kernel)
+    execute_checked(program, env, state, unit, kernel, None)
 }
 
 /// [`execute`] on inputs already checked.
@@ -153,6 +253,7 @@ fn execute_checked(
     state: &mut FieldState,
     unit: &c::CUnit,
     kernel: &Kernel,
+    read_in_place: Option<&ReadInPlace>,
 ) -> Result<RunSummary, ExecError> {
     // SAFETY: the symbol was generated with exactly the `Entry` signature.
     let entry: libloading::Symbol<'_, Entry> =
@@ -175,13 +276,18 @@ fn execute_checked(
             }
         })
         .collect();
+    // A field read in place is never stored into (checked by
+    // `check_inputs_in_place`): every level of it points at the input.
     let mut levels: Vec<*mut c_void> = state
         .fields
         .iter_mut()
-        .flat_map(|levels| {
-            levels
-                .iter_mut()
-                .map(|b| b.as_bytes_mut().as_mut_ptr().cast::<c_void>())
+        .enumerate()
+        .flat_map(|(f, levels)| {
+            let in_place = read_in_place.and_then(|r| r.data(FieldId(f)));
+            levels.iter_mut().map(move |b| match in_place {
+                Some(data) => data.cast_mut().cast::<c_void>(),
+                None => b.as_bytes_mut().as_mut_ptr().cast::<c_void>(),
+            })
         })
         .collect();
     let before = levels.clone();
