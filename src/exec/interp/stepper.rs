@@ -78,7 +78,7 @@ impl Stepper {
         part: usize,
     ) {
         if let Some((kernel, bounds)) = &self.stencils[stencil][part] {
-            let views = FieldViews::new(program, env.grid_dims(), state);
+            let views = FieldViews::new(program, env.grid_dims(), state, None);
             parallel::run_stencil_part(kernel, bounds, &views);
         }
     }
@@ -103,7 +103,7 @@ impl Stepper {
         bounds: &[(i64, i64)],
     ) {
         if let Some((kernel, _)) = &self.stencils[stencil][part] {
-            let views = FieldViews::new(program, env.grid_dims(), state);
+            let views = FieldViews::new(program, env.grid_dims(), state, None);
             parallel::run_stencil_part(kernel, bounds, &views);
         }
     }
@@ -127,7 +127,7 @@ impl Stepper {
         };
         let op = program.iterate.as_ref().expect("has an iterate").reductions[reduction].op;
         let ty = program.iterate.as_ref().expect("has an iterate").reductions[reduction].ty;
-        let views = FieldViews::new(program, env.grid_dims(), state);
+        let views = FieldViews::new(program, env.grid_dims(), state, None);
         with_elem!(ty, T => fold_spans::<T>(kernel, op, &views, spans))
     }
 }
