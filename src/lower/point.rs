@@ -59,6 +59,12 @@ pub(crate) struct PointCtx<'a> {
     /// mode, the same expression at every point of the run (which lets
     /// [`crate::kir::cse`] share it). Empty or `None`: no window.
     pub run: Vec<Option<RunWindow>>,
+    /// Levels whose reads stay inside their grid on a run's interior fast path:
+    /// per level, per axis (outermost first) the offsets the path's condition
+    /// proved inside. A read at such a literal offset needs no boundary mode.
+    pub interior: BTreeMap<Level, Vec<(i64, i64)>>,
+    /// Whether the code being lowered is on that path.
+    pub on_interior: bool,
     /// Tiled levels.
     pub tiles: BTreeMap<Level, Tile>,
     /// Table placements.
@@ -96,6 +102,8 @@ impl<'a> PointCtx<'a> {
             coords,
             in_block,
             run: Vec::new(),
+            interior: BTreeMap::new(),
+            on_interior: false,
             tiles: BTreeMap::new(),
             tables: BTreeMap::new(),
             shared_tables: Vec::new(),
@@ -412,6 +420,11 @@ impl<'a> PointCtx<'a> {
         let field = &self.program.fields[r.field.0];
         let (mode, grid, ty) = (field.boundary, field.grid, field.ty);
         let name = self.params.level(self.program, r.field, r.time, false);
+        let proved = if self.on_interior {
+            self.interior.get(&level).cloned()
+        } else {
+            None
+        };
         let mut coords = Vec::new();
         let mut inside: Option<KExpr> = None;
         for (a, (o, value)) in offsets.into_iter().enumerate() {
@@ -435,8 +448,13 @@ impl<'a> PointCtx<'a> {
                 }
                 _ => KExpr::plus(self.coords[a].clone(), o),
             };
-            if value == Some(0) || mode == BoundaryMode::None {
-                // Inside the grid (the analysis checked reads of `none` fields).
+            let proved_inside = matches!(
+                (&proved, value),
+                (Some(range), Some(v)) if range[a].0 <= v && v <= range[a].1
+            );
+            if value == Some(0) || mode == BoundaryMode::None || proved_inside {
+                // Inside the grid: the analysis checked reads of `none` fields,
+                // and the interior path's condition the others.
                 coords.push(c);
                 continue;
             }

@@ -212,6 +212,40 @@ fn opencl_streaming_every_boundary_mode() {
     }
 }
 
+/// A run whose reads all fall inside the grid takes the interior fast path,
+/// which reads without the boundary helper; runs near the edge take the edge
+/// path, which applies it. Both agree with the interpreter on a grid where most
+/// runs are interior and some are not.
+#[test]
+fn the_interior_fast_path_reads_without_boundary_helpers_and_agrees_on_opencl() {
+    for mode in ["clamp", "mirror", "periodic", "zero"] {
+        let program = boundary_program(mode, "float");
+        let tiled = request(&program, &[8, 2], &[1, 4], false);
+        let source = emit(&program, &tiled, GpuTarget::OpenCl).expect("emits");
+        let fast = source
+            .split("// fast path")
+            .nth(1)
+            .and_then(|rest| rest.split("// edge path").next())
+            .unwrap_or_else(|| panic!("{mode}: no fast path in\n{source}"));
+        assert!(
+            fast.contains("read only inside the grid") && !fast.contains("sdsl_"),
+            "{mode}: the interior fast path still maps its reads:\n{fast}"
+        );
+        let edge = source.split("// edge path").nth(1).expect("an edge path");
+        assert!(
+            edge.contains("sdsl_"),
+            "{mode}: the edge path lost its boundary mode"
+        );
+        if opencl_here() {
+            agree(
+                &program,
+                &[("w", 45.0), ("h", 38.0)],
+                &[("tile 1,4 global".into(), tiled)],
+            );
+        }
+    }
+}
+
 #[test]
 fn opencl_streaming_on_one_point_grids() {
     if !opencl_here() {

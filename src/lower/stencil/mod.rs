@@ -253,6 +253,7 @@ fn lower_part(
         });
     }
     let loads = load_tiles(&mut ctx, &to_load, &vars, block);
+    ctx.interior = interior_levels(program, &footprint, &ctx);
 
     // Tables: fold into literals when unrolling, else constant or shared memory.
     for part_table in schedule.tables.iter() {
@@ -346,6 +347,32 @@ fn lower_part(
         args,
         max_groups: None,
     }
+}
+
+/// Offsets beyond this are left to the boundary helpers: the interior
+/// condition adds them to 32-bit grid indices.
+const MAX_INTERIOR_OFFSET: i64 = 1 << 20;
+
+/// The levels read from global memory at offsets a boundary mode would map,
+/// with the box of offsets each is read at: a run whose whole box lies inside
+/// the grid reads them as they are (see `run::interior_condition`).
+fn interior_levels(
+    program: &Program,
+    footprint: &Footprint,
+    ctx: &PointCtx<'_>,
+) -> std::collections::BTreeMap<crate::analysis::Level, Vec<(i64, i64)>> {
+    footprint
+        .reads
+        .iter()
+        .filter(|r| !ctx.tiles.contains_key(&r.level()) && !r.only_center())
+        .filter(|r| program.fields[r.field.0].boundary != crate::ir::BoundaryMode::None)
+        .filter_map(|r| Some((r.level(), r.static_box()?)))
+        .filter(|(_, range)| {
+            range
+                .iter()
+                .all(|&(lo, hi)| lo.abs() <= MAX_INTERIOR_OFFSET && hi.abs() <= MAX_INTERIOR_OFFSET)
+        })
+        .collect()
 }
 
 /// The thread's index within its block, `tx + bx * (ty + by * tz)`.

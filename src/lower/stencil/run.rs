@@ -153,11 +153,27 @@ pub(super) fn thread_points(
     if points > MAX_UNROLLED_POINTS {
         return edge_path(ctx, parts, shape, module);
     }
-    let mut fast = vec![KStmt::Comment(format!(
-        "fast path: the thread's {points} points are inside `{}`'s subset; \
-         reads shared between them are loaded once",
-        parts[0].0
-    ))];
+    let interior = interior_condition(ctx, shape);
+    let fast_comment = if interior.is_some() {
+        format!(
+            "fast path: the thread's {points} points are inside `{}`'s subset and \
+             read only inside the grid (no boundary mode); reads shared between \
+             them are loaded once",
+            parts[0].0
+        )
+    } else {
+        format!(
+            "fast path: the thread's {points} points are inside `{}`'s subset; \
+             reads shared between them are loaded once",
+            parts[0].0
+        )
+    };
+    let inside = match interior {
+        Some(test) => and(inside, test),
+        None => inside,
+    };
+    let mut fast = vec![KStmt::Comment(fast_comment)];
+    ctx.on_interior = !ctx.interior.is_empty();
     let mut run = Vec::new();
     for pz in 0..shape.tile[2] {
         for py in 0..shape.tile[1] {
@@ -180,12 +196,17 @@ pub(super) fn thread_points(
             }
         }
     }
+    ctx.on_interior = false;
     cse::share_loads(&mut run, &mut ctx.params.vars);
     fast.extend(run);
     let edge = edge_path(ctx, parts, shape, module);
-    let mut otherwise = vec![KStmt::Comment(
-        "edge path: the run crosses the subset's end; each point checks".to_string(),
-    )];
+    let mut otherwise = vec![KStmt::Comment(if ctx.interior.is_empty() {
+        "edge path: the run crosses the subset's end; each point checks".to_string()
+    } else {
+        "edge path: the run crosses the subset's end or reads past the grid's edge; \
+         each point checks"
+            .to_string()
+    })];
     otherwise.extend(edge);
     ctx.run = Vec::new();
     match inside {
@@ -196,6 +217,48 @@ pub(super) fn thread_points(
         }],
         None => fast,
     }
+}
+
+/// `first + lo >= 0 && first + last + hi <= size - 1` on every axis and grid
+/// of the levels in [`PointCtx::interior`]: the whole run reads inside the
+/// grids, so those reads need no boundary mode. `None` when no level needs one.
+fn interior_condition(ctx: &mut PointCtx<'_>, shape: &Shape<'_>) -> Option<KExpr> {
+    let rank = shape.rank();
+    // Per (grid, axis), the widest offsets of any level on that grid.
+    let mut reach: std::collections::BTreeMap<(usize, usize), (i64, i64)> = Default::default();
+    for (&(field, _), range) in &ctx.interior {
+        let grid = ctx.program.fields[field.0].grid;
+        for (a, &(lo, hi)) in range.iter().enumerate() {
+            let r = reach.entry((grid.0, a)).or_insert((0, 0));
+            *r = (r.0.min(lo), r.1.max(hi));
+        }
+    }
+    let mut test: Option<KExpr> = None;
+    for ((grid, a), (lo, hi)) in reach {
+        let d = rank - 1 - a;
+        let first = KExpr::var(shape.vars[d].first_grid);
+        if lo < 0 {
+            test = and(
+                test,
+                KExpr::bin(BinaryOp::Ge, first.clone(), KExpr::int(-lo)),
+            );
+        }
+        if hi > 0 {
+            let last = (i64::from(shape.tile[d]) - 1) * shape.step(d);
+            let size = ctx
+                .params
+                .grid_size(ctx.program, crate::ir::GridId(grid), a);
+            test = and(
+                test,
+                KExpr::bin(
+                    BinaryOp::Lt,
+                    KExpr::plus(first, KExpr::int(last + hi)),
+                    size,
+                ),
+            );
+        }
+    }
+    test
 }
 
 /// Points the context at point `p` (per thread axis) of the thread's run, as
