@@ -1,0 +1,159 @@
+//! Generated C one stencil part at a time ([`back::c::parts`](crate::back::c::parts)),
+//! for drivers that act between parts (the MPI driver, `exec::mpi`).
+//!
+//! [`PartKernel`] compiles (or finds in the cache) the part unit of a program
+//! once; [`PartKernel::run_part_on`] then runs one part over a box of its
+//! points on the caller's buffers. The loop nests are those of the whole-run
+//! unit, so a part computed box by box on the C back-end gives the values the
+//! interpreter and the whole-run C give.
+
+use std::ffi::c_void;
+use std::os::raw::{c_int, c_long};
+
+use crate::back::c::parts::{emit_part_unit, PartUnit};
+use crate::exec::backend::RunOptions;
+use crate::exec::native::compile::{self, Compiler, Kernel};
+use crate::exec::{check_inputs, ExecError, FieldState};
+use crate::ir::env::RunEnv;
+use crate::ir::Program;
+
+/// The signature of `<program>_part` (see [`PART_ABI`](crate::back::c::parts::PART_ABI)).
+type PartEntry = unsafe extern "C" fn(
+    *const f64,
+    *const c_long,
+    *const *mut c_void,
+    c_int,
+    c_int,
+    *const c_long,
+) -> c_int;
+
+/// A program's part unit, compiled and loaded, with its parameter values.
+#[derive(Debug)]
+pub struct PartKernel {
+    /// The unit it was built from.
+    pub unit: PartUnit,
+    /// The loaded library.
+    pub kernel: Kernel,
+    params_f: Vec<f64>,
+    params_i: Vec<c_long>,
+    /// Elements of every level of each field (what the C indexes up to).
+    lengths: Vec<usize>,
+    /// Axes of the widest grid (bounds the C reads from the box).
+    rank: usize,
+}
+
+impl PartKernel {
+    /// Compiles the part unit of `program` for `env` with the compiler from
+    /// `$CC` and the flags and threads of `options`, after checking `state`
+    /// and every access as a run does ([`check_inputs`]).
+    pub fn prepare(
+        program: &Program,
+        env: &RunEnv,
+        state: &FieldState,
+        options: &RunOptions,
+    ) -> Result<PartKernel, ExecError> {
+        check_inputs(program, env, state)?;
+        let compiler = Compiler::from_env()?;
+        let plan = crate::schedule::cpu_tile::CpuPlan {
+            threads: options.threads,
+            ..Default::default()
+        };
+        let mut unit = emit_part_unit(program, &plan);
+        if options.fma {
+            unit.source = crate::back::c::with_fma_notice(&unit.source);
+        }
+        let flags =
+            compile::flags_with_fma(options.cflags.as_deref(), options.fast_math, options.fma);
+        let kernel = compile::build(&unit.source, &compiler, &flags, &compile::cache_dir())?;
+        let params_f = env.params().iter().map(|v| v.as_f64()).collect();
+        let params_i = env
+            .params()
+            .iter()
+            .map(|v| {
+                if v.ty().is_float() {
+                    0
+                } else {
+                    v.as_i64() as c_long
+                }
+            })
+            .collect();
+        let lengths = program
+            .fields
+            .iter()
+            .map(|f| env.grid_dims()[f.grid.0].iter().product())
+            .collect();
+        let rank = program.grids.iter().map(|g| g.rank()).max().unwrap_or(0);
+        Ok(PartKernel {
+            unit,
+            kernel,
+            params_f,
+            params_i,
+            lengths,
+            rank,
+        })
+    }
+
+    /// Runs part `part` of stencil `stencil` on the points of its subset
+    /// inside `bounds` (inclusive, per axis), on `state`'s current levels.
+    pub fn run_part_on(
+        &self,
+        state: &mut FieldState,
+        (stencil, part): (usize, usize),
+        bounds: &[(i64, i64)],
+    ) -> Result<(), ExecError> {
+        let fits = state.fields.len() == self.lengths.len()
+            && state
+                .fields
+                .iter()
+                .zip(&self.lengths)
+                .all(|(levels, &n)| levels.iter().all(|b| b.len() == n));
+        if !fits || bounds.len() < self.rank {
+            return Err(ExecError::Failed(
+                "the state no longer has the shape the part kernel was prepared for".into(),
+            ));
+        }
+        // SAFETY: the symbol was generated with exactly the `PartEntry` signature.
+        let entry: libloading::Symbol<'_, PartEntry> =
+            unsafe { self.kernel.library.get(self.unit.part_symbol.as_bytes()) }.map_err(|e| {
+                ExecError::Failed(format!(
+                    "the compiled kernel {} lacks `{}`: {e}; delete it to compile again",
+                    self.kernel.path.display(),
+                    self.unit.part_symbol
+                ))
+            })?;
+        let levels: Vec<*mut c_void> = state
+            .fields
+            .iter_mut()
+            .flat_map(|levels| {
+                levels
+                    .iter_mut()
+                    .map(|b| b.as_bytes_mut().as_mut_ptr().cast::<c_void>())
+            })
+            .collect();
+        let flat: Vec<c_long> = bounds
+            .iter()
+            .flat_map(|&(lo, hi)| [lo as c_long, hi as c_long])
+            .collect();
+        // SAFETY: every level pointer addresses a buffer of the field's type
+        // and of the length the C code indexes (checked above, and every
+        // access of the program was checked against these grids in
+        // `prepare`); the C clips the points to the part's subset, so any box
+        // stays inside the grids.
+        let status = unsafe {
+            entry(
+                self.params_f.as_ptr(),
+                self.params_i.as_ptr(),
+                levels.as_ptr(),
+                stencil as c_int,
+                part as c_int,
+                flat.as_ptr(),
+            )
+        };
+        match status {
+            0 => Ok(()),
+            _ => Err(ExecError::Failed(format!(
+                "the part kernel has no part {part} of stencil {stencil}"
+            ))),
+        }
+    }
+}
