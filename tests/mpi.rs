@@ -30,6 +30,15 @@ fn mpirun_available() -> bool {
     common::runtime_available("mpi", probe)
 }
 
+fn cc_available() -> bool {
+    common::runtime_available(
+        "cc",
+        stencilc::exec::native::Compiler::from_env()
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+    )
+}
+
 /// Runs `command` to completion, killed after [`LIMIT`] (which fails the test).
 fn run_limited(mut command: Command) -> Output {
     let mut child = command
@@ -62,8 +71,9 @@ fn mpirun(np: usize) -> Command {
         "-np",
         &np.to_string(),
     ]);
-    // Ranks share the two cores: one interpreter thread each.
+    // Ranks share the two cores: one interpreter (or OpenMP) thread each.
     command.env("RAYON_NUM_THREADS", "1");
+    command.env("OMP_NUM_THREADS", "1");
     command.env("OMPI_MCA_rmaps_base_oversubscribe", "1");
     command
 }
@@ -279,7 +289,32 @@ fn summary_lines(stdout: &[u8]) -> Vec<String> {
         .collect()
 }
 
+/// `auto` and the decomposition that cuts only the innermost axis (the
+/// other way from `auto`'s), for the back-ends whose per-rank compile makes
+/// every decomposition too slow to try.
+fn representative_decompositions(np: usize, rank: usize) -> Vec<String> {
+    let mut all = vec!["auto".to_string()];
+    if rank > 1 && np > 1 {
+        let mut dims = vec!["1".to_string(); rank];
+        dims[rank - 1] = np.to_string();
+        all.push(dims.join("x"));
+    }
+    all
+}
+
 fn check_case(case: &Case, nps: &[usize]) {
+    check_case_on(case, nps, &[], decompositions);
+}
+
+/// [`check_case`] with `extra` arguments on the decomposed runs (the
+/// single-process reference is always the interpreter) and the
+/// decompositions `decompositions(np, rank)` gives.
+fn check_case_on(
+    case: &Case,
+    nps: &[usize],
+    extra: &[&str],
+    decompositions: fn(usize, usize) -> Vec<String>,
+) {
     let dir = tempfile::tempdir().expect("temp dir");
     let inputs = dir.path().join("in");
     std::fs::create_dir(&inputs).expect("dir");
@@ -312,18 +347,28 @@ fn check_case(case: &Case, nps: &[usize]) {
             command
                 .arg(STENCILC)
                 .args(run_args(case, &inputs, &out))
-                .args(["--decompose", &decomposition, "-q"]);
+                .args(["--decompose", &decomposition, "-q"])
+                .args(extra);
             let ran = run_limited(command);
             let what = format!(
-                "{} on -np {np} --decompose {decomposition}",
-                case.path.display()
+                "{} on -np {np} --decompose {decomposition} {}",
+                case.path.display(),
+                extra.join(" ")
             );
             let stderr = String::from_utf8_lossy(&ran.stderr);
             if !ran.status.success() && stderr.contains("cannot cut its innermost axis") {
                 continue; // refused by design (3-D with reductions), tested below
             }
             assert!(ran.status.success(), "{what}: {stderr}");
-            assert_eq!(summary_lines(&ran.stdout), expected, "{what}: summary");
+            let backend = extra
+                .windows(2)
+                .find(|w| w[0] == "--backend")
+                .map_or("interp", |w| w[1]);
+            let want: Vec<String> = expected
+                .iter()
+                .map(|l| l.replace(" on interp", &format!(" on {backend}")))
+                .collect();
+            assert_eq!(summary_lines(&ran.stdout), want, "{what}: summary");
             for (field, _) in &case.fields {
                 let name = format!("{field}.npy");
                 let want = std::fs::read(reference.join(&name)).expect("reference output");
@@ -344,6 +389,21 @@ fn every_program_on_every_decomposition_matches_the_single_process_run() {
     }
     for case in cases() {
         check_case(&case, &[1, 2, 3, 4]);
+    }
+}
+
+#[test]
+fn c_per_rank_matches_the_single_process_interpreter_on_every_program() {
+    if !mpirun_available() || !cc_available() {
+        return;
+    }
+    for case in cases() {
+        check_case_on(
+            &case,
+            &[1, 2, 3, 4],
+            &["--backend", "c"],
+            representative_decompositions,
+        );
     }
 }
 

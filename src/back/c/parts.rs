@@ -9,21 +9,30 @@
 //! ([`PART_ABI`]), takes the parameters and level pointers as the entry point
 //! does ([`ENTRY_ABI`](super::ENTRY_ABI)) and runs the part asked for;
 //! rotation, reductions and the check stay with the caller.
+//!
+//! Grid sizes are not printed as the program computes them: they are read
+//! at run time, after the program's parameters, and a part's points are its
+//! box's (the caller passes boxes inside the part's subset). So the ranks of
+//! a decomposed run, whose programs differ only in their blocks' sizes and
+//! subsets, share one unit and one compile.
 
 use std::rc::Rc;
 
 use crate::back::c::names;
 use crate::back::c::uses::Uses;
 use crate::back::c::writer::{Linkage, Writer};
-use crate::ir::{FieldId, Program, StencilPart};
+use crate::ir::{Expr, ExprKind, FieldId, Param, ParamId, Program, ScalarType, StencilPart, Value};
 use crate::schedule::cpu_tile::CpuPlan;
 
 /// The part entry point every part unit exports as `<program>_part`:
 ///
 /// `params_f`, `params_i` and `levels` as in [`ENTRY_ABI`](super::ENTRY_ABI)
-/// (`levels` is only read: nothing is rotated); `stencil` and `part` are
-/// indices into the iterate; `box` holds, per axis outermost first, the
-/// inclusive lower and upper bound the part's points are clipped to.
+/// (`levels` is only read: nothing is rotated), except that `params_i` goes
+/// on after the program's parameters with the size of every grid along every
+/// axis (grids in order, outermost axis first; `params_f` has as many
+/// unused entries there); `stencil` and `part` are indices into the iterate;
+/// `box` holds, per axis outermost first, the inclusive lower and upper bound
+/// of the points to compute, which must lie inside the part's subset.
 /// Returns 0 when the part ran, 1 when there is no such part.
 pub const PART_ABI: &str = "int part(const double *params_f, const long *params_i, \
                             void *const *levels, int stencil, int part, const long *box)";
@@ -40,6 +49,7 @@ pub struct PartUnit {
 /// Prints the part unit of `program` with the threads of `plan` (its time
 /// tiling does not apply: a part runs one sweep).
 pub fn emit_part_unit(program: &Program, plan: &CpuPlan) -> PartUnit {
+    let program = &sized_at_run_time(program);
     let plan = CpuPlan {
         tiling: None,
         ..plan.clone()
@@ -65,6 +75,45 @@ pub fn emit_part_unit(program: &Program, plan: &CpuPlan) -> PartUnit {
         part_symbol: names::part_symbol(program),
     }
 }
+
+/// `program` with every grid size a `long` parameter appended after the
+/// program's (`<grid>_size<axis>`) and every part's subset unbounded (the box
+/// bounds the points).
+fn sized_at_run_time(program: &Program) -> Program {
+    let mut generic = program.clone();
+    for g in 0..generic.grids.len() {
+        for a in 0..generic.grids[g].rank() {
+            let id = ParamId(generic.params.len());
+            generic.params.push(Param {
+                name: format!("{}_size{a}", generic.grids[g].name),
+                ty: ScalarType::Long,
+                span: generic.grids[g].span,
+            });
+            generic.grids[g].dims[a] =
+                Expr::new(ExprKind::Param(id), ScalarType::Long, generic.grids[g].span);
+        }
+    }
+    let unbounded = || {
+        (
+            Expr::literal(Value::Long(0)),
+            Expr::literal(Value::Long(UNBOUNDED)),
+        )
+    };
+    if let Some(iterate) = &mut generic.iterate {
+        for stencil in &mut iterate.stencils {
+            for part in &mut stencil.parts {
+                for range in &mut part.subset.ranges {
+                    *range = unbounded();
+                }
+            }
+        }
+    }
+    generic
+}
+
+/// The upper bound of an unbounded subset: beyond any grid, and far from
+/// overflowing a `long` in the loop bounds' arithmetic.
+const UNBOUNDED: i64 = 1 << 60;
 
 impl Writer<'_> {
     /// `<stencil>_part<p>`'s name.

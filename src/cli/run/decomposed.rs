@@ -280,12 +280,20 @@ mod with_mpi {
         let (local_env, mut state, stepper) = agree(world, prepared)?;
         let mut c_parts = match args.backend {
             BackendArg::C => {
-                let kernel = super::super::run_options(&setup.program, args).and_then(|options| {
-                    let options = per_rank_threads(world, options);
-                    PartKernel::prepare(&local, &local_env, &state, &options)
-                        .map_err(CliError::from)
-                });
-                Some(agree(world, kernel)?)
+                // Every rank's unit is the same C (sizes are read at run
+                // time): the first rank of each machine compiles it, the
+                // others then find it in the cache.
+                let node = world.split_shared(world.rank());
+                let build = || {
+                    super::super::run_options(&setup.program, args).and_then(|options| {
+                        let options = per_rank_threads(node.size() as usize, options);
+                        PartKernel::prepare(&local, &local_env, &state, &options)
+                            .map_err(CliError::from)
+                    })
+                };
+                let first = (node.rank() == 0).then(build);
+                node.barrier();
+                Some(agree(world, first.unwrap_or_else(build))?)
             }
             _ => None,
         };
@@ -400,17 +408,13 @@ mod with_mpi {
     /// `OMP_NUM_THREADS` says, to this machine's cores shared among the
     /// ranks on it (the ranks of one node would otherwise each start a thread
     /// per core).
-    fn per_rank_threads(
-        world: &mpi::topology::SimpleCommunicator,
-        options: RunOptions,
-    ) -> RunOptions {
-        let on_node = world.split_shared(world.rank()).size().max(1) as usize;
+    fn per_rank_threads(on_node: usize, options: RunOptions) -> RunOptions {
         if options.threads.is_some() || std::env::var_os("OMP_NUM_THREADS").is_some() {
             return options;
         }
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         RunOptions {
-            threads: Some((cores / on_node).max(1) as u32),
+            threads: Some((cores / on_node.max(1)).max(1) as u32),
             ..options
         }
     }

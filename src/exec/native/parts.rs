@@ -65,8 +65,8 @@ impl PartKernel {
         let flags =
             compile::flags_with_fma(options.cflags.as_deref(), options.fast_math, options.fma);
         let kernel = compile::build(&unit.source, &compiler, &flags, &compile::cache_dir())?;
-        let params_f = env.params().iter().map(|v| v.as_f64()).collect();
-        let params_i = env
+        let mut params_f: Vec<f64> = env.params().iter().map(|v| v.as_f64()).collect();
+        let mut params_i: Vec<c_long> = env
             .params()
             .iter()
             .map(|v| {
@@ -77,6 +77,13 @@ impl PartKernel {
                 }
             })
             .collect();
+        // The unit reads the grid sizes after the parameters (see PART_ABI).
+        for dims in env.grid_dims() {
+            for &n in dims {
+                params_f.push(0.0);
+                params_i.push(n as c_long);
+            }
+        }
         let lengths = program
             .fields
             .iter()
