@@ -307,6 +307,18 @@ mod with_mpi {
             None => &mut interp_parts,
         };
         let backend = runner.backend();
+        let per_rank_ignored = [
+            (args.schedule.time.is_some(), "--time"),
+            (args.schedule.cpu_tile.is_some(), "--cpu-tile"),
+        ];
+        for (_, flag) in per_rank_ignored.iter().filter(|(given, _)| *given) {
+            if me == 0 && !args.quiet {
+                eprintln!(
+                    "note: {flag} is ignored with --decompose: each rank runs one stencil part \
+                     at a time, one sweep each, exchanging halos between them"
+                );
+            }
+        }
         let driver = Driver {
             neighbourhood: Neighbourhood {
                 comm: &cart,

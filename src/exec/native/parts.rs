@@ -36,10 +36,12 @@ pub struct PartKernel {
     pub kernel: Kernel,
     params_f: Vec<f64>,
     params_i: Vec<c_long>,
-    /// Elements of every level of each field (what the C indexes up to).
-    lengths: Vec<usize>,
-    /// Axes of the widest grid (bounds the C reads from the box).
-    rank: usize,
+    /// Per field, its number of levels and the elements of each (what the C
+    /// indexes up to).
+    lengths: Vec<(usize, usize)>,
+    /// Each stencil part's box (`None` where empty): the C takes any box
+    /// the caller gives as inside it, so every box is checked against it.
+    boxes: Vec<Vec<Option<Vec<(i64, i64)>>>>,
 }
 
 impl PartKernel {
@@ -87,34 +89,72 @@ impl PartKernel {
         let lengths = program
             .fields
             .iter()
-            .map(|f| env.grid_dims()[f.grid.0].iter().product())
+            .map(|f| (f.levels(), env.grid_dims()[f.grid.0].iter().product()))
             .collect();
-        let rank = program.grids.iter().map(|g| g.rank()).max().unwrap_or(0);
+        let boxes = program.iterate.as_ref().map_or(Vec::new(), |iterate| {
+            iterate
+                .stencils
+                .iter()
+                .map(|s| {
+                    s.parts
+                        .iter()
+                        .map(|p| {
+                            let bounds = env.subset_box(&p.subset);
+                            (!crate::ir::env::box_is_empty(&bounds)).then_some(bounds)
+                        })
+                        .collect()
+                })
+                .collect()
+        });
         Ok(PartKernel {
             unit,
             kernel,
             params_f,
             params_i,
             lengths,
-            rank,
+            boxes,
         })
     }
 
-    /// Runs part `part` of stencil `stencil` on the points of its subset
-    /// inside `bounds` (inclusive, per axis), on `state`'s current levels.
+    /// Runs part `part` of stencil `stencil` on the points of `bounds`
+    /// (inclusive, per axis), a box inside the part's subset, on `state`'s
+    /// current levels. A box reaching out of the subset, a part that does not
+    /// exist and a state of another shape are errors.
     pub fn run_part_on(
         &self,
         state: &mut FieldState,
         (stencil, part): (usize, usize),
         bounds: &[(i64, i64)],
     ) -> Result<(), ExecError> {
+        let Some(whole) = self.boxes.get(stencil).and_then(|s| s.get(part)) else {
+            return Err(ExecError::Failed(format!(
+                "the part kernel has no part {part} of stencil {stencil}"
+            )));
+        };
+        if crate::ir::env::box_is_empty(bounds) {
+            return Ok(());
+        }
+        let inside = whole.as_ref().is_some_and(|whole| {
+            whole.len() == bounds.len()
+                && whole
+                    .iter()
+                    .zip(bounds)
+                    .all(|(&(lo, hi), &(blo, bhi))| lo <= blo && bhi <= hi)
+        });
+        if !inside {
+            return Err(ExecError::Failed(format!(
+                "the box {bounds:?} is not inside part {part} of stencil {stencil} ({whole:?})"
+            )));
+        }
         let fits = state.fields.len() == self.lengths.len()
             && state
                 .fields
                 .iter()
                 .zip(&self.lengths)
-                .all(|(levels, &n)| levels.iter().all(|b| b.len() == n));
-        if !fits || bounds.len() < self.rank {
+                .all(|(levels, &(count, n))| {
+                    levels.len() == count && levels.iter().all(|b| b.len() == n)
+                });
+        if !fits {
             return Err(ExecError::Failed(
                 "the state no longer has the shape the part kernel was prepared for".into(),
             ));
@@ -144,8 +184,8 @@ impl PartKernel {
         // SAFETY: every level pointer addresses a buffer of the field's type
         // and of the length the C code indexes (checked above, and every
         // access of the program was checked against these grids in
-        // `prepare`); the C clips the points to the part's subset, so any box
-        // stays inside the grids.
+        // `prepare`), and the box lies inside the part's subset (checked
+        // above), whose accesses those checks covered.
         let status = unsafe {
             entry(
                 self.params_f.as_ptr(),
