@@ -27,6 +27,9 @@ type PartEntry = unsafe extern "C" fn(
     *const c_long,
 ) -> c_int;
 
+/// A box of points: inclusive bounds per axis, outermost first.
+type Bounds = Vec<(i64, i64)>;
+
 /// A program's part unit, compiled and loaded, with its parameter values.
 #[derive(Debug)]
 pub struct PartKernel {
@@ -41,7 +44,7 @@ pub struct PartKernel {
     lengths: Vec<(usize, usize)>,
     /// Each stencil part's box (`None` where empty): the C takes any box
     /// the caller gives as inside it, so every box is checked against it.
-    boxes: Vec<Vec<Option<Vec<(i64, i64)>>>>,
+    boxes: Vec<Vec<Option<Bounds>>>,
 }
 
 impl PartKernel {
