@@ -1,8 +1,11 @@
 //! `stencilc run --decompose` under `mpirun -np 1..4` (issue 13): every example
 //! and bench program on every decomposition of 1 to 4 ranks gives the fields,
 //! iteration count and reductions of the single-process interpreter run, bit
-//! for bit; every boundary mode; bad input fails on every rank without an
-//! output; a rank killed mid-run ends the run instead of hanging it.
+//! for bit, on the interpreter per rank (and on the generated C per rank, on
+//! `auto` and the innermost-axis cut); every boundary mode; `--verify`
+//! passes, and fails every rank on a deliberate mismatch; bad input fails on
+//! every rank without an output; a rank killed mid-run ends the run instead
+//! of hanging it.
 //!
 //! Needs the `mpi` feature and `mpirun` (runtime `mpi`); skips otherwise.
 
@@ -28,6 +31,15 @@ fn mpirun_available() -> bool {
                 .ok_or_else(|| "`mpirun --version` failed".to_string())
         });
     common::runtime_available("mpi", probe)
+}
+
+fn cc_available() -> bool {
+    common::runtime_available(
+        "cc",
+        stencilc::exec::native::Compiler::from_env()
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+    )
 }
 
 /// Runs `command` to completion, killed after [`LIMIT`] (which fails the test).
@@ -62,8 +74,9 @@ fn mpirun(np: usize) -> Command {
         "-np",
         &np.to_string(),
     ]);
-    // Ranks share the two cores: one interpreter thread each.
+    // Ranks share the two cores: one interpreter (or OpenMP) thread each.
     command.env("RAYON_NUM_THREADS", "1");
+    command.env("OMP_NUM_THREADS", "1");
     command.env("OMPI_MCA_rmaps_base_oversubscribe", "1");
     command
 }
@@ -279,7 +292,32 @@ fn summary_lines(stdout: &[u8]) -> Vec<String> {
         .collect()
 }
 
+/// `auto` and the decomposition that cuts only the innermost axis (the
+/// other way from `auto`'s), for the back-ends whose per-rank compile makes
+/// every decomposition too slow to try.
+fn representative_decompositions(np: usize, rank: usize) -> Vec<String> {
+    let mut all = vec!["auto".to_string()];
+    if rank > 1 && np > 1 {
+        let mut dims = vec!["1".to_string(); rank];
+        dims[rank - 1] = np.to_string();
+        all.push(dims.join("x"));
+    }
+    all
+}
+
 fn check_case(case: &Case, nps: &[usize]) {
+    check_case_on(case, nps, &[], decompositions);
+}
+
+/// [`check_case`] with `extra` arguments on the decomposed runs (the
+/// single-process reference is always the interpreter) and the
+/// decompositions `decompositions(np, rank)` gives.
+fn check_case_on(
+    case: &Case,
+    nps: &[usize],
+    extra: &[&str],
+    decompositions: fn(usize, usize) -> Vec<String>,
+) {
     let dir = tempfile::tempdir().expect("temp dir");
     let inputs = dir.path().join("in");
     std::fs::create_dir(&inputs).expect("dir");
@@ -312,18 +350,28 @@ fn check_case(case: &Case, nps: &[usize]) {
             command
                 .arg(STENCILC)
                 .args(run_args(case, &inputs, &out))
-                .args(["--decompose", &decomposition, "-q"]);
+                .args(["--decompose", &decomposition, "-q"])
+                .args(extra);
             let ran = run_limited(command);
             let what = format!(
-                "{} on -np {np} --decompose {decomposition}",
-                case.path.display()
+                "{} on -np {np} --decompose {decomposition} {}",
+                case.path.display(),
+                extra.join(" ")
             );
             let stderr = String::from_utf8_lossy(&ran.stderr);
             if !ran.status.success() && stderr.contains("cannot cut its innermost axis") {
                 continue; // refused by design (3-D with reductions), tested below
             }
             assert!(ran.status.success(), "{what}: {stderr}");
-            assert_eq!(summary_lines(&ran.stdout), expected, "{what}: summary");
+            let backend = extra
+                .windows(2)
+                .find(|w| w[0] == "--backend")
+                .map_or("interp", |w| w[1]);
+            let want: Vec<String> = expected
+                .iter()
+                .map(|l| l.replace(" on interp", &format!(" on {backend}")))
+                .collect();
+            assert_eq!(summary_lines(&ran.stdout), want, "{what}: summary");
             for (field, _) in &case.fields {
                 let name = format!("{field}.npy");
                 let want = std::fs::read(reference.join(&name)).expect("reference output");
@@ -344,6 +392,21 @@ fn every_program_on_every_decomposition_matches_the_single_process_run() {
     }
     for case in cases() {
         check_case(&case, &[1, 2, 3, 4]);
+    }
+}
+
+#[test]
+fn c_per_rank_matches_the_single_process_interpreter_on_every_program() {
+    if !mpirun_available() || !cc_available() {
+        return;
+    }
+    for case in cases() {
+        check_case_on(
+            &case,
+            &[1, 2, 3, 4],
+            &["--backend", "c"],
+            representative_decompositions,
+        );
     }
 }
 
@@ -411,6 +474,157 @@ fn every_boundary_mode_matches_the_single_process_run() {
         for rank in 1..=3 {
             check_case(&boundary_program(dir.path(), mode, rank), &[2, 3, 4]);
         }
+    }
+}
+
+#[test]
+fn c_per_rank_matches_on_every_boundary_mode() {
+    if !mpirun_available() || !cc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    for mode in ["clamp", "mirror", "periodic", "zero"] {
+        for rank in 1..=3 {
+            check_case_on(
+                &boundary_program(dir.path(), mode, rank),
+                &[3],
+                &["--backend", "c"],
+                representative_decompositions,
+            );
+        }
+    }
+}
+
+/// `case` run under `mpirun -np np --decompose auto` with `extra` arguments
+/// and `--verify`, its inputs written first; the output folder is `out`.
+fn verified_run(case: &Case, np: usize, extra: &[&str], dir: &Path, out: &Path) -> Output {
+    let inputs = dir.join("in");
+    std::fs::create_dir_all(&inputs).expect("dir");
+    std::fs::create_dir_all(out).expect("dir");
+    for (i, (field, double)) in case.fields.iter().enumerate() {
+        write_npy(
+            &inputs.join(format!("{field}.npy")),
+            &case.dims,
+            *double,
+            i as u64 + 1,
+        );
+    }
+    let mut command = mpirun(np);
+    command
+        .arg(STENCILC)
+        .args(run_args(case, &inputs, out))
+        .args(["--decompose", "auto", "--verify"])
+        .args(extra);
+    run_limited(command)
+}
+
+#[test]
+fn verify_with_decompose_passes_on_both_back_ends() {
+    if !mpirun_available() || !cc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bench = common::examples_dir()
+        .parent()
+        .expect("repository")
+        .join("bench/programs");
+    // A reduction and a check, and a 3-D program.
+    let checked = case(
+        bench.join("j2d5pt_check.sdsl"),
+        &["n=21", "steps=40"],
+        &[21, 21],
+        &[("a", false)],
+    );
+    let rician = case(
+        bench.join("rician3d.sdsl"),
+        &[
+            "dim0=9",
+            "dim1=10",
+            "dim2=11",
+            "steps=3",
+            "sigma=0.5",
+            "lambda=0.1",
+        ],
+        &[11, 10, 9],
+        &[("U", true), ("G", true), ("F", true)],
+    );
+    for (name, case) in [("check", &checked), ("rician", &rician)] {
+        for backend in ["interp", "c"] {
+            let out = dir.path().join(format!("{name}_{backend}"));
+            let ran = verified_run(case, 3, &["--backend", backend], dir.path(), &out);
+            let stdout = String::from_utf8_lossy(&ran.stdout);
+            let stderr = String::from_utf8_lossy(&ran.stderr);
+            assert!(ran.status.success(), "{name} on {backend}: {stderr}");
+            assert!(
+                stdout.contains("verified against the interpreter: passed"),
+                "{name} on {backend}: {stdout}"
+            );
+            assert!(out.join(format!("{}.npy", case.fields[0].0)).exists());
+        }
+    }
+}
+
+#[test]
+fn verify_with_decompose_fails_every_rank_on_a_mismatch_without_output() {
+    if !mpirun_available() || !cc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let rician = case(
+        common::examples_dir().join("rician3d.sdsl"),
+        &["dim0=9", "dim1=10", "dim2=11", "sigma=0.5", "lambda=0.1"],
+        &[11, 10, 9],
+        &[("U", true), ("G", true), ("F", true)],
+    );
+    // A compiler flag that changes the arithmetic (`sqrt` computes cube
+    // roots): the ranks' C no longer computes what the interpreter does.
+    let out = dir.path().join("out");
+    let ran = verified_run(
+        &rician,
+        2,
+        &[
+            "--backend",
+            "c",
+            "--cflags=-O2 -fopenmp -ffp-contract=off -fwrapv -Dsqrt=cbrt",
+        ],
+        dir.path(),
+        &out,
+    );
+    let stderr = String::from_utf8_lossy(&ran.stderr);
+    assert!(!ran.status.success(), "the mismatch passed: {stderr}");
+    assert!(
+        stderr.contains("differs from the interpreter's"),
+        "no difference reported: {stderr}"
+    );
+    assert!(
+        stderr.contains("rank 0 of this run failed"),
+        "rank 1 did not fail too: {stderr}"
+    );
+    let written: Vec<_> = std::fs::read_dir(&out)
+        .expect("dir")
+        .filter_map(|e| e.ok())
+        .collect();
+    assert!(written.is_empty(), "outputs written: {written:?}");
+}
+
+#[test]
+fn gpu_back_ends_per_rank_are_refused_on_every_rank() {
+    if !mpirun_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let program = common::examples_dir().join("jacobi2d.sdsl");
+    let output = dir.path().join("out.npy");
+    for backend in ["opencl", "cuda"] {
+        let mut command = mpirun(2);
+        command
+            .arg(STENCILC)
+            .arg("run")
+            .arg(&program)
+            .args(["--set", "dim0=8", "--set", "dim1=8", "--backend", backend])
+            .arg(format!("--output=a={}", output.display()))
+            .args(["--decompose", "2x1"]);
+        assert_fails_on_every_rank(command, 2, "per rank is not implemented", &output);
     }
 }
 

@@ -14,4 +14,5 @@ mod examples;
 mod fma;
 mod handmade;
 mod overtile;
+mod parts;
 mod time_tiling;

@@ -26,6 +26,7 @@ mod expr;
 mod loops;
 mod names;
 pub mod overtile;
+pub mod parts;
 mod reduce;
 mod run;
 mod timetile;

@@ -33,6 +33,9 @@ const TEMPS: &[&str] = &[
     "counts",
     "reductions_f",
     "reductions_i",
+    "stencil",
+    "part",
+    "box",
 ];
 
 /// Per-axis roles (`i0`, `lo0`, `hi0`, `in_lo0`, `in_hi0`, and time tiling's
@@ -95,7 +98,7 @@ impl CNames {
     pub(super) fn new(program: &Program) -> CNames {
         let prefix = identifier(&program.name);
         let mut namer = Namer::new();
-        for symbol in ["run", "entry", "summary", "sweep", "sdsl"] {
+        for symbol in ["run", "entry", "summary", "sweep", "sdsl", "part"] {
             namer.take(&format!("{prefix}_{symbol}"));
         }
         let mut file_scope = |entity: Entity, kind: &str, name: &str| {
@@ -308,6 +311,11 @@ impl CNames {
 /// `<program>_run`: the typed function that runs the iterate.
 pub(super) fn run_symbol(program: &Program) -> String {
     format!("{}_run", identifier(&program.name))
+}
+
+/// `<program>_part`: one stencil part on a box (`back::c::parts`).
+pub(super) fn part_symbol(program: &Program) -> String {
+    format!("{}_part", identifier(&program.name))
 }
 
 /// `<program>_sweep`: one time-tiled sweep of several iterations.

@@ -329,10 +329,7 @@ impl<'a> Writer<'a> {
         let p = self.program;
         self.line(&format!("/* ---- program {} ---- */", p.name));
         self.blank();
-        for (index, table) in p.tables.iter().enumerate() {
-            self.table(index, table);
-            self.blank();
-        }
+        self.write_tables();
         if let Some(iterate) = &p.iterate {
             for (index, stencil) in iterate.stencils.iter().enumerate() {
                 self.stencil_function(index, stencil);
@@ -350,6 +347,14 @@ impl<'a> Writer<'a> {
         self.summary_struct();
         self.blank();
         self.run_function();
+    }
+
+    /// The program's coefficient tables, each followed by a blank line.
+    pub(super) fn write_tables(&mut self) {
+        for (index, table) in self.program.tables.iter().enumerate() {
+            self.table(index, table);
+            self.blank();
+        }
     }
 
     fn summary_struct(&mut self) {

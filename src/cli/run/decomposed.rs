@@ -28,11 +28,15 @@ mod with_mpi {
     use mpi::topology::{CartesianCommunicator, Communicator};
     use mpi::traits::*;
     use serde_json::json;
+    use stencilc::exec::backend::Backend;
     use stencilc::exec::interp::Stepper;
-    use stencilc::exec::mpi::driver::{all_gather_u64, Driver, RankSummary};
+    use stencilc::exec::mpi::driver::{
+        all_gather_u64, Driver, InterpParts, PartRunner, RankSummary,
+    };
     use stencilc::exec::mpi::halo::Neighbourhood;
     use stencilc::exec::mpi::layout::{parse_spec, DecomposeSpec, Layout};
     use stencilc::exec::mpi::slab::{self, Block};
+    use stencilc::exec::native::parts::PartKernel;
     use stencilc::exec::{Buffer, FieldState};
     use stencilc::io::{self, Format};
     use stencilc::ir::env::{Bindings, RunEnv};
@@ -44,7 +48,9 @@ mod with_mpi {
     use crate::cli::error::CliError;
     use crate::cli::out::stderr_line;
     use crate::cli::summary::plain_number;
+    use crate::cli::verify::{self, Verification};
     use crate::cli::{params, program};
+    use stencilc::exec::backend::RunOptions;
 
     /// What every rank knows before computing.
     struct Setup {
@@ -84,20 +90,17 @@ mod with_mpi {
     }
 
     fn prepare(args: &RunArgs, spec: &DecomposeSpec, size: usize) -> Result<Setup, CliError> {
-        if !matches!(args.backend, BackendArg::Auto | BackendArg::Interp) {
+        if !matches!(
+            args.backend,
+            BackendArg::Auto | BackendArg::Interp | BackendArg::C
+        ) {
             return Err(CliError::new(
                 format!(
-                    "--decompose runs the interpreter on each rank; `--backend {}` per rank is not \
-                     implemented yet",
-                    stencilc::exec::backend::Backend::from(args.backend)
+                    "--decompose runs the interpreter or the generated C on each rank; \
+                     `--backend {}` per rank is not implemented yet",
+                    Backend::from(args.backend)
                 ),
-                "leave out --backend (or give `--backend interp`) with --decompose",
-            ));
-        }
-        if args.verify {
-            return Err(CliError::new(
-                "--verify is not available with --decompose",
-                "run once without --decompose and compare the outputs",
+                "give `--backend c` or `--backend interp` (the default) with --decompose",
             ));
         }
         let mut program = program::load(&args.program.program, args.program.region)?;
@@ -275,6 +278,47 @@ mod with_mpi {
             Ok((env, state, stepper))
         });
         let (local_env, mut state, stepper) = agree(world, prepared)?;
+        let mut c_parts = match args.backend {
+            BackendArg::C => {
+                // Every rank's unit is the same C (sizes are read at run
+                // time): the first rank of each machine compiles it, the
+                // others then find it in the cache.
+                let node = world.split_shared(world.rank());
+                let build = || {
+                    super::super::run_options(&setup.program, args).and_then(|options| {
+                        let options = per_rank_threads(node.size() as usize, options);
+                        PartKernel::prepare(&local, &local_env, &state, &options)
+                            .map_err(CliError::from)
+                    })
+                };
+                let first = (node.rank() == 0).then(build);
+                node.barrier();
+                Some(agree(world, first.unwrap_or_else(build))?)
+            }
+            _ => None,
+        };
+        let mut interp_parts = InterpParts {
+            stepper: &stepper,
+            local: &local,
+            local_env: &local_env,
+        };
+        let runner: &mut dyn PartRunner = match &mut c_parts {
+            Some(kernel) => kernel,
+            None => &mut interp_parts,
+        };
+        let backend = runner.backend();
+        let per_rank_ignored = [
+            (args.schedule.time.is_some(), "--time"),
+            (args.schedule.cpu_tile.is_some(), "--cpu-tile"),
+        ];
+        for (_, flag) in per_rank_ignored.iter().filter(|(given, _)| *given) {
+            if me == 0 && !args.quiet {
+                eprintln!(
+                    "note: {flag} is ignored with --decompose: each rank runs one stencil part \
+                     at a time, one sweep each, exchanging halos between them"
+                );
+            }
+        }
         let driver = Driver {
             neighbourhood: Neighbourhood {
                 comm: &cart,
@@ -286,9 +330,15 @@ mod with_mpi {
             local: &local,
             local_env: &local_env,
         };
-        let ran = match driver.run(&stepper, &mut state) {
+        let ran = match driver.run(&stepper, runner, &mut state) {
             Ok(ran) => ran,
             Err(e) => return Ok(Err(e.into())),
+        };
+        let verification = if args.verify {
+            let checked = verify(args, &setup, &layout, &cart, &local, &state, &ran, backend);
+            agree(world, checked)?
+        } else {
+            None
         };
 
         // Outputs: a temporary file sized by rank 0, blocks written by every
@@ -359,10 +409,164 @@ mod with_mpi {
             &layout,
             &ran,
             &all,
-            write_time,
-            started.elapsed(),
+            (write_time, started.elapsed()),
             &cart,
+            backend,
+            verification.as_ref(),
         ))
+    }
+
+    /// `options` with `threads` set, when neither `--threads` nor
+    /// `OMP_NUM_THREADS` says, to this machine's cores shared among the
+    /// ranks on it (the ranks of one node would otherwise each start a thread
+    /// per core).
+    fn per_rank_threads(on_node: usize, options: RunOptions) -> RunOptions {
+        if options.threads.is_some() || std::env::var_os("OMP_NUM_THREADS").is_some() {
+            return options;
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        RunOptions {
+            threads: Some((cores / on_node.max(1)).max(1) as u32),
+            ..options
+        }
+    }
+
+    /// `--verify`: rank 0 runs the single-process interpreter on the whole
+    /// grid (it reads the whole inputs and holds the whole grid, which a
+    /// decomposed run otherwise never does) and compares every compared
+    /// field with the ranks' blocks, which each rank sends it; iterations and
+    /// reductions must match too. `Some` on rank 0, `None` elsewhere; an
+    /// error on rank 0 when the comparison failed.
+    #[allow(clippy::too_many_arguments)]
+    fn verify(
+        args: &RunArgs,
+        setup: &Setup,
+        layout: &Layout,
+        cart: &CartesianCommunicator,
+        local: &Program,
+        state: &FieldState,
+        ran: &RankSummary,
+        backend: &'static str,
+    ) -> Result<Option<Verification>, CliError> {
+        let program = &setup.program;
+        let compared: Vec<FieldId> = if setup.outputs.is_empty() {
+            (0..program.fields.len()).map(FieldId).collect()
+        } else {
+            setup.outputs.iter().map(|(f, _)| *f).collect()
+        };
+        let me = cart.rank();
+        let block_of = |r: i32| {
+            let coords: Vec<usize> = cart
+                .rank_to_coordinates(r)
+                .into_iter()
+                .map(|c| c as usize)
+                .collect();
+            (
+                layout.owned(&coords),
+                layout.origin(&coords),
+                layout.local_dims(&coords),
+            )
+        };
+        if me != 0 {
+            let (owned, origin, dims) = block_of(me);
+            let block = Block {
+                global: &layout.global,
+                owned: &owned,
+                origin: &origin,
+                local: &dims,
+            };
+            for f in &compared {
+                let data = slab::pack(&block, state.newest(local, f.0));
+                cart.process_at_rank(0)
+                    .send_with_tag(&data[..], 200 + f.0 as i32);
+            }
+            return Ok(None);
+        }
+        let mut wholes = Vec::with_capacity(compared.len());
+        for f in &compared {
+            let field = &program.fields[f.0];
+            let points: usize = setup.env.grid_dims()[field.grid.0].iter().product();
+            let mut whole = Buffer::zeros(field.ty, points);
+            for r in 0..cart.size() {
+                let (owned, origin, dims) = block_of(r);
+                let block = Block {
+                    global: &layout.global,
+                    owned: &owned,
+                    origin: &origin,
+                    local: &dims,
+                };
+                let data = if r == 0 {
+                    slab::pack(&block, state.newest(local, f.0))
+                } else {
+                    cart.process_at_rank(r)
+                        .receive_vec_with_tag::<u8>(200 + f.0 as i32)
+                        .0
+                };
+                if !slab::unpack_into(&block, &data, &mut whole) {
+                    return Err(CliError::new(
+                        format!("--verify: rank {r} sent a block of the wrong size"),
+                        "report this as a bug in stencilc",
+                    ));
+                }
+            }
+            wholes.push(whole);
+        }
+        let mut reference = super::super::initial_state(program, &setup.env, &setup.inputs)?;
+        let reference_summary = stencilc::exec::interp::run(program, &setup.env, &mut reference)?;
+        let used = match backend {
+            "c" => Backend::C,
+            _ => Backend::Interp,
+        };
+        let fields = compared
+            .iter()
+            .zip(&wholes)
+            .map(|(f, whole)| {
+                verify::compare_field(
+                    &program.fields[f.0].name,
+                    used,
+                    args.fma.fma,
+                    whole,
+                    reference.newest(program, f.0),
+                    &setup.env.grid_dims()[program.fields[f.0].grid.0],
+                )
+            })
+            .collect();
+        let verification = Verification {
+            backend: used,
+            iterations: ran.summary.iterations,
+            reference_iterations: reference_summary.iterations,
+            fields,
+        };
+        if let Some(error) = verification.error() {
+            return Err(error);
+        }
+        let exact = |a: &Option<stencilc::ir::Value>, b: &Option<stencilc::ir::Value>| match (a, b)
+        {
+            // Debug prints the shortest text that reads back to the same bits.
+            (Some(a), Some(b)) => format!("{a:?}") == format!("{b:?}"),
+            (None, None) => true,
+            _ => false,
+        };
+        for ((name, got), (_, want)) in ran
+            .summary
+            .reductions
+            .iter()
+            .zip(&reference_summary.reductions)
+        {
+            if !exact(got, want) {
+                return Err(CliError::new(
+                    format!(
+                        "--verify: reduction `{name}` is {} decomposed and {} in the \
+                         single-process interpreter; no output written",
+                        got.map_or("not evaluated".into(), plain_number),
+                        want.map_or("not evaluated".into(), plain_number),
+                    ),
+                    "this is a bug in stencilc: please report it with the program and the \
+                     command line",
+                ));
+            }
+        }
+        Ok(Some(verification))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -372,15 +576,16 @@ mod with_mpi {
         layout: &Layout,
         ran: &RankSummary,
         all: &[u64],
-        write: std::time::Duration,
-        total: std::time::Duration,
+        (write, total): (std::time::Duration, std::time::Duration),
         cart: &CartesianCommunicator,
+        backend: &str,
+        verification: Option<&Verification>,
     ) -> Result<(), CliError> {
         let s = &ran.summary;
         let dims_text: Vec<String> = layout.dims.iter().map(usize::to_string).collect();
         if !args.json {
             let mut text = format!(
-                "{}: {} iteration{} on interp",
+                "{}: {} iteration{} on {backend}",
                 setup.program.name,
                 s.iterations,
                 if s.iterations == 1 { "" } else { "s" },
@@ -399,6 +604,9 @@ mod with_mpi {
                     Some(v) => text.push_str(&format!("  {name} = {}\n", plain_number(*v))),
                     None => text.push_str(&format!("  {name} was not evaluated\n")),
                 }
+            }
+            if let Some(v) = verification {
+                text.push_str(&v.to_text());
             }
             return crate::cli::out::stdout_text(&text);
         }
@@ -430,7 +638,7 @@ mod with_mpi {
             .collect();
         let summary = json!({
             "program": setup.program.name,
-            "backend": "interp",
+            "backend": backend,
             "iterations": s.iterations,
             "max_iterations": setup.env.max_iters(),
             "stopped_by_check": s.stopped_by_check,
@@ -449,6 +657,10 @@ mod with_mpi {
                 "total": total.as_secs_f64(),
             },
         });
+        let mut summary = summary;
+        if let Some(v) = verification {
+            summary["verify"] = v.to_json();
+        }
         if args.verbose {
             stderr_line(&format!("decomposition {}", dims_text.join("x")));
         }

@@ -87,6 +87,66 @@ fn from_bits(ty: ScalarType, bits: u64) -> Value {
     }
 }
 
+/// What computes a rank's stencil parts: the interpreter, or generated code.
+/// Every implementation computes each point as its back-end computes a whole
+/// grid, so that the decomposed run matches the single-process one.
+pub trait PartRunner {
+    /// The back-end's name, for the summary.
+    fn backend(&self) -> &'static str;
+
+    /// Runs part `part` (stencil, part) of the rank's program on the points
+    /// of its box inside `bounds`, on `state`'s current levels.
+    fn run_part_on(
+        &mut self,
+        state: &mut FieldState,
+        part: (usize, usize),
+        bounds: &[(i64, i64)],
+    ) -> Result<(), ExecError>;
+}
+
+/// The interpreter per rank.
+pub struct InterpParts<'a> {
+    /// The compiled parts.
+    pub stepper: &'a Stepper,
+    /// The rank's program.
+    pub local: &'a Program,
+    /// The rank's environment.
+    pub local_env: &'a RunEnv,
+}
+
+impl PartRunner for InterpParts<'_> {
+    fn backend(&self) -> &'static str {
+        "interp"
+    }
+
+    fn run_part_on(
+        &mut self,
+        state: &mut FieldState,
+        part: (usize, usize),
+        bounds: &[(i64, i64)],
+    ) -> Result<(), ExecError> {
+        self.stepper
+            .run_stencil_part_on(self.local, self.local_env, state, part, bounds);
+        Ok(())
+    }
+}
+
+/// Generated C per rank.
+impl PartRunner for crate::exec::native::parts::PartKernel {
+    fn backend(&self) -> &'static str {
+        "c"
+    }
+
+    fn run_part_on(
+        &mut self,
+        state: &mut FieldState,
+        part: (usize, usize),
+        bounds: &[(i64, i64)],
+    ) -> Result<(), ExecError> {
+        crate::exec::native::parts::PartKernel::run_part_on(self, state, part, bounds)
+    }
+}
+
 /// One rank's run of the iterate.
 pub struct Driver<'a> {
     /// Where this rank is.
@@ -102,8 +162,15 @@ pub struct Driver<'a> {
 }
 
 impl Driver<'_> {
-    /// Runs the iterate on `state` (the rank's arrays, owned points filled).
-    pub fn run(&self, stepper: &Stepper, state: &mut FieldState) -> Result<RankSummary, ExecError> {
+    /// Runs the iterate on `state` (the rank's arrays, owned points filled):
+    /// stencil parts by `runner`, reductions folded by `stepper` (the
+    /// interpreter's fold, on the same arrays, whatever computes the parts).
+    pub fn run(
+        &self,
+        stepper: &Stepper,
+        runner: &mut dyn PartRunner,
+        state: &mut FieldState,
+    ) -> Result<RankSummary, ExecError> {
         let mut out = RankSummary::default();
         let Some(iterate) = &self.local.iterate else {
             return Ok(out);
@@ -134,7 +201,15 @@ impl Driver<'_> {
         for k in 1..=self.env.max_iters() {
             for (s, parts) in stencil_levels.iter().enumerate() {
                 for (p, levels) in parts.iter().enumerate() {
-                    self.stencil_part(stepper, (s, p), levels, state, &mut dirty, &mut out);
+                    self.stencil_part(
+                        stepper,
+                        runner,
+                        (s, p),
+                        levels,
+                        state,
+                        &mut dirty,
+                        &mut out,
+                    )?;
                     for &(f, l) in &levels.written {
                         dirty[f][l] = true;
                     }
@@ -183,15 +258,17 @@ impl Driver<'_> {
     /// Runs a stencil part, exchanging first the dirty levels it reads at an
     /// offset; the part's interior is computed while the first exchange's
     /// messages are in flight, the rim once every ghost layer is filled.
+    #[allow(clippy::too_many_arguments)]
     fn stencil_part(
         &self,
         stepper: &Stepper,
+        parts: &mut dyn PartRunner,
         (s, p): (usize, usize),
         levels: &PartLevels,
         state: &mut FieldState,
         dirty: &mut [Vec<bool>],
         out: &mut RankSummary,
-    ) {
+    ) -> Result<(), ExecError> {
         let mut stale: Vec<(usize, usize)> = Vec::new();
         for &(f, l) in &levels.halo {
             if dirty[f][l] && !stale.contains(&(f, l)) {
@@ -206,18 +283,22 @@ impl Driver<'_> {
             (_, None) => (None, Vec::new()),
             (true, Some(_)) => {
                 // Nothing to wait for: the whole part at once.
+                let bounds = stepper.stencil_part_box(s, p).expect("not empty").to_vec();
                 let t = Instant::now();
-                stepper.run_stencil_part(self.local, self.local_env, state, s, p);
+                parts.run_part_on(state, (s, p), &bounds)?;
                 out.compute += t.elapsed();
-                return;
+                return Ok(());
             }
             (false, Some(split)) => split,
         };
         let mut overlapped = std::time::Duration::ZERO;
+        let mut failed: Option<ExecError> = None;
         let mut interior = |state: &mut FieldState| {
             if let Some(inner) = &inner {
                 let t = Instant::now();
-                stepper.run_stencil_part_on(self.local, self.local_env, state, (s, p), inner);
+                if let Err(e) = parts.run_part_on(state, (s, p), inner) {
+                    failed = Some(e);
+                }
                 overlapped += t.elapsed();
             }
         };
@@ -236,13 +317,17 @@ impl Driver<'_> {
             during(state); // no exchange was due
         }
         let elapsed = t.elapsed();
+        if let Some(e) = failed {
+            return Err(e);
+        }
         out.communication += elapsed.saturating_sub(overlapped);
         out.compute += overlapped;
         let t = Instant::now();
         for bounds in &rim {
-            stepper.run_stencil_part_on(self.local, self.local_env, state, (s, p), bounds);
+            parts.run_part_on(state, (s, p), bounds)?;
         }
         out.compute += t.elapsed();
+        Ok(())
     }
 
     /// Exchanges the dirty levels a part reads at an offset.

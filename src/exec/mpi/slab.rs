@@ -199,3 +199,35 @@ pub fn write(path: &Path, offset: u64, block: &Block, buffer: &Buffer) -> Result
     });
     result.map_err(fail)
 }
+
+/// This rank's block of `buffer` (the local array), rows in order: what
+/// [`unpack_into`] puts back into an array of the whole grid.
+pub fn pack(block: &Block, buffer: &Buffer) -> Vec<u8> {
+    let elem = buffer.ty().size_bytes();
+    let bytes = buffer.as_bytes();
+    let mut out = Vec::new();
+    block.rows(|_, l, len| out.extend_from_slice(&bytes[l * elem..(l + len) * elem]));
+    out
+}
+
+/// Puts a block packed by [`pack`] (on the rank `block` describes) into
+/// `whole`, an array of the whole grid. Returns false when `data` is not
+/// that block's size.
+pub fn unpack_into(block: &Block, data: &[u8], whole: &mut Buffer) -> bool {
+    let elem = whole.ty().size_bytes();
+    let points: usize = block
+        .owned
+        .iter()
+        .map(|(lo, hi)| (hi - lo + 1) as usize)
+        .product();
+    if data.len() != points * elem {
+        return false;
+    }
+    let bytes = whole.as_bytes_mut();
+    let mut at = 0;
+    block.rows(|g, _, len| {
+        bytes[g * elem..(g + len) * elem].copy_from_slice(&data[at..at + len * elem]);
+        at += len * elem;
+    });
+    true
+}

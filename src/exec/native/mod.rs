@@ -6,6 +6,7 @@
 //! state ends exactly as the interpreter leaves it.
 
 pub mod compile;
+pub mod parts;
 
 use std::ffi::c_void;
 use std::os::raw::{c_int, c_long};
