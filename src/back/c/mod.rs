@@ -28,6 +28,7 @@ mod names;
 pub mod overtile;
 mod reduce;
 mod run;
+mod snapshot;
 mod timetile;
 mod uses;
 mod writer;
