@@ -41,8 +41,26 @@ const TEMPS: &[&str] = &[
 /// a copied box `b_lo0`..`b_hi0`, and the snapshot rings `ring0`, their rows
 /// `ring_rows0` and bytes per level `ring_bytes0`), for up to 3 axes.
 const AXIS_TEMPS: &[&str] = &[
-    "i", "lo", "hi", "in_lo", "in_hi", "c_lo", "c_hi", "w_lo", "w_hi", "tn", "ti", "s_lo", "s_hi",
-    "r_lo", "r_hi", "b_lo", "b_hi", "ring", "ring_rows", "ring_bytes",
+    "i",
+    "lo",
+    "hi",
+    "in_lo",
+    "in_hi",
+    "c_lo",
+    "c_hi",
+    "w_lo",
+    "w_hi",
+    "tn",
+    "ti",
+    "s_lo",
+    "s_hi",
+    "r_lo",
+    "r_hi",
+    "b_lo",
+    "b_hi",
+    "ring",
+    "ring_rows",
+    "ring_bytes",
 ];
 
 /// Time tiling's variables of the sweep function, which also holds the parts'

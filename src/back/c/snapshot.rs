@@ -324,17 +324,16 @@ impl Writer<'_> {
         let reach = shape.iteration_reach();
         let size = |a: usize| n.grid_size(shape.grid, a);
         let full_lo: Vec<String> = vec!["0".to_string(); shape.rank];
-        let full_hi: Vec<String> = (0..shape.rank).map(|a| format!("{} - 1", size(a))).collect();
+        let full_hi: Vec<String> = (0..shape.rank)
+            .map(|a| format!("{} - 1", size(a)))
+            .collect();
         let (first_row, end_row) = (n.temp("first_row"), n.temp("end_row"));
         let (chunk_lo, chunk_hi) = (n.temp("chunk_lo"), n.temp("chunk_hi"));
         if self.ring_axes().contains(&k) {
             self.line("/* the rows above the chunk, which the thread before may overwrite */");
             self.open(&format!("if ({first_row} > 0) {{"));
             let (mut lo, mut hi) = (full_lo.clone(), full_hi.clone());
-            lo[k] = format!(
-                "sdsl_max({chunk_lo} - {}, 0)",
-                self.halo_text(reach[k].0)
-            );
+            lo[k] = format!("sdsl_max({chunk_lo} - {}, 0)", self.halo_text(reach[k].0));
             hi[k] = format!("{chunk_lo} - 1");
             let copies = self.snapshot_copies(
                 |f, t| self.snapshot_array(Snapshot::Ring(k), f, t),
@@ -397,7 +396,9 @@ impl Writer<'_> {
                 })
                 .collect();
             let hi: Vec<String> = (0..shape.rank).map(|b| axis("w_hi", b)).collect();
-            self.line("/* below the chunk: the next thread's rows as they were before the sweep */");
+            self.line(
+                "/* below the chunk: the next thread's rows as they were before the sweep */",
+            );
             let copies = self.snapshot_copies(
                 |f, t| self.window_array(f, t),
                 |f, t| self.snapshot_array(Snapshot::Below, f, t),
@@ -425,7 +426,11 @@ impl Writer<'_> {
             self.line(&format!(
                 "/* the centre's last rows along axis {a}, as they are before this tile writes them */"
             ));
-            self.open(&format!("if ({} + 1 < {}) {{", axis("ti", a), axis("tn", a)));
+            self.open(&format!(
+                "if ({} + 1 < {}) {{",
+                axis("ti", a),
+                axis("tn", a)
+            ));
             let copies = self.snapshot_copies(
                 |f, t| self.snapshot_array(Snapshot::Ring(a), f, t),
                 |f, t| self.window_array(f, t),

@@ -123,7 +123,10 @@ impl Writer<'_> {
                 "const "
             };
             for t in lo..=hi {
-                params.push_str(&format!(", {constness}{ty} *{}", self.level_name("in", f, t)));
+                params.push_str(&format!(
+                    ", {constness}{ty} *{}",
+                    self.level_name("in", f, t)
+                ));
             }
         }
         let size = |a: usize| n.grid_size(grid, a);
@@ -549,8 +552,9 @@ impl Writer<'_> {
             return;
         }
         let all = self.tile_fields(false);
-        let (written, read_only): (Vec<_>, Vec<_>) =
-            all.into_iter().partition(|(f, _, _)| shape.written.contains(f));
+        let (written, read_only): (Vec<_>, Vec<_>) = all
+            .into_iter()
+            .partition(|(f, _, _)| shape.written.contains(f));
         let window_roles = vec![("w_lo", "w_hi"); shape.rank];
         if !read_only.is_empty() {
             self.copy_rows_of(&read_only, &window_roles, false);
@@ -863,7 +867,10 @@ impl Writer<'_> {
         self.line(&format!(
             "const int {full} = {done} + {tsteps} == {max_iters}{due}; /* every level read after this sweep */"
         ));
-        self.open(&format!("if ({}({args}) != 0) {{", names::sweep_symbol(self.program)));
+        self.open(&format!(
+            "if ({}({args}) != 0) {{",
+            names::sweep_symbol(self.program)
+        ));
         self.line("return 3;");
         self.close("}");
         self.line("/* the sweep left its levels as after its last iteration's stencils */");
