@@ -5,13 +5,15 @@
 //! copies the tile grown by a halo of `T ×` the iteration's reach (every part of
 //! every stencil, summed) into a private scratch window, runs the `T` inner
 //! steps there with the computed region shrinking by each part's reach per
-//! application, and writes the tile's centre back. It was chosen over split,
+//! application, and writes the tile's centre back in place (the halo values
+//! earlier tiles overwrote come from small per-thread snapshots, see
+//! `back::c::snapshot`). It was chosen over split,
 //! diamond and wavefront tiling because it keeps every inner step a plain,
 //! branch-free, vectorisable loop nest printed by the same code as the untiled
 //! sweep (so results stay bit-identical), handles several stencils and fields
-//! per iteration with no extra analysis beyond each part's reach, keeps each
-//! tile independent (no inter-tile synchronisation, one `omp for` over tiles),
-//! and on a machine with few cores and a big L2 the redundant halo work is
+//! per iteration with no extra analysis beyond each part's reach, keeps the
+//! tiles free of synchronisation (one barrier per sweep, after each thread
+//! saves the rows next to its chunk of tiles), and on a machine with few cores and a big L2 the redundant halo work is
 //! small next to the memory traffic it saves. Its cost, recomputed halos,
 //! grows with `T × reach / tile`, which is why tiles are kept wide.
 //!
