@@ -5,13 +5,15 @@
 //! copies the tile grown by a halo of `T ×` the iteration's reach (every part of
 //! every stencil, summed) into a private scratch window, runs the `T` inner
 //! steps there with the computed region shrinking by each part's reach per
-//! application, and writes the tile's centre back. It was chosen over split,
+//! application, and writes the tile's centre back in place (the halo values
+//! earlier tiles overwrote come from small per-thread snapshots, see
+//! `back::c::snapshot`). It was chosen over split,
 //! diamond and wavefront tiling because it keeps every inner step a plain,
 //! branch-free, vectorisable loop nest printed by the same code as the untiled
 //! sweep (so results stay bit-identical), handles several stencils and fields
-//! per iteration with no extra analysis beyond each part's reach, keeps each
-//! tile independent (no inter-tile synchronisation, one `omp for` over tiles),
-//! and on a machine with few cores and a big L2 the redundant halo work is
+//! per iteration with no extra analysis beyond each part's reach, keeps the
+//! tiles free of synchronisation (one barrier per sweep, after each thread
+//! saves the rows next to its chunk of tiles), and on a machine with few cores and a big L2 the redundant halo work is
 //! small next to the memory traffic it saves. Its cost, recomputed halos,
 //! grows with `T × reach / tile`, which is why tiles are kept wide.
 //!
@@ -24,7 +26,7 @@
 use crate::analysis::footprint::Footprint;
 use crate::diag::Diagnostic;
 use crate::ir::env::RunEnv;
-use crate::ir::{BoundaryMode, FieldId, GridId, Program};
+use crate::ir::{BinaryOp, BoundaryMode, Expr, ExprKind, FieldId, GridId, MathFn, Program, Stmt};
 
 use super::time::{requested_time_steps, TimeSource};
 use super::ScheduleRequest;
@@ -310,12 +312,69 @@ pub fn parse_size(text: &str) -> Option<u64> {
     digits.parse::<u64>().ok().map(|n| n * scale)
 }
 
+/// Slow operations per point of one iteration (every part of every stencil,
+/// loops counted by their trip count), in units of 3 ns (`SECONDS_PER_SLOW_OP`):
+/// `sqrt` 2, `exp`, `log`, `pow` and the trigonometric functions 3, a
+/// floating-point division 0.03. The C is compiled without fast-math, so a math
+/// function keeps `errno` and its loop stays scalar (gradient2d: one `sqrtf`
+/// and one division per point cost about 6 ns per point and core on the
+/// development machine, ten times its five reads), while a division vectorises
+/// (j2d5pt's `/ 118.0f` costs little). Overlapped tiling repeats them in its
+/// halo, so they decide whether tiling a compute-bound stencil pays.
+pub fn slow_ops_per_point(program: &Program) -> f64 {
+    fn of_expr(e: &Expr) -> f64 {
+        let mut total = 0.0;
+        e.visit(&mut |e| {
+            total += match &e.kind {
+                ExprKind::Binary(BinaryOp::Div | BinaryOp::Rem, _, _) if e.ty.is_float() => 0.03,
+                ExprKind::Call { func, .. } => match func {
+                    MathFn::Sqrt => 2.0,
+                    MathFn::Exp
+                    | MathFn::Log
+                    | MathFn::Pow
+                    | MathFn::Sin
+                    | MathFn::Cos
+                    | MathFn::Tan => 3.0,
+                    _ => 0.0,
+                },
+                _ => 0.0,
+            };
+        });
+        total
+    }
+    fn of_stmts(body: &[Stmt]) -> f64 {
+        body.iter()
+            .map(|s| match s {
+                Stmt::Assign { value, .. } | Stmt::Store { value, .. } => of_expr(value),
+                Stmt::For { lo, hi, body, .. } => (hi - lo + 1).max(0) as f64 * of_stmts(body),
+            })
+            .sum()
+    }
+    program.iterate.as_ref().map_or(0.0, |iterate| {
+        iterate
+            .stencils
+            .iter()
+            .flat_map(|s| &s.parts)
+            .map(|part| of_stmts(&part.body))
+            .sum()
+    })
+}
+
+/// Seconds per unit of slow operations (see [`slow_ops_per_point`]) on one core.
+const SECONDS_PER_SLOW_OP: f64 = 3e-9;
+
 /// Sustained memory bandwidth of one core, bytes per second.
 const BANDWIDTH_PER_CORE: f64 = 6e9;
-/// Seconds per read of one point (vectorised loop, one core).
-const SECONDS_PER_READ: f64 = 0.15e-9;
-/// Seconds per copied byte between memory and a window (besides bandwidth).
+/// Seconds per read of one point (vectorised loop, one core): j2d5pt's
+/// baseline runs at about 0.7 ns per point and core, memory included.
+const SECONDS_PER_READ: f64 = 0.06e-9;
+/// Seconds of overhead per tile (besides bandwidth).
 const SECONDS_PER_TILE: f64 = 1e-6;
+/// Seconds per row a tile copies in or out of the grid, besides its bytes:
+/// each row is a new page of the grid and a new prefetch stream. Measured
+/// (bench/RESULTS.md, in-place tiling at 16384²): tiles of 96x512 ran level
+/// with the baseline where 40x1024 ran 1.10x faster, at the same window size.
+const SECONDS_PER_ROW: f64 = 0.2e-6;
 
 /// What the model needs of a program at given sizes.
 #[derive(Clone, Debug)]
@@ -330,6 +389,8 @@ pub struct ModelInputs {
     pub untiled_bytes_per_point: f64,
     /// Reads per point per iteration (all parts).
     pub reads_per_point: f64,
+    /// Slow operations per point per iteration ([`slow_ops_per_point`]).
+    pub slow_ops_per_point: f64,
     /// The reach of one iteration per axis.
     pub reach: Vec<(u64, u64)>,
     /// Axes whose tiles span the grid.
@@ -368,6 +429,7 @@ impl ModelInputs {
             written_bytes_per_point: shape.written.iter().map(level_bytes).sum(),
             untiled_bytes_per_point: untiled,
             reads_per_point: reads.max(1.0),
+            slow_ops_per_point: slow_ops_per_point(program),
             reach: shape.iteration_reach(),
             whole: shape.whole.clone(),
         }
@@ -376,6 +438,11 @@ impl ModelInputs {
     /// Points of the grid.
     pub fn points(&self) -> f64 {
         self.dims.iter().product::<u64>() as f64
+    }
+
+    /// Compute seconds of one point of one iteration on one core.
+    pub fn point_seconds(&self) -> f64 {
+        self.reads_per_point * SECONDS_PER_READ + self.slow_ops_per_point * SECONDS_PER_SLOW_OP
     }
 }
 
@@ -392,7 +459,7 @@ pub fn predict_step_seconds(
     let bandwidth = BANDWIDTH_PER_CORE * threads;
     let Some(tiling) = tiling else {
         let memory = points * inputs.untiled_bytes_per_point / bandwidth;
-        let compute = points * inputs.reads_per_point * SECONDS_PER_READ / threads;
+        let compute = points * inputs.point_seconds() / threads;
         return memory.max(compute);
     };
     let steps = f64::from(tiling.steps.max(1));
@@ -430,8 +497,22 @@ pub fn predict_step_seconds(
     }
     let computed: f64 = (0..tiling.steps).map(|s| grown(f64::from(s))).sum();
     let memory = tiles * traffic / bandwidth;
-    let compute = tiles * computed * inputs.reads_per_point * SECONDS_PER_READ / threads;
-    (memory.max(compute) + tiles * SECONDS_PER_TILE / threads) / steps
+    let compute = tiles * computed * inputs.point_seconds() / threads;
+    // Rows copied per tile: the window's in, the centre's out (per level of
+    // four bytes' worth; the innermost axis is the row).
+    let inner_extent = |k: f64| -> f64 {
+        let last = tile.len() - 1;
+        let r = &inputs.reach[last];
+        if inputs.whole[last] {
+            tile[last]
+        } else {
+            (tile[last] + k * (r.0 + r.1) as f64).min(inputs.dims[last] as f64)
+        }
+    };
+    let rows = window / inner_extent(steps) * inputs.window_bytes_per_point / 4.0
+        + centre / tile[tile.len() - 1] * inputs.written_bytes_per_point / 4.0;
+    let overhead = tiles * (SECONDS_PER_TILE + rows * SECONDS_PER_ROW) / threads;
+    (memory.max(compute) + overhead) / steps
 }
 
 /// The plan for running `program` with `env` under `request`, on a machine
@@ -590,16 +671,6 @@ fn choose(
         );
         return;
     }
-    if requested_tile.is_none() && data > 16.0 * caches.llc_bytes as f64 {
-        // Measured (bench/RESULTS.md): at 16384² the sweeps were slower than
-        // untiled ones, for reasons the model does not see yet.
-        plan.reasons.push(format!(
-            "c: untiled: the data ({:.0} MiB) is more than 16x the last-level cache, where \
-             time tiling measured slower (ask with --time T to try)",
-            data / f64::from(1 << 20)
-        ));
-        return;
-    }
     let mut best: Option<(f64, CpuTiling)> = None;
     // The deepest T the model allows: the measured gains grow with T up to 8.
     for steps in (2..=max_steps.min(8)).rev().take(1) {
@@ -725,6 +796,52 @@ mod tests {
              iterate 4 {\n stencil s {\n  [0:n-1][0:n-1] : [1]a[0][0] = [0]a[0][-1] + [0]a[0][1];\n }\n}\n",
         );
         assert_eq!(tile_shape(&p).expect("tileable").whole, vec![false, true]);
+    }
+
+    /// The plan for a bench program at `n` × `n` (`steps` 100) on the
+    /// 2-core development machine's caches.
+    fn bench_plan(name: &str, n: i32) -> CpuPlan {
+        let path = format!("{}/bench/programs/{name}.sdsl", env!("CARGO_MANIFEST_DIR"));
+        let p = program(&std::fs::read_to_string(path).expect("a bench program"));
+        let bindings = crate::ir::env::Bindings {
+            params: vec![crate::ir::Value::Int(n), crate::ir::Value::Int(100)],
+        };
+        let env = RunEnv::new(&p, &bindings).expect("binds");
+        let caches = CpuCaches {
+            cores: 2,
+            l2_bytes: 512 << 10,
+            llc_bytes: 32 << 20,
+        };
+        plan_cpu(&p, &CpuRequest::default(), &env, &caches).expect("plans")
+    }
+
+    #[test]
+    fn a_memory_bound_jacobi_is_tiled_with_long_rows_at_every_large_size() {
+        for n in [4096, 16384] {
+            let plan = bench_plan("j2d5pt", n);
+            let tiling = plan
+                .tiling
+                .unwrap_or_else(|| panic!("{n}: {:?}", plan.reasons));
+            assert_eq!(tiling.steps, 8, "{n}");
+            assert!(tiling.tile[1] >= 512, "{n}: {:?}", tiling.tile);
+        }
+    }
+
+    #[test]
+    fn a_stencil_bound_by_sqrt_and_division_is_left_untiled() {
+        let plan = bench_plan("gradient2d", 4096);
+        assert_eq!(plan.tiling, None, "{:?}", plan.reasons);
+        assert!(
+            plan.reasons.iter().any(|r| r.contains("predicts no gain")),
+            "{:?}",
+            plan.reasons
+        );
+        assert!(
+            slow_ops_per_point(&program(
+                "int n;\ngrid g[n];\nfloat griddata a on g at 0,1;\niterate 2 {\n stencil s {\n  \
+             [1:n-2] : [1]a[0] = sqrtf([0]a[-1]) / 3.0f;\n }\n}\n"
+            )) > 2.0
+        );
     }
 
     #[test]

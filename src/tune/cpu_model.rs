@@ -6,7 +6,8 @@
 //! Memory: every field level is read and written once per sweep; a time tile
 //! of T steps whose working set (the tile grown by the stencils' reach for T
 //! steps, every level of every field) fits in the per-core cache goes to
-//! memory once per T steps. Compute: a fixed cost per read of each point,
+//! memory once per T steps. Compute: a fixed cost per read of each point and
+//! per division or `sqrt`,
 //! times the redundancy of overlapped tiling (the halo each inner step
 //! recomputes), divided among the threads. Each tile adds a fixed overhead.
 //! A program the C back-end cannot time-tile
@@ -25,6 +26,9 @@ use super::Knobs;
 const BANDWIDTH_PER_CORE: f64 = 6e9;
 /// Seconds per read of one point of one stencil (scalar-ish code).
 const SECONDS_PER_READ: f64 = 0.4e-9;
+/// Seconds per slow operation of a point (a division or `sqrt`; see
+/// [`crate::schedule::cpu_tile::slow_ops_per_point`]), exact as compiled.
+const SECONDS_PER_SLOW_OP: f64 = 3e-9;
 /// Seconds of loop and scheduling overhead per tile.
 const SECONDS_PER_TILE: f64 = 0.2e-6;
 
@@ -147,7 +151,9 @@ pub fn predict(program: &Program, env: &RunEnv, knobs: &Knobs, machine: &Machine
         .zip(&reach)
         .map(|(t, r)| (t + *r as f64 * (steps - 1.0)) / t)
         .product();
-    let compute = points * reads * SECONDS_PER_READ * redundancy / threads;
+    let slow = crate::schedule::cpu_tile::slow_ops_per_point(program);
+    let compute =
+        points * (reads * SECONDS_PER_READ + slow * SECONDS_PER_SLOW_OP) * redundancy / threads;
     let tiles = points / tile.iter().product::<f64>();
     memory.max(compute) + tiles * SECONDS_PER_TILE / threads
 }

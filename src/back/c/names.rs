@@ -40,9 +40,30 @@ const TEMPS: &[&str] = &[
 
 /// Per-axis roles (`i0`, `lo0`, `hi0`, `in_lo0`, `in_hi0`, and time tiling's
 /// tile centre `c_lo0`..`c_hi0`, window `w_lo0`..`w_hi0`, tile counts `tn0`
-/// and tile index `ti0`), for up to 3 axes.
+/// and tile index `ti0`, the window's rows read from the grid `r_lo0`..`r_hi0`,
+/// a copied box `b_lo0`..`b_hi0`, and the snapshot rings `ring0`, their rows
+/// `ring_rows0` and bytes per level `ring_bytes0`), for up to 3 axes.
 const AXIS_TEMPS: &[&str] = &[
-    "i", "lo", "hi", "in_lo", "in_hi", "c_lo", "c_hi", "w_lo", "w_hi", "tn", "ti", "s_lo", "s_hi",
+    "i",
+    "lo",
+    "hi",
+    "in_lo",
+    "in_hi",
+    "c_lo",
+    "c_hi",
+    "w_lo",
+    "w_hi",
+    "tn",
+    "ti",
+    "s_lo",
+    "s_hi",
+    "r_lo",
+    "r_hi",
+    "b_lo",
+    "b_hi",
+    "ring",
+    "ring_rows",
+    "ring_bytes",
 ];
 
 /// Time tiling's variables of the sweep function, which also holds the parts'
@@ -58,16 +79,29 @@ const TILE_TEMPS: &[&str] = &[
     "level_bytes",
     "failed",
     "full",
+    "me",
+    "team",
+    "first_row",
+    "end_row",
+    "per_row",
+    "chunk_lo",
+    "chunk_hi",
+    "below",
+    "below_bytes",
+    "broken",
 ];
 
 /// Per-level roles of time tiling (`a_t0_in`, `a_t0_out`, `a_t0_w`, `a_t0_to`,
-/// `a_t0_next`): the entity's role and the name's suffix.
+/// `a_t0_ring0`..`a_t0_ring2`, `a_t0_below`): the entity's role and the name's suffix.
 const LEVEL_TEMPS: &[(&str, &str)] = &[
     ("level_in", "in"),
     ("level_out", "out"),
     ("level_window", "w"),
     ("level_to", "to"),
-    ("level_next", "next"),
+    ("level_ring0", "ring0"),
+    ("level_ring1", "ring1"),
+    ("level_ring2", "ring2"),
+    ("level_below", "below"),
 ];
 
 /// Per-field roles of the embedded host wrapper (`a_count`, `a_levels`, `a_bytes`):

@@ -1,26 +1,41 @@
 //! Time tiling in the generated C (`--time T`, `--cpu-tile`): overlapped tiles,
-//! each advanced several iterations in a per-thread scratch window.
+//! each advanced several iterations in a per-thread scratch window, written
+//! back in place.
 //!
 //! Why overlapped tiling (rather than split, diamond or wavefront tiling) is
 //! written in [`crate::schedule::cpu_tile`]. The sweep function
-//! `<program>_sweep` runs `tsteps` iterations of every stencil: an `omp for`
-//! over tiles, where each thread copies its tile grown by `tsteps ×` the
-//! iteration's reach (every level of every field the stencils touch) into its
-//! window, runs the stencil parts there in order, `tsteps` times, each part over
-//! its subset clipped to the tile grown by the reach of the parts still to run
-//! (so the computed region shrinks as the halo's values go stale), rotating the
-//! window's level pointers between steps exactly as the run function rotates
-//! the grid's, and writes the tile's centre of every level of the written
-//! fields into a second set of buffers (other tiles still read the first).
+//! `<program>_sweep` runs `tsteps` iterations of every stencil: each OpenMP
+//! thread takes a contiguous chunk of tile rows and walks its tiles in order;
+//! per tile it copies the tile grown by `tsteps ×` the iteration's reach (every
+//! level of every field the stencils touch) into its window, runs the stencil
+//! parts there in order, `tsteps` times, each part over its subset clipped to
+//! the tile grown by the reach of the parts still to run (so the computed
+//! region shrinks as the halo's values go stale), rotating the window's level
+//! pointers between steps exactly as the run function rotates the grid's, and
+//! writes the tile's centre of every level of the written fields back into the
+//! grid's own level buffers.
+//!
+//! **In place.** The halo a tile reads belongs to its neighbours, and those
+//! that ran before it have overwritten it; the values they had are kept in
+//! small per-thread snapshots (rings of a tile's last rows per axis, and the
+//! rows next to each thread's chunk, saved before a barrier), described in
+//! [`crate::back::c::snapshot`]. This replaced a second full set of buffers
+//! (each tile wrote to it while others read the first), which cost every run
+//! the first touch of two more grids and a copy back (2-6 s at 16384² on the
+//! development machine) and doubled the memory a sweep streams. Split and
+//! diamond tiling are in place by construction but need a second kind of tile
+//! (or skewed loop nests) printed apart from the untiled code; the snapshots
+//! keep every inner step the untiled loop nest.
 //!
 //! Inside the window the loop nests are the untiled ones (same expressions,
 //! same order, same boundary helpers on grid coordinates); only the index is
 //! taken from the window's origin, so results are bit-identical. An axis read
 //! across a periodic boundary is not tiled (its tiles span the grid), so the
-//! wrapped reads stay in the window. The run function swaps the two sets after
-//! each sweep, never lets a sweep cross an iteration whose check is due, and
-//! evaluates the reductions and the check after a sweep exactly as after an
-//! untiled iteration.
+//! wrapped reads stay in the window. The run function never lets a sweep cross
+//! an iteration whose check is due, and evaluates the reductions and the check
+//! after a sweep exactly as after an untiled iteration. A level that the next
+//! sweep overwrites before reading it is written back only when the
+//! reductions, the check or the caller read it next (`full`).
 
 use std::rc::Rc;
 
@@ -48,7 +63,7 @@ impl Writer<'_> {
     }
 
     /// `level_temp` for a field's level.
-    fn level_name(&self, suffix: &str, f: FieldId, t: i32) -> String {
+    pub(super) fn level_name(&self, suffix: &str, f: FieldId, t: i32) -> String {
         let lo = self.program.fields[f.0].time_lo;
         self.names.level_temp(suffix, f, t, lo)
     }
@@ -102,14 +117,16 @@ impl Writer<'_> {
         params.push_str(&format!("long {tsteps}, int {full}"));
         for &(f, lo, hi) in &self.tile_fields(false) {
             let ty = names::c_type(p.fields[f.0].ty);
+            let constness = if shape.written.contains(&f) {
+                ""
+            } else {
+                "const "
+            };
             for t in lo..=hi {
-                params.push_str(&format!(", const {ty} *{}", self.level_name("in", f, t)));
-            }
-        }
-        for &(f, lo, hi) in &self.tile_fields(true) {
-            let ty = names::c_type(p.fields[f.0].ty);
-            for t in lo..=hi {
-                params.push_str(&format!(", {ty} *{}", self.level_name("out", f, t)));
+                params.push_str(&format!(
+                    ", {constness}{ty} *{}",
+                    self.level_name("in", f, t)
+                ));
             }
         }
         let size = |a: usize| n.grid_size(grid, a);
@@ -134,10 +151,13 @@ impl Writer<'_> {
         self.line(&format!(
             "/* {tsteps} iterations of every stencil of {}, time-tiled: per tile (centre {}, \
              outermost axis first), a\n   window grown by {tsteps} x the iteration's reach, \
-             the inner steps in the window, the centre written to the _out levels. */",
+             the inner steps in the window, the centre written back in place. */",
             p.name,
             (0..rank).map(tile_text).collect::<Vec<_>>().join(" x ")
         ));
+        self.line("#ifdef _OPENMP");
+        self.line("#include <omp.h>");
+        self.line("#endif");
         self.function_head(&format!("static int {}", names::sweep_symbol(p)), &params);
         self.open("{");
         let counts: Vec<String> = (0..rank)
@@ -186,22 +206,134 @@ impl Writer<'_> {
             "const long {level_bytes} = ({window_points} * {widest} + 63) / 64 * 64; /* a level of the window, in bytes */"
         ));
         let window_levels: usize = shape.used.iter().map(|f| p.fields[f.0].levels()).sum();
+        let snapshot_levels = self.snapshot_levels().len();
+        let ring_axes = self.ring_axes();
+        let chunk_axis = self.chunk_axis();
+        let has_below = self.has_below();
+        let bytes_of = |extent: &[String]| {
+            format!(
+                "({} * {widest} + 63) / 64 * 64",
+                extent
+                    .iter()
+                    .map(|e| if e.contains(' ') {
+                        format!("({e})")
+                    } else {
+                        e.clone()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" * ")
+            )
+        };
+        for &a in &ring_axes {
+            self.line(&format!(
+                "const long {} = {} + {}; /* rows of the ring along axis {a}: the halo and a tile */",
+                axis("ring_rows", a),
+                self.halo_text(reach[a].0),
+                self.tile_extent(a)
+            ));
+            let extent = self.snapshot_extent(crate::back::c::snapshot::Snapshot::Ring(a));
+            self.line(&format!(
+                "const long {} = {}; /* a level of the ring, in bytes */",
+                axis("ring_bytes", a),
+                bytes_of(&extent)
+            ));
+        }
+        let (below, below_bytes) = (n.temp("below"), n.temp("below_bytes"));
+        if has_below {
+            let extent = self.snapshot_extent(crate::back::c::snapshot::Snapshot::Below);
+            self.line(&format!(
+                "const long {below_bytes} = {}; /* a level of the rows below a chunk, in bytes */",
+                bytes_of(&extent)
+            ));
+        }
         self.line(&format!("int {failed} = 0;"));
         let parallel = self.omp_parallel("");
         self.line(&parallel);
         self.open("{");
+        let (me, team, first_row, end_row, per_row) = (
+            n.temp("me"),
+            n.temp("team"),
+            n.temp("first_row"),
+            n.temp("end_row"),
+            n.temp("per_row"),
+        );
+        self.line("#ifdef _OPENMP");
+        self.line(&format!(
+            "const long {me} = omp_get_thread_num(), {team} = omp_get_num_threads();"
+        ));
+        self.line("#else");
+        self.line(&format!("const long {me} = 0, {team} = 1;"));
+        self.line("#endif");
+        let rows_axis = chunk_axis.unwrap_or(0);
+        let tn_rows = axis("tn", rows_axis);
+        self.line(&format!(
+            "/* this thread's chunk: tile rows {first_row}..{end_row} along axis {rows_axis}, in order */"
+        ));
+        self.line(&format!(
+            "const long {first_row} = {tn_rows} * {me} / {team}, {end_row} = {tn_rows} * ({me} + 1) / {team};"
+        ));
+        self.line(&format!("const long {per_row} = {ntiles} / {tn_rows};"));
+        let (chunk_lo, chunk_hi) = (n.temp("chunk_lo"), n.temp("chunk_hi"));
+        if let Some(k) = chunk_axis {
+            let t = tiling.tile[k];
+            self.line(&format!(
+                "const long {chunk_lo} = {first_row} * {t}, {chunk_hi} = sdsl_min({end_row} * {t}, {}) - 1;",
+                size(k)
+            ));
+        }
         self.line(&format!(
             "char *{window} = (char *)malloc((size_t){level_bytes} * {window_levels});"
         ));
-        self.line("#pragma omp for schedule(dynamic)");
-        self.open(&format!(
-            "for (long {tile} = 0; {tile} < {ntiles}; {tile}++) {{"
-        ));
-        self.open(&format!("if ({window} == NULL) {{"));
+        let mut buffers = vec![window.clone()];
+        for &a in &ring_axes {
+            let ring = axis("ring", a);
+            self.line(&format!(
+                "char *{ring} = (char *)malloc((size_t){} * {snapshot_levels});",
+                axis("ring_bytes", a)
+            ));
+            buffers.push(ring);
+        }
+        if has_below {
+            self.line(&format!(
+                "char *{below} = (char *)malloc((size_t){below_bytes} * {snapshot_levels});"
+            ));
+            buffers.push(below.clone());
+        }
+        let broken = n.temp("broken");
+        let nulls: Vec<String> = buffers.iter().map(|b| format!("{b} == NULL")).collect();
+        self.line(&format!("const int {broken} = {};", nulls.join(" || ")));
+        self.open(&format!("if ({broken}) {{"));
         self.line("#pragma omp atomic write");
         self.line(&format!("{failed} = 1;"));
-        self.line("continue;");
         self.close("}");
+        let snapshot_levels_list = self.snapshot_levels();
+        for (slot, &(f, t)) in snapshot_levels_list.iter().enumerate() {
+            let ty = names::c_type(p.fields[f.0].ty);
+            for &a in &ring_axes {
+                let suffix = ["ring0", "ring1", "ring2"][a.min(2)];
+                self.line(&format!(
+                    "{ty} *{} = ({ty} *)({} + {slot} * {});",
+                    self.level_name(suffix, f, t),
+                    axis("ring", a),
+                    axis("ring_bytes", a)
+                ));
+            }
+            if has_below {
+                self.line(&format!(
+                    "{ty} *{} = ({ty} *)({below} + {slot} * {below_bytes});",
+                    self.level_name("below", f, t)
+                ));
+            }
+        }
+        if chunk_axis.is_some() {
+            self.open(&format!("if (!{broken} && {first_row} < {end_row}) {{"));
+            self.snapshot_chunk_edges();
+            self.close("}");
+        }
+        self.line("#pragma omp barrier /* no tile writes before every chunk's edges are saved */");
+        self.open(&format!(
+            "for (long {tile} = {first_row} * {per_row}; !{broken} && {tile} < {end_row} * {per_row}; {tile}++) {{"
+        ));
         // Tile coordinates, innermost fastest.
         let mut index = Vec::new();
         for a in 0..rank {
@@ -286,15 +418,26 @@ impl Writer<'_> {
                 self.line(&format!(
                     "{ty} *{} = {};",
                     self.level_name("to", f, t),
-                    self.level_name("out", f, t)
+                    self.level_name("in", f, t)
                 ));
             }
+        }
+        if let Some(k) = chunk_axis {
+            self.line(&format!(
+                "const long {} = sdsl_max({}, {chunk_lo}), {} = sdsl_min({}, {chunk_hi}); /* written fields: rows of this chunk only */",
+                axis("r_lo", k),
+                axis("w_lo", k),
+                axis("r_hi", k),
+                axis("w_hi", k)
+            ));
         }
         self.line("/* the window in: every level read before it is written */");
         self.copy_rows(false);
         for (f, t, part) in shape.dead.clone() {
             self.copy_dead_level_in(f, t, part);
         }
+        self.patch_window_from_snapshots();
+        self.save_centre_edges();
         let iterate = p.iterate.as_ref().expect("an iterate");
         self.open(&format!(
             "for (long {tstep} = 0; {tstep} < {tsteps}; {tstep}++) {{"
@@ -364,22 +507,10 @@ impl Writer<'_> {
             "/* the centre out: every level of the fields written ({full}: also those the next sweep overwrites first) */"
         ));
         self.copy_rows(true);
-        if !shape.dead.is_empty() {
-            self.open(&format!("if (!{full}) {{"));
-            for (f, t, part) in shape.dead.clone() {
-                let field = &p.fields[f.0];
-                // The level that the run function's rotation turns into `t`.
-                let before_rotation = if t == field.time_hi {
-                    field.time_lo
-                } else {
-                    t + 1
-                };
-                self.copy_outside_subset(f, before_rotation, part, true);
-            }
-            self.close("}");
-        }
         self.close("}");
-        self.line(&format!("free({window});"));
+        for b in &buffers {
+            self.line(&format!("free({b});"));
+        }
         self.close("}");
         let unused: Vec<String> = (0..rank)
             .map(|a| format!("(void){};", axis("tn", a)))
@@ -409,21 +540,47 @@ impl Writer<'_> {
     }
 
     /// Row copies between the grid and the window: the whole window in
-    /// (`out` false), or the centre of the written fields out.
+    /// (`out` false; the written fields only over this chunk's rows, the
+    /// rest comes from the snapshots), or the centre of the written fields
+    /// out, in place.
     fn copy_rows(&mut self, out: bool) {
+        let (shape, _) = self.tiling.clone().expect("a time tiling");
+        if out {
+            let fields = self.tile_fields(true);
+            let roles = vec![("c_lo", "c_hi"); shape.rank];
+            self.copy_rows_of(&fields, &roles, true);
+            return;
+        }
+        let all = self.tile_fields(false);
+        let (written, read_only): (Vec<_>, Vec<_>) = all
+            .into_iter()
+            .partition(|(f, _, _)| shape.written.contains(f));
+        let window_roles = vec![("w_lo", "w_hi"); shape.rank];
+        if !read_only.is_empty() {
+            self.copy_rows_of(&read_only, &window_roles, false);
+        }
+        let mut clipped = window_roles;
+        if let Some(k) = self.chunk_axis() {
+            clipped[k] = ("r_lo", "r_hi");
+        }
+        self.copy_rows_of(&written, &clipped, false);
+    }
+
+    /// [`Self::copy_rows`] for `fields`, over the box named by `roles` per axis.
+    fn copy_rows_of(
+        &mut self,
+        fields: &[(FieldId, i32, i32)],
+        roles: &[(&'static str, &'static str)],
+        out: bool,
+    ) {
         let p = self.program;
         let n = Rc::clone(&self.names);
         let (shape, _) = self.tiling.clone().expect("a time tiling");
         let grid = shape.grid;
         let rank = shape.rank;
-        let (lo, hi) = if out {
-            ("c_lo", "c_hi")
-        } else {
-            ("w_lo", "w_hi")
-        };
         let axis = |role: &'static str, a: usize| n.axis_temp(role, a);
         let inner = rank - 1;
-        for a in 0..inner {
+        for (a, &(lo, hi)) in roles.iter().enumerate().take(inner) {
             let i = n.axis_var(a);
             self.open(&format!(
                 "for (long {i} = {}; {i} <= {}; {i}++) {{",
@@ -431,11 +588,12 @@ impl Writer<'_> {
                 axis(hi, a)
             ));
         }
+        let (inner_lo, inner_hi) = roles[inner];
         // Grid index (Horner form over the sizes) and window index.
         let mut global = String::new();
         for a in 0..rank {
             let c = if a == inner {
-                axis(lo, a)
+                axis(inner_lo, a)
             } else {
                 n.axis_var(a)
             };
@@ -449,20 +607,20 @@ impl Writer<'_> {
         }
         let local: Vec<String> = (0..rank)
             .map(|a| {
-                let c = if a == inner {
-                    format!("{} - {}", axis(lo, a), axis("w_lo", a))
-                } else {
-                    format!("({} - {})", n.axis_var(a), axis("w_lo", a))
-                };
                 if a == inner {
-                    if out {
-                        c
-                    } else {
+                    if inner_lo == "w_lo" {
                         // Rows of the window start at its origin.
                         String::new()
+                    } else {
+                        format!("{} - {}", axis(inner_lo, a), axis("w_lo", a))
                     }
                 } else {
-                    format!("{c} * {}", n.grid_stride(grid, a))
+                    format!(
+                        "({} - {}) * {}",
+                        n.axis_var(a),
+                        axis("w_lo", a),
+                        n.grid_stride(grid, a)
+                    )
                 }
             })
             .filter(|s| !s.is_empty())
@@ -472,9 +630,13 @@ impl Writer<'_> {
         } else {
             local.join(" + ")
         };
-        let count = format!("(size_t)({} - {} + 1)", axis(hi, inner), axis(lo, inner));
+        let count = format!(
+            "(size_t)({} - {} + 1)",
+            axis(inner_hi, inner),
+            axis(inner_lo, inner)
+        );
         let full = n.temp("full");
-        for &(f, flo, fhi) in &self.tile_fields(out) {
+        for &(f, flo, fhi) in fields {
             let ty = names::c_type(p.fields[f.0].ty);
             for t in flo..=fhi {
                 // Written back, level `t` becomes `t - 1` (the lowest the
@@ -540,10 +702,15 @@ impl Writer<'_> {
             self.level_name("w", f, t),
             self.level_name(if out { "to" } else { "in" }, f, t),
         );
-        let (lo_role, hi_role) = if out {
-            ("c_lo", "c_hi")
-        } else {
-            ("w_lo", "w_hi")
+        let chunk_axis = self.chunk_axis();
+        let roles = |a: usize| -> (&'static str, &'static str) {
+            if out {
+                ("c_lo", "c_hi")
+            } else if chunk_axis == Some(a) {
+                ("r_lo", "r_hi")
+            } else {
+                ("w_lo", "w_hi")
+            }
         };
         self.line(&format!(
             "/* [{t}]{} only outside the points of the part that writes it first */",
@@ -566,8 +733,8 @@ impl Writer<'_> {
             let i = n.axis_var(a);
             self.open(&format!(
                 "for (long {i} = {}; {i} <= {}; {i}++) {{",
-                axis(lo_role, a),
-                axis(hi_role, a)
+                axis(roles(a).0, a),
+                axis(roles(a).1, a)
             ));
         }
         // The window row and the grid row of the current outer coordinates,
@@ -611,7 +778,7 @@ impl Writer<'_> {
                 format!("memcpy(&{w}[{window}], &{g}[{grid}], {count});")
             }
         };
-        let (w_lo, w_hi) = (axis(lo_role, inner), axis(hi_role, inner));
+        let (w_lo, w_hi) = (axis(roles(inner).0, inner), axis(roles(inner).1, inner));
         let (s_lo, s_hi) = (axis("s_lo", inner), axis("s_hi", inner));
         let outside: Vec<String> = (0..inner)
             .map(|a| {
@@ -644,31 +811,19 @@ impl Writer<'_> {
     }
 
     /// The iterate loop of the run function with time tiling: sweeps of up
-    /// to T iterations, never past a checked iteration, into a second set of
-    /// buffers for the written fields; reductions, check and rotation after
-    /// each sweep as after an untiled iteration.
+    /// to T iterations, never past a checked iteration, each writing its
+    /// results in place; reductions, check and rotation after each sweep as
+    /// after an untiled iteration.
     pub(super) fn tiled_iterate_loop(&mut self, iterate: &Iterate) {
-        let p = self.program;
         let n = Rc::clone(&self.names);
         let (shape, tiling) = self.tiling.clone().expect("a time tiling");
         let summary = n.temp("summary");
         let (iter, stop) = (n.temp("iter"), n.temp("stop"));
         let (max_iters, check_every) = (n.temp("max_iters"), n.temp("check_every"));
-        let (shadow, done, tsteps, tstep) = (
-            n.temp("shadow"),
-            n.temp("done"),
-            n.temp("tsteps"),
-            n.temp("tstep"),
-        );
-        let written = self.tile_fields(true);
-        let points: Vec<String> = (0..shape.rank)
-            .map(|a| self.read_size(shape.grid, a))
-            .collect();
-        let points = points.join(" * ");
+        let (done, tsteps, tstep) = (n.temp("done"), n.temp("tsteps"), n.temp("tstep"));
         self.line(&format!(
-            "/* time tiling: sweeps of up to {} iterations (tiles of {}), each writing the \
-             fields it changes\n   into the second set of buffers (_next) while other \
-             tiles still read the first */",
+            "/* time tiling: sweeps of up to {} iterations (tiles of {}), each writing its \
+             results in place */",
             tiling.steps,
             tiling
                 .tile
@@ -682,25 +837,6 @@ impl Writer<'_> {
                 .collect::<Vec<_>>()
                 .join(" x ")
         ));
-        let mut next_names = Vec::new();
-        for &(f, lo, hi) in &written {
-            let ty = names::c_type(p.fields[f.0].ty);
-            for t in lo..=hi {
-                let name = self.level_name("next", f, t);
-                self.line(&format!(
-                    "{ty} *{name} = ({ty} *)malloc((size_t)({points}) * sizeof({ty}));"
-                ));
-                next_names.push(name);
-            }
-        }
-        let free_all: Vec<String> = next_names.iter().map(|x| format!("free({x});")).collect();
-        let free_all = free_all.join(" ");
-        let any_null: Vec<String> = next_names.iter().map(|x| format!("{x} == NULL")).collect();
-        self.open(&format!("if ({}) {{", any_null.join(" || ")));
-        self.line(&free_all);
-        self.line("return 3;");
-        self.close("}");
-        self.line(&format!("int {shadow} = 0;"));
         self.line(&format!("long {done} = 0;"));
         self.open(&format!("while ({done} < {max_iters}) {{"));
         self.line(&format!(
@@ -724,11 +860,6 @@ impl Writer<'_> {
                 args.push_str(&format!(", {}", n.level(f, t)));
             }
         }
-        for &(f, lo, hi) in &written {
-            for t in lo..=hi {
-                args.push_str(&format!(", {}", self.level_name("next", f, t)));
-            }
-        }
         let due = match &iterate.check {
             Some(_) => format!(" || ({done} + {tsteps}) % {check_every} == 0"),
             None => String::new(),
@@ -736,35 +867,23 @@ impl Writer<'_> {
         self.line(&format!(
             "const int {full} = {done} + {tsteps} == {max_iters}{due}; /* every level read after this sweep */"
         ));
-        self.open(&format!("if ({}({args}) != 0) {{", names::sweep_symbol(p)));
-        self.line(&free_all);
+        self.open(&format!(
+            "if ({}({args}) != 0) {{",
+            names::sweep_symbol(self.program)
+        ));
         self.line("return 3;");
         self.close("}");
-        self.line("/* the sweep wrote the second set: swap the sets */");
-        let oldest = n.temp("oldest");
-        for &(f, lo, hi) in &written {
-            let ty = names::c_type(p.fields[f.0].ty);
-            for t in lo..=hi {
-                let (a, b) = (n.level(f, t), self.level_name("next", f, t));
-                self.line(&format!(
-                    "{{ {ty} *{oldest} = {a}; {a} = {b}; {b} = {oldest}; }}"
-                ));
-            }
-        }
-        self.line(&format!("{shadow} = !{shadow};"));
         self.line("/* the sweep left its levels as after its last iteration's stencils */");
         self.open(&format!(
             "for (long {tstep} = 1; {tstep} < {tsteps}; {tstep}++) {{"
         ));
         self.rotation();
-        self.rotate_names(&written, "next");
         self.close("}");
         self.line(&format!("const long {iter} = {done} + {tsteps};"));
         // Without a check only the last value of a reduction is seen.
         self.reductions_and_check_when(iterate, Some(format!("{iter} == {max_iters}")));
         self.line(&format!("{summary}->iterations = {iter};"));
         self.rotation();
-        self.rotate_names(&written, "next");
         self.line(&format!("{done} = {iter};"));
         if iterate.check.is_some() {
             self.open(&format!("if ({stop}) {{"));
@@ -773,18 +892,5 @@ impl Writer<'_> {
             self.close("}");
         }
         self.close("}");
-        self.open(&format!("if ({shadow}) {{"));
-        self.line("/* the results are in the second set: into the caller's buffers */");
-        for &(f, lo, hi) in &written {
-            let ty = names::c_type(p.fields[f.0].ty);
-            for t in lo..=hi {
-                let (a, b) = (n.level(f, t), self.level_name("next", f, t));
-                self.line(&format!(
-                    "memcpy({b}, {a}, (size_t)({points}) * sizeof({ty})); {{ {ty} *{oldest} = {a}; {a} = {b}; {b} = {oldest}; }}"
-                ));
-            }
-        }
-        self.close("}");
-        self.line(&free_all);
     }
 }
