@@ -13,6 +13,7 @@
 pub mod alias;
 pub mod analysis;
 pub mod criteria;
+pub mod lift;
 pub mod opencl;
 pub mod report;
 pub mod rewrite;
@@ -93,6 +94,14 @@ pub struct NestPlan {
     /// The OpenCL kernel (mapped nests with `--target opencl` only).
     #[serde(skip)]
     pub kernel: Option<opencl::KernelPlan>,
+    /// Whether the nest (an outermost mapped nest or iterate) was lifted into
+    /// an `ir::Program`, and what it gave or why not.
+    pub lift: Option<String>,
+    /// The lifted program's SDSL text.
+    pub lift_sdsl: Option<String>,
+    /// The lifted program.
+    #[serde(skip)]
+    pub lifted: Option<lift::Lift>,
 }
 
 /// One loop of a nest, for the report.
@@ -139,9 +148,9 @@ pub fn plan_file(file: &CFile, unit: &CUnit, target: Target, device: &Device) ->
             {
                 continue;
             }
-            nests.push(plan_nest(
-                l, function, unit, &declared, target, device, file,
-            ));
+            let mut plan = plan_nest(l, function, unit, &declared, target, device, file);
+            try_lift(&mut plan, l, function, unit);
+            nests.push(plan);
         }
     }
     FilePlan {
@@ -149,6 +158,32 @@ pub fn plan_file(file: &CFile, unit: &CUnit, target: Target, device: &Device) ->
         target,
         device: device.name.to_string(),
         nests,
+    }
+}
+
+/// Lifts an outermost mapped nest, or an iterate whose inner nests are all
+/// mapped, into an `ir::Program`, noting the outcome in the plan.
+fn try_lift(plan: &mut NestPlan, root: &Loop, function: &Function, unit: &CUnit) {
+    let name = format!("{}_{}", function.name, root.lines.0);
+    let outcome = match &plan.decision {
+        Decision::Mapped { .. } => lift::lift_nest(root, function, unit, &name),
+        Decision::Iterate => match plan
+            .inner
+            .iter()
+            .find(|p| !matches!(p.decision, Decision::Mapped { .. }))
+        {
+            Some(cpu) => Err(format!("its nest {} stays on the CPU", cpu.id)),
+            None => lift::lift_iterate(root, function, unit, &name),
+        },
+        Decision::Cpu { .. } => return,
+    };
+    match outcome {
+        Ok(lifted) => {
+            plan.lift = Some(lifted.summary());
+            plan.lift_sdsl = Some(lifted.sdsl.clone());
+            plan.lifted = Some(lifted);
+        }
+        Err(why) => plan.lift = Some(format!("not lifted: {why}")),
     }
 }
 
@@ -249,6 +284,9 @@ fn plan_nest(
         inner: Vec::new(),
         omp: None,
         kernel: None,
+        lift: None,
+        lift_sdsl: None,
+        lifted: None,
     };
     let parallel = if facts.obstacles.is_empty() {
         parallel_band(root, &facts)

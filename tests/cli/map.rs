@@ -36,7 +36,7 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn cc_available() -> bool {
+pub(super) fn cc_available() -> bool {
     let probe = Command::new("cc")
         .arg("--version")
         .output()
