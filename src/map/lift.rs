@@ -76,8 +76,13 @@ pub struct Lift {
     pub time: Option<(String, Expr)>,
     /// The number of steps as a C expression (`1` for a single nest).
     pub steps: Expr,
+    /// Whether the time variable is declared before its loop (its value
+    /// after the loop is then the program's to see).
+    pub time_var_declared_outside: bool,
     /// The lines of each lifted nest, in the order of the program's stencils.
     pub nests: Vec<(usize, usize)>,
+    /// The lines of the whole lifted loop.
+    pub lines: (usize, usize),
 }
 
 impl Lift {
@@ -399,8 +404,10 @@ impl<'a> Lifter<'a> {
             arrays,
             params: self.params,
             time: self.time.map(|t| (t.var.clone(), t.lower.clone())),
+            time_var_declared_outside: self.time.is_some_and(|t| !t.declared),
             steps,
             nests: nests.iter().map(|n| n.lines).collect(),
+            lines: self.time.map_or(nests[0].lines, |t| t.lines),
         })
     }
 
@@ -421,6 +428,12 @@ impl<'a> Lifter<'a> {
             }
             if l.step != 1 {
                 return Err(format!("loop `{}` steps by {}", l.var, l.step));
+            }
+            if !l.declared {
+                return Err(format!(
+                    "loop variable `{}` is declared outside its loop (its value after the loop would be lost)",
+                    l.var
+                ));
             }
             if constant(&l.lower).is_none() || constant(&l.upper).is_none() {
                 return Err(format!(

@@ -13,6 +13,7 @@
 pub mod alias;
 pub mod analysis;
 pub mod criteria;
+pub mod device;
 pub mod lift;
 pub mod opencl;
 pub mod report;
@@ -102,6 +103,10 @@ pub struct NestPlan {
     /// The lifted program.
     #[serde(skip)]
     pub lifted: Option<lift::Lift>,
+    /// The lifted program's kernels and host code (`--target opencl` and
+    /// `cuda`), which replace the nest's lines.
+    #[serde(skip)]
+    pub device: Option<device::DeviceCode>,
 }
 
 /// One loop of a nest, for the report.
@@ -149,7 +154,7 @@ pub fn plan_file(file: &CFile, unit: &CUnit, target: Target, device: &Device) ->
                 continue;
             }
             let mut plan = plan_nest(l, function, unit, &declared, target, device, file);
-            try_lift(&mut plan, l, function, unit);
+            try_lift(&mut plan, l, function, unit, target, file);
             nests.push(plan);
         }
     }
@@ -163,7 +168,14 @@ pub fn plan_file(file: &CFile, unit: &CUnit, target: Target, device: &Device) ->
 
 /// Lifts an outermost mapped nest, or an iterate whose inner nests are all
 /// mapped, into an `ir::Program`, noting the outcome in the plan.
-fn try_lift(plan: &mut NestPlan, root: &Loop, function: &Function, unit: &CUnit) {
+fn try_lift(
+    plan: &mut NestPlan,
+    root: &Loop,
+    function: &Function,
+    unit: &CUnit,
+    target: Target,
+    file: &CFile,
+) {
     let name = format!("{}_{}", function.name, root.lines.0);
     let outcome = match &plan.decision {
         Decision::Mapped { .. } => lift::lift_nest(root, function, unit, &name),
@@ -177,14 +189,58 @@ fn try_lift(plan: &mut NestPlan, root: &Loop, function: &Function, unit: &CUnit)
         },
         Decision::Cpu { .. } => return,
     };
-    match outcome {
-        Ok(lifted) => {
-            plan.lift = Some(lifted.summary());
-            plan.lift_sdsl = Some(lifted.sdsl.clone());
-            plan.lifted = Some(lifted);
+    let lifted = match outcome {
+        Ok(lifted) => lifted,
+        Err(why) => {
+            plan.lift = Some(format!("not lifted: {why}"));
+            return;
         }
-        Err(why) => plan.lift = Some(format!("not lifted: {why}")),
+    };
+    plan.lift = Some(lifted.summary());
+    plan.lift_sdsl = Some(lifted.sdsl.clone());
+    let gpu = match target {
+        Target::C => None,
+        Target::Opencl => Some(crate::lower::Target::OpenCl),
+        Target::Cuda => Some(crate::lower::Target::Cuda),
+    };
+    if let Some(gpu) = gpu {
+        let first = file.original_line(root.lines.0).trim_start();
+        let last = file.original_line(root.lines.1).trim_end();
+        let code = if !first.starts_with("for") || !(last.ends_with('}') || last.ends_with(';')) {
+            Err("the nest shares its first or last line with other code".to_string())
+        } else {
+            let indent: String = file
+                .original_line(root.lines.0)
+                .chars()
+                .take_while(|c| c.is_whitespace())
+                .collect();
+            device::device_code(&lifted, gpu, &device_id(&plan.id), &indent)
+        };
+        match code {
+            Ok(code) => {
+                plan.transformations
+                    .retain(|t| !t.contains("is not generated yet"));
+                plan.transformations.push(format!(
+                    "communication specialisation: the arrays ({}) are copied to the device once before the {} step(s) and back once after; the steps run stencilc's own kernels ({})",
+                    lifted.arrays.iter().map(|a| a.c_name.as_str()).collect::<Vec<_>>().join(", "),
+                    lifted.steps,
+                    code.kernel_names.join(", ")
+                ));
+                plan.device = Some(code);
+            }
+            Err(why) => plan
+                .transformations
+                .push(format!("lifted, but no device code for it: {why}")),
+        }
     }
+    plan.lifted = Some(lifted);
+}
+
+/// A C identifier for a nest's generated names (`main:18` gives `main_18`).
+pub fn device_id(id: &str) -> String {
+    id.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
 }
 
 fn outermost_loops<'a>(body: &'a [Stmt], out: &mut Vec<&'a Loop>) {
@@ -287,6 +343,7 @@ fn plan_nest(
         lift: None,
         lift_sdsl: None,
         lifted: None,
+        device: None,
     };
     let parallel = if facts.obstacles.is_empty() {
         parallel_band(root, &facts)

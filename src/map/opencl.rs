@@ -349,8 +349,12 @@ fn c_string(text: &str) -> String {
     out
 }
 
+/// The mapped nests with a direct kernel, outside the lifted ones.
 fn mapped<'a>(nests: &'a [NestPlan], out: &mut Vec<&'a NestPlan>) {
     for n in nests {
+        if n.device.is_some() {
+            continue;
+        }
         if matches!(n.decision, Decision::Mapped { .. }) && n.kernel.is_some() {
             out.push(n);
         }
@@ -377,12 +381,29 @@ pub fn opencl_program(file: &CFile, plan: &FilePlan) -> String {
             .collect();
         replace.insert(n.lines.0, (n.lines.1, host_glue(k, &indent, n)));
     }
+    let mut lifted_sources = String::new();
+    let mut lifted = 0;
+    for n in &plan.nests {
+        if let Some(code) = &n.device {
+            lifted += 1;
+            lifted_sources.push_str(&format!(
+                "/* The kernels of nest {} (lines {}-{}), lifted into an ir::Program: stencilc's OpenCL back-end. */\nstatic const char *stencilc_{}_kernels =\n{};\n\n",
+                n.id,
+                n.lines.0,
+                n.lines.1,
+                super::device_id(&n.id),
+                c_string(&code.kernels)
+            ));
+            replace.insert(n.lines.0, (n.lines.1, code.host.clone()));
+        }
+    }
     let mut out = format!(
-        "/* Mapped by stencilc map --target opencl from {}: {} nest(s) run as OpenCL kernels\n   (link with -lOpenCL). */\n\
+        "/* Mapped by stencilc map --target opencl from {}: {} nest(s) run as direct OpenCL kernels,\n   {} lifted time loop(s) or nest(s) as stencilc's kernels (link with -lOpenCL). */\n\
 #define CL_TARGET_OPENCL_VERSION 120\n#include <CL/cl.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n\
-static const char *stencilc_kernels =\n{};\n\n{}#line 1 \"{}\"\n",
+static const char *stencilc_kernels =\n{};\n\n{lifted_sources}{}#line 1 \"{}\"\n",
         plan.file,
         nests.len(),
+        lifted,
         c_string(&kernels),
         HOST_HELPERS.replace("@OPTIONS@", crate::back::opencl::BUILD_OPTIONS),
         plan.file
@@ -482,6 +503,7 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
 const HOST_HELPERS: &str = r#"static cl_context stencilc_context;
 static cl_command_queue stencilc_queue;
 static cl_program stencilc_program;
+static cl_device_id stencilc_device;
 
 static void stencilc_cl_check(cl_int status, const char *what) {
     if (status != CL_SUCCESS) {
@@ -498,6 +520,7 @@ static void stencilc_cl_init(void) {
     stencilc_cl_check(status, "clGetPlatformIDs (is an OpenCL platform installed?)");
     if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_GPU, 1, &device, NULL) != CL_SUCCESS)
         stencilc_cl_check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL), "clGetDeviceIDs");
+    stencilc_device = device;
     stencilc_context = clCreateContext(NULL, 1, &device, NULL, NULL, &status);
     stencilc_cl_check(status, "clCreateContext");
     stencilc_queue = clCreateCommandQueue(stencilc_context, device, 0, &status);
@@ -516,6 +539,28 @@ static cl_kernel stencilc_cl_kernel(const char *name) {
     cl_int status;
     stencilc_cl_init();
     cl_kernel kernel = clCreateKernel(stencilc_program, name, &status);
+    stencilc_cl_check(status, "clCreateKernel");
+    return kernel;
+}
+
+/* A program of its own for a lifted nest's kernels (their helpers may share names). */
+static cl_program stencilc_cl_build(const char *source, const char *options) {
+    cl_int status;
+    stencilc_cl_init();
+    cl_program program = clCreateProgramWithSource(stencilc_context, 1, &source, NULL, &status);
+    stencilc_cl_check(status, "clCreateProgramWithSource");
+    if (clBuildProgram(program, 1, &stencilc_device, options, NULL, NULL) != CL_SUCCESS) {
+        char log[16384];
+        clGetProgramBuildInfo(program, stencilc_device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+        fprintf(stderr, "stencilc map: the lifted kernels did not build:\n%s\n", log);
+        exit(1);
+    }
+    return program;
+}
+
+static cl_kernel stencilc_cl_kernel_of(cl_program program, const char *name) {
+    cl_int status;
+    cl_kernel kernel = clCreateKernel(program, name, &status);
     stencilc_cl_check(status, "clCreateKernel");
     return kernel;
 }

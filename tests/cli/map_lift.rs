@@ -14,7 +14,7 @@ use stencilc::map::lift::Lift;
 use stencilc::map::{plan_file, NestPlan, Target};
 use stencilc::model::device::Device;
 
-use super::map::cc_available;
+use super::map::{cc_available, compile_and_run, map, opencl_available, opencl_headers_available};
 
 /// The lifted outermost nests of a C file, with the file's lines.
 fn lifted(path: &Path) -> (Vec<NestPlan>, Vec<String>) {
@@ -243,7 +243,12 @@ int main(void) {
         for (int j = 0; j < M; j++)
             Q[i][j] = (double)(i - j) / 50.0;
     steps(10, 0.3);
-    printf("%.17g %.17g\n", P[0][5][5], P[1][5][5]);
+    double sum = 0.0;
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < M; j++)
+                sum += P[b][i][j] * (1 + b) + Q[i][j] * 3 + R[i][j] * 5;
+    printf("%.17g %.17g %.17g\n", P[0][5][5], P[1][5][5], sum);
     return 0;
 }
 "#;
@@ -284,4 +289,50 @@ fn nests_that_are_not_stencils_say_why() {
         conv.lift.as_deref(),
         Some("not lifted: nest at line 20: its body holds a loop (`a`, line 23)")
     );
+}
+
+#[test]
+fn lifted_ping_pong_runs_on_opencl_as_the_original() {
+    if !cc_available() || !opencl_available() || !opencl_headers_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("forms.c"), FORMS).unwrap();
+    let out = map(
+        dir.path(),
+        &["forms.c", "--target", "opencl", "-o", "forms.cl.c"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mapped = std::fs::read_to_string(dir.path().join("forms.cl.c")).unwrap();
+    assert!(mapped.contains("the arrays stay on the device across all steps"));
+    let original = compile_and_run(
+        &dir.path().join("forms.c"),
+        &dir.path().join("forms"),
+        false,
+    );
+    let exe = dir.path().join("forms.cl");
+    let built = Command::new("cc")
+        .args(["-O2", "-std=gnu99"])
+        .arg(dir.path().join("forms.cl.c"))
+        .arg("-o")
+        .arg(&exe)
+        .args(["-lm", "-lOpenCL"])
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = Command::new(&exe).output().unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert_eq!(original, String::from_utf8_lossy(&ran.stdout));
 }
