@@ -167,7 +167,22 @@ pub fn device_code(
             };
         }
     }
-    for param in &program.params {
+    // Only the parameters some kernel takes (the step count is computed apart).
+    let used: Vec<usize> = lowered
+        .plan
+        .stencils
+        .iter()
+        .flatten()
+        .flat_map(|l| l.args.iter())
+        .filter_map(|a| match a {
+            ArgSource::Param(p) => Some(p.0),
+            _ => None,
+        })
+        .collect();
+    for (i, param) in program.params.iter().enumerate() {
+        if !used.contains(&i) {
+            continue;
+        }
         let ty = host_type(param.ty, target);
         let _ = writeln!(h, "{p}{ty} stencilc_p_{0} = ({ty})({0});", param.name);
     }
@@ -186,8 +201,21 @@ pub fn device_code(
             let Some(groups) = groups else { continue };
             let name = &kernel_names[launch.kernel];
             let _ = writeln!(h, "{q}/* stencil {s}: {name} */");
+            // A block per launch: its argument variables are its own.
+            let q = if target == Target::Cuda {
+                let _ = writeln!(h, "{q}{{");
+                format!("{q}    ")
+            } else {
+                q.clone()
+            };
             let mut args = Vec::new();
             for (n, source) in launch.args.iter().enumerate() {
+                let arg_name = match source {
+                    ArgSource::Lo(axis) => format!("stencilc_lo{axis}"),
+                    ArgSource::Hi(axis) => format!("stencilc_hi{axis}"),
+                    ArgSource::GridSize(_, axis) => format!("stencilc_size{axis}"),
+                    _ => format!("stencilc_arg{n}"),
+                };
                 let (ty, value) = match source {
                     ArgSource::Level(fid, t) => {
                         let field = &program.fields[fid.0];
@@ -217,8 +245,8 @@ pub fn device_code(
                     }
                     (Target::Cuda, "buffer" | "param") => args.push(format!("&{value}")),
                     (Target::Cuda, _) => {
-                        let _ = writeln!(h, "{q}int stencilc_a{n} = {value};");
-                        args.push(format!("&stencilc_a{n}"));
+                        let _ = writeln!(h, "{q}int {arg_name} = {value};");
+                        args.push(format!("&{arg_name}"));
                     }
                 }
             }
@@ -236,9 +264,10 @@ pub fn device_code(
                 Target::Cuda => {
                     let _ = writeln!(
                         h,
-                        "{q}{{ void *args[] = {{ {} }};\n{q}  stencilc_cuda_check(cudaLaunchKernel((const void *)stencilc_{id}_kernels::{name}, dim3({}, {}, {}), dim3({}, {}, {}), args, 0, 0), \"cudaLaunchKernel({name})\"); }}",
+                        "{q}void *args[] = {{ {} }};\n{q}stencilc_cuda_check(cudaLaunchKernel((const void *)stencilc_{id}_kernels::{name}, dim3({}, {}, {}), dim3({}, {}, {}), args, 0, 0), \"cudaLaunchKernel({name})\");\n{}}}",
                         args.join(", "),
-                        groups[0], groups[1], groups[2], launch.block[0], launch.block[1], launch.block[2]
+                        groups[0], groups[1], groups[2], launch.block[0], launch.block[1], launch.block[2],
+                        &q[..q.len() - 4]
                     );
                 }
             }

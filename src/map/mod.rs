@@ -13,6 +13,7 @@
 pub mod alias;
 pub mod analysis;
 pub mod criteria;
+pub mod cuda;
 pub mod device;
 pub mod lift;
 pub mod opencl;
@@ -39,7 +40,8 @@ pub enum Target {
     C,
     /// OpenCL: each mapped nest a direct kernel, with host glue.
     Opencl,
-    /// CUDA (planned and reported only; no program is written yet).
+    /// CUDA: lifted stencil nests run with stencilc's CUDA kernels, the rest
+    /// stays on the CPU.
     Cuda,
 }
 
@@ -155,6 +157,9 @@ pub fn plan_file(file: &CFile, unit: &CUnit, target: Target, device: &Device) ->
             }
             let mut plan = plan_nest(l, function, unit, &declared, target, device, file);
             try_lift(&mut plan, l, function, unit, target, file);
+            if target == Target::Cuda && plan.device.is_none() {
+                leave_on_cpu(&mut plan);
+            }
             nests.push(plan);
         }
     }
@@ -234,6 +239,21 @@ fn try_lift(
         }
     }
     plan.lifted = Some(lifted);
+}
+
+/// With `--target cuda`, a nest that is not lifted stays on the CPU: direct
+/// CUDA kernels are not generated.
+fn leave_on_cpu(plan: &mut NestPlan) {
+    if matches!(plan.decision, Decision::Mapped { .. }) {
+        plan.decision = Decision::Cpu {
+            reasons: vec![
+                "parallel, but with --target cuda only lifted stencil nests run on the GPU (direct CUDA kernels are not generated yet)".into(),
+            ],
+        };
+    }
+    for inner in &mut plan.inner {
+        leave_on_cpu(inner);
+    }
 }
 
 /// A C identifier for a nest's generated names (`main:18` gives `main_18`).

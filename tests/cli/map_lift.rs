@@ -336,3 +336,199 @@ fn lifted_ping_pong_runs_on_opencl_as_the_original() {
     );
     assert_eq!(original, String::from_utf8_lossy(&ran.stdout));
 }
+
+/// The `--target cuda` program of an example (or of `FORMS`, written to `dir`).
+fn cuda_output(dir: &Path, name: &str) -> String {
+    let (cwd, file) = if name == "forms" {
+        std::fs::write(dir.join("forms.c"), FORMS).unwrap();
+        (dir.to_path_buf(), "forms.c".to_string())
+    } else {
+        (stencilc_examples(), format!("{name}.c"))
+    };
+    let out_path = dir.join(format!("{name}.cu"));
+    let out = map(
+        &cwd,
+        &[&file, "--target", "cuda", "-o", out_path.to_str().unwrap()],
+    );
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(out_path).unwrap()
+}
+
+/// The kernels of each lifted nest: what nvcc compiles under `__CUDACC__`.
+fn kernel_units(output: &str) -> Vec<String> {
+    use stencilc::map::cuda::{KERNELS_BEGIN, KERNELS_END};
+    let mut units = Vec::new();
+    let mut rest = output;
+    while let Some(start) = rest.find(KERNELS_BEGIN) {
+        let end = rest[start..].find(KERNELS_END).expect("an end marker") + start;
+        let block = &rest[start..end];
+        let body = &block[block
+            .find("#if defined(__CUDACC__)\n")
+            .expect("nvcc branch")..];
+        let body = &body[body.find('\n').unwrap() + 1..body.rfind("#else").expect("#else")];
+        units.push(body.to_string());
+        rest = &rest[end + KERNELS_END.len()..];
+    }
+    units
+}
+
+const CUDA_LIFTED: &[&str] = &["jacobi2d", "heat3d", "forms"];
+
+#[test]
+fn cuda_kernels_of_lifted_loops_compile_with_nvrtc() {
+    use stencilc::exec::cuda::nvrtc;
+    if !cc_available() || !crate::common::runtime_available("nvrtc", nvrtc::load().map(|_| ())) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for name in CUDA_LIFTED {
+        let output = cuda_output(dir.path(), name);
+        let units = kernel_units(&output);
+        assert_eq!(units.len(), 1, "{name}: one lifted loop");
+        for unit in units {
+            let compiled =
+                nvrtc::compile_source(&unit, "sm_90", stencilc::back::cuda::NVRTC_OPTIONS, &[])
+                    .unwrap_or_else(|e| panic!("{name}: {e}\n{unit}"));
+            assert!(compiled.ptx.contains(".entry"), "{name}: no kernel");
+        }
+    }
+}
+
+/// The folders holding `cuda_runtime.h` and `crt/host_config.h` (as in
+/// `tests/native/overtile`).
+fn cuda_include_dirs() -> Result<Vec<std::path::PathBuf>, String> {
+    use std::path::PathBuf;
+    let mut candidates: Vec<Vec<PathBuf>> = Vec::new();
+    if let Some(cache) = std::env::var_os("STENCILC_CI_CACHE") {
+        let cache = PathBuf::from(cache);
+        candidates.push(vec![
+            cache.join("cudart-12.8.90/nvidia/cuda_runtime/include"),
+            cache.join("nvcc-12.8.93/nvidia/cuda_nvcc/include"),
+        ]);
+    }
+    for root in [
+        std::env::var_os("CUDA_HOME").map(PathBuf::from),
+        Some("/usr/local/cuda".into()),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        candidates.push(vec![root.join("include")]);
+    }
+    candidates
+        .into_iter()
+        .find(|dirs| {
+            dirs.iter().any(|d| d.join("cuda_runtime.h").is_file())
+                && dirs.iter().any(|d| d.join("crt/host_config.h").is_file())
+        })
+        .ok_or_else(|| "no cuda_runtime.h with crt/host_config.h under $STENCILC_CI_CACHE, $CUDA_HOME or /usr/local/cuda".to_string())
+}
+
+#[test]
+fn cuda_host_part_of_lifted_loops_compiles_with_gxx() {
+    let probe = Command::new("g++")
+        .arg("--version")
+        .output()
+        .map_err(|e| e.to_string())
+        .and_then(|o| {
+            o.status
+                .success()
+                .then_some(())
+                .ok_or("g++ failed".to_string())
+        })
+        .and_then(|()| cuda_include_dirs().map(drop));
+    if !cc_available() || !crate::common::runtime_available("cudart", probe) {
+        return;
+    }
+    let includes = cuda_include_dirs().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for name in CUDA_LIFTED {
+        let output = cuda_output(dir.path(), name);
+        assert!(output.contains("cudaLaunchKernel"), "{name}: no launch");
+        let cu = dir.path().join(format!("{name}.cu"));
+        let mut gxx = Command::new("g++");
+        gxx.args([
+            "-x",
+            "c++",
+            "-std=c++11",
+            "-Wall",
+            "-Wno-unknown-pragmas",
+            "-Werror",
+            "-c",
+        ]);
+        for include in &includes {
+            gxx.arg("-I").arg(include);
+        }
+        let built = gxx
+            .arg(&cu)
+            .arg("-o")
+            .arg(dir.path().join(format!("{name}.o")))
+            .output()
+            .unwrap();
+        assert!(
+            built.status.success(),
+            "{name}: g++ refused the host part:\n{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+    }
+}
+
+/// On a machine with nvcc and a GPU: the CUDA programs print what the
+/// originals print.
+#[test]
+#[ignore]
+fn gpu_map_cuda_runs_as_the_original() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in CUDA_LIFTED {
+        let output = cuda_output(dir.path(), name);
+        let cu = dir.path().join(format!("{name}.cu"));
+        std::fs::write(&cu, &output).unwrap();
+        let exe = dir.path().join(format!("{name}.gpu"));
+        let built = Command::new("nvcc")
+            .args([
+                "-O3",
+                "--fmad=false",
+                "--prec-div=true",
+                "--prec-sqrt=true",
+                "-x",
+                "cu",
+            ])
+            .arg(&cu)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .expect("nvcc runs");
+        assert!(
+            built.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let ran = Command::new(&exe).output().unwrap();
+        assert!(
+            ran.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        let source = if *name == "forms" {
+            dir.path().join("forms.c")
+        } else {
+            stencilc_examples().join(format!("{name}.c"))
+        };
+        let original = compile_and_run(&source, &dir.path().join(format!("{name}.orig")), false);
+        assert_eq!(original, String::from_utf8_lossy(&ran.stdout), "{name}");
+    }
+}
+
+#[test]
+fn cuda_output_of_heat3d() {
+    if !cc_available() {
+        return;
+    }
+    let out = map(&stencilc_examples(), &["heat3d.c", "--target", "cuda"]);
+    assert!(out.status.success());
+    insta::assert_snapshot!("map_cuda_heat3d", String::from_utf8_lossy(&out.stdout));
+}
