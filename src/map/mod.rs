@@ -223,8 +223,12 @@ fn try_lift(
         };
         match code {
             Ok(code) => {
-                plan.transformations
-                    .retain(|t| !t.contains("is not generated yet"));
+                for t in &mut plan.transformations {
+                    *t = t.replace(
+                        "(keeping the arrays on the device between its steps, the communication specialisation, is not generated yet: each kernel launch copies its arrays)",
+                        "(lifted: the arrays stay on the device between its steps)",
+                    );
+                }
                 plan.transformations.push(format!(
                     "communication specialisation: the arrays ({}) are copied to the device once before the {} step(s) and back once after; the steps run stencilc's own kernels ({})",
                     lifted.arrays.iter().map(|a| a.c_name.as_str()).collect::<Vec<_>>().join(", "),
