@@ -469,7 +469,15 @@ fn plan_nest(
     }
     if target == Target::Opencl && matches!(plan.decision, Decision::Mapped { .. }) {
         match opencl::kernel(root, &parallel, &facts, function, unit, file) {
-            Ok(kernel) => plan.kernel = Some(kernel),
+            Ok(kernel) => {
+                if !kernel.specialised.is_empty() {
+                    plan.transformations.push(format!(
+                        "memory specialisation applied in the OpenCL kernel: {}",
+                        kernel.specialised.join("; ")
+                    ));
+                }
+                plan.kernel = Some(kernel)
+            }
             Err(reason) => {
                 plan.decision = Decision::Cpu {
                     reasons: vec![format!(

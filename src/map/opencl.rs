@@ -32,6 +32,8 @@ pub struct KernelPlan {
     pub flags: Vec<String>,
     /// The parallel loops (var, lower, upper), outermost first.
     pub band: Vec<(String, String, String)>,
+    /// The memory specialisation applied to its arrays, one line each.
+    pub specialised: Vec<String>,
 }
 
 fn cl_type(elem: &str) -> Option<&'static str> {
@@ -173,14 +175,29 @@ pub fn kernel(
         unit,
     };
     let mut src = String::new();
+    // Memory specialisation: small read-only arrays in constant memory, other
+    // read-only arrays through the read-only path (`const` and `restrict`).
+    let choices = super::criteria::memory_choices(facts, function, unit);
+    let mut specialised = Vec::new();
     let mut params: Vec<String> = arrays
         .iter()
         .map(|(a, w)| {
-            format!(
-                "__global {}{} *restrict {a}",
-                if *w { "" } else { "const " },
-                extents[a].1
-            )
+            let ty = extents[a].1;
+            let constant_memory = !*w
+                && choices
+                    .iter()
+                    .any(|c| &c.array == a && c.choice == "constant memory");
+            if constant_memory {
+                specialised.push(format!("`{a}` in constant memory (`__constant {ty} *`)"));
+                format!("__constant {ty} *restrict {a}")
+            } else if *w {
+                format!("__global {ty} *restrict {a}")
+            } else {
+                specialised.push(format!(
+                    "`{a}` on the read-only path (`__global const {ty} *restrict`)"
+                ));
+                format!("__global const {ty} *restrict {a}")
+            }
         })
         .collect();
     params.extend(flags.iter().map(|f| format!("__global int *{f}")));
@@ -222,6 +239,7 @@ pub fn kernel(
         scalars,
         flags,
         band: dims,
+        specialised,
     })
 }
 

@@ -390,3 +390,24 @@ fn opencl_output_of_jacobi() {
     assert!(out.status.success(), "{}", stderr(&out));
     insta::assert_snapshot!("map_opencl_jacobi2d", stdout(&out));
 }
+
+#[test]
+fn direct_kernels_put_small_read_only_arrays_in_constant_memory() {
+    if !cc_available() {
+        return;
+    }
+    let out = map(&examples_c(), &["conv2d.c", "--target", "opencl"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let program = stdout(&out);
+    assert!(
+        program.contains("__constant float *restrict filter, __global const float *restrict image, __global float *restrict out"),
+        "{program}"
+    );
+    let out = map(
+        &examples_c(),
+        &["conv2d.c", "--target", "opencl", "--report"],
+    );
+    assert!(stdout(&out).contains(
+        "memory specialisation applied in the OpenCL kernel: `filter` in constant memory"
+    ));
+}
