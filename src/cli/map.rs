@@ -25,8 +25,8 @@ pub struct MapArgs {
     #[arg(short = 'o', long, value_name = "OUT")]
     output: Option<PathBuf>,
 
-    /// What the mapped nests run on: `c` (OpenMP) and `opencl` write a
-    /// program; `cuda` plans and reports against the device.
+    /// What the mapped nests run on: `c` (OpenMP), `opencl` (direct kernels
+    /// and lifted stencil loops) or `cuda` (lifted stencil loops; CUDA C++ for nvcc).
     #[arg(long, short = 't', value_enum, default_value = "c")]
     target: MapTarget,
 
@@ -90,16 +90,10 @@ pub fn run(args: &MapArgs) -> Result<(), CliError> {
     }
     let wants_program = args.output.is_some() || !(args.report || args.json || args.profile);
     if wants_program {
-        if target == Target::Cuda {
-            return Err(CliError::new(
-                format!("writing the mapped program for --target {:?} is not implemented yet", args.target).to_lowercase(),
-                "use --target c (OpenMP) or opencl for the program, or --report to see the plan for this target",
-            ));
-        }
-        let program = if target == Target::Opencl {
-            stencilc::map::opencl::opencl_program(&file, &plan)
-        } else {
-            rewrite::openmp_program(&file, &plan)
+        let program = match target {
+            Target::Opencl => stencilc::map::opencl::opencl_program(&file, &plan),
+            Target::Cuda => stencilc::map::cuda::cuda_program(&file, &plan),
+            Target::C => rewrite::openmp_program(&file, &plan),
         };
         match &args.output {
             Some(path) => std::fs::write(path, program).map_err(|e| {

@@ -13,6 +13,9 @@
 pub mod alias;
 pub mod analysis;
 pub mod criteria;
+pub mod cuda;
+pub mod device;
+pub mod lift;
 pub mod opencl;
 pub mod report;
 pub mod rewrite;
@@ -37,7 +40,8 @@ pub enum Target {
     C,
     /// OpenCL: each mapped nest a direct kernel, with host glue.
     Opencl,
-    /// CUDA (planned and reported only; no program is written yet).
+    /// CUDA: lifted stencil nests run with stencilc's CUDA kernels, the rest
+    /// stays on the CPU.
     Cuda,
 }
 
@@ -93,6 +97,18 @@ pub struct NestPlan {
     /// The OpenCL kernel (mapped nests with `--target opencl` only).
     #[serde(skip)]
     pub kernel: Option<opencl::KernelPlan>,
+    /// Whether the nest (an outermost mapped nest or iterate) was lifted into
+    /// an `ir::Program`, and what it gave or why not.
+    pub lift: Option<String>,
+    /// The lifted program's SDSL text.
+    pub lift_sdsl: Option<String>,
+    /// The lifted program.
+    #[serde(skip)]
+    pub lifted: Option<lift::Lift>,
+    /// The lifted program's kernels and host code (`--target opencl` and
+    /// `cuda`), which replace the nest's lines.
+    #[serde(skip)]
+    pub device: Option<device::DeviceCode>,
 }
 
 /// One loop of a nest, for the report.
@@ -139,9 +155,12 @@ pub fn plan_file(file: &CFile, unit: &CUnit, target: Target, device: &Device) ->
             {
                 continue;
             }
-            nests.push(plan_nest(
-                l, function, unit, &declared, target, device, file,
-            ));
+            let mut plan = plan_nest(l, function, unit, &declared, target, device, file);
+            try_lift(&mut plan, l, function, unit, target, file);
+            if target == Target::Cuda && plan.device.is_none() {
+                leave_on_cpu(&mut plan);
+            }
+            nests.push(plan);
         }
     }
     FilePlan {
@@ -150,6 +169,102 @@ pub fn plan_file(file: &CFile, unit: &CUnit, target: Target, device: &Device) ->
         device: device.name.to_string(),
         nests,
     }
+}
+
+/// Lifts an outermost mapped nest, or an iterate whose inner nests are all
+/// mapped, into an `ir::Program`, noting the outcome in the plan.
+fn try_lift(
+    plan: &mut NestPlan,
+    root: &Loop,
+    function: &Function,
+    unit: &CUnit,
+    target: Target,
+    file: &CFile,
+) {
+    let name = format!("{}_{}", function.name, root.lines.0);
+    let outcome = match &plan.decision {
+        Decision::Mapped { .. } => lift::lift_nest(root, function, unit, &name),
+        Decision::Iterate => match plan
+            .inner
+            .iter()
+            .find(|p| !matches!(p.decision, Decision::Mapped { .. }))
+        {
+            Some(cpu) => Err(format!("its nest {} stays on the CPU", cpu.id)),
+            None => lift::lift_iterate(root, function, unit, &name),
+        },
+        Decision::Cpu { .. } => return,
+    };
+    let lifted = match outcome {
+        Ok(lifted) => lifted,
+        Err(why) => {
+            plan.lift = Some(format!("not lifted: {why}"));
+            return;
+        }
+    };
+    plan.lift = Some(lifted.summary());
+    plan.lift_sdsl = Some(lifted.sdsl.clone());
+    let gpu = match target {
+        Target::C => None,
+        Target::Opencl => Some(crate::lower::Target::OpenCl),
+        Target::Cuda => Some(crate::lower::Target::Cuda),
+    };
+    if let Some(gpu) = gpu {
+        let first = file.original_line(root.lines.0).trim_start();
+        let last = file.original_line(root.lines.1).trim_end();
+        let code = if !first.starts_with("for") || !(last.ends_with('}') || last.ends_with(';')) {
+            Err("the nest shares its first or last line with other code".to_string())
+        } else {
+            let indent: String = file
+                .original_line(root.lines.0)
+                .chars()
+                .take_while(|c| c.is_whitespace())
+                .collect();
+            device::device_code(&lifted, gpu, &device_id(&plan.id), &indent)
+        };
+        match code {
+            Ok(code) => {
+                for t in &mut plan.transformations {
+                    *t = t.replace(
+                        "(keeping the arrays on the device between its steps, the communication specialisation, is not generated yet: each kernel launch copies its arrays)",
+                        "(lifted: the arrays stay on the device between its steps)",
+                    );
+                }
+                plan.transformations.push(format!(
+                    "communication specialisation: the arrays ({}) are copied to the device once before the {} step(s) and back once after; the steps run stencilc's own kernels ({})",
+                    lifted.arrays.iter().map(|a| a.c_name.as_str()).collect::<Vec<_>>().join(", "),
+                    lifted.steps,
+                    code.kernel_names.join(", ")
+                ));
+                plan.device = Some(code);
+            }
+            Err(why) => plan
+                .transformations
+                .push(format!("lifted, but no device code for it: {why}")),
+        }
+    }
+    plan.lifted = Some(lifted);
+}
+
+/// With `--target cuda`, a nest that is not lifted stays on the CPU: direct
+/// CUDA kernels are not generated.
+fn leave_on_cpu(plan: &mut NestPlan) {
+    if matches!(plan.decision, Decision::Mapped { .. }) {
+        plan.decision = Decision::Cpu {
+            reasons: vec![
+                "parallel, but with --target cuda only lifted stencil nests run on the GPU (direct CUDA kernels are not generated yet)".into(),
+            ],
+        };
+    }
+    for inner in &mut plan.inner {
+        leave_on_cpu(inner);
+    }
+}
+
+/// A C identifier for a nest's generated names (`main:18` gives `main_18`).
+pub fn device_id(id: &str) -> String {
+    id.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
 }
 
 fn outermost_loops<'a>(body: &'a [Stmt], out: &mut Vec<&'a Loop>) {
@@ -249,6 +364,10 @@ fn plan_nest(
         inner: Vec::new(),
         omp: None,
         kernel: None,
+        lift: None,
+        lift_sdsl: None,
+        lifted: None,
+        device: None,
     };
     let parallel = if facts.obstacles.is_empty() {
         parallel_band(root, &facts)
@@ -350,7 +469,15 @@ fn plan_nest(
     }
     if target == Target::Opencl && matches!(plan.decision, Decision::Mapped { .. }) {
         match opencl::kernel(root, &parallel, &facts, function, unit, file) {
-            Ok(kernel) => plan.kernel = Some(kernel),
+            Ok(kernel) => {
+                if !kernel.specialised.is_empty() {
+                    plan.transformations.push(format!(
+                        "memory specialisation applied in the OpenCL kernel: {}",
+                        kernel.specialised.join("; ")
+                    ));
+                }
+                plan.kernel = Some(kernel)
+            }
             Err(reason) => {
                 plan.decision = Decision::Cpu {
                     reasons: vec![format!(

@@ -32,6 +32,8 @@ pub struct KernelPlan {
     pub flags: Vec<String>,
     /// The parallel loops (var, lower, upper), outermost first.
     pub band: Vec<(String, String, String)>,
+    /// The memory specialisation applied to its arrays, one line each.
+    pub specialised: Vec<String>,
 }
 
 fn cl_type(elem: &str) -> Option<&'static str> {
@@ -173,14 +175,29 @@ pub fn kernel(
         unit,
     };
     let mut src = String::new();
+    // Memory specialisation: small read-only arrays in constant memory, other
+    // read-only arrays through the read-only path (`const` and `restrict`).
+    let choices = super::criteria::memory_choices(facts, function, unit);
+    let mut specialised = Vec::new();
     let mut params: Vec<String> = arrays
         .iter()
         .map(|(a, w)| {
-            format!(
-                "__global {}{} *restrict {a}",
-                if *w { "" } else { "const " },
-                extents[a].1
-            )
+            let ty = extents[a].1;
+            let constant_memory = !*w
+                && choices
+                    .iter()
+                    .any(|c| &c.array == a && c.choice == "constant memory");
+            if constant_memory {
+                specialised.push(format!("`{a}` in constant memory (`__constant {ty} *`)"));
+                format!("__constant {ty} *restrict {a}")
+            } else if *w {
+                format!("__global {ty} *restrict {a}")
+            } else {
+                specialised.push(format!(
+                    "`{a}` on the read-only path (`__global const {ty} *restrict`)"
+                ));
+                format!("__global const {ty} *restrict {a}")
+            }
         })
         .collect();
     params.extend(flags.iter().map(|f| format!("__global int *{f}")));
@@ -222,6 +239,7 @@ pub fn kernel(
         scalars,
         flags,
         band: dims,
+        specialised,
     })
 }
 
@@ -349,8 +367,12 @@ fn c_string(text: &str) -> String {
     out
 }
 
+/// The mapped nests with a direct kernel, outside the lifted ones.
 fn mapped<'a>(nests: &'a [NestPlan], out: &mut Vec<&'a NestPlan>) {
     for n in nests {
+        if n.device.is_some() {
+            continue;
+        }
         if matches!(n.decision, Decision::Mapped { .. }) && n.kernel.is_some() {
             out.push(n);
         }
@@ -377,12 +399,29 @@ pub fn opencl_program(file: &CFile, plan: &FilePlan) -> String {
             .collect();
         replace.insert(n.lines.0, (n.lines.1, host_glue(k, &indent, n)));
     }
+    let mut lifted_sources = String::new();
+    let mut lifted = 0;
+    for n in &plan.nests {
+        if let Some(code) = &n.device {
+            lifted += 1;
+            lifted_sources.push_str(&format!(
+                "/* The kernels of nest {} (lines {}-{}), lifted into an ir::Program: stencilc's OpenCL back-end. */\nstatic const char *stencilc_{}_kernels =\n{};\n\n",
+                n.id,
+                n.lines.0,
+                n.lines.1,
+                super::device_id(&n.id),
+                c_string(&code.kernels)
+            ));
+            replace.insert(n.lines.0, (n.lines.1, code.host.clone()));
+        }
+    }
     let mut out = format!(
-        "/* Mapped by stencilc map --target opencl from {}: {} nest(s) run as OpenCL kernels\n   (link with -lOpenCL). */\n\
+        "/* Mapped by stencilc map --target opencl from {}: {} nest(s) run as direct OpenCL kernels,\n   {} lifted time loop(s) or nest(s) as stencilc's kernels (link with -lOpenCL). */\n\
 #define CL_TARGET_OPENCL_VERSION 120\n#include <CL/cl.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n\
-static const char *stencilc_kernels =\n{};\n\n{}#line 1 \"{}\"\n",
+static const char *stencilc_kernels =\n{};\n\n{lifted_sources}{}#line 1 \"{}\"\n",
         plan.file,
         nests.len(),
+        lifted,
         c_string(&kernels),
         HOST_HELPERS.replace("@OPTIONS@", crate::back::opencl::BUILD_OPTIONS),
         plan.file
@@ -482,6 +521,7 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
 const HOST_HELPERS: &str = r#"static cl_context stencilc_context;
 static cl_command_queue stencilc_queue;
 static cl_program stencilc_program;
+static cl_device_id stencilc_device;
 
 static void stencilc_cl_check(cl_int status, const char *what) {
     if (status != CL_SUCCESS) {
@@ -498,6 +538,7 @@ static void stencilc_cl_init(void) {
     stencilc_cl_check(status, "clGetPlatformIDs (is an OpenCL platform installed?)");
     if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_GPU, 1, &device, NULL) != CL_SUCCESS)
         stencilc_cl_check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL), "clGetDeviceIDs");
+    stencilc_device = device;
     stencilc_context = clCreateContext(NULL, 1, &device, NULL, NULL, &status);
     stencilc_cl_check(status, "clCreateContext");
     stencilc_queue = clCreateCommandQueue(stencilc_context, device, 0, &status);
@@ -516,6 +557,28 @@ static cl_kernel stencilc_cl_kernel(const char *name) {
     cl_int status;
     stencilc_cl_init();
     cl_kernel kernel = clCreateKernel(stencilc_program, name, &status);
+    stencilc_cl_check(status, "clCreateKernel");
+    return kernel;
+}
+
+/* A program of its own for a lifted nest's kernels (their helpers may share names). */
+static cl_program stencilc_cl_build(const char *source, const char *options) {
+    cl_int status;
+    stencilc_cl_init();
+    cl_program program = clCreateProgramWithSource(stencilc_context, 1, &source, NULL, &status);
+    stencilc_cl_check(status, "clCreateProgramWithSource");
+    if (clBuildProgram(program, 1, &stencilc_device, options, NULL, NULL) != CL_SUCCESS) {
+        char log[16384];
+        clGetProgramBuildInfo(program, stencilc_device, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+        fprintf(stderr, "stencilc map: the lifted kernels did not build:\n%s\n", log);
+        exit(1);
+    }
+    return program;
+}
+
+static cl_kernel stencilc_cl_kernel_of(cl_program program, const char *name) {
+    cl_int status;
+    cl_kernel kernel = clCreateKernel(program, name, &status);
     stencilc_cl_check(status, "clCreateKernel");
     return kernel;
 }

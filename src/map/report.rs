@@ -99,6 +99,9 @@ fn nest_text(nest: &NestPlan, depth: usize, out: &mut String) {
             let _ = writeln!(out, "{pad}    {}: {} ({})", m.array, m.choice, m.reason);
         }
     }
+    if let Some(lift) = &nest.lift {
+        let _ = writeln!(out, "{pad}  lift: {lift}");
+    }
     match &nest.decision {
         Decision::Mapped { .. } => {
             if let Some(omp) = &nest.omp {

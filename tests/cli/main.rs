@@ -11,6 +11,7 @@ mod explain;
 mod flags;
 mod inputs;
 mod map;
+mod map_lift;
 mod robust;
 mod run;
 mod suite;

@@ -1,0 +1,789 @@
+//! Lifting stencil nests into [`ir::Program`](crate::ir::Program).
+//!
+//! A time loop whose body is only stencil nests (or one stencil nest on its
+//! own) becomes an SDSL program, written as text and read back through the
+//! SDSL front-end and its static checks, so the lift is held to the same
+//! rules as a hand-written program (no stencil writes what it reads at another
+//! point, every read inside its grid). Each C array becomes a field on a grid
+//! of its shape; an array whose first subscript is `(t + k) % 2` becomes a
+//! field with two time levels (the AN5D / PolyBench ping-pong form), rotated
+//! by the iterate as C alternates the buffers. Each nest becomes a stencil
+//! whose one part runs on the box of the nest's loop bounds, so the points
+//! outside the nest keep their values, as in C. Scalars the nests only read
+//! become parameters. Anything else — a loop inside the body, a read that is
+//! not the point plus a constant offset, a loop variable used as a value,
+//! pointers — keeps the nest out of the lift, with the reason.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use crate::front::c::loops::{BinOp, CUnit, Expr, Function, Loop, Ref, Stmt};
+use crate::front::token::Keyword;
+use crate::ir::Program;
+use crate::source::SourceFile;
+
+use super::analysis::lookup;
+use super::constant;
+
+/// A C array lifted into a field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiftedArray {
+    /// The array's name in C.
+    pub c_name: String,
+    /// The field's name in the program (the C name, prefixed by `c_` when it
+    /// is an SDSL keyword).
+    pub field: String,
+    /// Element type (`float`, `double`, `int`, `long`).
+    pub elem: String,
+    /// The field's grid shape, outermost first (the time dimension excluded).
+    pub shape: Vec<usize>,
+    /// Whether the array's first dimension holds two buffers indexed by
+    /// `(t + k) % 2`: a field with two time levels.
+    pub time_buffers: bool,
+    /// Whether a lifted nest writes it.
+    pub written: bool,
+}
+
+impl LiftedArray {
+    /// Elements in one buffer (one time level).
+    pub fn points(&self) -> usize {
+        self.shape.iter().product()
+    }
+}
+
+/// A scalar the lifted nests read and never write: a parameter of the program.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiftedParam {
+    /// Its C name (the parameter has the same name).
+    pub name: String,
+    /// Its C type.
+    pub elem: String,
+}
+
+/// A time loop (or a single nest) lifted into a program.
+#[derive(Clone, Debug)]
+pub struct Lift {
+    /// The program, parsed and checked by the SDSL front-end.
+    pub program: Program,
+    /// Its SDSL text.
+    pub sdsl: String,
+    /// The arrays, one field each, in the order of the program's fields.
+    pub arrays: Vec<LiftedArray>,
+    /// The parameters, in the order of the program's parameters.
+    pub params: Vec<LiftedParam>,
+    /// The time loop's variable and first value (`None` for a single nest,
+    /// run once).
+    pub time: Option<(String, Expr)>,
+    /// The number of steps as a C expression (`1` for a single nest).
+    pub steps: Expr,
+    /// Whether the time variable is declared before its loop (its value
+    /// after the loop is then the program's to see).
+    pub time_var_declared_outside: bool,
+    /// The lines of each lifted nest, in the order of the program's stencils.
+    pub nests: Vec<(usize, usize)>,
+    /// The lines of the whole lifted loop.
+    pub lines: (usize, usize),
+}
+
+impl Lift {
+    /// The C buffer (0 or 1) of a time-buffered array that holds time level
+    /// `level` after `done` steps of a time loop starting at `time_lower`:
+    /// the iterate rotates the levels each step as C alternates the buffers.
+    pub fn buffer_of_level(time_lower: i64, done: i64, level: usize) -> usize {
+        (time_lower + done + level as i64).rem_euclid(2) as usize
+    }
+
+    /// A one-line summary for the report.
+    pub fn summary(&self) -> String {
+        let fields: Vec<String> = self
+            .arrays
+            .iter()
+            .map(|a| {
+                format!(
+                    "{}{}",
+                    a.field,
+                    if a.time_buffers {
+                        " (2 time levels)"
+                    } else {
+                        ""
+                    }
+                )
+            })
+            .collect();
+        format!(
+            "lifted into an ir::Program: {} stencil(s) over fields {}{}, {} step(s)",
+            self.nests.len(),
+            fields.join(", "),
+            if self.params.is_empty() {
+                String::new()
+            } else {
+                let p: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
+                format!(", parameters {}", p.join(", "))
+            },
+            self.steps
+        )
+    }
+}
+
+/// Lifts a time loop whose body is only stencil nests.
+pub fn lift_iterate<'a>(
+    time: &'a Loop,
+    function: &'a Function,
+    unit: &'a CUnit,
+    name: &str,
+) -> Result<Lift, String> {
+    if let Some(why) = &time.not_canonical {
+        return Err(format!("the time loop is not canonical: {why}"));
+    }
+    if time.step != 1 {
+        return Err(format!(
+            "the time loop `{}` steps by {}; only unit steps are lifted",
+            time.var, time.step
+        ));
+    }
+    let mut nests = Vec::new();
+    for s in &time.body {
+        match s {
+            Stmt::For(l) => nests.push(l),
+            other => {
+                return Err(format!(
+                    "the time loop's body holds {} besides loop nests",
+                    describe(other)
+                ))
+            }
+        }
+    }
+    if nests.is_empty() {
+        return Err("the time loop holds no nest".into());
+    }
+    let steps = Expr::Bin(
+        BinOp::Sub,
+        Box::new(time.upper.clone()),
+        Box::new(time.lower.clone()),
+    );
+    let steps = constant(&steps).map_or(steps, Expr::Int);
+    Lifter::new(function, unit, Some(time)).lift(&nests, steps, name)
+}
+
+/// Lifts a single stencil nest, run once.
+pub fn lift_nest<'a>(
+    root: &'a Loop,
+    function: &'a Function,
+    unit: &'a CUnit,
+    name: &str,
+) -> Result<Lift, String> {
+    Lifter::new(function, unit, None).lift(&[root], Expr::Int(1), name)
+}
+
+/// Where a write puts the point along one dimension of its array.
+#[derive(Clone, Debug, PartialEq)]
+enum Axis {
+    /// The loop variable (at this index of the band).
+    Var(String),
+    /// A fixed index.
+    Fixed(i64),
+}
+
+struct Lifter<'a> {
+    function: &'a Function,
+    unit: &'a CUnit,
+    time: Option<&'a Loop>,
+    arrays: BTreeMap<String, LiftedArray>,
+    array_order: Vec<String>,
+    params: Vec<LiftedParam>,
+    /// Scalars written anywhere in the lifted loops.
+    written_scalars: BTreeSet<String>,
+}
+
+/// An affine form: coefficients per symbol and a constant.
+type Affine = (BTreeMap<String, i64>, i64);
+
+fn affine(e: &Expr) -> Option<Affine> {
+    match e {
+        Expr::Int(v) => Some((BTreeMap::new(), *v)),
+        Expr::Load(r) if r.index.is_empty() => {
+            Some(([(r.name.clone(), 1)].into_iter().collect(), 0))
+        }
+        Expr::Unary('-', a) => {
+            let (m, c) = affine(a)?;
+            Some((
+                m.into_iter().map(|(k, v)| (k, -v)).collect(),
+                c.checked_neg()?,
+            ))
+        }
+        Expr::Bin(op @ (BinOp::Add | BinOp::Sub), a, b) => {
+            let (mut m, c) = affine(a)?;
+            let (mb, cb) = affine(b)?;
+            let sign = if *op == BinOp::Add { 1 } else { -1 };
+            for (k, v) in mb {
+                let e = m.entry(k).or_insert(0);
+                *e = e.checked_add(sign * v)?;
+            }
+            m.retain(|_, v| *v != 0);
+            Some((m, c.checked_add(sign * cb)?))
+        }
+        Expr::Bin(BinOp::Mul, a, b) => {
+            let (ma, ca) = affine(a)?;
+            let (mb, cb) = affine(b)?;
+            let (m, k, c) = if ma.is_empty() {
+                (mb, ca, cb)
+            } else if mb.is_empty() {
+                (ma, cb, ca)
+            } else {
+                return None;
+            };
+            let mut out = BTreeMap::new();
+            for (s, v) in m {
+                if v.checked_mul(k)? != 0 {
+                    out.insert(s, v.checked_mul(k)?);
+                }
+            }
+            Some((out, c.checked_mul(k)?))
+        }
+        _ => None,
+    }
+}
+
+fn describe(s: &Stmt) -> String {
+    match s {
+        Stmt::For(l) => format!("a loop (`{}`, line {})", l.var, l.lines.0),
+        Stmt::Assign(a) => format!("an assignment (line {})", a.line),
+        Stmt::Decl { name, line, .. } => format!("a declaration of `{name}` (line {line})"),
+        Stmt::If { line, .. } => format!("an `if` (line {line})"),
+        Stmt::Eval(e) => format!("a statement `{e}`"),
+        Stmt::Break => "`break`".into(),
+        Stmt::Continue => "`continue`".into(),
+        Stmt::Return(_) => "`return`".into(),
+        Stmt::Goto(l) => format!("`goto {l}`"),
+        Stmt::Other { what, line, .. } => format!("{what} (line {line})"),
+    }
+}
+
+fn sdsl_name(c: &str) -> String {
+    if Keyword::from_word(c).is_some() {
+        format!("c_{c}")
+    } else {
+        c.to_string()
+    }
+}
+
+fn scalar_type(elem: &str) -> Option<&'static str> {
+    match elem {
+        "int" => Some("int"),
+        "long" => Some("long"),
+        "float" => Some("float"),
+        "double" => Some("double"),
+        _ => None,
+    }
+}
+
+/// What one nest's body is being lifted with.
+struct NestCx<'n> {
+    band: Vec<&'n Loop>,
+    /// Scalars declared in the body: name → C type.
+    locals: BTreeMap<String, String>,
+    /// The point as a write places it: per dimension of the grid.
+    point: Option<Vec<Axis>>,
+    /// The grid shape of the nest.
+    shape: Option<Vec<usize>>,
+    /// Fields the body uses, in order.
+    fields: Vec<String>,
+}
+
+impl<'a> Lifter<'a> {
+    fn new(function: &'a Function, unit: &'a CUnit, time: Option<&'a Loop>) -> Lifter<'a> {
+        let mut written_scalars = BTreeSet::new();
+        let mut note = |s: &Stmt| {
+            if let Stmt::Assign(a) = s {
+                if a.target.index.is_empty() {
+                    written_scalars.insert(a.target.name.clone());
+                }
+            }
+        };
+        if let Some(t) = time {
+            super::analysis::walk(&t.body, &mut note);
+        }
+        Lifter {
+            function,
+            unit,
+            time,
+            arrays: BTreeMap::new(),
+            array_order: Vec::new(),
+            params: Vec::new(),
+            written_scalars,
+        }
+    }
+
+    fn lift(mut self, nests: &[&'a Loop], steps: Expr, name: &str) -> Result<Lift, String> {
+        if self.time.is_none() {
+            for n in nests {
+                super::analysis::walk(&n.body, &mut |s| {
+                    if let Stmt::Assign(a) = s {
+                        if a.target.index.is_empty() {
+                            self.written_scalars.insert(a.target.name.clone());
+                        }
+                    }
+                });
+            }
+        }
+        let steps_text = self
+            .expr(&steps, None)
+            .map_err(|e| format!("the number of steps: {e}"))?;
+        // C runs a loop with no steps at all where SDSL refuses a negative count.
+        let steps_text = match constant(&steps) {
+            Some(n) => n.max(0).to_string(),
+            None => format!("({steps_text} > 0 ? {steps_text} : 0)"),
+        };
+        let mut functions = String::new();
+        let mut parts = Vec::new();
+        for (n, nest) in nests.iter().enumerate() {
+            let (pf, part) = self
+                .nest(nest, n)
+                .map_err(|e| format!("nest at line {}: {e}", nest.lines.0))?;
+            functions.push_str(&pf);
+            parts.push(part);
+        }
+        if let Some(t) = self.time {
+            if self.arrays.values().any(|a| a.time_buffers) && constant(&t.lower).is_none() {
+                return Err(format!(
+                    "the time loop starts at `{}`, not a constant: which buffer is first is unknown",
+                    t.lower
+                ));
+            }
+        }
+        let mut text = format!("// {name}: lifted by stencilc map\n");
+        for p in &self.params {
+            let _ = writeln!(text, "{} {};", p.elem, p.name);
+        }
+        let mut grids: Vec<Vec<usize>> = Vec::new();
+        for a in &self.array_order {
+            let shape = &self.arrays[a].shape;
+            if !grids.contains(shape) {
+                grids.push(shape.clone());
+            }
+        }
+        for (g, shape) in grids.iter().enumerate() {
+            let dims: String = shape.iter().map(|d| format!("[{d}]")).collect();
+            let _ = writeln!(text, "grid g{g}{dims};");
+        }
+        for a in &self.array_order {
+            let a = &self.arrays[a];
+            let g = grids.iter().position(|s| s == &a.shape).unwrap_or(0);
+            let _ = writeln!(
+                text,
+                "{} griddata {} on g{g} at {};",
+                a.elem,
+                a.field,
+                if a.time_buffers { "0,1" } else { "0" }
+            );
+        }
+        text.push('\n');
+        text.push_str(&functions);
+        let _ = writeln!(text, "iterate {steps_text} {{");
+        for (n, part) in parts.iter().enumerate() {
+            let _ = writeln!(text, "    stencil s{n} {{\n        {part}\n    }}");
+        }
+        text.push_str("}\n");
+        let source = SourceFile::new(format!("{name}.sdsl"), text.clone());
+        let program = crate::front::parse_program(source)
+            .and_then(crate::analysis::checked)
+            .map_err(|d| {
+                format!(
+                    "the SDSL program it gives is refused: {}",
+                    d.to_string().lines().next().unwrap_or("")
+                )
+            })?;
+        let arrays = self
+            .array_order
+            .iter()
+            .map(|a| self.arrays[a].clone())
+            .collect();
+        Ok(Lift {
+            program,
+            sdsl: text,
+            arrays,
+            params: self.params,
+            time: self.time.map(|t| (t.var.clone(), t.lower.clone())),
+            time_var_declared_outside: self.time.is_some_and(|t| !t.declared),
+            steps,
+            nests: nests.iter().map(|n| n.lines).collect(),
+            lines: self.time.map_or(nests[0].lines, |t| t.lines),
+        })
+    }
+
+    /// One nest: its point function and its stencil part.
+    fn nest(&mut self, root: &'a Loop, n: usize) -> Result<(String, String), String> {
+        let mut band = vec![root];
+        let mut body = &root.body;
+        while let [Stmt::For(inner)] = body.as_slice() {
+            if band.len() == 3 {
+                return Err("more than 3 loops deep".into());
+            }
+            band.push(inner);
+            body = &inner.body;
+        }
+        for l in &band {
+            if let Some(why) = &l.not_canonical {
+                return Err(format!("loop `{}` is not canonical: {why}", l.var));
+            }
+            if l.step != 1 {
+                return Err(format!("loop `{}` steps by {}", l.var, l.step));
+            }
+            if !l.declared {
+                return Err(format!(
+                    "loop variable `{}` is declared outside its loop (its value after the loop would be lost)",
+                    l.var
+                ));
+            }
+            if constant(&l.lower).is_none() || constant(&l.upper).is_none() {
+                return Err(format!(
+                    "loop `{}` has bounds that are not constants (`{}` .. `{}`)",
+                    l.var, l.lower, l.upper
+                ));
+            }
+        }
+        let mut cx = NestCx {
+            band,
+            locals: BTreeMap::new(),
+            point: None,
+            shape: None,
+            fields: Vec::new(),
+        };
+        // The point comes from the first write, which reads before it need.
+        let first_write = body.iter().find_map(|s| match s {
+            Stmt::Assign(a) if !a.target.index.is_empty() => Some(&a.target),
+            _ => None,
+        });
+        if let Some(target) = first_write {
+            self.array_ref(target, true, &mut cx)?;
+        }
+        let mut lines = Vec::new();
+        for s in body {
+            lines.push(self.stmt(s, &mut cx)?);
+        }
+        let (Some(point), Some(shape)) = (cx.point.clone(), cx.shape.clone()) else {
+            return Err("it writes no array".into());
+        };
+        let _ = shape;
+        let mut subset = String::new();
+        for axis in &point {
+            match axis {
+                Axis::Var(v) => {
+                    let l = cx.band.iter().find(|l| &l.var == v).expect("band var");
+                    let lo = constant(&l.lower).unwrap_or(0);
+                    let hi = constant(&l.upper).unwrap_or(0) - 1;
+                    let _ = write!(subset, "[{lo}:{hi}]");
+                }
+                Axis::Fixed(c) => {
+                    let _ = write!(subset, "[{c}]");
+                }
+            }
+        }
+        let args = cx.fields.join(", ");
+        let mut pf = format!("pointfunction nest{n}({args}) {{\n");
+        for (local, ty) in &cx.locals {
+            let _ = writeln!(pf, "    {ty} {local};");
+        }
+        for l in lines {
+            let _ = writeln!(pf, "    {l}");
+        }
+        pf.push_str("}\n\n");
+        Ok((pf, format!("{subset} : nest{n}({args});")))
+    }
+
+    fn stmt(&mut self, s: &Stmt, cx: &mut NestCx<'_>) -> Result<String, String> {
+        match s {
+            Stmt::Decl { name, init, line } => {
+                let var = lookup(name, self.function, self.unit)
+                    .ok_or_else(|| format!("`{name}` (line {line}) has no known type"))?;
+                let ty = scalar_type(&var.elem)
+                    .filter(|_| var.dims.is_empty() && !var.pointer)
+                    .ok_or_else(|| {
+                        format!(
+                            "the local `{name}` (line {line}) is not an int, long, float or double scalar"
+                        )
+                    })?;
+                if cx.locals.insert(name.clone(), ty.to_string()).is_some() {
+                    return Err(format!("`{name}` is declared twice in the body"));
+                }
+                Ok(match init {
+                    Some(e) => format!("{name} = {};", self.expr(e, Some(cx))?),
+                    None => String::new(),
+                })
+            }
+            Stmt::Assign(a) => {
+                let target = if a.target.index.is_empty() {
+                    if !cx.locals.contains_key(&a.target.name) {
+                        return Err(format!(
+                            "it writes the scalar `{}` (line {}), declared outside the body",
+                            a.target.name, a.line
+                        ));
+                    }
+                    a.target.name.clone()
+                } else {
+                    self.array_ref(&a.target, true, cx)?
+                };
+                let value = self.expr(&a.value, Some(cx))?;
+                Ok(match a.op {
+                    None => format!("{target} = {value};"),
+                    Some(op) => format!("{target} = {target} {} ({value});", op.symbol()),
+                })
+            }
+            other => Err(format!("its body holds {}", describe(other))),
+        }
+    }
+
+    /// The `(t + k) % 2` level of a subscript, if it has that form.
+    fn time_level(&self, e: &Expr) -> Option<usize> {
+        let t = self.time?;
+        let Expr::Bin(BinOp::Mod, inner, m) = e else {
+            return None;
+        };
+        if constant(m) != Some(2) {
+            return None;
+        }
+        let (syms, k) = affine(inner)?;
+        (syms.len() == 1 && syms.get(&t.var) == Some(&1)).then(|| k.rem_euclid(2) as usize)
+    }
+
+    fn array_ref(&mut self, r: &Ref, write: bool, cx: &mut NestCx<'_>) -> Result<String, String> {
+        let var = lookup(&r.name, self.function, self.unit)
+            .ok_or_else(|| format!("`{}` has no known declaration", r.name))?;
+        if var.pointer {
+            return Err(format!(
+                "`{}` is a pointer or an array parameter (only arrays declared with their extents are lifted)",
+                r.name
+            ));
+        }
+        let elem = scalar_type(&var.elem)
+            .ok_or_else(|| format!("`{}` has elements of type `{}`", r.name, var.elem))?;
+        let mut dims = Vec::new();
+        for d in &var.dims {
+            let extent = d
+                .as_ref()
+                .and_then(constant)
+                .filter(|&e| e > 0)
+                .ok_or_else(|| format!("`{}` has an extent that is not a constant", r.name))?;
+            dims.push(extent as usize);
+        }
+        if r.index.len() != dims.len() {
+            return Err(format!(
+                "`{r}` has {} subscripts for {} dimensions",
+                r.index.len(),
+                dims.len()
+            ));
+        }
+        let level = r.index.first().and_then(|e| self.time_level(e));
+        let time_buffers = level.is_some() && dims[0] == 2;
+        let (level, index, shape) = if time_buffers {
+            (level.unwrap_or(0), &r.index[1..], dims[1..].to_vec())
+        } else {
+            (0, &r.index[..], dims.clone())
+        };
+        if shape.is_empty() || shape.len() > 3 {
+            return Err(format!(
+                "`{}` has {} dimensions on its grid; fields have 1 to 3",
+                r.name,
+                shape.len()
+            ));
+        }
+        let field = sdsl_name(&r.name);
+        match self.arrays.get_mut(&r.name) {
+            Some(a) => {
+                if a.time_buffers != time_buffers {
+                    return Err(format!(
+                        "`{}` is indexed both by `(t + k) % 2` and otherwise in its first dimension",
+                        r.name
+                    ));
+                }
+                a.written |= write;
+            }
+            None => {
+                self.arrays.insert(
+                    r.name.clone(),
+                    LiftedArray {
+                        c_name: r.name.clone(),
+                        field: field.clone(),
+                        elem: elem.to_string(),
+                        shape: shape.clone(),
+                        time_buffers,
+                        written: write,
+                    },
+                );
+                self.array_order.push(r.name.clone());
+            }
+        }
+        if !cx.fields.contains(&field) {
+            cx.fields.push(field.clone());
+        }
+        let forms: Vec<Option<Affine>> = index.iter().map(affine).collect();
+        if write {
+            let mut point = Vec::new();
+            for (e, f) in index.iter().zip(&forms) {
+                let axis = match f {
+                    Some((m, 0)) if m.len() == 1 => {
+                        let (v, c) = m.iter().next().expect("one symbol");
+                        if *c == 1 && cx.band.iter().any(|l| &l.var == v) {
+                            Some(Axis::Var(v.clone()))
+                        } else {
+                            None
+                        }
+                    }
+                    Some((m, c)) if m.is_empty() => Some(Axis::Fixed(*c)),
+                    _ => None,
+                };
+                point.push(axis.ok_or_else(|| {
+                    format!("the write `{r}` is not at the point: subscript `{e}` is neither a loop variable nor a constant")
+                })?);
+            }
+            for l in &cx.band {
+                let uses = point
+                    .iter()
+                    .filter(|a| matches!(a, Axis::Var(v) if v == &l.var))
+                    .count();
+                if uses != 1 {
+                    return Err(format!(
+                        "the write `{r}` does not use loop variable `{}` exactly once",
+                        l.var
+                    ));
+                }
+            }
+            match &cx.point {
+                Some(p) if p != &point || cx.shape.as_ref() != Some(&shape) => {
+                    return Err(format!(
+                        "the writes are not all at the same point of the same grid (`{r}`)"
+                    ))
+                }
+                _ => {
+                    cx.point = Some(point);
+                    cx.shape = Some(shape.clone());
+                }
+            }
+        }
+        let Some(point) = cx.point.clone() else {
+            return Err("it writes no array".into());
+        };
+        if let Some(t) = self.time {
+            if forms
+                .iter()
+                .any(|f| f.as_ref().is_some_and(|(m, _)| m.contains_key(&t.var)))
+            {
+                return Err(format!(
+                    "`{r}` is indexed by the time variable `{}` (a stencil's read offsets are the same at every step)",
+                    t.var
+                ));
+            }
+        }
+        if point.len() != shape.len() || cx.shape.as_ref() != Some(&shape) {
+            return Err(format!(
+                "`{r}` is not on the grid the nest writes (shapes differ)"
+            ));
+        }
+        let mut offsets = Vec::new();
+        for ((e, f), axis) in index.iter().zip(&forms).zip(&point) {
+            let off = f.as_ref().and_then(|(m, c)| match axis {
+                Axis::Var(v) => (m.len() == 1 && m.get(v) == Some(&1)).then_some(*c),
+                Axis::Fixed(k) => m.is_empty().then(|| c - k),
+            });
+            offsets.push(off.ok_or_else(|| {
+                format!("the read `{r}` is not the point plus a constant offset (subscript `{e}`)")
+            })?);
+        }
+        let offs: String = offsets.iter().map(|o| format!("[{o}]")).collect();
+        Ok(format!("[{level}]{field}{offs}"))
+    }
+
+    fn expr(&mut self, e: &Expr, cx: Option<&mut NestCx<'_>>) -> Result<String, String> {
+        let mut cx = cx;
+        Ok(match e {
+            Expr::Int(v) => {
+                if i32::try_from(*v).is_ok() {
+                    format!("{v}")
+                } else {
+                    format!("{v}L")
+                }
+            }
+            Expr::Float(s) => {
+                let lower = s.to_ascii_lowercase();
+                if lower.contains('x') || lower.ends_with('l') {
+                    return Err(format!("the literal `{s}` (hexadecimal or long double)"));
+                }
+                lower
+            }
+            Expr::Load(r) if r.index.is_empty() => self.scalar(&r.name, cx.as_deref())?,
+            Expr::Load(r) => {
+                let Some(cx) = cx else {
+                    return Err(format!("`{r}` reads an array"));
+                };
+                self.array_ref(r, false, cx)?
+            }
+            Expr::Bin(op, a, b) => {
+                use BinOp::*;
+                if matches!(op, BitAnd | BitOr | BitXor | Shl | Shr) {
+                    return Err(format!("`{}` is not an SDSL operator", op.symbol()));
+                }
+                let a = self.expr(a, cx.as_deref_mut())?;
+                let b = self.expr(b, cx)?;
+                format!("({a} {} {b})", op.symbol())
+            }
+            Expr::Unary(op @ ('-' | '!'), a) => format!("{op}({})", self.expr(a, cx)?),
+            Expr::Unary(op, _) => return Err(format!("the operator `{op}`")),
+            Expr::Call(f, args) => {
+                let mut out = Vec::new();
+                for a in args {
+                    out.push(self.expr(a, cx.as_deref_mut())?);
+                }
+                format!("{f}({})", out.join(", "))
+            }
+            Expr::Cond(c, a, b) => {
+                let c = self.expr(c, cx.as_deref_mut())?;
+                let a = self.expr(a, cx.as_deref_mut())?;
+                let b = self.expr(b, cx)?;
+                format!("({c} ? {a} : {b})")
+            }
+            Expr::Cast(t, a) => {
+                let ty = scalar_type(t).ok_or_else(|| format!("a cast to `{t}`"))?;
+                format!("(({ty}) {})", self.expr(a, cx)?)
+            }
+            Expr::Unsupported(what) => return Err(what.clone()),
+        })
+    }
+
+    fn scalar(&mut self, name: &str, cx: Option<&NestCx<'_>>) -> Result<String, String> {
+        if let Some(cx) = cx {
+            if cx.locals.contains_key(name) {
+                return Ok(name.to_string());
+            }
+            if cx.band.iter().any(|l| l.var == name) {
+                return Err(format!(
+                    "the loop variable `{name}` is used as a value (a point's coordinates are not available to a stencil)"
+                ));
+            }
+        }
+        if self.time.is_some_and(|t| t.var == name) {
+            return Err(format!(
+                "the time variable `{name}` is used outside a `(t + k) % 2` subscript"
+            ));
+        }
+        if self.written_scalars.contains(name) {
+            return Err(format!(
+                "the scalar `{name}` is written inside the lifted loops"
+            ));
+        }
+        let var = lookup(name, self.function, self.unit)
+            .ok_or_else(|| format!("`{name}` has no known declaration"))?;
+        let elem = scalar_type(&var.elem)
+            .filter(|_| var.dims.is_empty() && !var.pointer)
+            .ok_or_else(|| format!("`{name}` is not an int, long, float or double scalar"))?;
+        if Keyword::from_word(name).is_some() {
+            return Err(format!("the scalar `{name}` is named like an SDSL keyword"));
+        }
+        if !self.params.iter().any(|p| p.name == name) {
+            self.params.push(LiftedParam {
+                name: name.to_string(),
+                elem: elem.to_string(),
+            });
+        }
+        Ok(name.to_string())
+    }
+}

@@ -1,0 +1,572 @@
+//! `stencilc map`'s lift: a time loop of stencil nests (or one nest) becomes an
+//! `ir::Program`, and the interpreter running it from the arrays the C program
+//! holds before the loop leaves them bit for bit as the C program (`cc -O2
+//! -ffp-contract=off`) leaves them after the loop.
+
+use std::path::Path;
+use std::process::Command;
+
+use stencilc::exec::{interp, Buffer, FieldState};
+use stencilc::front::c::{lower_unit, CFile};
+use stencilc::ir::env::{Bindings, RunEnv};
+use stencilc::ir::{ScalarType, Value};
+use stencilc::map::lift::Lift;
+use stencilc::map::{plan_file, NestPlan, Target};
+use stencilc::model::device::Device;
+
+use super::map::{cc_available, compile_and_run, map, opencl_available, opencl_headers_available};
+
+/// The lifted outermost nests of a C file, with the file's lines.
+fn lifted(path: &Path) -> (Vec<NestPlan>, Vec<String>) {
+    let file = CFile::load(path).unwrap_or_else(|_| panic!("{} loads", path.display()));
+    let unit = lower_unit(&file);
+    let plan = plan_file(&file, &unit, Target::C, Device::default_device());
+    let text = std::fs::read_to_string(path).unwrap();
+    let nests = plan
+        .nests
+        .into_iter()
+        .filter(|n| n.lifted.is_some())
+        .collect();
+    (nests, text.lines().map(str::to_string).collect())
+}
+
+/// The C file with the lifted arrays (and the parameters' values) written to
+/// files just before and just after the nest.
+fn instrumented(lines: &[String], lift: &Lift, nest_lines: (usize, usize)) -> String {
+    let mut dump = String::new();
+    for a in &lift.arrays {
+        dump.push_str(&format!("    fwrite({0}, sizeof {0}, 1, f);\n", a.c_name));
+    }
+    let mut params = String::from("{ FILE *stencilc_p = fopen(\"params.txt\", \"w\");");
+    for p in &lift.params {
+        params.push_str(&format!(
+            " fprintf(stencilc_p, \"%.17g\\n\", (double)({}));",
+            p.name
+        ));
+    }
+    params.push_str(" fclose(stencilc_p); stencilc_dump(\"before.bin\"); }");
+    let mut out =
+        String::from("#include <stdio.h>\nstatic void stencilc_dump(const char *path);\n");
+    for (n, line) in lines.iter().enumerate() {
+        if n + 1 == nest_lines.0 {
+            out.push_str(&params);
+            out.push('\n');
+        }
+        out.push_str(line);
+        out.push('\n');
+        if n + 1 == nest_lines.1 {
+            out.push_str("stencilc_dump(\"after.bin\");\n");
+        }
+    }
+    out.push_str(&format!(
+        "static void stencilc_dump(const char *path) {{\n    FILE *f = fopen(path, \"wb\");\n{dump}    fclose(f);\n}}\n"
+    ));
+    out
+}
+
+fn buffer(ty: ScalarType, bytes: &[u8]) -> Buffer {
+    match ty {
+        ScalarType::Float => Buffer::Float(
+            bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_ne_bytes(b.try_into().unwrap()))
+                .collect(),
+        ),
+        ScalarType::Double => Buffer::Double(
+            bytes
+                .chunks_exact(8)
+                .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
+                .collect(),
+        ),
+        ScalarType::Int => Buffer::Int(
+            bytes
+                .chunks_exact(4)
+                .map(|b| i32::from_ne_bytes(b.try_into().unwrap()))
+                .collect(),
+        ),
+        ScalarType::Long => Buffer::Long(
+            bytes
+                .chunks_exact(8)
+                .map(|b| i64::from_ne_bytes(b.try_into().unwrap()))
+                .collect(),
+        ),
+    }
+}
+
+/// The arrays in a dump, per array its buffers (two for time-buffered ones).
+fn split(lift: &Lift, bytes: &[u8]) -> Vec<Vec<Buffer>> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    for (a, field) in lift.arrays.iter().zip(&lift.program.fields) {
+        let size = a.points() * field.ty.size_bytes();
+        let count = if a.time_buffers { 2 } else { 1 };
+        out.push(
+            (0..count)
+                .map(|b| buffer(field.ty, &bytes[at + b * size..at + (b + 1) * size]))
+                .collect(),
+        );
+        at += count * size;
+    }
+    assert_eq!(at, bytes.len(), "dump size");
+    out
+}
+
+/// Runs the C program around the lifted nest and the lifted program on the
+/// interpreter, and compares every buffer bit for bit.
+fn assert_lift_matches_c(name: &str, lines: &[String], nest: &NestPlan) {
+    let lift = nest.lifted.as_ref().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join(format!("{name}.c"));
+    std::fs::write(&source, instrumented(lines, lift, nest.lines)).unwrap();
+    let exe = dir.path().join(name);
+    let built = Command::new("cc")
+        .args(["-O2", "-ffp-contract=off", "-std=gnu99"])
+        .arg(&source)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lm")
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = Command::new(&exe).current_dir(dir.path()).output().unwrap();
+    assert!(ran.status.success(), "{name} failed");
+    let before = split(lift, &std::fs::read(dir.path().join("before.bin")).unwrap());
+    let after = split(lift, &std::fs::read(dir.path().join("after.bin")).unwrap());
+    let values: Vec<f64> = std::fs::read_to_string(dir.path().join("params.txt"))
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    let program = &lift.program;
+    let params = program
+        .params
+        .iter()
+        .zip(&values)
+        .map(|(p, v)| Value::Double(*v).cast(p.ty))
+        .collect();
+    let env = RunEnv::new(program, &Bindings { params }).unwrap();
+    let steps = env.max_iters();
+    let lower = lift
+        .time
+        .as_ref()
+        .and_then(|(_, lo)| stencilc::map::constant(lo))
+        .unwrap_or(0);
+    let mut state = FieldState {
+        fields: lift
+            .arrays
+            .iter()
+            .zip(before)
+            .map(|(a, buffers)| {
+                if a.time_buffers {
+                    (0..2)
+                        .map(|level| buffers[Lift::buffer_of_level(lower, 0, level)].clone())
+                        .collect()
+                } else {
+                    buffers
+                }
+            })
+            .collect(),
+    };
+    let summary = interp::run(program, &env, &mut state).unwrap();
+    assert_eq!(summary.iterations, steps, "{name}: steps");
+    for ((a, levels), want) in lift.arrays.iter().zip(&state.fields).zip(&after) {
+        for (level, got) in levels.iter().enumerate() {
+            let b = if a.time_buffers {
+                Lift::buffer_of_level(lower, steps as i64, level)
+            } else {
+                0
+            };
+            assert!(
+                got == &want[b],
+                "{name}: `{}` level {level} (C buffer {b}) differs from C after {steps} steps",
+                a.c_name
+            );
+        }
+    }
+}
+
+#[test]
+fn lifted_examples_run_on_the_interpreter_as_the_c_programs() {
+    if !cc_available() {
+        return;
+    }
+    let examples = stencilc_examples();
+    for (name, want) in [("jacobi2d", 1), ("heat3d", 1)] {
+        let (nests, lines) = lifted(&examples.join(format!("{name}.c")));
+        assert_eq!(nests.len(), want, "{name}: lifted nests");
+        for nest in &nests {
+            assert_lift_matches_c(name, &lines, nest);
+        }
+    }
+}
+
+fn stencilc_examples() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/c")
+}
+
+/// Ping-pong buffers that differ on the rim, a time loop starting at an odd
+/// step, a parameter read by the stencil, a copy back and a nest over one row: the
+/// levels must map to the right C buffers before and after.
+const FORMS: &str = r#"#include <stdio.h>
+#define N 37
+#define M 23
+static double P[2][N][M];
+static double Q[N][M];
+static double R[N][M];
+static void steps(int t1, double w) {
+    for (int t = 3; t < t1; t++) {
+        for (int i = 1; i < N - 1; i++)
+            for (int j = 2; j < M - 1; j++)
+                P[(t + 1) % 2][i][j] = w * P[t % 2][i - 1][j] + (1.0 - w) * P[t % 2][i][j - 2] + Q[i][j + 1];
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < M; j++) {
+                double s = P[(t + 1) % 2][i][j];
+                R[i][j] = s * 0.5;
+            }
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < M; j++)
+                Q[i][j] = R[i][j];
+        for (int j = 1; j < M; j++)
+            Q[0][j] = Q[0][j] * 0.5 + R[3][j - 1];
+    }
+}
+int main(void) {
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < M; j++)
+                P[b][i][j] = (double)((i * 3 + j * 5 + b * 7) % 11) / 11.0;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++)
+            Q[i][j] = (double)(i - j) / 50.0;
+    steps(10, 0.3);
+    double sum = 0.0;
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < M; j++)
+                sum += P[b][i][j] * (1 + b) + Q[i][j] * 3 + R[i][j] * 5;
+    printf("%.17g %.17g %.17g\n", P[0][5][5], P[1][5][5], sum);
+    return 0;
+}
+"#;
+
+#[test]
+fn ping_pong_copy_back_and_rows_lift_bit_for_bit() {
+    if !cc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("forms.c");
+    std::fs::write(&path, FORMS).unwrap();
+    let (nests, lines) = lifted(&path);
+    assert_eq!(nests.len(), 1, "the time loop lifts");
+    let lift = nests[0].lifted.as_ref().unwrap();
+    assert_eq!(lift.program.iterate.as_ref().unwrap().stencils.len(), 4);
+    assert!(lift.arrays[0].time_buffers, "{:?}", lift.arrays);
+    assert_eq!(
+        lift.params
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>(),
+        ["t1", "w"]
+    );
+    assert_lift_matches_c("forms", &lines, &nests[0]);
+}
+
+#[test]
+fn nests_that_are_not_stencils_say_why() {
+    if !cc_available() {
+        return;
+    }
+    let file = CFile::load(&stencilc_examples().join("conv2d.c")).unwrap();
+    let unit = lower_unit(&file);
+    let plan = plan_file(&file, &unit, Target::C, Device::default_device());
+    let conv = plan.nests.iter().find(|n| n.lines.0 == 20).unwrap();
+    assert_eq!(
+        conv.lift.as_deref(),
+        Some("not lifted: nest at line 20: its body holds a loop (`a`, line 23)")
+    );
+}
+
+/// Maps `source` with `--target opencl`, and runs it on OpenCL and the
+/// original with cc: the outputs must be identical, and a loop lifted.
+fn assert_opencl_matches(name: &str, source: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let c = format!("{name}.c");
+    let mapped_c = format!("{name}.cl.c");
+    std::fs::write(dir.path().join(&c), source).unwrap();
+    let out = map(dir.path(), &[&c, "--target", "opencl", "-o", &mapped_c]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mapped = std::fs::read_to_string(dir.path().join(&mapped_c)).unwrap();
+    assert!(
+        mapped.contains("the arrays stay on the device across all steps"),
+        "{name}: nothing lifted"
+    );
+    let original = compile_and_run(&dir.path().join(&c), &dir.path().join(name), false);
+    let exe = dir.path().join(format!("{name}.cl"));
+    let built = Command::new("cc")
+        .args(["-O2", "-std=gnu99"])
+        .arg(dir.path().join(&mapped_c))
+        .arg("-o")
+        .arg(&exe)
+        .args(["-lm", "-lOpenCL"])
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = Command::new(&exe).output().unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert_eq!(original, String::from_utf8_lossy(&ran.stdout), "{name}");
+}
+
+#[test]
+fn lifted_ping_pong_runs_on_opencl_as_the_original() {
+    if !cc_available() || !opencl_available() || !opencl_headers_available() {
+        return;
+    }
+    assert_opencl_matches("forms", FORMS);
+}
+
+/// A stencil nest on its own (no time loop), writing a box that leaves a
+/// rim of the output untouched, with a local.
+const ONE_NEST: &str = r#"#include <stdio.h>
+#define N 45
+#define M 33
+static float A[N][M], B[N][M];
+int main(void) {
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++) {
+            A[i][j] = (float)((i * 5 + j * 3) % 13) / 13.0f;
+            B[i][j] = -1.0f;
+        }
+    for (int i = 1; i < N - 1; i++)
+        for (int j = 2; j < M; j++) {
+            float s = A[i - 1][j] + A[i + 1][j - 2];
+            B[i][j] = s / 3.0f;
+        }
+    double sum = 0;
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < M; j++)
+            sum = sum * 0.5 + B[i][j];
+    printf("%.17g\n", sum);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_lifted_single_nest_runs_on_opencl_as_the_original() {
+    if !cc_available() || !opencl_available() || !opencl_headers_available() {
+        return;
+    }
+    assert_opencl_matches("one_nest", ONE_NEST);
+}
+
+/// The `--target cuda` program of an example (or of `FORMS`, written to `dir`).
+fn cuda_output(dir: &Path, name: &str) -> String {
+    let (cwd, file) = if name == "forms" {
+        std::fs::write(dir.join("forms.c"), FORMS).unwrap();
+        (dir.to_path_buf(), "forms.c".to_string())
+    } else {
+        (stencilc_examples(), format!("{name}.c"))
+    };
+    let out_path = dir.join(format!("{name}.cu"));
+    let out = map(
+        &cwd,
+        &[&file, "--target", "cuda", "-o", out_path.to_str().unwrap()],
+    );
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read_to_string(out_path).unwrap()
+}
+
+/// The kernels of each lifted nest: what nvcc compiles under `__CUDACC__`.
+fn kernel_units(output: &str) -> Vec<String> {
+    use stencilc::map::cuda::{KERNELS_BEGIN, KERNELS_END};
+    let mut units = Vec::new();
+    let mut rest = output;
+    while let Some(start) = rest.find(KERNELS_BEGIN) {
+        let end = rest[start..].find(KERNELS_END).expect("an end marker") + start;
+        let block = &rest[start..end];
+        let body = &block[block
+            .find("#if defined(__CUDACC__)\n")
+            .expect("nvcc branch")..];
+        let body = &body[body.find('\n').unwrap() + 1..body.rfind("#else").expect("#else")];
+        units.push(body.to_string());
+        rest = &rest[end + KERNELS_END.len()..];
+    }
+    units
+}
+
+const CUDA_LIFTED: &[&str] = &["jacobi2d", "heat3d", "forms"];
+
+#[test]
+fn cuda_kernels_of_lifted_loops_compile_with_nvrtc() {
+    use stencilc::exec::cuda::nvrtc;
+    if !cc_available() || !crate::common::runtime_available("nvrtc", nvrtc::load().map(|_| ())) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for name in CUDA_LIFTED {
+        let output = cuda_output(dir.path(), name);
+        let units = kernel_units(&output);
+        assert_eq!(units.len(), 1, "{name}: one lifted loop");
+        for unit in units {
+            let compiled =
+                nvrtc::compile_source(&unit, "sm_90", stencilc::back::cuda::NVRTC_OPTIONS, &[])
+                    .unwrap_or_else(|e| panic!("{name}: {e}\n{unit}"));
+            assert!(compiled.ptx.contains(".entry"), "{name}: no kernel");
+        }
+    }
+}
+
+/// The folders holding `cuda_runtime.h` and `crt/host_config.h` (as in
+/// `tests/native/overtile`).
+fn cuda_include_dirs() -> Result<Vec<std::path::PathBuf>, String> {
+    use std::path::PathBuf;
+    let mut candidates: Vec<Vec<PathBuf>> = Vec::new();
+    if let Some(cache) = std::env::var_os("STENCILC_CI_CACHE") {
+        let cache = PathBuf::from(cache);
+        candidates.push(vec![
+            cache.join("cudart-12.8.90/nvidia/cuda_runtime/include"),
+            cache.join("nvcc-12.8.93/nvidia/cuda_nvcc/include"),
+        ]);
+    }
+    for root in [
+        std::env::var_os("CUDA_HOME").map(PathBuf::from),
+        Some("/usr/local/cuda".into()),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        candidates.push(vec![root.join("include")]);
+    }
+    candidates
+        .into_iter()
+        .find(|dirs| {
+            dirs.iter().any(|d| d.join("cuda_runtime.h").is_file())
+                && dirs.iter().any(|d| d.join("crt/host_config.h").is_file())
+        })
+        .ok_or_else(|| "no cuda_runtime.h with crt/host_config.h under $STENCILC_CI_CACHE, $CUDA_HOME or /usr/local/cuda".to_string())
+}
+
+#[test]
+fn cuda_host_part_of_lifted_loops_compiles_with_gxx() {
+    let probe = Command::new("g++")
+        .arg("--version")
+        .output()
+        .map_err(|e| e.to_string())
+        .and_then(|o| {
+            o.status
+                .success()
+                .then_some(())
+                .ok_or("g++ failed".to_string())
+        })
+        .and_then(|()| cuda_include_dirs().map(drop));
+    if !cc_available() || !crate::common::runtime_available("cudart", probe) {
+        return;
+    }
+    let includes = cuda_include_dirs().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for name in CUDA_LIFTED {
+        let output = cuda_output(dir.path(), name);
+        assert!(output.contains("cudaLaunchKernel"), "{name}: no launch");
+        let cu = dir.path().join(format!("{name}.cu"));
+        let mut gxx = Command::new("g++");
+        gxx.args([
+            "-x",
+            "c++",
+            "-std=c++11",
+            "-Wall",
+            "-Wno-unknown-pragmas",
+            "-Werror",
+            "-c",
+        ]);
+        for include in &includes {
+            gxx.arg("-I").arg(include);
+        }
+        let built = gxx
+            .arg(&cu)
+            .arg("-o")
+            .arg(dir.path().join(format!("{name}.o")))
+            .output()
+            .unwrap();
+        assert!(
+            built.status.success(),
+            "{name}: g++ refused the host part:\n{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+    }
+}
+
+/// On a machine with nvcc and a GPU: the CUDA programs print what the
+/// originals print.
+#[test]
+#[ignore]
+fn gpu_map_cuda_runs_as_the_original() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in CUDA_LIFTED {
+        let output = cuda_output(dir.path(), name);
+        let cu = dir.path().join(format!("{name}.cu"));
+        std::fs::write(&cu, &output).unwrap();
+        let exe = dir.path().join(format!("{name}.gpu"));
+        let built = Command::new("nvcc")
+            .args([
+                "-O3",
+                "--fmad=false",
+                "--prec-div=true",
+                "--prec-sqrt=true",
+                "-x",
+                "cu",
+            ])
+            .arg(&cu)
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .expect("nvcc runs");
+        assert!(
+            built.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let ran = Command::new(&exe).output().unwrap();
+        assert!(
+            ran.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        let source = if *name == "forms" {
+            dir.path().join("forms.c")
+        } else {
+            stencilc_examples().join(format!("{name}.c"))
+        };
+        let original = compile_and_run(&source, &dir.path().join(format!("{name}.orig")), false);
+        assert_eq!(original, String::from_utf8_lossy(&ran.stdout), "{name}");
+    }
+}
+
+#[test]
+fn cuda_output_of_heat3d() {
+    if !cc_available() {
+        return;
+    }
+    let out = map(&stencilc_examples(), &["heat3d.c", "--target", "cuda"]);
+    assert!(out.status.success());
+    insta::assert_snapshot!("map_cuda_heat3d", String::from_utf8_lossy(&out.stdout));
+}
