@@ -28,6 +28,7 @@
 //! generated host code computes each launch's steps at run time.
 //! The C back-end time-tiles too (see [`cpu_tile`]).
 
+pub mod cpu_cost;
 pub mod cpu_tile;
 mod fusion;
 pub mod time;

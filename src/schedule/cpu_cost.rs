@@ -1,0 +1,215 @@
+//! The CPU time-tiling cost model: predicted seconds per iteration of an
+//! untiled or overlapped-tiled sweep from the program's reads, slow operations
+//! and reach, the tile, and this machine's caches. [`super::cpu_tile`] chooses
+//! with it, and `stencilc tune`'s CPU model ranks candidates with it. Its
+//! constants are measured on the development machine (bench/RESULTS.md); the
+//! order of the candidates it predicts is what matters, not the seconds.
+
+use crate::analysis::footprint::Footprint;
+use crate::ir::env::RunEnv;
+use crate::ir::{BinaryOp, Expr, ExprKind, FieldId, MathFn, Program, Stmt};
+
+use super::cpu_tile::{CpuCaches, CpuTiling, TileShape};
+
+/// Slow operations per point of one iteration (every part of every stencil,
+/// loops counted by their trip count), in units of 3 ns (`SECONDS_PER_SLOW_OP`):
+/// `sqrt` 2, `exp`, `log`, `pow` and the trigonometric functions 3, a
+/// floating-point division 0.03. The C is compiled without fast-math, so a math
+/// function keeps `errno` and its loop stays scalar (gradient2d: one `sqrtf`
+/// and one division per point cost about 6 ns per point and core on the
+/// development machine, ten times its five reads), while a division vectorises
+/// (j2d5pt's `/ 118.0f` costs little). Overlapped tiling repeats them in its
+/// halo, so they decide whether tiling a compute-bound stencil pays.
+pub fn slow_ops_per_point(program: &Program) -> f64 {
+    fn of_expr(e: &Expr) -> f64 {
+        let mut total = 0.0;
+        e.visit(&mut |e| {
+            total += match &e.kind {
+                ExprKind::Binary(BinaryOp::Div | BinaryOp::Rem, _, _) if e.ty.is_float() => 0.03,
+                ExprKind::Call { func, .. } => match func {
+                    MathFn::Sqrt => 2.0,
+                    MathFn::Exp
+                    | MathFn::Log
+                    | MathFn::Pow
+                    | MathFn::Sin
+                    | MathFn::Cos
+                    | MathFn::Tan => 3.0,
+                    _ => 0.0,
+                },
+                _ => 0.0,
+            };
+        });
+        total
+    }
+    fn of_stmts(body: &[Stmt]) -> f64 {
+        body.iter()
+            .map(|s| match s {
+                Stmt::Assign { value, .. } | Stmt::Store { value, .. } => of_expr(value),
+                Stmt::For { lo, hi, body, .. } => (hi - lo + 1).max(0) as f64 * of_stmts(body),
+            })
+            .sum()
+    }
+    program.iterate.as_ref().map_or(0.0, |iterate| {
+        iterate
+            .stencils
+            .iter()
+            .flat_map(|s| &s.parts)
+            .map(|part| of_stmts(&part.body))
+            .sum()
+    })
+}
+
+/// Seconds per unit of slow operations (see [`slow_ops_per_point`]) on one core.
+const SECONDS_PER_SLOW_OP: f64 = 3e-9;
+
+/// Sustained memory bandwidth of one core, bytes per second.
+const BANDWIDTH_PER_CORE: f64 = 6e9;
+/// Seconds per read of one point (vectorised loop, one core): j2d5pt's
+/// baseline runs at about 0.7 ns per point and core, memory included.
+const SECONDS_PER_READ: f64 = 0.06e-9;
+/// Seconds of overhead per tile (besides bandwidth).
+const SECONDS_PER_TILE: f64 = 1e-6;
+/// Seconds per row a tile copies in or out of the grid, besides its bytes:
+/// each row is a new page of the grid and a new prefetch stream. Measured
+/// (bench/RESULTS.md, in-place tiling at 16384²): tiles of 96x512 ran level
+/// with the baseline where 40x1024 ran 1.10x faster, at the same window size.
+const SECONDS_PER_ROW: f64 = 0.2e-6;
+
+/// What the model needs of a program at given sizes.
+#[derive(Clone, Debug)]
+pub struct ModelInputs {
+    /// Grid sizes, outermost first.
+    pub dims: Vec<u64>,
+    /// Bytes of one point over every level of every field in the window.
+    pub window_bytes_per_point: f64,
+    /// Bytes of one point over every level of every field written.
+    pub written_bytes_per_point: f64,
+    /// Bytes read and written per point by one untiled iteration.
+    pub untiled_bytes_per_point: f64,
+    /// Reads per point per iteration (all parts).
+    pub reads_per_point: f64,
+    /// Slow operations per point per iteration ([`slow_ops_per_point`]).
+    pub slow_ops_per_point: f64,
+    /// The reach of one iteration per axis.
+    pub reach: Vec<(u64, u64)>,
+    /// Axes whose tiles span the grid.
+    pub whole: Vec<bool>,
+}
+
+impl ModelInputs {
+    /// The inputs for `program` with `env`'s sizes.
+    pub fn new(program: &Program, env: &RunEnv, shape: &TileShape) -> ModelInputs {
+        let dims: Vec<u64> = env.grid_dims()[shape.grid.0]
+            .iter()
+            .map(|&d| d as u64)
+            .collect();
+        let level_bytes = |f: &FieldId| {
+            let field = &program.fields[f.0];
+            (field.ty.size_bytes() * field.levels()) as f64
+        };
+        let mut reads = 0.0;
+        let mut untiled = 0.0;
+        if let Some(iterate) = &program.iterate {
+            for s in 0..iterate.stencils.len() {
+                let footprint = Footprint::of_stencil_in(program, env, s);
+                for r in &footprint.reads {
+                    reads += r.distinct as f64;
+                    untiled += program.fields[r.field.0].ty.size_bytes() as f64;
+                }
+                for w in &footprint.writes {
+                    // A write costs its read for ownership too.
+                    untiled += 2.0 * program.fields[w.field.0].ty.size_bytes() as f64;
+                }
+            }
+        }
+        ModelInputs {
+            dims,
+            window_bytes_per_point: shape.used.iter().map(level_bytes).sum(),
+            written_bytes_per_point: shape.written.iter().map(level_bytes).sum(),
+            untiled_bytes_per_point: untiled,
+            reads_per_point: reads.max(1.0),
+            slow_ops_per_point: slow_ops_per_point(program),
+            reach: shape.iteration_reach(),
+            whole: shape.whole.clone(),
+        }
+    }
+
+    /// Points of the grid.
+    pub fn points(&self) -> f64 {
+        self.dims.iter().product::<u64>() as f64
+    }
+
+    /// Compute seconds of one point of one iteration on one core.
+    pub fn point_seconds(&self) -> f64 {
+        self.reads_per_point * SECONDS_PER_READ + self.slow_ops_per_point * SECONDS_PER_SLOW_OP
+    }
+}
+
+/// Predicted seconds per iteration with `tiling` (`None`: untiled) on
+/// `threads` threads of a machine with `caches`.
+pub fn predict_step_seconds(
+    inputs: &ModelInputs,
+    tiling: Option<&CpuTiling>,
+    threads: u32,
+    caches: &CpuCaches,
+) -> f64 {
+    let threads = f64::from(threads.max(1));
+    let points = inputs.points();
+    let bandwidth = BANDWIDTH_PER_CORE * threads;
+    let Some(tiling) = tiling else {
+        let memory = points * inputs.untiled_bytes_per_point / bandwidth;
+        let compute = points * inputs.point_seconds() / threads;
+        return memory.max(compute);
+    };
+    let steps = f64::from(tiling.steps.max(1));
+    let tile: Vec<f64> = tiling
+        .tile
+        .iter()
+        .zip(&inputs.dims)
+        .zip(&inputs.whole)
+        .map(|((&t, &d), &whole)| if whole { d } else { t.min(d) } as f64)
+        .collect();
+    let grown = |k: f64| -> f64 {
+        tile.iter()
+            .zip(&inputs.reach)
+            .zip(&inputs.dims)
+            .zip(&inputs.whole)
+            .map(|(((t, r), &d), &whole)| {
+                if whole {
+                    *t
+                } else {
+                    (t + k * (r.0 + r.1) as f64).min(d as f64)
+                }
+            })
+            .product()
+    };
+    let centre: f64 = tile.iter().product();
+    let tiles = points / centre;
+    let window = grown(steps);
+    let window_bytes = window * inputs.window_bytes_per_point;
+    // Copy in every level of the window, write back every written level of
+    // the centre (and read it for ownership).
+    let mut traffic = window_bytes + 2.0 * centre * inputs.written_bytes_per_point;
+    if window_bytes > caches.l2_bytes as f64 {
+        // The inner steps spill from L2: each streams its window again.
+        traffic += (steps - 1.0) * window_bytes;
+    }
+    let computed: f64 = (0..tiling.steps).map(|s| grown(f64::from(s))).sum();
+    let memory = tiles * traffic / bandwidth;
+    let compute = tiles * computed * inputs.point_seconds() / threads;
+    // Rows copied per tile: the window's in, the centre's out (per level of
+    // four bytes' worth; the innermost axis is the row).
+    let inner_extent = |k: f64| -> f64 {
+        let last = tile.len() - 1;
+        let r = &inputs.reach[last];
+        if inputs.whole[last] {
+            tile[last]
+        } else {
+            (tile[last] + k * (r.0 + r.1) as f64).min(inputs.dims[last] as f64)
+        }
+    };
+    let rows = window / inner_extent(steps) * inputs.window_bytes_per_point / 4.0
+        + centre / tile[tile.len() - 1] * inputs.written_bytes_per_point / 4.0;
+    let overhead = tiles * (SECONDS_PER_TILE + rows * SECONDS_PER_ROW) / threads;
+    (memory.max(compute) + overhead) / steps
+}
