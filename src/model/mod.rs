@@ -12,6 +12,7 @@
 pub mod build;
 pub mod choose;
 pub mod device;
+pub mod explain;
 pub mod fusion;
 pub mod instr;
 pub mod predict;
