@@ -406,8 +406,11 @@ pub fn tune(
         };
         // The worker has the command line's deep stack.
         tuner::tune(&job_ir, &env, &initial, &request, &mut |_| {})
-    })?
-    .map_err(|e| RunError::new_err(e.to_string()))?;
+    })?;
+    let tuned = match tuned {
+        (_, Some(interrupt)) => return Err(interrupt),
+        (tuned, None) => tuned.map_err(|e| RunError::new_err(e.to_string()))?,
+    };
     Ok(TuneResult {
         json: tuned.json(),
         paste: tuned.paste(),

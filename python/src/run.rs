@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use stencilc::exec::backend::{Backend, ProgressHook, RunOptions};
-use stencilc::exec::{Bindings, Buffer, ReadInPlace};
+use stencilc::exec::{Bindings, Buffer, ExecError, ReadInPlace};
 use stencilc::front::suggest;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{FieldId, Program as Ir, ScalarType, Value};
@@ -502,7 +502,17 @@ pub fn run(
         });
         (outcome, notes, env)
     })?;
-    let (outcome, run_notes, env) = ran;
+    let ((outcome, run_notes, env), interrupt) = ran;
+    if let Some(error) = interrupt {
+        // How far the run got: `e.iterations` on the KeyboardInterrupt.
+        let done = match &outcome {
+            Err(ExecError::Interrupted(done)) => Some(*done),
+            Ok(outcome) => Some(outcome.summary.iterations),
+            Err(_) => None,
+        };
+        let _ = error.value_bound(py).setattr("iterations", done);
+        return Err(error);
+    }
     notes.extend(run_notes);
     let outcome = outcome.map_err(|e| exec_error(py, e))?;
     drop(guards);

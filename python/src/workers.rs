@@ -66,18 +66,23 @@ fn work(queue: Sender<Job>, jobs: Receiver<Job>) {
 /// How often the waiting thread looks for a signal (Ctrl-C) while a job runs.
 const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
-/// Runs `job` on a worker with the GIL released, and waits for it. Every
-/// [`SIGNAL_POLL`] the waiting thread takes the GIL to let Python look for
-/// signals: a Ctrl-C (or any handler that raises) sets `stop`, which the
-/// back-ends read between iterations (the C back-end through the flag its
-/// compiled loop polls), and the job's result is dropped for the handler's
-/// exception once the job has returned. A job that panicked, or no thread to
-/// run it on, is a `RunError`.
+/// Runs `job` on a worker with the GIL released, and waits for it; returns
+/// its result and the exception a signal handler raised meanwhile, if any.
+///
+/// Why polling: a signal handler runs only in the main thread while it holds
+/// the GIL, and a Rust thread waiting on a channel never gives it the chance.
+/// So every [`SIGNAL_POLL`] the waiting thread takes the GIL for
+/// `check_signals` (cheap: a flag test when no signal came); a Ctrl-C (or any
+/// handler that raises) sets `stop`, which the back-ends read between
+/// iterations (the C back-end through the flag its compiled loop polls), and
+/// the caller raises the handler's exception once the job has returned. Chaining
+/// a SIGINT handler of our own instead would fight Python's (and the user's).
+/// A job that panicked, or no thread to run it on, is a `RunError`.
 pub fn run_interruptibly<T: Send + 'static>(
     py: Python<'_>,
     stop: &Arc<AtomicBool>,
     job: impl FnOnce() -> T + Send + 'static,
-) -> PyResult<T> {
+) -> PyResult<(T, Option<PyErr>)> {
     let (finished, result) = mpsc::channel();
     let job: Job = Box::new(move || {
         let _ = finished.send(job());
@@ -104,13 +109,11 @@ pub fn run_interruptibly<T: Send + 'static>(
             }
         }
     });
-    if let Some(error) = interrupt {
-        return Err(error);
-    }
-    ran.ok_or_else(|| {
+    let done = ran.ok_or_else(|| {
         RunError::new_err(
             "internal error in stencilc while running the program (or no thread could be \
              started for it); please report it with the program",
         )
-    })
+    })?;
+    Ok((done, interrupt))
 }

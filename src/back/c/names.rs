@@ -33,6 +33,7 @@ const TEMPS: &[&str] = &[
     "counts",
     "reductions_f",
     "reductions_i",
+    "interrupt",
 ];
 
 /// Per-axis roles (`i0`, `lo0`, `hi0`, `in_lo0`, `in_hi0`, and time tiling's
