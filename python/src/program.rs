@@ -28,6 +28,8 @@ pub struct Program {
     /// The C back-end's loaded kernels of `ir`, so that a second `run` skips
     /// printing, hashing and loading the C.
     pub(crate) kernels: stencilc::exec::native::KernelCache,
+    /// `ir`'s hash in the tuning database's keys, computed on first need.
+    pub(crate) hash: std::sync::OnceLock<String>,
 }
 
 fn checked(
@@ -49,7 +51,11 @@ fn checked(
         Ok(ir) => {
             let ir = Arc::new(ir);
             let kernels = stencilc::exec::native::KernelCache::new(Arc::clone(&ir));
-            Ok(Program { ir, kernels })
+            Ok(Program {
+                ir,
+                kernels,
+                hash: std::sync::OnceLock::new(),
+            })
         }
         Err(LoadError::Program(diagnostics)) => Err(compile_error(py, &diagnostics)),
         Err(error @ LoadError::Io { .. }) => Err(PyOSError::new_err(error.to_string())),

@@ -1,5 +1,5 @@
 //! `Program.explain` and `stencilc.tune`: the library's explain report
-//! ([`stencilc::model::explain`]) and tuning ([`stencilc::tune::tuner`]) with
+//! ([`stencilc::explain`]) and tuning ([`stencilc::tune::tuner`]) with
 //! Python arguments, and their results as `stencilc.Explain` and
 //! `stencilc.TuneResult`. Both results keep the JSON object the command line
 //! prints with `--json`; their attributes and `as_dict()` are read from it, so
@@ -181,9 +181,7 @@ pub fn explain(
     // on a deep stack, with the GIL released.
     let report = py
         .allow_threads(|| {
-            crate::on_deep_stack(|| {
-                stencilc::model::explain::explain(&ir, &env, target, device, &request)
-            })
+            crate::on_deep_stack(|| stencilc::explain::explain(&ir, &env, target, device, &request))
         })
         .ok_or_else(|| {
             RunError::new_err("internal error in stencilc while explaining; please report it")

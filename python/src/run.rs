@@ -2,8 +2,9 @@
 //! with the GIL released (Ctrl-C stops it between iterations), and the
 //! `stencilc.Result`.
 
+use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -14,6 +15,7 @@ use stencilc::front::suggest;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{FieldId, Program as Ir, ScalarType, Value};
 use stencilc::session::{self, ShapeConflict};
+use stencilc::tune::db::{self, Database, Entry, Key};
 
 use crate::arrays::{self, dtype_name, shape_text, FieldArray};
 use crate::errors::exec_error;
@@ -447,7 +449,7 @@ pub fn run(
     let mut tuned = None;
     if use_tuned {
         let mut warnings = Vec::new();
-        let found = stencilc::tune::db::tuned_for(&ir, &env, backend, &options, &mut warnings);
+        let found = tuned_entry(program, &ir, &env, backend, &options, &mut warnings);
         notes.extend(warnings.into_iter().map(|w| format!("warning: {w}")));
         if let Some(entry) = found {
             notes.push(format!(
@@ -569,6 +571,56 @@ pub fn run(
             Some(knobs) => crate::report::json_to_py(py, &serde_json::json!(knobs))?,
             None => py.None(),
         },
+    })
+}
+
+/// The tuned schedule recorded for `ir` with `env` on `backend`, as
+/// `stencilc run` finds it (`tune::db::tuned_for`), at a run's cost: nothing
+/// when there is no database, and the program's hash and this machine's
+/// device and compiler description kept (per `Program`, per process) rather
+/// than printed, hashed and probed on every run.
+fn tuned_entry(
+    program: &Program,
+    ir: &Arc<Ir>,
+    env: &RunEnv,
+    backend: Backend,
+    options: &RunOptions,
+    warnings: &mut Vec<String>,
+) -> Option<Entry> {
+    type Identities = Mutex<HashMap<String, (String, String)>>;
+    static IDENTITIES: OnceLock<Identities> = OnceLock::new();
+    if !matches!(backend, Backend::C | Backend::OpenCl | Backend::Cuda) {
+        return None;
+    }
+    let database = Database::in_cache();
+    if !database.path().exists() {
+        return None;
+    }
+    let which = format!(
+        "{backend} {:?} {:?} {} {}",
+        std::env::var("CC").ok(),
+        options.cflags,
+        options.fast_math,
+        options.fma
+    );
+    let identities = IDENTITIES.get_or_init(Identities::default);
+    let known = identities.lock().ok()?.get(&which).cloned();
+    let (device, compiler) = known.unwrap_or_else(|| {
+        let found = db::identity(backend, options);
+        if let Ok(mut identities) = identities.lock() {
+            identities.insert(which, found.clone());
+        }
+        found
+    });
+    let hash = if Arc::ptr_eq(ir, &program.ir) {
+        program.hash.get_or_init(|| db::program_hash(ir)).clone()
+    } else {
+        db::program_hash(ir)
+    };
+    let key = Key::with_hash(hash, ir, env, backend, &device, &compiler);
+    database.lookup(&key, warnings).unwrap_or_else(|why| {
+        warnings.push(why);
+        None
     })
 }
 

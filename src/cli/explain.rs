@@ -1,14 +1,14 @@
 //! `stencilc explain PROGRAM`: what each GPU kernel of a program would cost on
 //! a named device, and why — without a GPU.
 //!
-//! The report is the library's ([`stencilc::model::explain`], also behind
+//! The report is the library's ([`stencilc::explain`], also behind
 //! Python's `Program.explain`); this module reads the arguments and prints it,
 //! as text or, with `--json`, as one JSON object on stdout for every outcome,
 //! errors included.
 
 use clap::Args;
+use stencilc::explain::{self, Report};
 use stencilc::lower::Target;
-use stencilc::model::explain::{self, Report};
 use stencilc::model::Device;
 
 use crate::cli::args::{ParamArgs, ProgramArgs, ScheduleArgs};

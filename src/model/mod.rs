@@ -12,7 +12,6 @@
 pub mod build;
 pub mod choose;
 pub mod device;
-pub mod explain;
 pub mod fusion;
 pub mod instr;
 pub mod predict;
