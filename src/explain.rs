@@ -259,7 +259,7 @@ pub fn explain(
         target: format!("{target:?}").to_lowercase(),
         device: *device,
         parameters,
-        schedule: schedule.describe(&program),
+        schedule: schedule.describe(program),
         ptxas: status,
         instructions_counted: INSTRUCTIONS_COUNTED,
         kernels,

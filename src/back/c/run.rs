@@ -123,6 +123,31 @@ impl Writer<'_> {
         self.linkage == Linkage::Internal
     }
 
+    /// [`Writer::interrupt_poll`] after a time-tiled sweep: the caller's
+    /// buffers of the `written` levels back where they belong when the sweep
+    /// left them in the second set (the data do not matter then), and the
+    /// second set freed (`free_all`).
+    pub(super) fn tiled_interrupt_poll(&mut self, written: &[(FieldId, i32, i32)], free_all: &str) {
+        let p = self.program;
+        let n = Rc::clone(&self.names);
+        let (shadow, oldest) = (n.temp("shadow"), n.temp("oldest"));
+        let mut swaps = Vec::new();
+        for &(f, lo, hi) in written {
+            let ty = names::c_type(p.fields[f.0].ty);
+            let first = p.fields[f.0].time_lo;
+            for t in lo..=hi {
+                let (a, b) = (n.level(f, t), n.level_temp("next", f, t, first));
+                swaps.push(format!(
+                    "{{ {ty} *{oldest} = {a}; {a} = {b}; {b} = {oldest}; }}"
+                ));
+            }
+        }
+        self.interrupt_poll(&format!(
+            "if ({shadow}) {{ {} }} {free_all}",
+            swaps.join(" ")
+        ));
+    }
+
     /// At the end of an iteration (or time-tiled sweep), the interrupt flag's
     /// poll: a set flag ends the run with status 6 after `cleanup`.
     pub(super) fn interrupt_poll(&mut self, cleanup: &str) {

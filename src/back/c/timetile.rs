@@ -772,22 +772,7 @@ impl Writer<'_> {
             self.line("break;");
             self.close("}");
         }
-        // Interrupted: the caller's buffers back where they belong (the data
-        // do not matter), then the second set freed.
-        let mut swaps = Vec::new();
-        for &(f, lo, hi) in &written {
-            let ty = names::c_type(p.fields[f.0].ty);
-            for t in lo..=hi {
-                let (a, b) = (n.level(f, t), self.level_name("next", f, t));
-                swaps.push(format!(
-                    "{{ {ty} *{oldest} = {a}; {a} = {b}; {b} = {oldest}; }}"
-                ));
-            }
-        }
-        self.interrupt_poll(&format!(
-            "if ({shadow}) {{ {} }} {free_all}",
-            swaps.join(" ")
-        ));
+        self.tiled_interrupt_poll(&written, &free_all);
         self.close("}");
         self.open(&format!("if ({shadow}) {{"));
         self.line("/* the results are in the second set: into the caller's buffers */");
