@@ -31,6 +31,9 @@ const LAYERS: &[(&str, u32)] = &[
     ("tune", 9),
     // Running a program on data in memory: what `cli` and the Python package share.
     ("session", 9),
+    // `stencilc explain`'s report: the model's figures for kernels compiled
+    // by NVRTC (in `exec`), for the command line and the Python package.
+    ("explain", 9),
     ("cli", 9),
 ];
 

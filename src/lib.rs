@@ -11,6 +11,7 @@ pub mod analysis;
 pub mod back;
 pub mod diag;
 pub mod exec;
+pub mod explain;
 pub mod front;
 pub mod io;
 pub mod ir;

@@ -14,6 +14,7 @@
 mod arrays;
 mod errors;
 mod program;
+mod report;
 mod run;
 mod workers;
 
@@ -46,6 +47,9 @@ fn _stencilc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<program::Field>()?;
     m.add_class::<program::Reduction>()?;
     m.add_class::<run::RunResult>()?;
+    m.add_class::<report::Explain>()?;
+    m.add_class::<report::TuneResult>()?;
+    m.add_function(wrap_pyfunction!(report::tune, m)?)?;
     m.add("CompileError", py.get_type_bound::<errors::CompileError>())?;
     m.add("RunError", py.get_type_bound::<errors::RunError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -28,6 +28,8 @@ pub struct Program {
     /// The C back-end's loaded kernels of `ir`, so that a second `run` skips
     /// printing, hashing and loading the C.
     pub(crate) kernels: stencilc::exec::native::KernelCache,
+    /// `ir`'s hash in the tuning database's keys, computed on first need.
+    pub(crate) hash: std::sync::OnceLock<String>,
 }
 
 fn checked(
@@ -49,7 +51,11 @@ fn checked(
         Ok(ir) => {
             let ir = Arc::new(ir);
             let kernels = stencilc::exec::native::KernelCache::new(Arc::clone(&ir));
-            Ok(Program { ir, kernels })
+            Ok(Program {
+                ir,
+                kernels,
+                hash: std::sync::OnceLock::new(),
+            })
         }
         Err(LoadError::Program(diagnostics)) => Err(compile_error(py, &diagnostics)),
         Err(error @ LoadError::Io { .. }) => Err(PyOSError::new_err(error.to_string())),
@@ -166,7 +172,12 @@ impl Program {
     /// that is one. Fields not given start at zero; every time level starts
     /// from the array. Grid sizes not in `params` come from the arrays' shapes.
     /// No array passed in is changed.
-    #[pyo3(signature = (backend = "auto", *, params = None, block = None, tile = None, time = None, shm = None, threads = None, inputs = None, **fields))]
+    ///
+    /// With `tuned=True` (the default) and a back-end of `"c"`, `"opencl"` or
+    /// `"cuda"`, the schedule `stencilc.tune` (or `stencilc tune`) recorded for
+    /// this program, back-end and parameter values fills in the schedule
+    /// keywords not given (`Result.tuned` and a note say so).
+    #[pyo3(signature = (backend = "auto", *, params = None, block = None, tile = None, time = None, shm = None, threads = None, tuned = true, inputs = None, **fields))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
@@ -178,6 +189,7 @@ impl Program {
         time: Option<u32>,
         shm: Option<&Bound<'_, PyAny>>,
         threads: Option<u32>,
+        tuned: bool,
         inputs: Option<&Bound<'_, PyDict>>,
         fields: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<run::RunResult> {
@@ -188,18 +200,37 @@ impl Program {
             shm,
             threads,
         };
-        let all = PyDict::new_bound(py);
-        for given in [inputs, fields].into_iter().flatten() {
-            for (name, value) in given.iter() {
-                if all.contains(&name)? {
-                    return Err(PyValueError::new_err(format!(
-                        "field `{name}` is given twice (as a keyword and in inputs); give it once"
-                    )));
-                }
-                all.set_item(name, value)?;
-            }
-        }
-        run::run(py, self, backend, params, &all, schedule)
+        let all = merge_fields(py, inputs, fields)?;
+        run::run(py, self, backend, params, &all, schedule, tuned)
+    }
+
+    /// What each GPU kernel of the program would cost on `device` (default
+    /// `"h100-sxm"`; also `h100-pcie`, `h200`, `a100`, `l40s`, `v100`) and why,
+    /// as `stencilc explain` reports it, without a GPU: returns a
+    /// `stencilc.Explain` (`str()` is the command's text, `.to_json()` its
+    /// `--json`, `.kernels` the kernels as dicts). Every parameter needs a
+    /// value in `params`; the schedule keywords are `run`'s.
+    #[pyo3(signature = (target = "cuda", device = None, *, params = None, block = None, tile = None, time = None, shm = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn explain(
+        &self,
+        py: Python<'_>,
+        target: &str,
+        device: Option<&str>,
+        params: Option<&Bound<'_, PyDict>>,
+        block: Option<Vec<u32>>,
+        tile: Option<Vec<u32>>,
+        time: Option<u32>,
+        shm: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<crate::report::Explain> {
+        let schedule = Schedule {
+            block,
+            tile,
+            time,
+            shm,
+            threads: None,
+        };
+        crate::report::explain(py, self, target, device, params, schedule)
     }
 
     /// The code generated for `target` (`"c"`, `"cuda"` or `"opencl"`), as
@@ -267,6 +298,27 @@ impl Program {
             ))),
         }
     }
+}
+
+/// The field arrays of `inputs` and of the keyword arguments in one dict; a
+/// field given in both is a `ValueError`.
+pub(crate) fn merge_fields<'py>(
+    py: Python<'py>,
+    inputs: Option<&Bound<'py, PyDict>>,
+    fields: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let all = PyDict::new_bound(py);
+    for given in [inputs, fields].into_iter().flatten() {
+        for (name, value) in given.iter() {
+            if all.contains(&name)? {
+                return Err(PyValueError::new_err(format!(
+                    "field `{name}` is given twice (as a keyword and in inputs); give it once"
+                )));
+            }
+            all.set_item(name, value)?;
+        }
+    }
+    Ok(all)
 }
 
 /// A parameter of a program: `name` and SDSL `type` (`int`, `long`, `float`,

@@ -2,26 +2,25 @@
 //! with the GIL released (Ctrl-C stops it between iterations), and the
 //! `stencilc.Result`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 use stencilc::exec::backend::{Backend, ProgressHook, RunOptions};
-use stencilc::exec::{Bindings, Buffer, ReadInPlace};
+use stencilc::exec::{Bindings, Buffer, ExecError, ReadInPlace};
 use stencilc::front::suggest;
+use stencilc::ir::env::RunEnv;
 use stencilc::ir::{FieldId, Program as Ir, ScalarType, Value};
 use stencilc::session::{self, ShapeConflict};
+use stencilc::tune::db::{self, Database, Entry, Key};
 
 use crate::arrays::{self, dtype_name, shape_text, FieldArray};
-use crate::errors::{exec_error, RunError};
+use crate::errors::exec_error;
 use crate::program::Program;
 use crate::workers;
-
-/// How often the waiting thread looks for a signal (Ctrl-C) while a run goes on.
-const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
 /// The schedule keywords of `run` and `emit`.
 pub struct Schedule<'a, 'py> {
@@ -276,6 +275,9 @@ pub struct RunResult {
     /// `{name: address}`: the fields whose array the back-end read in place
     /// (fields no stencil writes, on `interp` and `c`) and the address it read.
     read_in_place: Py<PyDict>,
+    /// The knobs of the tuned schedule the run used (`stencilc.tune`), as
+    /// `{"cpu_tile": [...], "time": ..., ...}`; `None` when none was found.
+    tuned: PyObject,
 }
 
 #[pymethods]
@@ -342,18 +344,27 @@ fn field_arrays<'py>(
     Ok(arrays)
 }
 
-/// `Program.run`.
-pub fn run(
-    py: Python<'_>,
-    program: &Program,
-    backend: &str,
-    params: Option<&Bound<'_, PyDict>>,
-    fields: &Bound<'_, PyDict>,
-    schedule: Schedule<'_, '_>,
-) -> PyResult<RunResult> {
-    let backend = backend_of(backend)?;
-    let (ir, mut values) = params_of(py, &program.ir, params)?;
-    let options = schedule.options(&ir)?;
+/// A program bound for a run: the parameters given and inferred from the
+/// arrays' shapes, and the arrays checked against the grids.
+pub struct BoundRun<'py> {
+    /// The program (with the host identifiers `params` gives, when any).
+    pub ir: Arc<Ir>,
+    /// Its parameter values.
+    pub env: RunEnv,
+    /// The field arrays given, each of its field's dtype and grid shape.
+    pub arrays: Vec<(FieldId, FieldArray<'py>)>,
+}
+
+/// Binds `params` and the arrays of `fields` (by field name) to `program`:
+/// grid sizes not in `params` come from the shapes, as `stencilc run` infers
+/// them from files; every parameter needs a value.
+pub fn bind_arrays<'py>(
+    py: Python<'py>,
+    program: &Arc<Ir>,
+    params: Option<&Bound<'py, PyDict>>,
+    fields: &Bound<'py, PyDict>,
+) -> PyResult<BoundRun<'py>> {
+    let (ir, mut values) = params_of(py, program, params)?;
     let arrays = field_arrays(&ir, fields)?;
 
     let shapes: Vec<(FieldId, &[usize], String)> = arrays
@@ -376,28 +387,12 @@ pub fn run(
             ))
         },
     )?;
-    let missing = session::missing_params(&ir, &values);
-    if !missing.is_empty() {
-        let example: Vec<String> = missing.iter().map(|n| format!("'{n}': ...")).collect();
-        return Err(PyValueError::new_err(format!(
-            "parameter(s) {} of `{}` have no value; give them with params={{{}}} (grid sizes also \
-             come from the shapes of the field arrays)",
-            names_text(missing.iter().copied()),
-            ir.name,
-            example.join(", ")
-        )));
-    }
-    let bindings: Bindings = session::bindings(values).expect("every parameter has a value");
-    let env = stencilc::exec::bind(&ir, &bindings).map_err(|e| exec_error(py, e))?;
-
-    // The fields no stencil writes are read in the caller's arrays by the
-    // back-ends that can (a run never changes an array passed in, so the
-    // written ones are copied).
-    let in_place_backend = matches!(backend, Backend::Interp | Backend::C);
-    let read_only = stencilc::exec::in_place::read_only_fields(&ir);
-    let mut read_in_place = ReadInPlace::default();
-    let mut guards: Vec<(FieldId, arrays::ReadGuard<'_>)> = Vec::new();
-    let mut inputs: Vec<(FieldId, Buffer)> = Vec::with_capacity(arrays.len());
+    let env = bind_all(
+        py,
+        &ir,
+        values,
+        "grid sizes also come from the shapes of the field arrays",
+    )?;
     for (field, array) in &arrays {
         let decl = &ir.fields[field.0];
         let dims = env.field_dims(&ir, *field);
@@ -410,6 +405,73 @@ pub fn run(
                 shape_text(&array.shape)
             )));
         }
+    }
+    Ok(BoundRun { ir, env, arrays })
+}
+
+/// The bindings of `values` once each parameter has one, or a `ValueError`
+/// naming those without (`hint` says where else values come from).
+pub fn bind_all(
+    py: Python<'_>,
+    ir: &Ir,
+    values: Vec<Option<Value>>,
+    hint: &str,
+) -> PyResult<RunEnv> {
+    let missing = session::missing_params(ir, &values);
+    if !missing.is_empty() {
+        let example: Vec<String> = missing.iter().map(|n| format!("'{n}': ...")).collect();
+        return Err(PyValueError::new_err(format!(
+            "parameter(s) {} of `{}` have no value; give them with params={{{}}} ({hint})",
+            names_text(missing.iter().copied()),
+            ir.name,
+            example.join(", ")
+        )));
+    }
+    let bindings: Bindings = session::bindings(values).expect("every parameter has a value");
+    stencilc::exec::bind(ir, &bindings).map_err(|e| exec_error(py, e))
+}
+
+/// `Program.run`.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    py: Python<'_>,
+    program: &Program,
+    backend: &str,
+    params: Option<&Bound<'_, PyDict>>,
+    fields: &Bound<'_, PyDict>,
+    schedule: Schedule<'_, '_>,
+    use_tuned: bool,
+) -> PyResult<RunResult> {
+    let backend = backend_of(backend)?;
+    let BoundRun { ir, env, arrays } = bind_arrays(py, &program.ir, params, fields)?;
+    let mut options = schedule.options(&ir)?;
+    let mut notes = Vec::new();
+    let mut tuned = None;
+    if use_tuned {
+        let mut warnings = Vec::new();
+        let found = tuned_entry(program, &ir, &env, backend, &options, &mut warnings);
+        notes.extend(warnings.into_iter().map(|w| format!("warning: {w}")));
+        if let Some(entry) = found {
+            notes.push(format!(
+                "using the tuned schedule `{}` ({:.3} ms when tuned; tuned=False to ignore it)",
+                entry.knobs.label(),
+                entry.seconds * 1e3
+            ));
+            options = entry.knobs.fill(&options);
+            tuned = Some(entry.knobs);
+        }
+    }
+
+    // The fields no stencil writes are read in the caller's arrays by the
+    // back-ends that can (a run never changes an array passed in, so the
+    // written ones are copied).
+    let in_place_backend = matches!(backend, Backend::Interp | Backend::C);
+    let read_only = stencilc::exec::in_place::read_only_fields(&ir);
+    let mut read_in_place = ReadInPlace::default();
+    let mut guards: Vec<(FieldId, arrays::ReadGuard<'_>)> = Vec::new();
+    let mut inputs: Vec<(FieldId, Buffer)> = Vec::with_capacity(arrays.len());
+    for (field, array) in &arrays {
+        let decl = &ir.fields[field.0];
         if in_place_backend && read_only[field.0] {
             let guard = arrays::read_guard(array, decl.ty)?;
             let (data, len) = guard.data();
@@ -434,46 +496,26 @@ pub fn run(
         read_in_place: (!guards.is_empty()).then(|| read_in_place.clone()),
         ..options
     };
-    let (finished, result) = mpsc::channel();
     let job_ir = Arc::clone(&ir);
-    let job = Box::new(move || {
+    let ran = workers::run_interruptibly(py, &stop, move || {
         let mut notes = Vec::new();
         let outcome = session::run(backend, &job_ir, &env, state, &options, &mut |n| {
             notes.push(n.to_string())
         });
-        let _ = finished.send((outcome, notes, env));
-    });
-    let mut interrupt: Option<PyErr> = None;
-    let interrupted = &mut interrupt;
-    let ran = py.allow_threads(move || {
-        if !workers::submit(job) {
-            return None;
-        }
-        loop {
-            match result.recv_timeout(SIGNAL_POLL) {
-                Ok(done) => return Some(done),
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if interrupted.is_none() {
-                        if let Err(error) = Python::with_gil(|py| py.check_signals()) {
-                            *interrupted = Some(error);
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                    }
-                }
-                // The job panicked.
-                Err(mpsc::RecvTimeoutError::Disconnected) => return None,
-            }
-        }
-    });
-    let Some((outcome, notes, env)) = ran else {
-        return Err(RunError::new_err(
-            "internal error in stencilc while running the program (or no thread could be \
-             started for it); please report it with the program",
-        ));
-    };
+        (outcome, notes, env)
+    })?;
+    let ((outcome, run_notes, env), interrupt) = ran;
     if let Some(error) = interrupt {
+        // How far the run got: `e.iterations` on the KeyboardInterrupt.
+        let done = match &outcome {
+            Err(ExecError::Interrupted(done)) => Some(*done),
+            Ok(outcome) => Some(outcome.summary.iterations),
+            Err(_) => None,
+        };
+        let _ = error.value_bound(py).setattr("iterations", done);
         return Err(error);
     }
+    notes.extend(run_notes);
     let outcome = outcome.map_err(|e| exec_error(py, e))?;
     drop(guards);
 
@@ -525,6 +567,60 @@ pub fn run(
         params: bound.unbind(),
         notes,
         read_in_place: read.unbind(),
+        tuned: match tuned {
+            Some(knobs) => crate::report::json_to_py(py, &serde_json::json!(knobs))?,
+            None => py.None(),
+        },
+    })
+}
+
+/// The tuned schedule recorded for `ir` with `env` on `backend`, as
+/// `stencilc run` finds it (`tune::db::tuned_for`), at a run's cost: nothing
+/// when there is no database, and the program's hash and this machine's
+/// device and compiler description kept (per `Program`, per process) rather
+/// than printed, hashed and probed on every run.
+fn tuned_entry(
+    program: &Program,
+    ir: &Arc<Ir>,
+    env: &RunEnv,
+    backend: Backend,
+    options: &RunOptions,
+    warnings: &mut Vec<String>,
+) -> Option<Entry> {
+    type Identities = Mutex<HashMap<String, (String, String)>>;
+    static IDENTITIES: OnceLock<Identities> = OnceLock::new();
+    if !matches!(backend, Backend::C | Backend::OpenCl | Backend::Cuda) {
+        return None;
+    }
+    let database = Database::in_cache();
+    if !database.path().exists() {
+        return None;
+    }
+    let which = format!(
+        "{backend} {:?} {:?} {} {}",
+        std::env::var("CC").ok(),
+        options.cflags,
+        options.fast_math,
+        options.fma
+    );
+    let identities = IDENTITIES.get_or_init(Identities::default);
+    let known = identities.lock().ok()?.get(&which).cloned();
+    let (device, compiler) = known.unwrap_or_else(|| {
+        let found = db::identity(backend, options);
+        if let Ok(mut identities) = identities.lock() {
+            identities.insert(which, found.clone());
+        }
+        found
+    });
+    let hash = if Arc::ptr_eq(ir, &program.ir) {
+        program.hash.get_or_init(|| db::program_hash(ir)).clone()
+    } else {
+        db::program_hash(ir)
+    };
+    let key = Key::with_hash(hash, ir, env, backend, &device, &compiler);
+    database.lookup(&key, warnings).unwrap_or_else(|why| {
+        warnings.push(why);
+        None
     })
 }
 

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, has_c_compiler
 
 import stencilc
 
@@ -253,6 +253,36 @@ def test_ctrl_c_interrupts_between_iterations_and_changes_nothing():
     finally:
         timer.cancel()
     assert np.array_equal(a, before)
+
+
+# Ten million cheap iterations on the C back-end: a quarter of a minute or more
+# to the end here, so an interrupt that waits for the compiled loop to return
+# is seen in the iteration count.
+SLOW_C_ITERATIONS = 10_000_000
+SLOW_C = SLOW.replace("iterate 100000000", f"iterate {SLOW_C_ITERATIONS}")
+
+
+@pytest.mark.skipif(not has_c_compiler(), reason="no C compiler (cc) for the C back-end")
+def test_ctrl_c_interrupts_the_c_loop_between_iterations_and_changes_nothing():
+    prog = stencilc.Program(SLOW_C)
+    a = np.arange(1000, dtype=np.float64)
+    before = a.copy()
+    # The interrupt lands in the compiled loop, or (on a slow compile) before
+    # it starts, when the loop stops after its first iteration.
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt) as interrupted:
+            prog.run("c", threads=1, a=a)
+    finally:
+        timer.cancel()
+    # Stopped by the flag the compiled loop polls, not at the loop's end.
+    done = interrupted.value.iterations
+    assert done is not None and 0 < done < SLOW_C_ITERATIONS
+    assert np.array_equal(a, before)
+    # The next run has a flag of its own.
+    short = stencilc.Program(SLOW_C.replace(f"iterate {SLOW_C_ITERATIONS}", "iterate 3"))
+    assert short.run("c", a=a).fields["a"].tolist() == (before + 3).tolist()
 
 
 def test_threads_keyword(jacobi):

@@ -1,6 +1,7 @@
 """Every example program through the Python API equals `stencilc run` bit for bit:
 the fields, the iteration count, whether the check stopped the loop, and the
-reductions, on the interpreter and the C back-end."""
+reductions, on the interpreter, the C back-end and OpenCL (skipped, with the
+reason printed, where no OpenCL platform runs; CI requires it)."""
 
 import json
 import subprocess
@@ -8,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import DATA, EXAMPLES, has_c_compiler
+from conftest import DATA, EXAMPLES, has_c_compiler, require_runtime
 
 import stencilc
 
@@ -36,7 +37,7 @@ CASES = [
 ]
 
 BACKENDS = ["interp", pytest.param("c", marks=pytest.mark.skipif(
-    not has_c_compiler(), reason="no C compiler (cc) for the C back-end"))]
+    not has_c_compiler(), reason="no C compiler (cc) for the C back-end")), "opencl"]
 
 
 def test_every_example_program_is_covered():
@@ -64,10 +65,12 @@ def run_cli(cli, program, backend, params, fields, tmp_path):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("program,params,fields", CASES, ids=[c[0] for c in CASES])
-def test_api_equals_cli(cli, tmp_path, program, params, fields, backend):
+def test_api_equals_cli(cli, tmp_path, program, params, fields, backend, request):
+    if backend == "opencl":
+        require_runtime("opencl", request.getfixturevalue("opencl_missing"))
     summary, expected = run_cli(cli, program, backend, params, fields, tmp_path)
     result = stencilc.Program.from_file(EXAMPLES / program).run(
-        backend, params=params, **fields)
+        backend, params=params, tuned=False, **fields)
     assert result.backend == summary["backend"] == backend
     assert result.iterations == summary["iterations"]
     assert result.stopped_by_check == summary["stopped_by_check"]

@@ -1,25 +1,24 @@
 //! `stencilc tune`: measures a program's schedules on a back-end and keeps the
 //! fastest in the tuning database, where `stencilc run` finds it.
 //!
-//! The space, its pruning and the model's order are [`stencilc::tune::space`];
-//! measuring is [`stencilc::tune::search`]; the database
-//! [`stencilc::tune::db`]. This module reads the arguments, shows the
+//! The tuning itself is [`stencilc::tune::tuner`] (the space, its pruning and
+//! the model's order in [`stencilc::tune::space`], measuring in
+//! [`stencilc::tune::search`], the database in [`stencilc::tune::db`]).
+//! This module reads the arguments, shows the
 //! progress bar (the best so far), prints the result (the pragma line to
 //! paste, or the C back-end's flags) and draws the plot.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use stencilc::exec::backend::{Backend, RunOptions};
-use stencilc::lower::Target;
 use stencilc::source::SourceFile;
-use stencilc::tune::cpu_model::Machine;
-use stencilc::tune::db::{self, Database, Entry, Key};
 use stencilc::tune::search::{self, Measurement, Outcome, Settings};
-use stencilc::tune::space::{self, Family, Space};
+use stencilc::tune::space::{self, Space};
+use stencilc::tune::tuner::{self, Event, Request};
 
 use crate::cli::args::{parse_field_file, FieldFile, FmaArgs, ParamArgs, ProgramArgs};
 use crate::cli::error::CliError;
@@ -127,39 +126,33 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         ..RunOptions::default()
     };
 
-    let machine = Machine::here();
-    let (device_name, compiler) = db::identity(backend, &base);
-    let gpu_device = match backend {
-        Backend::Cuda => stencilc::model::predict::preset_for_name(&device_name)
-            .unwrap_or_else(stencilc::model::Device::default_device),
-        _ => stencilc::model::Device::default_device(),
+    let config = match &args.config {
+        Some(path) => Some((path.display().to_string(), read_config(path)?)),
+        None => None,
     };
-    let family = match backend {
-        Backend::C => Family::Cpu(machine),
-        Backend::Cuda => Family::Gpu(Target::Cuda, gpu_device),
-        _ => Family::Gpu(Target::OpenCl, gpu_device),
+    let request = Request {
+        backend,
+        base,
+        config: config.as_ref().map(|(name, c)| (name.as_str(), c)),
+        exhaustive: args.exhaustive,
+        settings: Settings {
+            repeats: args.repeats as usize,
+            budget: args.budget.map(Duration::from_secs_f64),
+            tolerant: args.fma.fma,
+        },
+        save: !args.no_save,
     };
-    let rank = space::rank(&program);
-    let ranges = match &args.config {
-        Some(path) => {
-            let config = read_config(path)?;
-            if config.dims() != rank {
-                return Err(CliError::new(
-                    format!(
-                        "`{}` describes {} space dimension(s), but `{}` is {rank}-D",
-                        path.display(),
-                        config.dims(),
-                        program.name
-                    ),
-                    format!(
-                        "write {rank} in its dimensions line and give {rank} block and {rank} tile lines"
-                    ),
-                ));
-            }
-            if !args.json {
-                stderr_line(&format!(
-                    "note: `{}`: the sdslc and nvcc flags lines change nothing here{}",
-                    path.display(),
+    let say = |text: &str| {
+        if !args.json {
+            stderr_line(text);
+        }
+    };
+    let mut bar: Option<ProgressBar> = None;
+    let mut events = |event: Event<'_>| match event {
+        Event::Space(space) => {
+            if let Some((name, _)) = &config {
+                say(&format!(
+                    "note: `{name}`: the sdslc and nvcc flags lines change nothing here{}",
                     if backend == Backend::C {
                         "; for --backend c its space-tile lines are the CPU tile sizes and its \
                          block lines are unused"
@@ -168,141 +161,54 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
                     }
                 ));
             }
-            space::config_ranges(&config, backend, &machine)
-        }
-        None => space::default_ranges(&program, backend, rank, &machine),
-    };
-    let space = space::build_space(&program, &env, family, &ranges, &base, args.exhaustive);
-    let say = |text: &str| {
-        if !args.json {
-            stderr_line(text);
-        }
-    };
-    say(&describe_space(&space, args.exhaustive));
-    if space.candidates.is_empty() {
-        return Err(CliError::new(
-            "no configuration of the space can run",
-            "widen the ranges (--config) or check the reasons above",
-        ));
-    }
-
-    let bar = progress_bar(space.candidates.len(), args.json);
-    let settings = Settings {
-        repeats: args.repeats as usize,
-        budget: args.budget.map(Duration::from_secs_f64),
-        tolerant: args.fma.fma,
-    };
-    let mut tried = |so_far: &[Measurement]| {
-        let last = &so_far[so_far.len() - 1];
-        if args.verbose {
-            bar.suspend(|| stderr_line(&format!("tune: {}", describe_measurement(last))));
-        }
-        if let Some(best) = search::best_of(so_far) {
-            let m = &so_far[best];
-            bar.set_message(format!(
-                "best {:.3} ms: {}",
-                m.median.unwrap_or(0.0) * 1e3,
-                m.knobs.label()
-            ));
-        }
-        bar.inc(1);
-    };
-    let outcomes = search::measure(
-        &program,
-        &env,
-        &initial,
-        backend,
-        &base,
-        &space.candidates,
-        &settings,
-        &mut tried,
-    );
-    bar.finish_and_clear();
-
-    let best = outcomes.best();
-    let Some(best_index) = best else {
-        let first = outcomes
-            .measurements
-            .iter()
-            .find_map(|m| match &m.outcome {
-                Outcome::Failed(why) | Outcome::Mismatch(why) => Some(why.clone()),
-                Outcome::Measured => None,
-            })
-            .unwrap_or_else(|| "the budget ended before any ran".into());
-        return Err(CliError::new(
-            format!("no configuration ran: {first}"),
-            "check that the back-end runs the program (`stencilc run --backend ...`), or give a larger --budget",
-        ));
-    };
-    let winner = &outcomes.measurements[best_index];
-    let seconds = winner.median.unwrap_or(0.0);
-
-    let database = Database::in_cache();
-    let mut saved = None;
-    if !args.no_save {
-        let key = Key::new(&program, &env, backend, &device_name, &compiler);
-        let entry = Entry {
-            key,
-            knobs: winner.knobs.clone(),
-            seconds,
-            recorded: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
-        };
-        match database.record(entry) {
-            Ok(warnings) => {
-                for w in warnings {
-                    stderr_line(&format!("warning: {w}"));
-                }
-                saved = Some(database.path().to_path_buf());
+            say(&describe_space(space, args.exhaustive));
+            if !space.candidates.is_empty() {
+                bar = Some(progress_bar(space.candidates.len(), args.json));
             }
-            Err(why) => stderr_line(&format!("warning: the tuned schedule was not saved: {why}")),
         }
+        Event::Measured(so_far) => {
+            let Some(bar) = &bar else { return };
+            let last = &so_far[so_far.len() - 1];
+            if args.verbose {
+                bar.suspend(|| stderr_line(&format!("tune: {}", describe_measurement(last))));
+            }
+            if let Some(best) = search::best_of(so_far) {
+                let m = &so_far[best];
+                bar.set_message(format!(
+                    "best {:.3} ms: {}",
+                    m.median.unwrap_or(0.0) * 1e3,
+                    m.knobs.label()
+                ));
+            }
+            bar.inc(1);
+        }
+    };
+    let tuned = tuner::tune(&program, &env, &initial, &request, &mut events)
+        .map_err(|e| CliError::new(e.message, e.help));
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
     }
+    let tuned = tuned?;
+    for w in &tuned.warnings {
+        stderr_line(&format!("warning: {w}"));
+    }
+    let winner = tuned.winner();
+    let seconds = tuned.seconds();
+    let outcomes = &tuned.outcomes;
     if let Some(path) = &args.plot {
-        let title = format!("{} on {backend} ({device_name})", program.name);
-        if let Some(note) = tune_plot::plot(path, &title, &outcomes.measurements, best)? {
+        let title = format!("{} on {backend} ({})", program.name, tuned.device);
+        if let Some(note) = tune_plot::plot(path, &title, &outcomes.measurements, Some(tuned.best))?
+        {
             say(&format!("note: {note}"));
         }
     }
 
-    let paste = match backend {
-        Backend::C => winner.knobs.flags(),
-        _ => winner.knobs.pragma(),
-    };
     if args.json {
-        let report = serde_json::json!({
-            "program": program.name,
-            "backend": backend.to_string(),
-            "device": device_name,
-            "compiler": compiler,
-            "considered": space.considered,
-            "pruned": space.pruned(),
-            "pruned_unrunnable": space.pruned_unrunnable,
-            "pruned_hopeless": space.pruned_hopeless,
-            "best_predicted_s": space.best_predicted,
-            "candidates": space.candidates.len(),
-            "untried": outcomes.untried,
-            "elapsed_s": outcomes.elapsed.as_secs_f64(),
-            "measurements": outcomes.measurements,
-            "best": {
-                "knobs": winner.knobs,
-                "seconds": seconds,
-                "flags": winner.knobs.flags(),
-                // The pragma holds GPU options only.
-                "pragma": (backend != Backend::C).then(|| winner.knobs.pragma()),
-            },
-            "database": saved,
-        });
-        let text = serde_json::to_string_pretty(&report)
+        let text = serde_json::to_string_pretty(&tuned.json())
             .map_err(|e| CliError::new(e.to_string(), "report this bug"))?;
         return crate::cli::out::stdout_text(&format!("{text}\n"));
     }
-    let measured = outcomes
-        .measurements
-        .iter()
-        .filter(|m| m.outcome == Outcome::Measured)
-        .count();
+    let measured = tuned.measured();
     let failed = outcomes.measurements.len() - measured;
     let first = outcomes.measurements.iter().find_map(|m| m.median);
     let mut text = format!(
@@ -321,8 +227,8 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
             f / seconds.max(1e-12)
         ))
     ));
-    text.push_str(&paste);
-    if let Some(path) = saved {
+    text.push_str(&tuned.paste());
+    if let Some(path) = &tuned.saved {
         text.push_str(&format!(
             "\nsaved in `{}`: `stencilc run --backend {backend}` with these parameter values uses it",
             path.display()

@@ -121,6 +121,12 @@ impl ProgressHook {
         self
     }
 
+    /// The stop flag, for loops that poll it themselves (the C back-end's
+    /// compiled loop reads it between iterations).
+    pub fn stop_flag(&self) -> Option<&AtomicBool> {
+        self.stop.as_deref()
+    }
+
     /// Reports that `done` of `max` iterations have run; an error if the stop
     /// flag is set, which the loop returns as it is.
     pub fn tell(&self, done: u64, max: u64) -> Result<(), ExecError> {

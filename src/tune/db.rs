@@ -62,8 +62,28 @@ impl Key {
         device: &str,
         compiler: &str,
     ) -> Key {
+        Key::with_hash(
+            program_hash(program),
+            program,
+            env,
+            backend,
+            device,
+            compiler,
+        )
+    }
+
+    /// [`Key::new`] with the program's [`program_hash`] already computed (a
+    /// caller running one program again and again keeps it).
+    pub fn with_hash(
+        hash: String,
+        program: &Program,
+        env: &RunEnv,
+        backend: Backend,
+        device: &str,
+        compiler: &str,
+    ) -> Key {
         Key {
-            program: program_hash(program),
+            program: hash,
             name: program.name.clone(),
             params: program
                 .params

@@ -1,7 +1,8 @@
 //! The autotuner behind `stencilc tune`: the space of schedules a back-end can
 //! run ([`space`]), measuring its candidates ([`search`]), the persistent
-//! tuning database that `stencilc run` consults ([`db`]) and the SDSL
-//! autotuner's configuration file ([`config`]).
+//! tuning database that `stencilc run` consults ([`db`]), the SDSL
+//! autotuner's configuration file ([`config`]), and one tuning from start to
+//! end ([`tuner`]), which `stencilc tune` and Python's `stencilc.tune` call.
 //!
 //! Everything the tuner varies is a field of [`RunOptions`]: it tunes whatever
 //! the back-ends honour (block, points per thread, staging, fusion, time
@@ -13,6 +14,7 @@ pub mod cpu_model;
 pub mod db;
 pub mod search;
 pub mod space;
+pub mod tuner;
 
 use serde::{Deserialize, Serialize};
 

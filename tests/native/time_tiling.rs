@@ -390,3 +390,37 @@ fn emitted_time_tiled_c_reads_as_a_program() {
     let unit = stencilc::back::c::emit_program_planned(&program, &plan);
     insta::assert_snapshot!("j2d5pt_time4", unit.source);
 }
+
+/// A stop flag set before the run (as Ctrl-C in Python sets it) ends the
+/// compiled loop after its first iteration or time-tiled sweep, with
+/// `Interrupted`, untiled and tiled alike (the tiled loop gives back the
+/// caller's buffers before freeing its second set); a flag left clear
+/// changes nothing.
+#[test]
+fn a_set_stop_flag_ends_the_compiled_loop_after_one_iteration_or_sweep() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    use stencilc::exec::backend::ProgressHook;
+    use stencilc::exec::ExecError;
+    if !cc_available() {
+        return;
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/programs/j2d5pt.sdsl");
+    let program = parse("j2d5pt.sdsl", &std::fs::read_to_string(path).unwrap());
+    let env = stencilc::exec::bind(&program, &bindings(&program)).unwrap();
+    for (options, sweep) in [(RunOptions::default(), 1), (tiled(3, &[4, 4]), 3)] {
+        let stop = Arc::new(AtomicBool::new(true));
+        let options = RunOptions {
+            progress: Some(ProgressHook::new(|_, _| {}).with_stop(Arc::clone(&stop))),
+            ..options
+        };
+        let mut got = state(&program, &env);
+        let error = native::run(&program, &env, &mut got, &options, &mut |_| {}).unwrap_err();
+        assert!(
+            matches!(error, ExecError::Interrupted(done) if done == sweep),
+            "{error:?}"
+        );
+        stop.store(false, std::sync::atomic::Ordering::Relaxed);
+        assert!(same_as_interpreter(&program, &env, &options, "flag clear") == (sweep > 1));
+    }
+}

@@ -11,13 +11,20 @@
 `Program.run(backend="auto", *, params=None, block=None, tile=None, time=None,
 shm=None, **fields)` runs it on arrays of the fields' dtypes and grid shapes and
 returns a `Result` (`.fields`, `.iterations`, `.stopped_by_check`,
-`.reductions`, `.times`, `.backend`, `.params`, `.notes`); `Program.emit(target)`
-returns the generated C, CUDA or OpenCL. Bad arguments raise `ValueError` or
+`.reductions`, `.times`, `.backend`, `.params`, `.notes`, `.tuned`);
+`Program.emit(target)` returns the generated C, CUDA or OpenCL;
+`Program.explain(target, device, params=...)` what each GPU kernel would cost
+(`stencilc explain`, as text or JSON); `stencilc.tune(program, backend,
+params=..., budget=...)` measures schedules and records the fastest, which
+later runs use. Bad arguments raise `ValueError` or
 `TypeError`, a failed run `RunError`; Ctrl-C stops a run between iterations
 with `KeyboardInterrupt`. Arrays passed in are never changed.
 """
 
 from ._stencilc import (
+    Explain,
+    TuneResult,
+    tune,
     CompileError,
     Field,
     Parameter,
@@ -29,6 +36,9 @@ from ._stencilc import (
 )
 
 __all__ = [
+    "Explain",
+    "TuneResult",
+    "tune",
     "CompileError",
     "Field",
     "Parameter",

@@ -83,6 +83,105 @@ class Result:
         lies, without a copy (fields no stencil writes, on "interp" and "c"),
         and the address of the first element it read."""
         ...
+    @property
+    def tuned(self) -> Optional[Dict[str, Any]]:
+        """The knobs of the tuned schedule the run used (from the tuning
+        database `stencilc.tune` writes), or None."""
+        ...
+
+ExplainTarget = Literal["cuda", "opencl"]
+Device = Literal["h100-sxm", "h100-pcie", "h200", "a100", "l40s", "v100"]
+
+class Explain:
+    """What each GPU kernel would cost on a device, and why (`stencilc
+    explain`): `str(e)` is the command's text, `e.to_json()` its `--json`."""
+
+    @property
+    def kernels(self) -> List[Dict[str, Any]]:
+        """The kernels in launch order: `name`, `role`, `block`,
+        `points_per_thread`, `ptxas` (or None), `cost`,
+        `launches_per_iteration`, `gstencils_per_s`, `fraction_of_copy`,
+        `warnings`."""
+        ...
+    @property
+    def program(self) -> str: ...
+    @property
+    def target(self) -> ExplainTarget: ...
+    @property
+    def device(self) -> Dict[str, Any]: ...
+    @property
+    def schedule(self) -> str: ...
+    @property
+    def sweep_seconds(self) -> float: ...
+    @property
+    def iteration_seconds(self) -> float: ...
+    @property
+    def notes(self) -> List[str]: ...
+    @property
+    def warnings(self) -> List[str]:
+        """Every kernel's warnings, as "kernel: warning"."""
+        ...
+    def to_json(self) -> str: ...
+    def as_dict(self) -> Dict[str, Any]: ...
+
+class TuneResult:
+    """What `stencilc.tune` found: the fastest schedule measured and what the
+    search did (`as_dict()` is `stencilc tune --json`'s object)."""
+
+    @property
+    def best(self) -> Dict[str, Any]:
+        """The fastest configuration's knobs: `block`, `tile`, `shm`, `fuse`,
+        `time`, `cpu_tile`, `threads` (those left to the back-end absent)."""
+        ...
+    @property
+    def seconds(self) -> float: ...
+    @property
+    def flags(self) -> str: ...
+    @property
+    def pragma(self) -> Optional[str]: ...
+    @property
+    def paste(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def considered(self) -> int: ...
+    @property
+    def pruned(self) -> int: ...
+    @property
+    def candidates(self) -> int: ...
+    @property
+    def measured(self) -> int: ...
+    @property
+    def untried(self) -> int: ...
+    @property
+    def measurements(self) -> List[Dict[str, Any]]: ...
+    @property
+    def database(self) -> Optional[str]: ...
+    @property
+    def warnings(self) -> List[str]: ...
+    def to_json(self) -> str: ...
+    def as_dict(self) -> Dict[str, Any]: ...
+
+def tune(
+    program: Program,
+    backend: Literal["c", "opencl", "cuda"] = "c",
+    *,
+    params: Optional[Mapping[str, Number]] = None,
+    budget: Optional[float] = None,
+    exhaustive: bool = False,
+    repeats: int = 3,
+    save: bool = True,
+    inputs: Optional[Mapping[str, Any]] = None,
+    **fields: Any,
+) -> TuneResult:
+    """Measures the program's schedules on `backend` (the space of `stencilc
+    tune`, pruned by the model unless `exhaustive`), starting none after
+    `budget` seconds, and records the fastest in the tuning database (unless
+    `save=False`), where a later `Program.run` on that back-end with the same
+    parameter values finds it. Fields are given as for `Program.run`."""
+    ...
 
 class Program:
     """A stencil program, parsed and checked."""
@@ -108,9 +207,21 @@ class Program:
         time: Optional[int] = None,
         shm: Union[None, Literal["none", "auto"], Sequence[str]] = None,
         threads: Optional[int] = None,
+        tuned: bool = True,
         inputs: Optional[Mapping[str, Any]] = None,
         **fields: Any,
     ) -> Result: ...
+    def explain(
+        self,
+        target: ExplainTarget = "cuda",
+        device: Optional[Device] = None,
+        *,
+        params: Optional[Mapping[str, Number]] = None,
+        block: Optional[Sequence[int]] = None,
+        tile: Optional[Sequence[int]] = None,
+        time: Optional[int] = None,
+        shm: Union[None, Literal["none", "auto"], Sequence[str]] = None,
+    ) -> Explain: ...
     def emit(
         self,
         target: Target = "c",

@@ -36,6 +36,7 @@ const TEMPS: &[&str] = &[
     "stencil",
     "part",
     "box",
+    "interrupt",
 ];
 
 /// Per-axis roles (`i0`, `lo0`, `hi0`, `in_lo0`, `in_hi0`, and time tiling's

@@ -26,11 +26,22 @@ impl Writer<'_> {
         let summary = n.temp("summary");
         let (max_iters, check_every) = (n.temp("max_iters"), n.temp("check_every"));
         self.line(&format!(
-            "/* Runs {}: each field argument is its array of time levels (oldest first),\n   left rotated as the iterate leaves them. Returns 0 on success; 1 for a check interval\n   below 1, 3 when out of memory, 4 when an access would leave its grid, 5 when a grid is\n   empty or too large to index (4 and 5 print a line on stderr and compute nothing). */",
-            p.name
+            "/* Runs {}: each field argument is its array of time levels (oldest first),\n   left rotated as the iterate leaves them. Returns 0 on success; 1 for a check interval\n   below 1, 3 when out of memory, 4 when an access would leave its grid, 5 when a grid is\n   empty or too large to index (4 and 5 print a line on stderr and compute nothing){}. */",
+            p.name,
+            if self.polls_interrupt() {
+                ",\n   6 when *interrupt (NULL: never) was set, between iterations (the fields as they are then)"
+            } else {
+                ""
+            }
         ));
         let head = format!("{storage}int {}", names::run_symbol(p));
-        let params = self.run_parameters();
+        let mut params = self.run_parameters();
+        if self.polls_interrupt() {
+            params.push_str(&format!(
+                ", const volatile unsigned char *{}",
+                n.temp("interrupt")
+            ));
+        }
         self.function_head(&head, &params);
         self.open("{");
         self.constants_and_sizes();
@@ -100,8 +111,33 @@ impl Writer<'_> {
                 self.line("break;");
                 self.close("}");
             }
+            self.interrupt_poll("");
             self.close("}");
         }
+    }
+
+    /// Whether the run function takes the interrupt flag: the native
+    /// executor's units do (the Python package sets it on Ctrl-C); the
+    /// source-to-source units' run functions keep their signature.
+    pub(super) fn polls_interrupt(&self) -> bool {
+        self.linkage == Linkage::Internal
+    }
+
+    /// At the end of an iteration (or time-tiled sweep), the interrupt flag's
+    /// poll: a set flag ends the run with status 6 after `cleanup`.
+    pub(super) fn interrupt_poll(&mut self, cleanup: &str) {
+        if !self.polls_interrupt() {
+            return;
+        }
+        let interrupt = self.names.temp("interrupt");
+        let cleanup = if cleanup.is_empty() {
+            String::new()
+        } else {
+            format!("{cleanup} ")
+        };
+        self.line(&format!(
+            "if ({interrupt} != NULL && *{interrupt} != 0) {{ {cleanup}return 6; }} /* interrupted */"
+        ));
     }
 
     /// The level pointers handed back, and success.
@@ -213,6 +249,7 @@ impl Writer<'_> {
         ]
         .map(|role| n.temp(role));
         let (summary, status) = (n.temp("summary"), n.temp("status"));
+        let interrupt = n.temp("interrupt");
         self.blank();
         self.line(
             "/* Uniform entry point for stencilc's native executor (see back::c::ENTRY_ABI). */",
@@ -221,7 +258,8 @@ impl Writer<'_> {
             &format!("int {}", names::entry_symbol(p)),
             &format!(
                 "const double *{params_f}, const long *{params_i}, void **{levels}, \
-                 long *{counts}, double *{reductions_f}, long *{reductions_i}"
+                 long *{counts}, double *{reductions_f}, long *{reductions_i}, \
+                 const volatile unsigned char *{interrupt}"
             ),
         );
         self.open("{");
@@ -255,6 +293,7 @@ impl Writer<'_> {
         }
         self.line(&format!("{} {summary};", names::summary_type(p)));
         args.push(format!("&{summary}"));
+        args.push(interrupt);
         self.line(&format!(
             "int {status} = {}({});",
             names::run_symbol(p),

@@ -620,6 +620,7 @@ impl Writer<'_> {
             self.line("break;");
             self.close("}");
         }
+        self.interrupt_poll("");
         self.close("}");
     }
 }

@@ -25,10 +25,13 @@ use crate::source::Span;
 /// Returns 0 on success, 1 for a check interval below 1, 3 when out of memory,
 /// 4 when an access would leave its grid for the parameter values given and 5
 /// when a grid size is below 1 or too large for `long` indices (4 and 5 print
-/// a line on `stderr` and compute nothing; see `back::c::checks`).
+/// a line on `stderr` and compute nothing; see `back::c::checks`), and 6 when
+/// `*interrupt` was found set at the end of an iteration (`interrupt` may be
+/// NULL; the executor's stop flag, set on Ctrl-C in the Python package).
 pub const ENTRY_ABI: &str =
     "int entry(const double *params_f, const long *params_i, void **levels, \
-                             long *counts, double *reductions_f, long *reductions_i)";
+                             long *counts, double *reductions_f, long *reductions_i, \
+                             const volatile unsigned char *interrupt)";
 
 /// Whether the run function is visible outside the unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,6 +10,7 @@ pub mod parts;
 
 use std::ffi::c_void;
 use std::os::raw::{c_int, c_long};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -33,6 +34,7 @@ type Entry = unsafe extern "C" fn(
     *mut c_long,
     *mut f64,
     *mut c_long,
+    *const u8,
 ) -> c_int;
 
 /// Compiles (or finds in the cache) and loads the C for `program`, with the
@@ -215,7 +217,9 @@ pub fn run(
         ));
     }
     let compile_time = start.elapsed();
-    let mut summary = execute_checked(program, env, state, unit, kernel, read_in_place)?;
+    // The run ends between iterations once the stop flag is set (the C polls it).
+    let stop = options.progress.as_ref().and_then(|p| p.stop_flag());
+    let mut summary = execute_checked(program, env, state, unit, kernel, read_in_place, stop)?;
     summary.times.compile = compile_time;
     Ok(summary)
 }
@@ -244,7 +248,7 @@ pub fn execute(
             program.name
         )));
     }
-    execute_checked(program, env, state, unit, kernel, None)
+    execute_checked(program, env, state, unit, kernel, None, None)
 }
 
 /// [`execute`] on inputs already checked.
@@ -255,6 +259,7 @@ fn execute_checked(
     unit: &c::CUnit,
     kernel: &Kernel,
     read_in_place: Option<&ReadInPlace>,
+    stop: Option<&AtomicBool>,
 ) -> Result<RunSummary, ExecError> {
     // SAFETY: the symbol was generated with exactly the `Entry` signature.
     let entry: libloading::Symbol<'_, Entry> =
@@ -308,6 +313,11 @@ fn execute_checked(
             counts.as_mut_ptr(),
             reductions_f.as_mut_ptr(),
             reductions_i.as_mut_ptr(),
+            // An `AtomicBool` is one byte holding 0 or 1, which the C reads
+            // (volatile) between iterations while this flag may be stored to.
+            stop.map_or(std::ptr::null(), |flag| {
+                flag.as_ptr().cast_const().cast::<u8>()
+            }),
         )
     };
     let compute = start.elapsed();
@@ -337,6 +347,7 @@ fn execute_checked(
             }
         )))
         }
+        6 => return Err(ExecError::Interrupted(counts[0].max(0) as u64)),
         other => {
             return Err(ExecError::Failed(format!(
                 "the compiled kernel failed with status {other}"
