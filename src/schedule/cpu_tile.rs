@@ -145,8 +145,16 @@ pub fn tile_shape(program: &Program) -> Result<TileShape, String> {
                     ));
                 }
                 for (axis, &(lo, hi)) in offsets.iter().enumerate().take(rank) {
-                    reach[axis].0 = reach[axis].0.max(lo.min(0).unsigned_abs());
-                    reach[axis].1 = reach[axis].1.max(hi.max(0) as u64);
+                    let (mut below, mut above) = (lo.min(0).unsigned_abs(), hi.max(0) as u64);
+                    if field.boundary == BoundaryMode::Mirror {
+                        // A read mirrored at the grid's edge lands on the other
+                        // side of the point, as far as the offset: near an edge
+                        // `[-2]` reads two points above.
+                        below = below.max(above);
+                        above = below;
+                    }
+                    reach[axis].0 = reach[axis].0.max(below);
+                    reach[axis].1 = reach[axis].1.max(above);
                     if field.boundary == BoundaryMode::Periodic && (lo, hi) != (0, 0) {
                         whole[axis] = true;
                     }
