@@ -92,15 +92,16 @@ mod with_mpi {
     fn prepare(args: &RunArgs, spec: &DecomposeSpec, size: usize) -> Result<Setup, CliError> {
         if !matches!(
             args.backend,
-            BackendArg::Auto | BackendArg::Interp | BackendArg::C
+            BackendArg::Auto | BackendArg::Interp | BackendArg::C | BackendArg::Opencl
         ) {
             return Err(CliError::new(
                 format!(
-                    "--decompose runs the interpreter or the generated C on each rank; \
-                     `--backend {}` per rank is not implemented yet",
+                    "--decompose runs the interpreter, the generated C or OpenCL on each \
+                     rank; `--backend {}` per rank is not implemented yet",
                     Backend::from(args.backend)
                 ),
-                "give `--backend c` or `--backend interp` (the default) with --decompose",
+                "give `--backend c`, `--backend opencl` or `--backend interp` (the default) \
+                 with --decompose",
             ));
         }
         let mut program = program::load(&args.program.program, args.program.region)?;
@@ -297,19 +298,32 @@ mod with_mpi {
             }
             _ => None,
         };
+        let mut opencl_parts = match args.backend {
+            BackendArg::Opencl => {
+                let built = super::super::run_options(&setup.program, args).and_then(|options| {
+                    stencilc::exec::opencl::part_runner(&local, &local_env, &state, &options)
+                        .map_err(CliError::from)
+                });
+                Some(agree(world, built)?)
+            }
+            _ => None,
+        };
         let mut interp_parts = InterpParts {
             stepper: &stepper,
             local: &local,
             local_env: &local_env,
         };
-        let runner: &mut dyn PartRunner = match &mut c_parts {
-            Some(kernel) => kernel,
-            None => &mut interp_parts,
+        let runner: &mut dyn PartRunner = match (&mut c_parts, &mut opencl_parts) {
+            (Some(kernel), _) => kernel,
+            (None, Some(kernels)) => kernels,
+            (None, None) => &mut interp_parts,
         };
         let backend = runner.backend();
         let per_rank_ignored = [
             (args.schedule.time.is_some(), "--time"),
             (args.schedule.cpu_tile.is_some(), "--cpu-tile"),
+            (args.schedule.fuse, "--fuse"),
+            (args.schedule.shm.is_some(), "--shm"),
         ];
         for (_, flag) in per_rank_ignored.iter().filter(|(given, _)| *given) {
             if me == 0 && !args.quiet {
@@ -515,6 +529,7 @@ mod with_mpi {
         let reference_summary = stencilc::exec::interp::run(program, &setup.env, &mut reference)?;
         let used = match backend {
             "c" => Backend::C,
+            "opencl" => Backend::OpenCl,
             _ => Backend::Interp,
         };
         let fields = compared
