@@ -568,7 +568,7 @@ fn verified_run(case: &Case, np: usize, extra: &[&str], dir: &Path, out: &Path) 
 }
 
 #[test]
-fn verify_with_decompose_passes_on_both_back_ends() {
+fn verify_with_decompose_passes_on_every_cpu_back_end() {
     if !mpirun_available() || !cc_available() {
         return;
     }
@@ -597,8 +597,12 @@ fn verify_with_decompose_passes_on_both_back_ends() {
         &[11, 10, 9],
         &[("U", true), ("G", true), ("F", true)],
     );
+    let opencl = opencl_available();
     for (name, case) in [("check", &checked), ("rician", &rician)] {
-        for backend in ["interp", "c"] {
+        for backend in ["interp", "c", "opencl"] {
+            if backend == "opencl" && !opencl {
+                continue;
+            }
             let out = dir.path().join(format!("{name}_{backend}"));
             let ran = verified_run(case, 3, &["--backend", backend], dir.path(), &out);
             let stdout = String::from_utf8_lossy(&ran.stdout);
@@ -657,8 +661,12 @@ fn verify_with_decompose_fails_every_rank_on_a_mismatch_without_output() {
 }
 
 #[test]
-fn cuda_per_rank_is_refused_on_every_rank() {
+fn cuda_per_rank_without_a_gpu_fails_on_every_rank() {
     if !mpirun_available() {
+        return;
+    }
+    if let Ok(gpu) = stencilc::exec::cuda::probe() {
+        println!("skipped: this machine has a CUDA GPU ({gpu}); see gpu_cuda_per_rank_*");
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
@@ -672,7 +680,21 @@ fn cuda_per_rank_is_refused_on_every_rank() {
         .args(["--set", "dim0=8", "--set", "dim1=8", "--backend", "cuda"])
         .arg(format!("--output=a={}", output.display()))
         .args(["--decompose", "2x1"]);
-    assert_fails_on_every_rank(command, 2, "per rank is not implemented", &output);
+    assert_fails_on_every_rank(command, 2, "CUDA unavailable", &output);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_cuda_per_rank_matches_the_single_process_interpreter() {
+    if !mpirun_available() {
+        return;
+    }
+    for case in cases() {
+        let name = case.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if ["j2d5pt.sdsl", "jacobi2d.sdsl", "heat3d.sdsl"].contains(&name) {
+            check_case_on(&case, &[1, 2, 3], &["--backend", "cuda"], outer_cut);
+        }
+    }
 }
 
 /// Runs a bad command under mpirun: it fails, says `message` on every rank,

@@ -29,6 +29,7 @@ type PartInfo = (Option<Bounds>, Vec<(usize, usize)>);
 /// A program's kernels compiled on a device, with every field level resident.
 pub struct GpuParts<D: GpuDevice> {
     device: D,
+    backend: &'static str,
     lowered: Lowered,
     params: Vec<Value>,
     constants: Vec<Value>,
@@ -135,6 +136,10 @@ impl<D: GpuDevice> GpuParts<D> {
         let flags: Vec<Vec<bool>> = state.fields.iter().map(|l| vec![false; l.len()]).collect();
         Ok(GpuParts {
             device,
+            backend: match target {
+                Target::Cuda => "cuda",
+                _ => "opencl",
+            },
             lowered,
             params: env.params().to_vec(),
             constants: env.constants().to_vec(),
@@ -145,6 +150,11 @@ impl<D: GpuDevice> GpuParts<D> {
             host_newer: flags,
             parts,
         })
+    }
+
+    /// The back-end's name (`opencl`, `cuda`).
+    pub fn backend(&self) -> &'static str {
+        self.backend
     }
 
     /// Runs part `part` of stencil `stencil` on the points of `bounds`

@@ -92,7 +92,11 @@ mod with_mpi {
     fn prepare(args: &RunArgs, spec: &DecomposeSpec, size: usize) -> Result<Setup, CliError> {
         if !matches!(
             args.backend,
-            BackendArg::Auto | BackendArg::Interp | BackendArg::C | BackendArg::Opencl
+            BackendArg::Auto
+                | BackendArg::Interp
+                | BackendArg::C
+                | BackendArg::Opencl
+                | BackendArg::Cuda
         ) {
             return Err(CliError::new(
                 format!(
@@ -308,15 +312,32 @@ mod with_mpi {
             }
             _ => None,
         };
+        let mut cuda_parts = match args.backend {
+            BackendArg::Cuda => {
+                // One GPU per rank of a machine, as far as there are GPUs.
+                let node = world.split_shared(world.rank());
+                stencilc::exec::cuda::choose_device(node.rank() as usize);
+                let built = super::super::run_options(&setup.program, args).and_then(|options| {
+                    stencilc::exec::cuda::part_runner(&local, &local_env, &state, &options)
+                        .map_err(CliError::from)
+                });
+                Some(agree(world, built)?)
+            }
+            _ => None,
+        };
         let mut interp_parts = InterpParts {
             stepper: &stepper,
             local: &local,
             local_env: &local_env,
         };
-        let runner: &mut dyn PartRunner = match (&mut c_parts, &mut opencl_parts) {
-            (Some(kernel), _) => kernel,
-            (None, Some(kernels)) => kernels,
-            (None, None) => &mut interp_parts,
+        let runner: &mut dyn PartRunner = if let Some(kernel) = &mut c_parts {
+            kernel
+        } else if let Some(kernels) = &mut opencl_parts {
+            kernels
+        } else if let Some(kernels) = &mut cuda_parts {
+            kernels
+        } else {
+            &mut interp_parts
         };
         let backend = runner.backend();
         let per_rank_ignored = [
@@ -530,6 +551,7 @@ mod with_mpi {
         let used = match backend {
             "c" => Backend::C,
             "opencl" => Backend::OpenCl,
+            "cuda" => Backend::Cuda,
             _ => Backend::Interp,
         };
         let fields = compared

@@ -174,10 +174,10 @@ impl PartRunner for crate::exec::native::parts::PartKernel {
     }
 }
 
-/// Generated OpenCL per rank, levels resident on the device.
-impl PartRunner for crate::exec::opencl::OpenClParts {
+/// Generated OpenCL or CUDA per rank, levels resident on the device.
+impl<D: crate::exec::host_plan::GpuDevice> PartRunner for crate::exec::gpu_parts::GpuParts<D> {
     fn backend(&self) -> &'static str {
-        "opencl"
+        crate::exec::gpu_parts::GpuParts::backend(self)
     }
 
     fn run_part_on(
