@@ -5,7 +5,8 @@
 //! `auto` and the innermost-axis cut); every boundary mode; `--verify`
 //! passes, and fails every rank on a deliberate mismatch; bad input fails on
 //! every rank without an output; a rank killed mid-run ends the run instead
-//! of hanging it.
+//! of hanging it. OpenCL per rank matches the interpreter bit for bit on a
+//! few programs and boundary modes (PoCL here; skipped without OpenCL).
 //!
 //! Needs the `mpi` feature and `mpirun` (runtime `mpi`); skips otherwise.
 
@@ -40,6 +41,13 @@ fn cc_available() -> bool {
             .map(|_| ())
             .map_err(|e| e.to_string()),
     )
+}
+
+fn opencl_available() -> bool {
+    let probe = stencilc::exec::opencl::probe()
+        .map(|_| ())
+        .map_err(|e| e.to_string());
+    common::runtime_available("opencl", probe)
 }
 
 /// Runs `command` to completion, killed after [`LIMIT`] (which fails the test).
@@ -410,6 +418,47 @@ fn c_per_rank_matches_the_single_process_interpreter_on_every_program() {
     }
 }
 
+/// The decompositions the OpenCL per-rank test runs: `auto`, and on more
+/// than one rank the cut of the outermost axis.
+fn outer_cut(np: usize, rank: usize) -> Vec<String> {
+    let mut all = vec!["auto".to_string()];
+    if rank > 1 && np > 1 {
+        let mut dims = vec!["1".to_string(); rank];
+        dims[0] = np.to_string();
+        all.push(dims.join("x"));
+    }
+    all
+}
+
+#[test]
+fn opencl_per_rank_matches_the_single_process_interpreter() {
+    if !mpirun_available() || !opencl_available() {
+        return;
+    }
+    let names = [
+        "j2d5pt.sdsl",
+        "jacobi2d.sdsl",
+        "heat3d.sdsl",
+        "rician3d.sdsl",
+    ];
+    for case in cases() {
+        let name = case.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let example = case.path.parent() == Some(common::examples_dir().as_path());
+        if names.contains(&name) && (example || name == "j2d5pt.sdsl") {
+            check_case_on(&case, &[1, 2, 3], &["--backend", "opencl"], outer_cut);
+        }
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (mode, rank) in [("periodic", 2), ("mirror", 3), ("zero", 1)] {
+        check_case_on(
+            &boundary_program(dir.path(), mode, rank),
+            &[3],
+            &["--backend", "opencl"],
+            representative_decompositions,
+        );
+    }
+}
+
 /// A program reading diagonally and two points away with boundary `mode`,
 /// with a `+` reduction.
 fn boundary_program(dir: &Path, mode: &str, rank: usize) -> Case {
@@ -519,7 +568,7 @@ fn verified_run(case: &Case, np: usize, extra: &[&str], dir: &Path, out: &Path) 
 }
 
 #[test]
-fn verify_with_decompose_passes_on_both_back_ends() {
+fn verify_with_decompose_passes_on_every_cpu_back_end() {
     if !mpirun_available() || !cc_available() {
         return;
     }
@@ -548,8 +597,12 @@ fn verify_with_decompose_passes_on_both_back_ends() {
         &[11, 10, 9],
         &[("U", true), ("G", true), ("F", true)],
     );
+    let opencl = opencl_available();
     for (name, case) in [("check", &checked), ("rician", &rician)] {
-        for backend in ["interp", "c"] {
+        for backend in ["interp", "c", "opencl"] {
+            if backend == "opencl" && !opencl {
+                continue;
+            }
             let out = dir.path().join(format!("{name}_{backend}"));
             let ran = verified_run(case, 3, &["--backend", backend], dir.path(), &out);
             let stdout = String::from_utf8_lossy(&ran.stdout);
@@ -608,23 +661,39 @@ fn verify_with_decompose_fails_every_rank_on_a_mismatch_without_output() {
 }
 
 #[test]
-fn gpu_back_ends_per_rank_are_refused_on_every_rank() {
+fn cuda_per_rank_without_a_gpu_fails_on_every_rank() {
     if !mpirun_available() {
+        return;
+    }
+    if let Ok(gpu) = stencilc::exec::cuda::probe() {
+        println!("skipped: this machine has a CUDA GPU ({gpu}); see gpu_cuda_per_rank_*");
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let program = common::examples_dir().join("jacobi2d.sdsl");
     let output = dir.path().join("out.npy");
-    for backend in ["opencl", "cuda"] {
-        let mut command = mpirun(2);
-        command
-            .arg(STENCILC)
-            .arg("run")
-            .arg(&program)
-            .args(["--set", "dim0=8", "--set", "dim1=8", "--backend", backend])
-            .arg(format!("--output=a={}", output.display()))
-            .args(["--decompose", "2x1"]);
-        assert_fails_on_every_rank(command, 2, "per rank is not implemented", &output);
+    let mut command = mpirun(2);
+    command
+        .arg(STENCILC)
+        .arg("run")
+        .arg(&program)
+        .args(["--set", "dim0=8", "--set", "dim1=8", "--backend", "cuda"])
+        .arg(format!("--output=a={}", output.display()))
+        .args(["--decompose", "2x1"]);
+    assert_fails_on_every_rank(command, 2, "CUDA unavailable", &output);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_cuda_per_rank_matches_the_single_process_interpreter() {
+    if !mpirun_available() {
+        return;
+    }
+    for case in cases() {
+        let name = case.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if ["j2d5pt.sdsl", "jacobi2d.sdsl", "heat3d.sdsl"].contains(&name) {
+            check_case_on(&case, &[1, 2, 3], &["--backend", "cuda"], outer_cut);
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod backend;
 pub mod cuda;
 pub mod emu;
+pub mod gpu_parts;
 pub mod host_plan;
 pub mod in_place;
 mod inputs;

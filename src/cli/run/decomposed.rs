@@ -92,15 +92,20 @@ mod with_mpi {
     fn prepare(args: &RunArgs, spec: &DecomposeSpec, size: usize) -> Result<Setup, CliError> {
         if !matches!(
             args.backend,
-            BackendArg::Auto | BackendArg::Interp | BackendArg::C
+            BackendArg::Auto
+                | BackendArg::Interp
+                | BackendArg::C
+                | BackendArg::Opencl
+                | BackendArg::Cuda
         ) {
             return Err(CliError::new(
                 format!(
-                    "--decompose runs the interpreter or the generated C on each rank; \
-                     `--backend {}` per rank is not implemented yet",
+                    "--decompose runs the interpreter, the generated C or OpenCL on each \
+                     rank; `--backend {}` per rank is not implemented yet",
                     Backend::from(args.backend)
                 ),
-                "give `--backend c` or `--backend interp` (the default) with --decompose",
+                "give `--backend c`, `--backend opencl` or `--backend interp` (the default) \
+                 with --decompose",
             ));
         }
         let mut program = program::load(&args.program.program, args.program.region)?;
@@ -297,19 +302,49 @@ mod with_mpi {
             }
             _ => None,
         };
+        let mut opencl_parts = match args.backend {
+            BackendArg::Opencl => {
+                let built = super::super::run_options(&setup.program, args).and_then(|options| {
+                    stencilc::exec::opencl::part_runner(&local, &local_env, &state, &options)
+                        .map_err(CliError::from)
+                });
+                Some(agree(world, built)?)
+            }
+            _ => None,
+        };
+        let mut cuda_parts = match args.backend {
+            BackendArg::Cuda => {
+                // One GPU per rank of a machine, as far as there are GPUs.
+                let node = world.split_shared(world.rank());
+                stencilc::exec::cuda::choose_device(node.rank() as usize);
+                let built = super::super::run_options(&setup.program, args).and_then(|options| {
+                    stencilc::exec::cuda::part_runner(&local, &local_env, &state, &options)
+                        .map_err(CliError::from)
+                });
+                Some(agree(world, built)?)
+            }
+            _ => None,
+        };
         let mut interp_parts = InterpParts {
             stepper: &stepper,
             local: &local,
             local_env: &local_env,
         };
-        let runner: &mut dyn PartRunner = match &mut c_parts {
-            Some(kernel) => kernel,
-            None => &mut interp_parts,
+        let runner: &mut dyn PartRunner = if let Some(kernel) = &mut c_parts {
+            kernel
+        } else if let Some(kernels) = &mut opencl_parts {
+            kernels
+        } else if let Some(kernels) = &mut cuda_parts {
+            kernels
+        } else {
+            &mut interp_parts
         };
         let backend = runner.backend();
         let per_rank_ignored = [
             (args.schedule.time.is_some(), "--time"),
             (args.schedule.cpu_tile.is_some(), "--cpu-tile"),
+            (args.schedule.fuse, "--fuse"),
+            (args.schedule.shm.is_some(), "--shm"),
         ];
         for (_, flag) in per_rank_ignored.iter().filter(|(given, _)| *given) {
             if me == 0 && !args.quiet {
@@ -515,6 +550,8 @@ mod with_mpi {
         let reference_summary = stencilc::exec::interp::run(program, &setup.env, &mut reference)?;
         let used = match backend {
             "c" => Backend::C,
+            "opencl" => Backend::OpenCl,
+            "cuda" => Backend::Cuda,
             _ => Backend::Interp,
         };
         let fields = compared

@@ -38,6 +38,16 @@ unsafe impl Send for Runtime {}
 
 static RUNTIME: OnceLock<Result<Mutex<Runtime>, String>> = OnceLock::new();
 
+/// The device index [`choose_device`] asked for (modulo the device count).
+static CHOSEN: OnceLock<usize> = OnceLock::new();
+
+/// Makes this process run on device `index` modulo the number of devices
+/// (an MPI rank passes its rank on its machine) instead of device 0; only
+/// before the first use of CUDA in the process, `false` after.
+pub fn choose_device(index: usize) -> bool {
+    CHOSEN.set(index).is_ok() && RUNTIME.get().is_none()
+}
+
 /// A CUDA event that can time: cudarc's `new_event(None)` creates one with
 /// `CU_EVENT_DISABLE_TIMING`, and reading elapsed time from such an event fails
 /// with `CUDA_ERROR_INVALID_HANDLE` (seen on the first H100 run).
@@ -60,7 +70,8 @@ fn open() -> Result<Runtime, String> {
     if count < 1 {
         return Err("the CUDA driver sees no GPU".into());
     }
-    let ctx = CudaContext::new(0).map_err(|e| format!("CUDA context: {e}"))?;
+    let ordinal = CHOSEN.get().copied().unwrap_or(0) % count as usize;
+    let ctx = CudaContext::new(ordinal).map_err(|e| format!("CUDA context: {e}"))?;
     let stream = ctx.default_stream();
     use cudarc::driver::sys::CUdevice_attribute as A;
     let attr = |a| ctx.attribute(a).map(|v| v as u32).unwrap_or(0);
@@ -75,7 +86,9 @@ fn open() -> Result<Runtime, String> {
     };
     let major = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     let minor = attr(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-    let name = ctx.name().unwrap_or_else(|_| "CUDA device 0".into());
+    let name = ctx
+        .name()
+        .unwrap_or_else(|_| format!("CUDA device {ordinal}"));
     Ok(Runtime {
         ctx,
         stream,
@@ -113,14 +126,50 @@ pub enum DeviceBuffer {
     Double(CudaSlice<f64>),
 }
 
-struct Session<'a> {
-    rt: &'a mut Runtime,
+/// The process's CUDA device, held (locked) while a run uses it.
+pub struct Session {
+    rt: std::sync::MutexGuard<'static, Runtime>,
     module: Option<blake3::Hash>,
     /// The event recorded before the first launch since the last `finish`.
     timer: Option<CudaEvent>,
 }
 
-impl GpuDevice for Session<'_> {
+impl Session {
+    fn open() -> Result<Session, ExecError> {
+        Ok(Session {
+            rt: runtime()?
+                .lock()
+                .map_err(|_| ExecError::Unavailable("CUDA runtime poisoned".into()))?,
+            module: None,
+            timer: None,
+        })
+    }
+}
+
+/// Generated CUDA one stencil part at a time, for the MPI driver.
+pub type CudaParts = crate::exec::gpu_parts::GpuParts<Session>;
+
+/// Builds `program`'s kernels under a plain per-part schedule (`--block` and
+/// `--tile` from `options`) on this process's GPU ([`choose_device`]) and
+/// uploads `state` (see [`GpuParts`](crate::exec::gpu_parts::GpuParts)).
+pub fn part_runner(
+    program: &Program,
+    env: &RunEnv,
+    state: &FieldState,
+    options: &RunOptions,
+) -> Result<CudaParts, ExecError> {
+    crate::exec::gpu_parts::GpuParts::prepare(
+        Session::open()?,
+        program,
+        env,
+        state,
+        Target::Cuda,
+        (options.block.clone(), options.tile.clone()),
+        options.fma,
+    )
+}
+
+impl GpuDevice for Session {
     type Buf = DeviceBuffer;
 
     fn limits(&self) -> DeviceLimits {
@@ -322,15 +371,8 @@ fn run_scheduled(
     progress: Option<&ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
     crate::exec::check_inputs(program, env, state)?;
-    let mut rt = runtime()?
-        .lock()
-        .map_err(|_| ExecError::Unavailable("CUDA runtime poisoned".into()))?;
+    let mut session = Session::open()?;
     let mut lowered = lower_for(program, schedule, Target::Cuda, Some(env));
     lowered.module.fma = fma;
-    let mut session = Session {
-        rt: &mut rt,
-        module: None,
-        timer: None,
-    };
     crate::exec::host_plan::run_observed(&mut session, program, &lowered, env, state, progress)
 }

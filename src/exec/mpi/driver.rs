@@ -102,6 +102,33 @@ pub trait PartRunner {
         part: (usize, usize),
         bounds: &[(i64, i64)],
     ) -> Result<(), ExecError>;
+
+    /// Makes `state`'s copy of (field, level) current before the host reads
+    /// it (an exchange, a reduction, the end of the run): a runner keeping
+    /// levels elsewhere (a GPU) copies them back here.
+    fn to_host(
+        &mut self,
+        _state: &mut FieldState,
+        _level: (usize, usize),
+    ) -> Result<(), ExecError> {
+        Ok(())
+    }
+
+    /// Says the host changed (field, level) (an exchange filled its ghosts).
+    fn host_wrote(&mut self, _level: (usize, usize)) {}
+
+    /// Rotates the runner's own levels with `state`'s.
+    fn rotate(&mut self) {}
+}
+
+/// Makes every level of `state` current ([`PartRunner::to_host`]).
+fn all_to_host(runner: &mut dyn PartRunner, state: &mut FieldState) -> Result<(), ExecError> {
+    for f in 0..state.fields.len() {
+        for l in 0..state.fields[f].len() {
+            runner.to_host(state, (f, l))?;
+        }
+    }
+    Ok(())
 }
 
 /// The interpreter per rank.
@@ -144,6 +171,34 @@ impl PartRunner for crate::exec::native::parts::PartKernel {
         bounds: &[(i64, i64)],
     ) -> Result<(), ExecError> {
         crate::exec::native::parts::PartKernel::run_part_on(self, state, part, bounds)
+    }
+}
+
+/// Generated OpenCL or CUDA per rank, levels resident on the device.
+impl<D: crate::exec::host_plan::GpuDevice> PartRunner for crate::exec::gpu_parts::GpuParts<D> {
+    fn backend(&self) -> &'static str {
+        crate::exec::gpu_parts::GpuParts::backend(self)
+    }
+
+    fn run_part_on(
+        &mut self,
+        state: &mut FieldState,
+        part: (usize, usize),
+        bounds: &[(i64, i64)],
+    ) -> Result<(), ExecError> {
+        crate::exec::gpu_parts::GpuParts::run_part_on(self, state, part, bounds)
+    }
+
+    fn to_host(&mut self, state: &mut FieldState, level: (usize, usize)) -> Result<(), ExecError> {
+        crate::exec::gpu_parts::GpuParts::to_host(self, state, level)
+    }
+
+    fn host_wrote(&mut self, level: (usize, usize)) {
+        crate::exec::gpu_parts::GpuParts::host_wrote(self, level)
+    }
+
+    fn rotate(&mut self) {
+        crate::exec::gpu_parts::GpuParts::rotate(self)
     }
 }
 
@@ -218,10 +273,15 @@ impl Driver<'_> {
             let checked = self.env.every().is_none_or(|every| k % every == 0);
             let mut stop = false;
             if checked {
+                if !iterate.reductions.is_empty() {
+                    let t = Instant::now();
+                    all_to_host(runner, state)?;
+                    out.communication += t.elapsed();
+                }
                 let mut values = Vec::with_capacity(iterate.reductions.len());
                 for (r, parts) in reduction_levels.iter().enumerate() {
                     for levels in parts {
-                        self.refresh(levels, state, &mut dirty, &mut out);
+                        self.refresh(runner, levels, state, &mut dirty, &mut out);
                     }
                     values.push(self.reduce(stepper, state, r, &mut out));
                 }
@@ -236,6 +296,7 @@ impl Driver<'_> {
                 }
             }
             state.rotate();
+            runner.rotate();
             for flags in &mut dirty {
                 flags.rotate_left(1);
             }
@@ -251,6 +312,9 @@ impl Driver<'_> {
             .zip(last)
             .map(|(r, v)| (r.name.clone(), v))
             .collect();
+        let t = Instant::now();
+        all_to_host(runner, state)?;
+        out.communication += t.elapsed();
         out.summary.times.compute = started.elapsed();
         Ok(out)
     }
@@ -291,6 +355,11 @@ impl Driver<'_> {
             }
             (false, Some(split)) => split,
         };
+        let t = Instant::now();
+        for &level in &stale {
+            parts.to_host(state, level)?;
+        }
+        out.communication += t.elapsed();
         let mut overlapped = std::time::Duration::ZERO;
         let mut failed: Option<ExecError> = None;
         let mut interior = |state: &mut FieldState| {
@@ -320,6 +389,9 @@ impl Driver<'_> {
         if let Some(e) = failed {
             return Err(e);
         }
+        for &level in &stale {
+            parts.host_wrote(level);
+        }
         out.communication += elapsed.saturating_sub(overlapped);
         out.compute += overlapped;
         let t = Instant::now();
@@ -333,6 +405,7 @@ impl Driver<'_> {
     /// Exchanges the dirty levels a part reads at an offset.
     fn refresh(
         &self,
+        runner: &mut dyn PartRunner,
         levels: &PartLevels,
         state: &mut FieldState,
         dirty: &mut [Vec<bool>],
@@ -347,6 +420,7 @@ impl Driver<'_> {
                     self.program.fields[f].boundary,
                     None,
                 );
+                runner.host_wrote((f, l));
                 dirty[f][l] = false;
                 out.communication += t.elapsed();
             }

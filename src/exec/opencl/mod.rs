@@ -139,13 +139,49 @@ pub struct DeviceBuffer {
     buf: ClBuffer<u8>,
 }
 
-struct Session<'a> {
-    rt: &'a mut Runtime,
+/// The process's OpenCL device, held (locked) while a run uses it.
+pub struct Session {
+    rt: std::sync::MutexGuard<'static, Runtime>,
     kernels: Option<blake3::Hash>,
     events: Vec<Event>,
 }
 
-impl GpuDevice for Session<'_> {
+impl Session {
+    fn open() -> Result<Session, ExecError> {
+        Ok(Session {
+            rt: runtime()?
+                .lock()
+                .map_err(|_| unavailable("OpenCL runtime poisoned by an earlier panic"))?,
+            kernels: None,
+            events: Vec::new(),
+        })
+    }
+}
+
+/// Generated OpenCL one stencil part at a time, for the MPI driver.
+pub type OpenClParts = crate::exec::gpu_parts::GpuParts<Session>;
+
+/// Builds `program`'s kernels under a plain per-part schedule (`--block` and
+/// `--tile` from `options`) on this process's OpenCL device and uploads
+/// `state` (see [`GpuParts`](crate::exec::gpu_parts::GpuParts)).
+pub fn part_runner(
+    program: &Program,
+    env: &RunEnv,
+    state: &FieldState,
+    options: &RunOptions,
+) -> Result<OpenClParts, ExecError> {
+    crate::exec::gpu_parts::GpuParts::prepare(
+        Session::open()?,
+        program,
+        env,
+        state,
+        Target::OpenCl,
+        (options.block.clone(), options.tile.clone()),
+        options.fma,
+    )
+}
+
+impl GpuDevice for Session {
     type Buf = DeviceBuffer;
 
     fn limits(&self) -> DeviceLimits {
@@ -321,15 +357,7 @@ fn with_source_lines(log: &str, source: &str) -> String {
 /// runs nothing: a check that generated kernels compile for sizes too large
 /// to run here.
 pub fn build(module: &Module) -> Result<(), ExecError> {
-    let mut rt = runtime()?
-        .lock()
-        .map_err(|_| unavailable("OpenCL runtime poisoned by an earlier panic"))?;
-    let mut session = Session {
-        rt: &mut rt,
-        kernels: None,
-        events: Vec::new(),
-    };
-    session.compile(module)
+    Session::open()?.compile(module)
 }
 
 /// Runs `program` through OpenCL under the schedule the options ask for.
@@ -375,13 +403,6 @@ fn run_scheduled(
     crate::exec::check_inputs(program, env, state)?;
     let mut lowered = lower_for(program, schedule, Target::OpenCl, Some(env));
     lowered.module.fma = fma;
-    let mut rt = runtime()?
-        .lock()
-        .map_err(|_| unavailable("OpenCL runtime poisoned by an earlier panic"))?;
-    let mut session = Session {
-        rt: &mut rt,
-        kernels: None,
-        events: Vec::new(),
-    };
+    let mut session = Session::open()?;
     crate::exec::host_plan::run_observed(&mut session, program, &lowered, env, state, progress)
 }

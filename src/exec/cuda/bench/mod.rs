@@ -426,7 +426,7 @@ impl NaiveSweep {
 pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, ExecError> {
     let program = load_program(case)?;
     let env = case_env(&program, case)?;
-    let mut rt = runtime()?
+    let rt = runtime()?
         .lock()
         .map_err(|_| ExecError::Unavailable("CUDA runtime poisoned".into()))?;
     let device = format!("{} ({})", rt.name, rt.arch);
@@ -435,7 +435,7 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
     let mut lowered = lower_for(&program, &schedule, Target::Cuda, Some(&env));
     lowered.module.fma = options.fma;
     let mut session = Session {
-        rt: &mut rt,
+        rt,
         module: None,
         timer: None,
     };
@@ -569,7 +569,7 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
     })?;
 
     let (predicted, prediction_error) =
-        match predict_lowered(&program, &schedule, &lowered, &env, &rt.name) {
+        match predict_lowered(&program, &schedule, &lowered, &env, &session.rt.name) {
             Ok(p) => (Some(p), None),
             Err(e) => (None, Some(e)),
         };
