@@ -174,18 +174,7 @@ impl<D: GpuDevice> GpuParts<D> {
         if crate::ir::env::box_is_empty(bounds) {
             return Ok(());
         }
-        let inside = whole.as_ref().is_some_and(|whole| {
-            whole.len() == bounds.len()
-                && whole
-                    .iter()
-                    .zip(bounds)
-                    .all(|(&(lo, hi), &(blo, bhi))| lo <= blo && bhi <= hi)
-        });
-        if !inside {
-            return Err(ExecError::Failed(format!(
-                "the box {bounds:?} is not inside part {part} of stencil {stencil} ({whole:?})"
-            )));
-        }
+        crate::exec::native::parts::box_inside_part(whole.as_deref(), bounds, (stencil, part))?;
         let written = written.clone();
         for (f, flags) in self.host_newer.iter_mut().enumerate() {
             for (l, newer) in flags.iter_mut().enumerate() {

@@ -137,18 +137,7 @@ impl PartKernel {
         if crate::ir::env::box_is_empty(bounds) {
             return Ok(());
         }
-        let inside = whole.as_ref().is_some_and(|whole| {
-            whole.len() == bounds.len()
-                && whole
-                    .iter()
-                    .zip(bounds)
-                    .all(|(&(lo, hi), &(blo, bhi))| lo <= blo && bhi <= hi)
-        });
-        if !inside {
-            return Err(ExecError::Failed(format!(
-                "the box {bounds:?} is not inside part {part} of stencil {stencil} ({whole:?})"
-            )));
-        }
+        box_inside_part(whole.as_deref(), bounds, (stencil, part))?;
         let fits = state.fields.len() == self.lengths.len()
             && state
                 .fields
@@ -205,5 +194,29 @@ impl PartKernel {
                 "the part kernel has no part {part} of stencil {stencil}"
             ))),
         }
+    }
+}
+
+/// `Ok` when `bounds` (inclusive, per axis) lies inside `whole`, the box of
+/// part `part` of stencil `stencil` (`None`: the part has no points); the
+/// error names both, so that no part runner launches outside its subset.
+pub(crate) fn box_inside_part(
+    whole: Option<&[(i64, i64)]>,
+    bounds: &[(i64, i64)],
+    (stencil, part): (usize, usize),
+) -> Result<(), ExecError> {
+    let inside = whole.is_some_and(|whole| {
+        whole.len() == bounds.len()
+            && whole
+                .iter()
+                .zip(bounds)
+                .all(|(&(lo, hi), &(blo, bhi))| lo <= blo && bhi <= hi)
+    });
+    if inside {
+        Ok(())
+    } else {
+        Err(ExecError::Failed(format!(
+            "the box {bounds:?} is not inside part {part} of stencil {stencil} ({whole:?})"
+        )))
     }
 }
