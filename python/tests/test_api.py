@@ -252,9 +252,12 @@ def test_ctrl_c_interrupts_between_iterations_and_changes_nothing():
     )
     a = np.arange(1000, dtype=np.float64)
     before = a.copy()
-    # Once in a CI run under load, an interrupt from `_thread.interrupt_main`
-    # was not seen by the run (it went on to its end); until that is
-    # understood, three tries, of which one must be interrupted mid-run.
+    # Once, in a CI run under load, an interrupt from `_thread.interrupt_main`
+    # was not seen by the run (it went on to its end). It was not seen again in
+    # 900 tries with random delays and 10 whole-suite runs at load average
+    # 6-10; Python drops a KeyboardInterrupt that lands in a finalizer, which
+    # may be what happened. So: three tries, of which one must be interrupted
+    # mid-run, and a bounded run, so that a miss fails in seconds.
     stopped_at = []
     for _ in range(3):
         timer = threading.Timer(0.3, _thread.interrupt_main)

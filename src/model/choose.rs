@@ -149,10 +149,13 @@ fn choose_space(
         while end < n && base.stencil(end - 1).fuse_with_next {
             end += 1;
         }
-        // Candidates whose grouping matches the base's (fusion does not depend
-        // on the shape, but a candidate that failed to fuse is not comparable).
+        // Candidates whose grouping matches the base's: a candidate that fused
+        // differently is not comparable (`--fuse` decides per shape). The
+        // stencil before the group counts too: where it fused into this one,
+        // this one has no launch of its own and a time of 0.
         let comparable = candidates.iter().filter(|c| {
-            (s..end).all(|i| c.schedule.stencil(i).fuse_with_next == base.stencil(i).fuse_with_next)
+            (s.saturating_sub(1)..end)
+                .all(|i| c.schedule.stencil(i).fuse_with_next == base.stencil(i).fuse_with_next)
         });
         let mut best: Option<(&Candidate, f64)> = None;
         let mut baseline: Option<f64> = None;
@@ -428,6 +431,39 @@ mod tests {
         };
         let choice = choose(&p, &all, &env, Target::Cuda, Device::default_device()).unwrap();
         assert_eq!(choice.schedule, Schedule::for_run(&p, &all, &env).unwrap());
+    }
+
+    /// A producer and a consumer reading it at non-zero offsets: `--fuse`
+    /// may fuse them (recomputing `b` over a halo) for some candidate shapes
+    /// and not for the base's.
+    const CHAIN: &str = "int n;\ngrid g[n][n][n];\ndouble griddata a on g at 0,1;\n\
+        double griddata b on g at 0;\niterate 2 {\n  stencil p {\n\
+        [1:n-2][1:n-2][1:n-2] : [0]b[0][0][0] = 1.0 / sqrt(1.0 + [0]a[0][0][1] * [0]a[0][0][-1]);\n  }\n\
+          stencil c {\n    [1:n-2][1:n-2][1:n-2] : [1]a[0][0][0] = [0]a[0][0][0] / (1.0 + [0]b[0][0][1]\n\
+        + [0]b[0][0][-1] + [0]b[0][1][0] + [0]b[0][-1][0] + [0]b[1][0][0] + [0]b[-1][0][0]);\n  }\n}\n";
+
+    #[test]
+    fn a_stencil_fused_into_its_predecessor_by_a_candidate_is_not_costed_as_free() {
+        let p = program(CHAIN);
+        let env = bound(&p, 256);
+        let request = ScheduleRequest {
+            fuse: true,
+            ..ScheduleRequest::default()
+        };
+        let choice = choose(&p, &request, &env, Target::Cuda, Device::default_device()).unwrap();
+        let fused = choice.schedule.stencil(0).fuse_with_next;
+        for reason in &choice.reasons {
+            assert!(!reason.contains("predicted 0.0 us"), "{reason}");
+            assert!(!reason.contains("infx"), "{reason}");
+        }
+        // Unfused, the consumer's reason stands on its own, with a real time.
+        if !fused {
+            assert!(
+                choice.reasons.iter().any(|r| r.starts_with("c: block ")),
+                "{:?}",
+                choice.reasons
+            );
+        }
     }
 
     #[test]
