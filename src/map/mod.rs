@@ -20,6 +20,7 @@ pub mod opencl;
 pub mod report;
 pub mod rewrite;
 pub mod subscript;
+pub mod transform;
 
 use std::collections::BTreeMap;
 
