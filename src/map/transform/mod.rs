@@ -134,6 +134,7 @@ pub fn plan_transformed(
                 notes.extend(refusals);
                 attach(&mut plan.nests, &notes);
                 keep_kernels_with_work_items(&mut plan.nests);
+                plan.transformed = current.is_some();
                 return Transformed {
                     file: current,
                     plan,
