@@ -20,6 +20,7 @@ const PROGRAMS: &[&str] = &[
     "fission_illegal",
     "normalise",
     "normalise_illegal",
+    "normalise_macro",
     "stripmine",
     "stripmine_illegal",
 ];
@@ -261,6 +262,16 @@ fn a_strided_loop_whose_variable_lives_on_is_not_normalised() {
         "{r}"
     );
     assert!(program("normalise_illegal", "c").contains("for (i = 2; i < N; i += 3)"));
+}
+
+#[test]
+fn a_rewrite_that_does_not_read_back_as_meant_is_dropped() {
+    let r = report("normalise_macro", "c");
+    assert!(
+        r.contains("normalisation: not applied: the rewritten lines did not read back as the transformed nest"),
+        "{r}"
+    );
+    assert!(program("normalise_macro", "c").contains("for (int i = 1; i < N - 1; i += 2)"));
 }
 
 #[test]
