@@ -8,7 +8,7 @@ use std::process::Command;
 use clap::{Args, ValueEnum};
 
 use stencilc::front::c::{lower_unit, CError, CFile};
-use stencilc::map::{plan_file, report, rewrite, FilePlan, Target};
+use stencilc::map::{plan_file, report, rewrite, transform, FilePlan, Target};
 use stencilc::model::device::Device;
 
 use crate::cli::error::CliError;
@@ -78,7 +78,8 @@ pub fn run(args: &MapArgs) -> Result<(), CliError> {
         MapTarget::Opencl => Target::Opencl,
         MapTarget::Cuda => Target::Cuda,
     };
-    let plan = plan_file(&file, &unit, target, device);
+    let transformed = transform::plan_transformed(&file, &unit, target, device);
+    let plan = transformed.plan;
     if args.report {
         out::stdout_text(&report::text(&plan))?;
     }
@@ -86,8 +87,11 @@ pub fn run(args: &MapArgs) -> Result<(), CliError> {
         out::stdout_text(&format!("{}\n", report::json(&plan)))?;
     }
     if args.profile {
-        out::stdout_text(&profile(&file, &plan)?)?;
+        // The dynamic analysis times the program as written.
+        let original = plan_file(&file, &unit, target, device);
+        out::stdout_text(&profile(&file, &original)?)?;
     }
+    let file = transformed.file.map_or(file, |(file, _)| file);
     let wants_program = args.output.is_some() || !(args.report || args.json || args.profile);
     if wants_program {
         let program = match target {

@@ -20,6 +20,7 @@ pub mod opencl;
 pub mod report;
 pub mod rewrite;
 pub mod subscript;
+pub mod transform;
 
 use std::collections::BTreeMap;
 
@@ -137,6 +138,9 @@ pub struct FilePlan {
     pub device: String,
     /// Every nest, in source order.
     pub nests: Vec<NestPlan>,
+    /// Whether loop transformations rewrote the text: line numbers are then
+    /// those of the transformed program ([`transform`]).
+    pub transformed: bool,
 }
 
 /// Plans every nest of a parsed file for `target` on `device`.
@@ -168,6 +172,7 @@ pub fn plan_file(file: &CFile, unit: &CUnit, target: Target, device: &Device) ->
         target,
         device: device.name.to_string(),
         nests,
+        transformed: false,
     }
 }
 

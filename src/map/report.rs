@@ -14,6 +14,12 @@ pub fn text(plan: &FilePlan) -> String {
         "stencilc map: {} (target {:?}, device {})",
         plan.file, plan.target, plan.device
     );
+    if plan.transformed {
+        let _ = writeln!(
+            out,
+            "(loops were transformed: line numbers are those of the transformed program)"
+        );
+    }
     for nest in &plan.nests {
         nest_text(nest, 0, &mut out);
     }

@@ -1,0 +1,19 @@
+/* The middle loop is over the grid's limit, but only the outermost parallel
+   loop is strip-mined: the nest stays as written, and on the CPU for a GPU. */
+#include <stdio.h>
+
+#define P 2
+#define Q 300000
+#define R 2
+
+static float a[P][Q][R];
+
+int main(void) {
+    for (int i = 0; i < P; i++)
+        for (int j = 0; j < Q; j++)
+            for (int k = 0; k < R; k++)
+                a[i][j][k] = (float)((i + j + k) % 13);
+    for (int j = 0; j < Q; j += 29999)
+        printf("a[1][%d][1] = %.9g\n", j, a[1][j][1]);
+    return 0;
+}
