@@ -373,6 +373,11 @@ impl<D: GpuDevice> GpuParts<D> {
         Ok(())
     }
 
+    /// Waits for the launched kernels.
+    pub fn sync(&mut self) -> Result<(), ExecError> {
+        self.device.finish().map(|_| ())
+    }
+
     /// Bytes copied device to host and host to device since [`GpuParts::prepare`]
     /// (the upload of the initial state included).
     pub fn transferred(&self) -> (u64, u64) {

@@ -111,6 +111,13 @@ pub trait PartRunner {
         bounds: &[(i64, i64)],
     ) -> Result<(), ExecError>;
 
+    /// Waits for the work the runner started (kernels a GPU runs while the
+    /// host goes on), so that the driver counts the wait as compute, not as
+    /// the host copies that would otherwise wait for it.
+    fn sync(&mut self) -> Result<(), ExecError> {
+        Ok(())
+    }
+
     /// Makes `state`'s copy of (field, level) current before the host reads
     /// it (an exchange, a reduction, the end of the run): a runner keeping
     /// levels elsewhere (a GPU) copies them back here.
@@ -256,6 +263,10 @@ impl<D: crate::exec::host_plan::GpuDevice> PartRunner for crate::exec::gpu_parts
         crate::exec::gpu_parts::GpuParts::transferred(self)
     }
 
+    fn sync(&mut self) -> Result<(), ExecError> {
+        crate::exec::gpu_parts::GpuParts::sync(self)
+    }
+
     fn rotate(&mut self) {
         crate::exec::gpu_parts::GpuParts::rotate(self)
     }
@@ -342,6 +353,9 @@ impl Driver<'_> {
             if checked {
                 if !iterate.reductions.is_empty() {
                     let t = Instant::now();
+                    runner.sync()?;
+                    out.compute += t.elapsed();
+                    let t = Instant::now();
                     all_to_host(runner, state)?;
                     out.communication += t.elapsed();
                 }
@@ -379,6 +393,9 @@ impl Driver<'_> {
             .zip(last)
             .map(|(r, v)| (r.name.clone(), v))
             .collect();
+        let t = Instant::now();
+        runner.sync()?;
+        out.compute += t.elapsed();
         let t = Instant::now();
         all_to_host(runner, state)?;
         out.communication += t.elapsed();
@@ -425,6 +442,9 @@ impl Driver<'_> {
             }
             (false, Some(split)) => split,
         };
+        let t = Instant::now();
+        parts.sync()?;
+        out.compute += t.elapsed();
         let t = Instant::now();
         for &(f, l) in &stale {
             parts.boxes_to_host(state, (f, l), &halo[f].read)?;
