@@ -58,8 +58,9 @@ pub struct GpuParts<D: GpuDevice> {
     device_newer: Vec<Vec<bool>>,
     /// What of each level the host changed since its last upload.
     host_newer: Vec<Vec<HostWrites>>,
-    /// Bytes copied device to host and host to device since `prepare`.
+    /// Bytes copied device to host since `prepare`.
     bytes_down: u64,
+    /// Bytes copied host to device since `prepare` (its upload included).
     bytes_up: u64,
     /// Per stencil part, its box (`None` where empty) and the levels it writes.
     parts: Vec<Vec<PartInfo>>,
