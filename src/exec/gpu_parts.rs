@@ -7,12 +7,15 @@
 //! on a box of its points by launching its kernel with the box as the
 //! kernel's `lo_*`/`hi_*` bounds. The caller's host arrays and the device
 //! copies are kept coherent level by level: a level the kernels wrote is read
-//! back only when the host needs it ([`GpuParts::to_host`]), a level the host
-//! changed (ghosts filled by an exchange) is written to the device before the
-//! next launch ([`GpuParts::host_wrote`]).
+//! back only when the host needs it, whole ([`GpuParts::to_host`]) or only
+//! the boxes it reads ([`GpuParts::boxes_to_host`]: the faces a halo exchange
+//! sends); what the host changed (the ghosts an exchange filled, or a whole
+//! level) is written to the device before the next launch
+//! ([`GpuParts::host_wrote`], [`GpuParts::host_wrote_boxes`]). The bytes
+//! moved each way are counted ([`GpuParts::transferred`]).
 
 use crate::analysis::footprint::Footprint;
-use crate::exec::host_plan::{GpuDevice, KernelArg};
+use crate::exec::host_plan::{GpuDevice, KernelArg, Rect};
 use crate::exec::{check_inputs, ExecError, FieldState};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, Value};
@@ -26,6 +29,18 @@ type Bounds = Vec<(i64, i64)>;
 /// A stencil part's box (`None` where empty) and the (field, level)s it writes.
 type PartInfo = (Option<Bounds>, Vec<(usize, usize)>);
 
+/// What the host changed of a level since it was last written to the device.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+enum HostWrites {
+    /// Nothing.
+    #[default]
+    None,
+    /// These boxes (in the level's array).
+    Boxes(Vec<Rect>),
+    /// Anything.
+    Whole,
+}
+
 /// A program's kernels compiled on a device, with every field level resident.
 pub struct GpuParts<D: GpuDevice> {
     device: D,
@@ -38,12 +53,21 @@ pub struct GpuParts<D: GpuDevice> {
     levels: Vec<Vec<D::Buf>>,
     /// Each field's lowest time offset (`levels[f][t - time_lo[f]]`).
     time_lo: Vec<i32>,
-    /// Levels whose newest values are on the device only.
+    /// Levels whose newest values are, somewhere, on the device only (the
+    /// boxes read back since are current on the host, the rest is not).
     device_newer: Vec<Vec<bool>>,
-    /// Levels whose newest values are on the host only.
-    host_newer: Vec<Vec<bool>>,
+    /// What of each level the host changed since its last upload.
+    host_newer: Vec<Vec<HostWrites>>,
+    /// Bytes copied device to host since `prepare`.
+    bytes_down: u64,
+    /// Bytes copied host to device since `prepare` (its upload included).
+    bytes_up: u64,
     /// Per stencil part, its box (`None` where empty) and the levels it writes.
     parts: Vec<Vec<PartInfo>>,
+    /// Each field's array shape (its grid's, ghosts included).
+    level_dims: Vec<Vec<usize>>,
+    /// Each field's element size in bytes.
+    elem_bytes: Vec<usize>,
 }
 
 impl<D: GpuDevice> GpuParts<D> {
@@ -134,6 +158,12 @@ impl<D: GpuDevice> GpuParts<D> {
                 .collect()
         });
         let flags: Vec<Vec<bool>> = state.fields.iter().map(|l| vec![false; l.len()]).collect();
+        let bytes_up = state
+            .fields
+            .iter()
+            .flatten()
+            .map(|level| level.as_bytes().len() as u64)
+            .sum();
         Ok(GpuParts {
             device,
             backend: match target {
@@ -146,8 +176,19 @@ impl<D: GpuDevice> GpuParts<D> {
             grid_dims: env.grid_dims().to_vec(),
             levels,
             time_lo: program.fields.iter().map(|f| f.time_lo).collect(),
-            device_newer: flags.clone(),
-            host_newer: flags,
+            level_dims: program
+                .fields
+                .iter()
+                .map(|f| env.grid_dims()[f.grid.0].clone())
+                .collect(),
+            elem_bytes: program.fields.iter().map(|f| f.ty.size_bytes()).collect(),
+            host_newer: flags
+                .iter()
+                .map(|l| vec![HostWrites::None; l.len()])
+                .collect(),
+            device_newer: flags,
+            bytes_down: 0,
+            bytes_up,
             parts,
         })
     }
@@ -176,13 +217,9 @@ impl<D: GpuDevice> GpuParts<D> {
         }
         crate::exec::native::parts::box_inside_part(whole.as_deref(), bounds, (stencil, part))?;
         let written = written.clone();
-        for (f, flags) in self.host_newer.iter_mut().enumerate() {
-            for (l, newer) in flags.iter_mut().enumerate() {
-                if *newer {
-                    self.device
-                        .upload(&mut self.levels[f][l], &state.fields[f][l])?;
-                    *newer = false;
-                }
+        for f in 0..self.levels.len() {
+            for l in 0..self.levels[f].len() {
+                self.flush(state, (f, l))?;
             }
         }
         self.launch((stencil, part), bounds)?;
@@ -224,18 +261,75 @@ impl<D: GpuDevice> GpuParts<D> {
             .launch(launch.kernel, groups, launch.block, &args)
     }
 
-    /// Makes the host's copy of `(field, level)` current (reads it back if
-    /// the kernels wrote it since).
+    /// Writes to the device what the host changed of `(field, level)`.
+    fn flush(&mut self, state: &FieldState, (f, l): (usize, usize)) -> Result<(), ExecError> {
+        let host = &state.fields[f][l];
+        match std::mem::take(&mut self.host_newer[f][l]) {
+            HostWrites::None => {}
+            HostWrites::Boxes(rects) => {
+                self.device
+                    .upload_rects(&mut self.levels[f][l], host, &rects)?;
+                self.bytes_up += rects.iter().map(|r| r.bytes() as u64).sum::<u64>();
+            }
+            HostWrites::Whole => {
+                self.device.upload(&mut self.levels[f][l], host)?;
+                self.bytes_up += host.as_bytes().len() as u64;
+            }
+        }
+        Ok(())
+    }
+
+    /// The boxes `boxes` (inclusive local bounds) of a level of field `f`.
+    fn rects(&self, f: usize, boxes: &[Vec<(i64, i64)>]) -> Result<Vec<Rect>, ExecError> {
+        boxes
+            .iter()
+            .filter(|b| !crate::ir::env::box_is_empty(b))
+            .map(|b| {
+                Rect::of(&self.level_dims[f], b, self.elem_bytes[f]).ok_or_else(|| {
+                    ExecError::Failed(format!(
+                        "internal: box {b:?} outside the arrays ({:?}) of field {f}",
+                        self.level_dims[f]
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// Makes the host's copy of `(field, level)` current (reads it back whole
+    /// if the kernels wrote it since; what the host changed since the last
+    /// launch is written to the device first, so that it is not lost).
     pub fn to_host(
         &mut self,
         state: &mut FieldState,
         (f, l): (usize, usize),
     ) -> Result<(), ExecError> {
         if self.device_newer[f][l] {
+            self.flush(state, (f, l))?;
             self.device
                 .download(&self.levels[f][l], &mut state.fields[f][l])?;
+            self.bytes_down += state.fields[f][l].as_bytes().len() as u64;
             self.device_newer[f][l] = false;
         }
+        Ok(())
+    }
+
+    /// Makes the host's copy of the boxes `boxes` of `(field, level)`
+    /// current, reading back only those (the rest of the host's copy stays
+    /// as stale as it was).
+    pub fn boxes_to_host(
+        &mut self,
+        state: &mut FieldState,
+        (f, l): (usize, usize),
+        boxes: &[Vec<(i64, i64)>],
+    ) -> Result<(), ExecError> {
+        if !self.device_newer[f][l] {
+            return Ok(());
+        }
+        self.flush(state, (f, l))?;
+        let rects = self.rects(f, boxes)?;
+        self.device
+            .download_rects(&self.levels[f][l], &mut state.fields[f][l], &rects)?;
+        self.bytes_down += rects.iter().map(|r| r.bytes() as u64).sum::<u64>();
         Ok(())
     }
 
@@ -249,12 +343,46 @@ impl<D: GpuDevice> GpuParts<D> {
         Ok(())
     }
 
-    /// Says the host changed `(field, level)` (after making it current with
-    /// [`GpuParts::to_host`]): it is written to the device before the next
-    /// launch.
+    /// Says the host changed `(field, level)` anywhere: it is written to the
+    /// device whole before the next launch. The host's copy must have been
+    /// current ([`GpuParts::to_host`]).
     pub fn host_wrote(&mut self, (f, l): (usize, usize)) {
         debug_assert!(!self.device_newer[f][l], "host wrote a stale level");
-        self.host_newer[f][l] = true;
+        self.host_newer[f][l] = HostWrites::Whole;
+    }
+
+    /// Says the host changed only the boxes `boxes` of `(field, level)`
+    /// (ghosts an exchange filled, which the kernels never write): only they
+    /// are written to the device before the next launch.
+    pub fn host_wrote_boxes(
+        &mut self,
+        (f, l): (usize, usize),
+        boxes: &[Vec<(i64, i64)>],
+    ) -> Result<(), ExecError> {
+        let rects = self.rects(f, boxes)?;
+        match &mut self.host_newer[f][l] {
+            HostWrites::Whole => {}
+            HostWrites::Boxes(pending) => {
+                for r in rects {
+                    if !pending.contains(&r) {
+                        pending.push(r);
+                    }
+                }
+            }
+            none @ HostWrites::None => *none = HostWrites::Boxes(rects),
+        }
+        Ok(())
+    }
+
+    /// Waits for the launched kernels.
+    pub fn sync(&mut self) -> Result<(), ExecError> {
+        self.device.finish().map(|_| ())
+    }
+
+    /// Bytes copied device to host and host to device since [`GpuParts::prepare`]
+    /// (the upload of the initial state included).
+    pub fn transferred(&self) -> (u64, u64) {
+        (self.bytes_down, self.bytes_up)
     }
 
     /// Rotates the levels as `FieldState::rotate` does.

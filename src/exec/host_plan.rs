@@ -35,6 +35,22 @@ pub trait GpuDevice {
     fn upload(&mut self, dst: &mut Self::Buf, src: &Buffer) -> Result<(), ExecError>;
     /// Copies a device buffer into `dst` (same type and length).
     fn download(&mut self, src: &Self::Buf, dst: &mut Buffer) -> Result<(), ExecError>;
+    /// Copies the boxes `rects` of device buffer `src` into the same places
+    /// of `dst` (same type and length), the rest of `dst` untouched.
+    fn download_rects(
+        &mut self,
+        src: &Self::Buf,
+        dst: &mut Buffer,
+        rects: &[Rect],
+    ) -> Result<(), ExecError>;
+    /// Copies the boxes `rects` of `src` into the same places of device
+    /// buffer `dst`, the rest of `dst` untouched.
+    fn upload_rects(
+        &mut self,
+        dst: &mut Self::Buf,
+        src: &Buffer,
+        rects: &[Rect],
+    ) -> Result<(), ExecError>;
     /// Enqueues kernel `kernel` of the compiled module.
     fn launch(
         &mut self,
@@ -46,6 +62,91 @@ pub trait GpuDevice {
     /// Waits for all enqueued work; returns the kernel time since the last call,
     /// measured on the device (events).
     fn finish(&mut self) -> Result<Duration, ExecError>;
+}
+
+/// A box of a row-major array as rectangular copies (OpenCL's
+/// `clEnqueueReadBufferRect`, CUDA's `cuMemcpy3D`) take it: bytes along the
+/// innermost axis, rows along the next, slices along the outermost (arrays
+/// of fewer than three axes padded with axes of one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rect {
+    /// The box's first byte within a row, its first row, its first slice.
+    pub origin: [usize; 3],
+    /// Bytes per row, rows, slices of the box.
+    pub region: [usize; 3],
+    /// Bytes of one row of the array.
+    pub row_pitch: usize,
+    /// Bytes of one slice of the array.
+    pub slice_pitch: usize,
+}
+
+impl Rect {
+    /// The box `bounds` (inclusive, outermost axis first) of an array shaped
+    /// `dims` of `elem`-byte elements; `None` when the box is empty, lies
+    /// outside the array or the array has more than three axes.
+    pub fn of(dims: &[usize], bounds: &[(i64, i64)], elem: usize) -> Option<Rect> {
+        if dims.len() > 3 || bounds.len() != dims.len() {
+            return None;
+        }
+        let mut origin = [0usize; 3];
+        let mut extent = [1usize; 3];
+        let mut shape = [1usize; 3];
+        // Index 0 the innermost axis.
+        for (i, (&(lo, hi), &n)) in bounds.iter().rev().zip(dims.iter().rev()).enumerate() {
+            if lo < 0 || lo > hi || hi as usize >= n {
+                return None;
+            }
+            origin[i] = lo as usize;
+            extent[i] = (hi - lo + 1) as usize;
+            shape[i] = n;
+        }
+        Some(Rect {
+            origin: [origin[0] * elem, origin[1], origin[2]],
+            region: [extent[0] * elem, extent[1], extent[2]],
+            row_pitch: shape[0] * elem,
+            slice_pitch: shape[0] * shape[1] * elem,
+        })
+    }
+
+    /// Bytes in the box.
+    pub fn bytes(&self) -> usize {
+        self.region.iter().product()
+    }
+
+    /// Refuses a box that is empty or reaches past an array of `len` bytes
+    /// (a stencilc bug: [`Rect::of`] makes neither).
+    pub fn check(&self, len: usize) -> Result<(), ExecError> {
+        let end = |i: usize| self.origin[i] + self.region[i];
+        let inside = self.bytes() > 0
+            && end(0) <= self.row_pitch
+            && end(1) * self.row_pitch <= self.slice_pitch
+            && (end(2) - 1) * self.slice_pitch + (end(1) - 1) * self.row_pitch + end(0) <= len;
+        if inside {
+            Ok(())
+        } else {
+            Err(ExecError::Failed(format!(
+                "internal: a box copy {self:?} outside an array of {len} bytes"
+            )))
+        }
+    }
+
+    /// The box as contiguous byte ranges `(offset, length)` of the array,
+    /// in order; whole rows (and whole slices) merge into one range.
+    pub fn runs(&self) -> Vec<(usize, usize)> {
+        let [x, y, z] = self.origin;
+        let [w, h, d] = self.region;
+        let start = |row: usize, slice: usize| slice * self.slice_pitch + row * self.row_pitch + x;
+        if w == self.row_pitch && h * self.row_pitch == self.slice_pitch {
+            return vec![(start(y, z), w * h * d)];
+        }
+        if w == self.row_pitch {
+            return (z..z + d).map(|s| (start(y, s), w * h)).collect();
+        }
+        (z..z + d)
+            .flat_map(|s| (y..y + h).map(move |r| (s, r)))
+            .map(|(s, r)| (start(r, s), w))
+            .collect()
+    }
 }
 
 /// A program's data resident on a device: every field time level (rotated like
@@ -483,4 +584,39 @@ fn run_launch_steps<D: GpuDevice>(
         });
     }
     device.launch(launch.kernel, groups, launch.block, &args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Rect;
+
+    #[test]
+    fn a_box_is_a_rect_and_its_runs_merge_whole_rows() {
+        // A 4x5x6 array of 4-byte elements: slices of 5 rows of 6.
+        let dims = [4, 5, 6];
+        let column = Rect::of(&dims, &[(1, 2), (0, 4), (5, 5)], 4).expect("inside");
+        assert_eq!(column.origin, [20, 0, 1]);
+        assert_eq!(column.region, [4, 5, 2]);
+        assert_eq!((column.row_pitch, column.slice_pitch), (24, 120));
+        assert_eq!(column.bytes(), 40);
+        assert_eq!(column.runs().len(), 10);
+        assert_eq!(column.runs()[0], (120 + 20, 4));
+        // Whole rows of one slice: one run per slice; whole slices: one run.
+        let rows = Rect::of(&dims, &[(1, 2), (3, 4), (0, 5)], 4).expect("inside");
+        assert_eq!(rows.runs(), vec![(120 + 72, 48), (240 + 72, 48)]);
+        let slices = Rect::of(&dims, &[(2, 3), (0, 4), (0, 5)], 4).expect("inside");
+        assert_eq!(slices.runs(), vec![(240, 240)]);
+        assert!(slices.check(480).is_ok());
+        assert!(slices.check(479).is_err());
+        // 1-D and 2-D arrays are padded with axes of one.
+        let row = Rect::of(&[7, 9], &[(6, 6), (0, 8)], 8).expect("inside");
+        assert_eq!((row.origin, row.region), ([0, 6, 0], [72, 1, 1]));
+        assert_eq!(
+            Rect::of(&[9], &[(2, 4)], 4).map(|r| r.runs()),
+            Some(vec![(8, 12)])
+        );
+        // Empty or outside: none.
+        assert_eq!(Rect::of(&[7, 9], &[(3, 2), (0, 8)], 4), None);
+        assert_eq!(Rect::of(&[7, 9], &[(0, 7), (0, 8)], 4), None);
+    }
 }

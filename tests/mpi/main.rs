@@ -12,6 +12,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod faces;
 mod failures;
 
 use std::path::{Path, PathBuf};

@@ -429,10 +429,12 @@ mod with_mpi {
         agree(world, renamed).inspect_err(|_| remove_temporaries())?;
         let write_time = written.elapsed();
 
-        let mine = [
+        let mine: [u64; PER_RANK_WORDS] = [
             ran.compute.as_secs_f64().to_bits(),
             ran.communication.as_secs_f64().to_bits(),
             ran.bytes_sent,
+            ran.device_bytes_down,
+            ran.device_bytes_up,
         ];
         let all = all_gather_u64(&cart, &mine);
         if me != 0 {
@@ -606,6 +608,10 @@ mod with_mpi {
         Ok(Some(verification))
     }
 
+    /// Words each rank contributes to the report: compute and communication
+    /// seconds (as bits), bytes sent, device bytes down and up.
+    const PER_RANK_WORDS: usize = 5;
+
     #[allow(clippy::too_many_arguments)]
     fn report(
         args: &RunArgs,
@@ -648,7 +654,7 @@ mod with_mpi {
             return crate::cli::out::stdout_text(&text);
         }
         let ranks: Vec<serde_json::Value> = all
-            .chunks_exact(3)
+            .chunks_exact(PER_RANK_WORDS)
             .enumerate()
             .map(|(r, c)| {
                 let coords = cart.rank_to_coordinates(r as i32);
@@ -660,6 +666,8 @@ mod with_mpi {
                     "compute": f64::from_bits(c[0]),
                     "communication": f64::from_bits(c[1]),
                     "bytes_sent": c[2],
+                    "device_bytes_down": c[3],
+                    "device_bytes_up": c[4],
                 })
             })
             .collect();
@@ -687,7 +695,7 @@ mod with_mpi {
                 "ghost": layout.ghost,
                 "per_rank": ranks,
             },
-            "bytes_exchanged": all.chunks_exact(3).map(|c| c[2]).sum::<u64>(),
+            "bytes_exchanged": all.chunks_exact(PER_RANK_WORDS).map(|c| c[2]).sum::<u64>(),
             "times": {
                 "iterate": s.times.compute.as_secs_f64(),
                 "write": write.as_secs_f64(),

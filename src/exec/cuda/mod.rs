@@ -10,12 +10,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use cudarc::driver::sys::{CUdeviceptr, CUmemorytype};
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    LaunchConfig, PushKernelArg, SyncOnDrop,
 };
 
 use crate::exec::backend::{ProgressHook, RunOptions};
-use crate::exec::host_plan::{GpuDevice, KernelArg};
+use crate::exec::host_plan::{GpuDevice, KernelArg, Rect};
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
@@ -124,6 +126,75 @@ pub enum DeviceBuffer {
     Float(CudaSlice<f32>),
     /// `double`
     Double(CudaSlice<f64>),
+}
+
+impl DeviceBuffer {
+    fn ty(&self) -> ScalarType {
+        match self {
+            DeviceBuffer::Int(_) => ScalarType::Int,
+            DeviceBuffer::Long(_) => ScalarType::Long,
+            DeviceBuffer::Float(_) => ScalarType::Float,
+            DeviceBuffer::Double(_) => ScalarType::Double,
+        }
+    }
+
+    /// The buffer's address, for a copy `stream` runs (the guard records the
+    /// read when dropped, after the copy is enqueued).
+    fn device_ptr<'a>(&'a self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
+        match self {
+            DeviceBuffer::Int(d) => d.device_ptr(stream),
+            DeviceBuffer::Long(d) => d.device_ptr(stream),
+            DeviceBuffer::Float(d) => d.device_ptr(stream),
+            DeviceBuffer::Double(d) => d.device_ptr(stream),
+        }
+    }
+
+    /// As [`DeviceBuffer::device_ptr`], for a copy that writes the buffer.
+    fn device_ptr_mut<'a>(&'a mut self, stream: &'a CudaStream) -> (CUdeviceptr, SyncOnDrop<'a>) {
+        match self {
+            DeviceBuffer::Int(d) => d.device_ptr_mut(stream),
+            DeviceBuffer::Long(d) => d.device_ptr_mut(stream),
+            DeviceBuffer::Float(d) => d.device_ptr_mut(stream),
+            DeviceBuffer::Double(d) => d.device_ptr_mut(stream),
+        }
+    }
+}
+
+/// The `cuMemcpy3D` parameters copying box `rect` between two arrays of
+/// the same shape, each given as (memory type, device address, host address).
+fn memcpy_3d(
+    rect: &Rect,
+    (src_type, src_device, src_host): (CUmemorytype, CUdeviceptr, *const std::ffi::c_void),
+    (dst_type, dst_device, dst_host): (CUmemorytype, CUdeviceptr, *mut std::ffi::c_void),
+) -> cudarc::driver::sys::CUDA_MEMCPY3D {
+    let rows = rect.slice_pitch / rect.row_pitch;
+    cudarc::driver::sys::CUDA_MEMCPY3D {
+        srcXInBytes: rect.origin[0],
+        srcY: rect.origin[1],
+        srcZ: rect.origin[2],
+        srcLOD: 0,
+        srcMemoryType: src_type,
+        srcHost: src_host,
+        srcDevice: src_device,
+        srcArray: std::ptr::null_mut(),
+        reserved0: std::ptr::null_mut(),
+        srcPitch: rect.row_pitch,
+        srcHeight: rows,
+        dstXInBytes: rect.origin[0],
+        dstY: rect.origin[1],
+        dstZ: rect.origin[2],
+        dstLOD: 0,
+        dstMemoryType: dst_type,
+        dstHost: dst_host,
+        dstDevice: dst_device,
+        dstArray: std::ptr::null_mut(),
+        reserved1: std::ptr::null_mut(),
+        dstPitch: rect.row_pitch,
+        dstHeight: rows,
+        WidthInBytes: rect.region[0],
+        Height: rect.region[1],
+        Depth: rect.region[2],
+    }
 }
 
 /// The process's CUDA device, held (locked) while a run uses it.
@@ -250,6 +321,82 @@ impl GpuDevice for Session {
         };
         r.map_err(driver_error("download"))?;
         s.synchronize().map_err(driver_error("synchronize"))
+    }
+
+    fn download_rects(
+        &mut self,
+        src: &DeviceBuffer,
+        dst: &mut Buffer,
+        rects: &[Rect],
+    ) -> Result<(), ExecError> {
+        if src.ty() != dst.ty() {
+            return Err(ExecError::Failed(
+                "internal: download of mismatched types".into(),
+            ));
+        }
+        let host = dst.as_bytes_mut();
+        self.rt
+            .ctx
+            .bind_to_thread()
+            .map_err(driver_error("binding the context"))?;
+        let stream = &self.rt.stream;
+        let (device, _recorded) = src.device_ptr(stream);
+        for rect in rects {
+            rect.check(host.len())?;
+            let copy = memcpy_3d(
+                rect,
+                (CUmemorytype::CU_MEMORYTYPE_DEVICE, device, std::ptr::null()),
+                (
+                    CUmemorytype::CU_MEMORYTYPE_HOST,
+                    0,
+                    host.as_mut_ptr().cast(),
+                ),
+            );
+            // SAFETY: the box lies inside the device buffer and the host
+            // array (same shape, checked above); the stream is synchronised
+            // below, before the host array can be touched again.
+            unsafe { cudarc::driver::sys::cuMemcpy3DAsync_v2(&copy, stream.cu_stream()) }
+                .result()
+                .map_err(driver_error("cuMemcpy3DAsync (device to host)"))?;
+        }
+        stream.synchronize().map_err(driver_error("synchronize"))
+    }
+
+    fn upload_rects(
+        &mut self,
+        dst: &mut DeviceBuffer,
+        src: &Buffer,
+        rects: &[Rect],
+    ) -> Result<(), ExecError> {
+        if dst.ty() != src.ty() {
+            return Err(ExecError::Failed(
+                "internal: upload of mismatched types".into(),
+            ));
+        }
+        let host = src.as_bytes();
+        self.rt
+            .ctx
+            .bind_to_thread()
+            .map_err(driver_error("binding the context"))?;
+        let stream = &self.rt.stream;
+        let (device, _recorded) = dst.device_ptr_mut(stream);
+        for rect in rects {
+            rect.check(host.len())?;
+            let copy = memcpy_3d(
+                rect,
+                (CUmemorytype::CU_MEMORYTYPE_HOST, 0, host.as_ptr().cast()),
+                (
+                    CUmemorytype::CU_MEMORYTYPE_DEVICE,
+                    device,
+                    std::ptr::null_mut(),
+                ),
+            );
+            // SAFETY: as in `download_rects`; the host array is only read.
+            unsafe { cudarc::driver::sys::cuMemcpy3DAsync_v2(&copy, stream.cu_stream()) }
+                .result()
+                .map_err(driver_error("cuMemcpy3DAsync (host to device)"))?;
+        }
+        stream.synchronize().map_err(driver_error("synchronize"))
     }
 
     fn launch(

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::exec::host_plan::{GpuDevice, KernelArg};
+use crate::exec::host_plan::{GpuDevice, KernelArg, Rect};
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::front::cuda::ast::Kernel;
 use crate::front::cuda::parse_unit;
@@ -94,6 +94,17 @@ fn to_emu(value: crate::ir::Value) -> Value {
     }
 }
 
+/// Copies boxes `rects` of `from` into the same places of `to` (same shape).
+fn copy_rects(from: &[u8], to: &mut [u8], rects: &[Rect]) -> Result<(), ExecError> {
+    for rect in rects {
+        rect.check(from.len().min(to.len()))?;
+        for (start, len) in rect.runs() {
+            to[start..start + len].copy_from_slice(&from[start..start + len]);
+        }
+    }
+    Ok(())
+}
+
 impl GpuDevice for EmuDevice {
     type Buf = usize;
 
@@ -162,6 +173,30 @@ impl GpuDevice for EmuDevice {
             ScalarType::Double => Buffer::Double(data.iter().map(|v| v.as_f64()).collect()),
         };
         Ok(())
+    }
+
+    fn download_rects(
+        &mut self,
+        src: &usize,
+        dst: &mut Buffer,
+        rects: &[Rect],
+    ) -> Result<(), ExecError> {
+        // Through a whole copy: the emulator is for tests, not speed.
+        let mut whole = Buffer::zeros(dst.ty(), dst.len());
+        self.download(src, &mut whole)?;
+        copy_rects(whole.as_bytes(), dst.as_bytes_mut(), rects)
+    }
+
+    fn upload_rects(
+        &mut self,
+        dst: &mut usize,
+        src: &Buffer,
+        rects: &[Rect],
+    ) -> Result<(), ExecError> {
+        let mut whole = Buffer::zeros(src.ty(), src.len());
+        self.download(dst, &mut whole)?;
+        copy_rects(src.as_bytes(), whole.as_bytes_mut(), rects)?;
+        self.upload(dst, &whole)
     }
 
     fn launch(

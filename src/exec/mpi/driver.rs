@@ -25,6 +25,7 @@ use mpi::traits::*;
 use crate::analysis::footprint::Footprint;
 use crate::exec::interp::{combine_values, Stepper};
 use crate::exec::mpi::halo::Neighbourhood;
+use crate::exec::mpi::layout::{Bounds, HaloBoxes};
 use crate::exec::{ExecError, FieldState, RunSummary};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
@@ -43,6 +44,13 @@ pub struct RankSummary {
     pub communication: Duration,
     /// Bytes this rank sent.
     pub bytes_sent: u64,
+    /// Bytes copied from the device to the host during the iterate (a GPU
+    /// runner's: the faces exchanges send, whole levels before reductions and
+    /// at the end); 0 on the host back-ends.
+    pub device_bytes_down: u64,
+    /// Bytes copied from the host to the device during the iterate (the ghost
+    /// layers exchanges filled).
+    pub device_bytes_up: u64,
 }
 
 /// Levels (field, level index) read at a non-zero offset and levels written.
@@ -103,6 +111,13 @@ pub trait PartRunner {
         bounds: &[(i64, i64)],
     ) -> Result<(), ExecError>;
 
+    /// Waits for the work the runner started (kernels a GPU runs while the
+    /// host goes on), so that the driver counts the wait as compute, not as
+    /// the host copies that would otherwise wait for it.
+    fn sync(&mut self) -> Result<(), ExecError> {
+        Ok(())
+    }
+
     /// Makes `state`'s copy of (field, level) current before the host reads
     /// it (an exchange, a reduction, the end of the run): a runner keeping
     /// levels elsewhere (a GPU) copies them back here.
@@ -114,8 +129,38 @@ pub trait PartRunner {
         Ok(())
     }
 
-    /// Says the host changed (field, level) (an exchange filled its ghosts).
+    /// Makes `state`'s copy of the boxes `boxes` (inclusive local bounds)
+    /// of (field, level) current, before the host reads only them (the
+    /// faces an exchange sends). By default the whole level
+    /// ([`PartRunner::to_host`]).
+    fn boxes_to_host(
+        &mut self,
+        state: &mut FieldState,
+        level: (usize, usize),
+        _boxes: &[Bounds],
+    ) -> Result<(), ExecError> {
+        self.to_host(state, level)
+    }
+
+    /// Says the host changed (field, level) anywhere; its copy was current.
     fn host_wrote(&mut self, _level: (usize, usize)) {}
+
+    /// Says the host changed only the boxes `boxes` of (field, level) (the
+    /// ghosts an exchange filled). By default as [`PartRunner::host_wrote`].
+    fn host_wrote_boxes(
+        &mut self,
+        level: (usize, usize),
+        _boxes: &[Bounds],
+    ) -> Result<(), ExecError> {
+        self.host_wrote(level);
+        Ok(())
+    }
+
+    /// Bytes copied (device to host, host to device) so far, for a runner
+    /// keeping levels on a device.
+    fn transferred(&self) -> (u64, u64) {
+        (0, 0)
+    }
 
     /// Rotates the runner's own levels with `state`'s.
     fn rotate(&mut self) {}
@@ -197,6 +242,31 @@ impl<D: crate::exec::host_plan::GpuDevice> PartRunner for crate::exec::gpu_parts
         crate::exec::gpu_parts::GpuParts::host_wrote(self, level)
     }
 
+    fn boxes_to_host(
+        &mut self,
+        state: &mut FieldState,
+        level: (usize, usize),
+        boxes: &[Bounds],
+    ) -> Result<(), ExecError> {
+        crate::exec::gpu_parts::GpuParts::boxes_to_host(self, state, level, boxes)
+    }
+
+    fn host_wrote_boxes(
+        &mut self,
+        level: (usize, usize),
+        boxes: &[Bounds],
+    ) -> Result<(), ExecError> {
+        crate::exec::gpu_parts::GpuParts::host_wrote_boxes(self, level, boxes)
+    }
+
+    fn transferred(&self) -> (u64, u64) {
+        crate::exec::gpu_parts::GpuParts::transferred(self)
+    }
+
+    fn sync(&mut self) -> Result<(), ExecError> {
+        crate::exec::gpu_parts::GpuParts::sync(self)
+    }
+
     fn rotate(&mut self) {
         crate::exec::gpu_parts::GpuParts::rotate(self)
     }
@@ -250,6 +320,14 @@ impl Driver<'_> {
                     .collect()
             })
             .collect();
+        let nb = &self.neighbourhood;
+        let halo: Vec<HaloBoxes> = self
+            .program
+            .fields
+            .iter()
+            .map(|f| nb.layout.halo_boxes(&nb.coords, f.boundary))
+            .collect();
+        let (down_before, up_before) = runner.transferred();
         let mut dirty: Vec<Vec<bool>> = state.fields.iter().map(|l| vec![true; l.len()]).collect();
         let mut last: Vec<Option<Value>> = vec![None; iterate.reductions.len()];
         let started = Instant::now();
@@ -262,7 +340,7 @@ impl Driver<'_> {
                         (s, p),
                         levels,
                         state,
-                        &mut dirty,
+                        (&mut dirty, &halo),
                         &mut out,
                     )?;
                     for &(f, l) in &levels.written {
@@ -275,13 +353,16 @@ impl Driver<'_> {
             if checked {
                 if !iterate.reductions.is_empty() {
                     let t = Instant::now();
+                    runner.sync()?;
+                    out.compute += t.elapsed();
+                    let t = Instant::now();
                     all_to_host(runner, state)?;
                     out.communication += t.elapsed();
                 }
                 let mut values = Vec::with_capacity(iterate.reductions.len());
                 for (r, parts) in reduction_levels.iter().enumerate() {
                     for levels in parts {
-                        self.refresh(runner, levels, state, &mut dirty, &mut out);
+                        self.refresh(runner, levels, state, (&mut dirty, &halo), &mut out)?;
                     }
                     values.push(self.reduce(stepper, state, r, &mut out));
                 }
@@ -313,9 +394,15 @@ impl Driver<'_> {
             .map(|(r, v)| (r.name.clone(), v))
             .collect();
         let t = Instant::now();
+        runner.sync()?;
+        out.compute += t.elapsed();
+        let t = Instant::now();
         all_to_host(runner, state)?;
         out.communication += t.elapsed();
         out.summary.times.compute = started.elapsed();
+        let (down, up) = runner.transferred();
+        out.device_bytes_down = down - down_before;
+        out.device_bytes_up = up - up_before;
         Ok(out)
     }
 
@@ -330,7 +417,7 @@ impl Driver<'_> {
         (s, p): (usize, usize),
         levels: &PartLevels,
         state: &mut FieldState,
-        dirty: &mut [Vec<bool>],
+        (dirty, halo): (&mut [Vec<bool>], &[HaloBoxes]),
         out: &mut RankSummary,
     ) -> Result<(), ExecError> {
         let mut stale: Vec<(usize, usize)> = Vec::new();
@@ -356,8 +443,11 @@ impl Driver<'_> {
             (false, Some(split)) => split,
         };
         let t = Instant::now();
-        for &level in &stale {
-            parts.to_host(state, level)?;
+        parts.sync()?;
+        out.compute += t.elapsed();
+        let t = Instant::now();
+        for &(f, l) in &stale {
+            parts.boxes_to_host(state, (f, l), &halo[f].read)?;
         }
         out.communication += t.elapsed();
         let mut overlapped = std::time::Duration::ZERO;
@@ -389,8 +479,8 @@ impl Driver<'_> {
         if let Some(e) = failed {
             return Err(e);
         }
-        for &level in &stale {
-            parts.host_wrote(level);
+        for &(f, l) in &stale {
+            parts.host_wrote_boxes((f, l), &halo[f].written)?;
         }
         out.communication += elapsed.saturating_sub(overlapped);
         out.compute += overlapped;
@@ -408,9 +498,9 @@ impl Driver<'_> {
         runner: &mut dyn PartRunner,
         levels: &PartLevels,
         state: &mut FieldState,
-        dirty: &mut [Vec<bool>],
+        (dirty, halo): (&mut [Vec<bool>], &[HaloBoxes]),
         out: &mut RankSummary,
-    ) {
+    ) -> Result<(), ExecError> {
         for &(f, l) in &levels.halo {
             if dirty[f][l] {
                 let t = Instant::now();
@@ -420,11 +510,12 @@ impl Driver<'_> {
                     self.program.fields[f].boundary,
                     None,
                 );
-                runner.host_wrote((f, l));
+                runner.host_wrote_boxes((f, l), &halo[f].written)?;
                 dirty[f][l] = false;
                 out.communication += t.elapsed();
             }
         }
+        Ok(())
     }
 
     /// The work items rank `coords` touches in a part whose global box is

@@ -16,7 +16,7 @@
 
 use crate::analysis::footprint::Footprint;
 use crate::ir::env::RunEnv;
-use crate::ir::{Expr, Program, Subset, Value};
+use crate::ir::{BoundaryMode, Expr, Program, Subset, Value};
 
 /// A box of points: inclusive bounds per axis, outermost first.
 pub type Bounds = Vec<(i64, i64)>;
@@ -30,6 +30,20 @@ pub struct Layout {
     pub global: Vec<usize>,
     /// Ghost layers per axis below and above the block (0 on uncut axes).
     pub ghost: Vec<(usize, usize)>,
+}
+
+/// The boxes of a rank's arrays (local indices) that a halo exchange of one
+/// level reads and writes ([`Layout::halo_boxes`]): what a runner keeping
+/// levels on a device must copy to the host before it, and back after it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HaloBoxes {
+    /// Owned points the exchange reads: the faces (and, through the slabs,
+    /// corners) sent to neighbours, and the planes a boundary mode copies into
+    /// ghost layers at the grid's edge.
+    pub read: Vec<Bounds>,
+    /// Ghost points the exchange writes, across the whole local extent of the
+    /// other axes (so corners included).
+    pub written: Vec<Bounds>,
 }
 
 /// What `--decompose` asked for.
@@ -215,6 +229,81 @@ impl Layout {
         (Some(inner), rim)
     }
 
+    /// What an exchange of a level with boundary mode `boundary` reads and
+    /// writes on rank `coords` (as `exec::mpi::halo` does it: axis after axis,
+    /// slabs spanning the other axes' whole local extent). Only owned points
+    /// are listed as read: the ghosts a slab also spans are the host's own
+    /// (filled by this exchange, or by an earlier one).
+    pub fn halo_boxes(&self, coords: &[usize], boundary: BoundaryMode) -> HaloBoxes {
+        let dims = self.local_dims(coords);
+        let owned: Bounds = (0..dims.len())
+            .map(|axis| {
+                let g_lo = self.ghost[axis].0 as i64;
+                (g_lo, g_lo + self.block(axis, coords[axis]).1 as i64 - 1)
+            })
+            .collect();
+        let whole: Bounds = dims.iter().map(|&n| (0, n as i64 - 1)).collect();
+        let periodic = boundary == BoundaryMode::Periodic;
+        let mut boxes = HaloBoxes::default();
+        for axis in 0..dims.len() {
+            let d = self.dims[axis];
+            if d == 1 {
+                continue;
+            }
+            let c = coords[axis];
+            let (g_lo, g_hi) = self.ghost[axis];
+            let (start, own) = self.block(axis, c);
+            let below = c > 0 || periodic;
+            let above = c + 1 < d || periodic;
+            let mut planes: Vec<usize> = Vec::new();
+            // Sent below: the first `g_hi` owned planes; above: the last `g_lo`.
+            if below {
+                planes.extend(g_lo..g_lo + g_hi);
+            }
+            if above {
+                planes.extend(own..own + g_lo);
+            }
+            // At the grid's edge: the planes the boundary mode copies.
+            let edge_ghosts = (!below)
+                .then_some(0..g_lo)
+                .into_iter()
+                .chain((!above).then_some(g_lo + own..g_lo + own + g_hi))
+                .flatten();
+            if boundary != BoundaryMode::None {
+                let n = self.global[axis] as i64;
+                for ghost in edge_ghosts {
+                    let global = start as i64 - g_lo as i64 + ghost as i64;
+                    if let Some(src) = boundary.resolve(global, n) {
+                        let local = src - start as i64 + g_lo as i64;
+                        if local >= g_lo as i64 && local < (g_lo + own) as i64 {
+                            planes.push(local as usize);
+                        }
+                    }
+                }
+            }
+            planes.sort_unstable();
+            planes.dedup();
+            for run in runs(&planes) {
+                let mut b = owned.clone();
+                b[axis] = run;
+                boxes.read.push(b);
+            }
+            let filled = |side: bool| side || boundary != BoundaryMode::None;
+            let layers = [
+                (filled(below), 0, g_lo),
+                (filled(above), g_lo + own, g_lo + own + g_hi),
+            ];
+            for (written, lo, hi) in layers {
+                if written && lo < hi {
+                    let mut b = whole.clone();
+                    b[axis] = (lo as i64, hi as i64 - 1);
+                    boxes.written.push(b);
+                }
+            }
+        }
+        boxes
+    }
+
     /// The program rank `coords` runs: grids sized to its arrays, every part
     /// cut to the points it owns, in local coordinates.
     pub fn local_program(&self, program: &Program, env: &RunEnv, coords: &[usize]) -> Program {
@@ -256,6 +345,19 @@ impl Layout {
         }
         local
     }
+}
+
+/// Sorted, distinct indices as inclusive runs of consecutive ones.
+fn runs(sorted: &[usize]) -> Vec<(i64, i64)> {
+    let mut out: Vec<(i64, i64)> = Vec::new();
+    for &i in sorted {
+        let i = i as i64;
+        match out.last_mut() {
+            Some((_, hi)) if *hi + 1 == i => *hi = i,
+            _ => out.push((i, i)),
+        }
+    }
+    out
 }
 
 fn int_literal(v: i64) -> Expr {
@@ -304,6 +406,57 @@ mod tests {
                 assert_eq!(count[(y * 12 + x) as usize], 1, "({y}, {x})");
             }
         }
+    }
+
+    #[test]
+    fn halo_boxes_are_the_faces_sent_and_the_ghosts_filled() {
+        // 2x2 ranks on 10x12, reach 1 (ghosts 1 on both sides of both axes);
+        // rank (0, 1): block rows 0-4, columns 6-11, local arrays 7x8.
+        let l = layout(&[10, 12], &[2, 2]);
+        let clamp = l.halo_boxes(&[0, 1], BoundaryMode::Clamp);
+        assert_eq!(
+            clamp.read,
+            vec![
+                // Axis 0: the top edge's source (row 1) and the last row sent.
+                vec![(1, 1), (1, 6)],
+                vec![(5, 5), (1, 6)],
+                // Axis 1: the first column sent, the right edge's source.
+                vec![(1, 5), (1, 1)],
+                vec![(1, 5), (6, 6)],
+            ]
+        );
+        assert_eq!(
+            clamp.written,
+            vec![
+                vec![(0, 0), (0, 7)],
+                vec![(6, 6), (0, 7)],
+                vec![(0, 6), (0, 0)],
+                vec![(0, 6), (7, 7)],
+            ]
+        );
+        // With `none` the edges are neither read nor written.
+        let none = l.halo_boxes(&[0, 1], BoundaryMode::None);
+        assert_eq!(none.read, vec![vec![(5, 5), (1, 6)], vec![(1, 5), (1, 1)]]);
+        assert_eq!(
+            none.written,
+            vec![vec![(6, 6), (0, 7)], vec![(0, 6), (0, 0)]]
+        );
+        // Periodic: both faces sent on every axis, uncut axes skipped.
+        let l = Layout {
+            dims: vec![1, 2],
+            global: vec![5, 12],
+            ghost: vec![(0, 0), (2, 1)],
+        };
+        let periodic = l.halo_boxes(&[0, 1], BoundaryMode::Periodic);
+        assert_eq!(
+            periodic.read,
+            // Block of 6 at local 2-7: sent below local 2, above local 6-7.
+            vec![vec![(0, 4), (2, 2)], vec![(0, 4), (6, 7)]]
+        );
+        assert_eq!(
+            periodic.written,
+            vec![vec![(0, 4), (0, 1)], vec![(0, 4), (8, 8)]]
+        );
     }
 
     #[test]

@@ -15,10 +15,10 @@ use opencl3::event::Event;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
 use opencl3::program::Program as ClProgram;
-use opencl3::types::CL_BLOCKING;
+use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
 
 use crate::exec::backend::{ProgressHook, RunOptions};
-use crate::exec::host_plan::{GpuDevice, KernelArg};
+use crate::exec::host_plan::{GpuDevice, KernelArg, Rect};
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
@@ -282,6 +282,68 @@ impl GpuDevice for Session {
         }
         .map_err(cl_err("download"))?;
         Ok(())
+    }
+
+    fn download_rects(
+        &mut self,
+        src: &DeviceBuffer,
+        dst: &mut Buffer,
+        rects: &[Rect],
+    ) -> Result<(), ExecError> {
+        let host = dst.as_bytes_mut();
+        for rect in rects {
+            rect.check(host.len())?;
+            // SAFETY: non-blocking read of a box inside both the buffer and
+            // the host array (same shape, checked above); the queue is
+            // finished below, before the host array can be touched again.
+            unsafe {
+                self.rt.queue.enqueue_read_buffer_rect(
+                    &src.buf,
+                    CL_NON_BLOCKING,
+                    rect.origin.as_ptr(),
+                    rect.origin.as_ptr(),
+                    rect.region.as_ptr(),
+                    rect.row_pitch,
+                    rect.slice_pitch,
+                    rect.row_pitch,
+                    rect.slice_pitch,
+                    host.as_mut_ptr().cast(),
+                    &[],
+                )
+            }
+            .map_err(cl_err("clEnqueueReadBufferRect"))?;
+        }
+        self.rt.queue.finish().map_err(cl_err("clFinish"))
+    }
+
+    fn upload_rects(
+        &mut self,
+        dst: &mut DeviceBuffer,
+        src: &Buffer,
+        rects: &[Rect],
+    ) -> Result<(), ExecError> {
+        let host = src.as_bytes();
+        for rect in rects {
+            rect.check(host.len())?;
+            // SAFETY: as in `download_rects`; OpenCL only reads the host array.
+            unsafe {
+                self.rt.queue.enqueue_write_buffer_rect(
+                    &mut dst.buf,
+                    CL_NON_BLOCKING,
+                    rect.origin.as_ptr(),
+                    rect.origin.as_ptr(),
+                    rect.region.as_ptr(),
+                    rect.row_pitch,
+                    rect.slice_pitch,
+                    rect.row_pitch,
+                    rect.slice_pitch,
+                    host.as_ptr().cast_mut().cast(),
+                    &[],
+                )
+            }
+            .map_err(cl_err("clEnqueueWriteBufferRect"))?;
+        }
+        self.rt.queue.finish().map_err(cl_err("clFinish"))
     }
 
     fn launch(
