@@ -14,18 +14,19 @@ use super::cpu_tile::{CpuCaches, CpuTiling, TileShape};
 /// Slow operations per point of one iteration (every part of every stencil,
 /// loops counted by their trip count), in units of 3 ns (`SECONDS_PER_SLOW_OP`):
 /// `sqrt` 2, `exp`, `log`, `pow` and the trigonometric functions 3, a
-/// floating-point division 0.03. The C is compiled without fast-math, so a math
+/// floating-point division 0.01. The C is compiled without fast-math, so a math
 /// function keeps `errno` and its loop stays scalar (gradient2d: one `sqrtf`
 /// and one division per point cost about 6 ns per point and core on the
 /// development machine, ten times its five reads), while a division vectorises
-/// (j2d5pt's `/ 118.0f` costs little). Overlapped tiling repeats them in its
-/// halo, so they decide whether tiling a compute-bound stencil pays.
+/// (j2d5pt's `/ 118.0f`: 0.25 ns per point in L2 with it, 0.22 without, on
+/// 2026-11-26). Overlapped tiling repeats them in its halo, so they decide
+/// whether tiling a compute-bound stencil pays.
 pub fn slow_ops_per_point(program: &Program) -> f64 {
     fn of_expr(e: &Expr) -> f64 {
         let mut total = 0.0;
         e.visit(&mut |e| {
             total += match &e.kind {
-                ExprKind::Binary(BinaryOp::Div | BinaryOp::Rem, _, _) if e.ty.is_float() => 0.03,
+                ExprKind::Binary(BinaryOp::Div | BinaryOp::Rem, _, _) if e.ty.is_float() => 0.01,
                 ExprKind::Call { func, .. } => match func {
                     MathFn::Sqrt => 2.0,
                     MathFn::Exp
@@ -62,18 +63,42 @@ pub fn slow_ops_per_point(program: &Program) -> f64 {
 /// Seconds per unit of slow operations (see [`slow_ops_per_point`]) on one core.
 const SECONDS_PER_SLOW_OP: f64 = 3e-9;
 
-/// Sustained memory bandwidth of one core, bytes per second.
-const BANDWIDTH_PER_CORE: f64 = 6e9;
-/// Seconds per read of one point (vectorised loop, one core): j2d5pt's
-/// baseline runs at about 0.7 ns per point and core, memory included.
-const SECONDS_PER_READ: f64 = 0.06e-9;
+/// DRAM bandwidth of the whole machine, bytes per second, a write counted
+/// twice (its read for ownership): j2d5pt's naive baseline at 16384² on the
+/// 2-core development machine, quiet, streams 12 bytes per point at 85.7 ms
+/// per sweep of 268 M points (bench/RESULTS.md, 2026-11-26 00:00).
+const MACHINE_BANDWIDTH: f64 = 37.5e9;
+/// What one core alone streams: stencilc's untiled j2d5pt at 4096² on one
+/// thread, 0.53 ns per point of 12 bytes (user CPU time, 2026-11-26).
+const CORE_BANDWIDTH: f64 = 22e9;
+/// Seconds per read of one point in a vectorised loop whose data is in L2,
+/// one core: a window of 48 x 1040 points swept again and again runs j2d5pt
+/// (5 reads and a division) at 0.25 ns per point and j2d9pt (9 reads and a
+/// division) at 0.44 ns (development machine, gcc 12 `-O3 -march=native`,
+/// 2026-11-26).
+const SECONDS_PER_READ: f64 = 0.045e-9;
+/// How much slower the inner steps of a tiled sweep run than that loop alone
+/// (the window shares L2 with the snapshot rings, the copies and the grid's
+/// rows; the copies themselves hide under the memory traffic). Fitted, with
+/// [`SECONDS_PER_ROW`], to the quiet-machine 16384² sweeps on two threads:
+/// j2d5pt in 32 x 1024 tiles at 0.55 ns per point and core, j2d9pt in
+/// 64 x 512 tiles at 0.94 (bench/RESULTS.md, 2026-11-26 00:00).
+const TILED_COMPUTE_FACTOR: f64 = 1.5;
 /// Seconds of overhead per tile (besides bandwidth).
 const SECONDS_PER_TILE: f64 = 1e-6;
 /// Seconds per row a tile copies in or out of the grid, besides its bytes:
-/// each row is a new page of the grid and a new prefetch stream. Measured
-/// (bench/RESULTS.md, in-place tiling at 16384²): tiles of 96x512 ran level
-/// with the baseline where 40x1024 ran 1.10x faster, at the same window size.
-const SECONDS_PER_ROW: f64 = 0.2e-6;
+/// each row is a new page of the grid and a new prefetch stream (see
+/// [`TILED_COMPUTE_FACTOR`] for the fit; it makes rows shorter than 512
+/// points lose).
+const SECONDS_PER_ROW: f64 = 0.05e-6;
+/// The share of L2 a window may fill: the snapshot rings and the grid's rows
+/// streaming in and out need the rest. Measured (bench/RESULTS.md): windows
+/// of 540 KiB in a 512 KiB L2 (96 x 512 tiles) ran level with untiled sweeps.
+const WINDOW_SHARE_OF_L2: f64 = 0.8;
+/// Tiling is chosen only when predicted at least this much faster than
+/// untiled sweeps: the model's error, so that a wrong prediction near the
+/// break-even point costs little.
+pub const REQUIRED_GAIN: f64 = 1.1;
 
 /// What the model needs of a program at given sizes.
 #[derive(Clone, Debug)]
@@ -84,6 +109,14 @@ pub struct ModelInputs {
     pub window_bytes_per_point: f64,
     /// Bytes of one point over every level of every field written.
     pub written_bytes_per_point: f64,
+    /// Bytes of one point a sweep reads from the grid into the window: every
+    /// level used, less those overwritten before they are read
+    /// ([`TileShape::dead`]; only their rim is read).
+    pub read_in_bytes_per_point: f64,
+    /// Bytes of one point a sweep writes back to the grid: every level
+    /// written, less the dead ones (written back only before the caller or a
+    /// reduction reads them).
+    pub written_back_bytes_per_point: f64,
     /// Bytes read and written per point by one untiled iteration.
     pub untiled_bytes_per_point: f64,
     /// Reads per point per iteration (all parts).
@@ -122,10 +155,19 @@ impl ModelInputs {
                 }
             }
         }
+        let dead_bytes: f64 = shape
+            .dead
+            .iter()
+            .map(|(f, _, _)| program.fields[f.0].ty.size_bytes() as f64)
+            .sum();
+        let window_bytes_per_point: f64 = shape.used.iter().map(level_bytes).sum();
+        let written_bytes_per_point: f64 = shape.written.iter().map(level_bytes).sum();
         ModelInputs {
             dims,
-            window_bytes_per_point: shape.used.iter().map(level_bytes).sum(),
-            written_bytes_per_point: shape.written.iter().map(level_bytes).sum(),
+            window_bytes_per_point,
+            written_bytes_per_point,
+            read_in_bytes_per_point: window_bytes_per_point - dead_bytes,
+            written_back_bytes_per_point: written_bytes_per_point - dead_bytes,
             untiled_bytes_per_point: untiled,
             reads_per_point: reads.max(1.0),
             slow_ops_per_point: slow_ops_per_point(program),
@@ -147,6 +189,14 @@ impl ModelInputs {
 
 /// Predicted seconds per iteration with `tiling` (`None`: untiled) on
 /// `threads` threads of a machine with `caches`.
+///
+/// Untiled, an iteration streams its fields from DRAM once, or is bound by
+/// its reads and slow operations, whichever is slower. Tiled, the points of
+/// the shrinking windows cost their reads (in L2, times
+/// [`TILED_COMPUTE_FACTOR`]) and slow operations, plus the window's traffic
+/// from DRAM (read in once, the centre written back once per sweep) and a
+/// cost per tile and per copied row; a window that does not fit its share of
+/// L2 streams again at every inner step.
 pub fn predict_step_seconds(
     inputs: &ModelInputs,
     tiling: Option<&CpuTiling>,
@@ -155,7 +205,7 @@ pub fn predict_step_seconds(
 ) -> f64 {
     let threads = f64::from(threads.max(1));
     let points = inputs.points();
-    let bandwidth = BANDWIDTH_PER_CORE * threads;
+    let bandwidth = MACHINE_BANDWIDTH.min(CORE_BANDWIDTH * threads);
     let Some(tiling) = tiling else {
         let memory = points * inputs.untiled_bytes_per_point / bandwidth;
         let compute = points * inputs.point_seconds() / threads;
@@ -186,17 +236,21 @@ pub fn predict_step_seconds(
     let centre: f64 = tile.iter().product();
     let tiles = points / centre;
     let window = grown(steps);
+    // Read the window in, write the centre back (and read it for ownership).
+    let mut traffic = window * inputs.read_in_bytes_per_point
+        + 2.0 * centre * inputs.written_back_bytes_per_point;
     let window_bytes = window * inputs.window_bytes_per_point;
-    // Copy in every level of the window, write back every written level of
-    // the centre (and read it for ownership).
-    let mut traffic = window_bytes + 2.0 * centre * inputs.written_bytes_per_point;
-    if window_bytes > caches.l2_bytes as f64 {
+    if window_bytes > WINDOW_SHARE_OF_L2 * caches.l2_bytes as f64 {
         // The inner steps spill from L2: each streams its window again.
         traffic += (steps - 1.0) * window_bytes;
     }
     let computed: f64 = (0..tiling.steps).map(|s| grown(f64::from(s))).sum();
     let memory = tiles * traffic / bandwidth;
-    let compute = tiles * computed * inputs.point_seconds() / threads;
+    let compute = tiles
+        * computed
+        * (inputs.reads_per_point * SECONDS_PER_READ * TILED_COMPUTE_FACTOR
+            + inputs.slow_ops_per_point * SECONDS_PER_SLOW_OP)
+        / threads;
     // Rows copied per tile: the window's in, the centre's out (per level of
     // four bytes' worth; the innermost axis is the row).
     let inner_extent = |k: f64| -> f64 {
@@ -208,8 +262,8 @@ pub fn predict_step_seconds(
             (tile[last] + k * (r.0 + r.1) as f64).min(inputs.dims[last] as f64)
         }
     };
-    let rows = window / inner_extent(steps) * inputs.window_bytes_per_point / 4.0
-        + centre / tile[tile.len() - 1] * inputs.written_bytes_per_point / 4.0;
+    let rows = window / inner_extent(steps) * inputs.read_in_bytes_per_point / 4.0
+        + centre / tile[tile.len() - 1] * inputs.written_back_bytes_per_point / 4.0;
     let overhead = tiles * (SECONDS_PER_TILE + rows * SECONDS_PER_ROW) / threads;
-    (memory.max(compute) + overhead) / steps
+    (compute + memory + overhead) / steps
 }

@@ -62,6 +62,7 @@ const AXIS_TEMPS: &[&str] = &[
     "r_hi",
     "b_lo",
     "b_hi",
+    "b_cut",
     "ring",
     "ring_rows",
     "ring_bytes",

@@ -52,7 +52,11 @@ impl BoxArray {
         let mut text = String::new();
         for (a, c) in coords.iter().enumerate() {
             let term = if self.ring == Some(a) {
-                format!("{c} % {}", self.extent[a])
+                if c.contains(' ') {
+                    format!("({c}) % {}", self.extent[a])
+                } else {
+                    format!("{c} % {}", self.extent[a])
+                }
             } else if self.origin[a] == "0" {
                 c.clone()
             } else {
@@ -96,8 +100,8 @@ pub(super) enum Snapshot {
 
 impl Writer<'_> {
     /// Copies the box `lo..=hi` (per axis, outermost first) for every copy,
-    /// a row (`memcpy`) at a time, or a point at a time along a ring axis
-    /// that is innermost. Nothing when the box is empty.
+    /// a row (`memcpy`) at a time; a row along an innermost ring axis in two
+    /// pieces, before and after the ring wraps. Nothing when the box is empty.
     pub(super) fn copy_boxes(&mut self, lo: &[String], hi: &[String], copies: &[BoxCopy]) {
         let n = Rc::clone(&self.names);
         let rank = lo.len();
@@ -128,34 +132,64 @@ impl Writer<'_> {
             ));
         }
         let mut coords: Vec<String> = (0..inner).map(|a| n.axis_var(a)).collect();
+        let (b_lo, b_hi, b_cut) = (
+            n.axis_temp("b_lo", inner),
+            n.axis_temp("b_hi", inner),
+            n.axis_temp("b_cut", inner),
+        );
+        let ring_extent = copies.iter().find_map(|copy| {
+            [&copy.dst, &copy.src]
+                .into_iter()
+                .find(|array| array.ring == Some(inner))
+                .map(|array| array.extent[inner].clone())
+        });
+        if let Some(rows) = &ring_extent {
+            // The box is at most a ring's length, so it wraps at most once:
+            // two contiguous copies rather than a `%` per element.
+            self.line(&format!(
+                "const long {b_cut} = sdsl_min({b_hi}, {b_lo} - {b_lo} % {rows} + {rows} - 1); \
+                 /* the last point before the ring wraps */"
+            ));
+        }
         for copy in copies {
             let ring_inner = copy.dst.ring == Some(inner) || copy.src.ring == Some(inner);
             if ring_inner {
-                let i = n.axis_var(inner);
-                coords.push(i.clone());
-                self.line(&format!(
-                    "for (long {i} = {}; {i} <= {}; {i}++) {}[{}] = {}[{}];",
-                    n.axis_temp("b_lo", inner),
-                    n.axis_temp("b_hi", inner),
-                    copy.dst.base,
-                    copy.dst.index(&coords),
-                    copy.src.base,
-                    copy.src.index(&coords)
-                ));
+                let pieces = [
+                    (b_lo.clone(), format!("{b_cut} - {b_lo} + 1"), None),
+                    (
+                        format!("{b_cut} + 1"),
+                        format!("{b_hi} - {b_cut}"),
+                        Some(format!("{b_cut} < {b_hi}")),
+                    ),
+                ];
+                for (start, count, guard) in pieces {
+                    coords.push(start);
+                    let copy_line = format!(
+                        "memcpy(&{}[{}], &{}[{}], (size_t)({count}) * sizeof({}));",
+                        copy.dst.base,
+                        copy.dst.index(&coords),
+                        copy.src.base,
+                        copy.src.index(&coords),
+                        copy.ty
+                    );
+                    coords.pop();
+                    match guard {
+                        None => self.line(&copy_line),
+                        Some(guard) => self.line(&format!("if ({guard}) {copy_line}")),
+                    }
+                }
             } else {
-                coords.push(n.axis_temp("b_lo", inner));
+                coords.push(b_lo.clone());
                 self.line(&format!(
-                    "memcpy(&{}[{}], &{}[{}], (size_t)({} - {} + 1) * sizeof({}));",
+                    "memcpy(&{}[{}], &{}[{}], (size_t)({b_hi} - {b_lo} + 1) * sizeof({}));",
                     copy.dst.base,
                     copy.dst.index(&coords),
                     copy.src.base,
                     copy.src.index(&coords),
-                    n.axis_temp("b_hi", inner),
-                    n.axis_temp("b_lo", inner),
                     copy.ty
                 ));
+                coords.pop();
             }
-            coords.pop();
         }
         for _ in 0..inner {
             self.close("}");
