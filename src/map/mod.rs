@@ -109,6 +109,10 @@ pub struct NestPlan {
     /// `cuda`), which replace the nest's lines.
     #[serde(skip)]
     pub device: Option<device::DeviceCode>,
+    /// The parallel loops of a nest that is parallel but has no direct
+    /// kernel for the target (it may still run inside a lifted loop).
+    #[serde(skip)]
+    pub parallel_without_kernel: Option<Vec<String>>,
 }
 
 /// One loop of a nest, for the report.
@@ -184,11 +188,9 @@ fn try_lift(
     let name = format!("{}_{}", function.name, root.lines.0);
     let outcome = match &plan.decision {
         Decision::Mapped { .. } => lift::lift_nest(root, function, unit, &name),
-        Decision::Iterate => match plan
-            .inner
-            .iter()
-            .find(|p| !matches!(p.decision, Decision::Mapped { .. }))
-        {
+        Decision::Iterate => match plan.inner.iter().find(|p| {
+            !matches!(p.decision, Decision::Mapped { .. }) && p.parallel_without_kernel.is_none()
+        }) {
             Some(cpu) => Err(format!("its nest {} stays on the CPU", cpu.id)),
             None => lift::lift_iterate(root, function, unit, &name),
         },
@@ -236,6 +238,15 @@ fn try_lift(
                     code.kernel_names.join(", ")
                 ));
                 plan.device = Some(code);
+                // Its nests run in the lifted program's kernels.
+                for inner in &mut plan.inner {
+                    if let Some(parallel) = inner.parallel_without_kernel.take() {
+                        inner.decision = Decision::Mapped { parallel };
+                        inner
+                            .transformations
+                            .push("runs in the kernels of the lifted loop around it".to_string());
+                    }
+                }
             }
             Err(why) => plan
                 .transformations
@@ -368,6 +379,7 @@ fn plan_nest(
         lift_sdsl: None,
         lifted: None,
         device: None,
+        parallel_without_kernel: None,
     };
     let parallel = if facts.obstacles.is_empty() {
         parallel_band(root, &facts)
@@ -383,10 +395,9 @@ fn plan_nest(
                 plan.inner
                     .push(plan_nest(l, function, unit, declared, target, device, file));
             }
-            let any_mapped = plan
-                .inner
-                .iter()
-                .any(|p| !matches!(p.decision, Decision::Cpu { .. }));
+            let any_mapped = plan.inner.iter().any(|p| {
+                !matches!(p.decision, Decision::Cpu { .. }) || p.parallel_without_kernel.is_some()
+            });
             if any_mapped {
                 // The inner nests report their own loops and dependences.
                 plan.class = "iterate".into();
@@ -479,6 +490,7 @@ fn plan_nest(
                 plan.kernel = Some(kernel)
             }
             Err(reason) => {
+                plan.parallel_without_kernel = Some(parallel.clone());
                 plan.decision = Decision::Cpu {
                     reasons: vec![format!(
                         "parallel, but not as an OpenCL kernel yet: {reason}"
