@@ -22,8 +22,8 @@ int main(int argc, char **argv) {
     int n = argc > 1 ? atoi(argv[1]) : 203;
     int m = argc > 2 ? atoi(argv[2]) : 157;
     int steps = argc > 3 ? atoi(argv[3]) : 21;
-    float *A = malloc(sizeof(float) * n * m);
-    float *B = malloc(sizeof(float) * n * m);
+    float *A = (float *)malloc(sizeof(float) * n * m);
+    float *B = (float *)malloc(sizeof(float) * n * m);
     for (int i = 0; i < n; i++)
         for (int j = 0; j < m; j++) {
             A[i * m + j] = (float)((i * 7 + j * 13) % 31) / 31.0f;

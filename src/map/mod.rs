@@ -40,8 +40,8 @@ pub enum Target {
     C,
     /// OpenCL: each mapped nest a direct kernel, with host glue.
     Opencl,
-    /// CUDA: lifted stencil nests run with stencilc's CUDA kernels, the rest
-    /// stays on the CPU.
+    /// CUDA: lifted stencil nests run with stencilc's CUDA kernels, other
+    /// mapped nests as direct CUDA kernels.
     Cuda,
 }
 
@@ -94,7 +94,7 @@ pub struct NestPlan {
     /// The OpenMP clause line for the rewrite (mapped nests only).
     #[serde(skip)]
     pub omp: Option<String>,
-    /// The OpenCL kernel (mapped nests with `--target opencl` only).
+    /// The direct kernel (mapped nests with `--target opencl` or `cuda`).
     #[serde(skip)]
     pub kernel: Option<opencl::KernelPlan>,
     /// Whether the nest (an outermost mapped nest or iterate) was lifted into
@@ -256,14 +256,12 @@ fn try_lift(
     plan.lifted = Some(lifted);
 }
 
-/// With `--target cuda`, a nest that is not lifted stays on the CPU: direct
-/// CUDA kernels are not generated.
+/// With `--target cuda`, a mapped nest outside a lifted loop runs as its
+/// direct kernel; one without a kernel stays on the CPU.
 fn leave_on_cpu(plan: &mut NestPlan) {
-    if matches!(plan.decision, Decision::Mapped { .. }) {
+    if matches!(plan.decision, Decision::Mapped { .. }) && plan.kernel.is_none() {
         plan.decision = Decision::Cpu {
-            reasons: vec![
-                "parallel, but with --target cuda only lifted stencil nests run on the GPU (direct CUDA kernels are not generated yet)".into(),
-            ],
+            reasons: vec!["parallel, but it has no CUDA kernel".into()],
         };
     }
     for inner in &mut plan.inner {
@@ -478,12 +476,17 @@ fn plan_nest(
             }
         }
     }
-    if target == Target::Opencl && matches!(plan.decision, Decision::Mapped { .. }) {
-        match opencl::kernel(root, &parallel, &facts, function, unit, file) {
+    let dialect = match target {
+        Target::C => None,
+        Target::Opencl => Some((opencl::Dialect::OpenCl, "OpenCL")),
+        Target::Cuda => Some((opencl::Dialect::Cuda, "CUDA")),
+    };
+    if let (Some((dialect, language)), Decision::Mapped { .. }) = (dialect, &plan.decision) {
+        match opencl::kernel(root, &parallel, &facts, function, unit, file, dialect) {
             Ok(kernel) => {
                 if !kernel.specialised.is_empty() {
                     plan.transformations.push(format!(
-                        "memory specialisation applied in the OpenCL kernel: {}",
+                        "memory specialisation applied in the {language} kernel: {}",
                         kernel.specialised.join("; ")
                     ));
                 }
@@ -493,7 +496,7 @@ fn plan_nest(
                 plan.parallel_without_kernel = Some(parallel.clone());
                 plan.decision = Decision::Cpu {
                     reasons: vec![format!(
-                        "parallel, but not as an OpenCL kernel yet: {reason}"
+                        "parallel, but not as an {language} kernel yet: {reason}"
                     )],
                 }
             }
