@@ -1,8 +1,12 @@
 //! `--target cuda`: each lifted time loop (or nest, see [`super::lift`]) is
 //! replaced by host code that keeps its arrays on a CUDA device across all
 //! steps and launches the kernels of stencilc's CUDA back-end
-//! ([`super::device`]); every other nest stays on the CPU as written (direct
-//! CUDA kernels are not generated). The output is CUDA C++ for nvcc, laid
+//! ([`super::device`]); every other mapped nest becomes a direct CUDA
+//! kernel (one thread per iteration of its parallel loops, written by
+//! [`super::opencl::kernel`] in the CUDA dialect, with the same memory
+//! specialisation: `const __restrict__`, `__constant__` for small read-only
+//! arrays) and host glue through the CUDA runtime API (copies in, launch,
+//! copies back). The output is CUDA C++ for nvcc, laid
 //! out as `compile -b overtile` lays out its files: the kernels under
 //! `#if defined(__CUDACC__)` between marker lines (NVRTC compiles each such
 //! unit as is), their declarations for other compilers, so that the host
@@ -10,8 +14,12 @@
 
 use std::collections::BTreeMap;
 
-use super::{device_id, FilePlan};
+use super::opencl::{mapped, KernelPlan};
+use super::{device_id, FilePlan, NestPlan};
 use crate::front::c::CFile;
+
+/// The id of the direct kernels' unit between the marker lines.
+pub const DIRECT_UNIT: &str = "direct";
 
 /// The line opening a lifted nest's kernels (followed by ` <id>`).
 pub const KERNELS_BEGIN: &str = "// ---- stencilc kernels begin";
@@ -31,11 +39,36 @@ pub fn cuda_program(file: &CFile, plan: &FilePlan) -> String {
         ));
         replace.insert(n.lines.0, (n.lines.1, code.host.clone()));
     }
+    let mut direct = Vec::new();
+    mapped(&plan.nests, &mut direct);
+    if !direct.is_empty() {
+        let mut sources = String::new();
+        let mut declarations = String::new();
+        for n in &direct {
+            let Some(k) = &n.kernel else { continue };
+            sources.push_str(&k.source);
+            sources.push('\n');
+            for c in &k.constants {
+                declarations.push_str(&format!("static {} {}[{}];\n", c.ty, c.symbol, c.elems));
+            }
+            declarations.push_str(&k.declaration);
+            let indent: String = file
+                .original_line(n.lines.0)
+                .chars()
+                .take_while(|c| c.is_whitespace())
+                .collect();
+            replace.insert(n.lines.0, (n.lines.1, host_glue(k, &indent, n)));
+        }
+        kernels.push_str(&format!(
+            "/* The direct kernels: one thread per iteration of a nest's parallel loops. */\n{KERNELS_BEGIN} {DIRECT_UNIT}\nnamespace stencilc_direct {{\n#if defined(__CUDACC__)\n{sources}#else\n/* Not nvcc: the kernels' declarations, so that the host part compiles. */\n{declarations}#endif\n}} /* namespace stencilc_direct */\n{KERNELS_END} {DIRECT_UNIT}\n\n"
+        ));
+    }
     let mut out = format!(
-        "/* Mapped by stencilc map --target cuda from {file}: {count} lifted time loop(s) or nest(s) run on a\n   CUDA GPU with stencilc's kernels, their arrays kept on the device across all steps; every\n   other nest stays on the CPU. Build with nvcc (as C++), for results identical to the original:\n     nvcc -O3 -arch=native --fmad=false --prec-div=true --prec-sqrt=true -x cu THIS_FILE -o PROGRAM\n   The kernels are compiled only by nvcc (#if defined(__CUDACC__)); the host part compiles with\n   any C++ compiler given the CUDA headers (g++ -x c++ -I$CUDA/include -c). */\n\
+        "/* Mapped by stencilc map --target cuda from {file}: {count} lifted time loop(s) or nest(s) run on a\n   CUDA GPU with stencilc's kernels, their arrays kept on the device across all steps;\n   {direct} other nest(s) as direct CUDA kernels; the rest stays on the CPU. Build with nvcc (as C++),\n   for results identical to the original:\n     nvcc -O3 -arch=native --fmad=false --prec-div=true --prec-sqrt=true -x cu THIS_FILE -o PROGRAM\n   The kernels are compiled only by nvcc (#if defined(__CUDACC__)); the host part compiles with\n   any C++ compiler given the CUDA headers (g++ -x c++ -I$CUDA/include -c). */\n\
 #include <cuda_runtime.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n{SUPPORT}\n{kernels}#line 1 \"{file}\"\n",
         file = plan.file,
-        count = replace.len(),
+        count = plan.nests.iter().filter(|n| n.device.is_some()).count(),
+        direct = direct.len(),
     );
     let lines: Vec<&str> = file.original.text.split_inclusive('\n').collect();
     let mut number = 1;
@@ -52,8 +85,103 @@ pub fn cuda_program(file: &CFile, plan: &FilePlan) -> String {
     out
 }
 
+/// The host code replacing a nest that runs as a direct kernel.
+fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
+    let p = format!("{indent}    ");
+    let mut g = format!(
+        "{indent}{{ /* stencilc map: nest {} (lines {}-{}) runs as the CUDA kernel {} */\n",
+        n.id, n.lines.0, n.lines.1, k.name
+    );
+    let mut args = Vec::new();
+    for (a, _) in &k.arrays {
+        if let Some(c) = k.constants.iter().find(|c| &c.array == a) {
+            g.push_str(&format!(
+                "{p}stencilc_cuda_check(cudaMemcpyToSymbol(stencilc_direct::{}, {a}, sizeof({a})), \"cudaMemcpyToSymbol({a})\");\n",
+                c.symbol
+            ));
+            continue;
+        }
+        g.push_str(&format!(
+            "{p}void *d_{a} = stencilc_cuda_to_device({a}, sizeof({a}));\n"
+        ));
+        args.push(format!("&d_{a}"));
+    }
+    for f in &k.flags {
+        g.push_str(&format!(
+            "{p}int h_{f} = {f};\n{p}void *d_{f} = stencilc_cuda_to_device(&h_{f}, sizeof(int));\n"
+        ));
+        args.push(format!("&d_{f}"));
+    }
+    for (s, ty) in &k.scalars {
+        g.push_str(&format!("{p}{ty} a_{s} = ({ty})({s});\n"));
+        args.push(format!("&a_{s}"));
+    }
+    for (v, lower, _) in &k.band {
+        g.push_str(&format!("{p}long lower_{v} = (long)({lower});\n"));
+        args.push(format!("&lower_{v}"));
+    }
+    for (v, lower, upper) in &k.band {
+        g.push_str(&format!(
+            "{p}long count_{v} = (long)({upper}) - (long)({lower});\n"
+        ));
+        args.push(format!("&count_{v}"));
+    }
+    // The innermost loop along x, so neighbouring threads touch neighbouring elements.
+    let block: &[u32] = match k.band.len() {
+        1 => &[256],
+        2 => &[32, 8],
+        _ => &[32, 4, 2],
+    };
+    let mut grid = Vec::new();
+    let mut threads = Vec::new();
+    for (d, (v, _, _)) in k.band.iter().rev().enumerate() {
+        grid.push(format!(
+            "(unsigned)((count_{v} + {0}) / {1})",
+            block[d] - 1,
+            block[d]
+        ));
+        threads.push(block[d].to_string());
+    }
+    while grid.len() < 3 {
+        grid.push("1".into());
+        threads.push("1".into());
+    }
+    let nonempty: Vec<String> = k
+        .band
+        .iter()
+        .map(|(v, _, _)| format!("count_{v} > 0"))
+        .collect();
+    g.push_str(&format!(
+        "{p}if ({}) {{\n{p}    void *args[] = {{ {} }};\n{p}    stencilc_cuda_check(cudaLaunchKernel((const void *)stencilc_direct::{}, dim3({}), dim3({}), args, 0, 0), \"cudaLaunchKernel({})\");\n{p}}}\n",
+        nonempty.join(" && "),
+        args.join(", "),
+        k.name,
+        grid.join(", "),
+        threads.join(", "),
+        k.name
+    ));
+    for (a, written) in &k.arrays {
+        if k.constants.iter().any(|c| &c.array == a) {
+            continue;
+        }
+        if *written {
+            g.push_str(&format!(
+                "{p}stencilc_cuda_from_device(d_{a}, {a}, sizeof({a}));\n"
+            ));
+        }
+        g.push_str(&format!("{p}cudaFree(d_{a});\n"));
+    }
+    for f in &k.flags {
+        g.push_str(&format!(
+            "{p}stencilc_cuda_from_device(d_{f}, &h_{f}, sizeof(int));\n{p}{f} = h_{f};\n{p}cudaFree(d_{f});\n"
+        ));
+    }
+    g.push_str(&format!("{indent}}}\n"));
+    g
+}
+
 /// The host helpers: the error check and the copies in and out.
-const SUPPORT: &str = r#"static void stencilc_cuda_check(cudaError_t error, const char *what) {
+const SUPPORT: &str = r#"static inline void stencilc_cuda_check(cudaError_t error, const char *what) {
     if (error != cudaSuccess) {
         fprintf(stderr, "stencilc map: %s failed: %s (%s)\n", what, cudaGetErrorName(error),
                 cudaGetErrorString(error));
@@ -61,14 +189,14 @@ const SUPPORT: &str = r#"static void stencilc_cuda_check(cudaError_t error, cons
     }
 }
 
-static void *stencilc_cuda_to_device(const void *host, size_t bytes) {
+static inline void *stencilc_cuda_to_device(const void *host, size_t bytes) {
     void *device = NULL;
     stencilc_cuda_check(cudaMalloc(&device, bytes), "cudaMalloc");
     stencilc_cuda_check(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy to the device");
     return device;
 }
 
-static void stencilc_cuda_from_device(const void *device, void *host, size_t bytes) {
+static inline void stencilc_cuda_from_device(const void *device, void *host, size_t bytes) {
     stencilc_cuda_check(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy from the device");
 }
 "#;

@@ -32,8 +32,9 @@ pub struct DeviceCode {
     pub declarations: String,
 }
 
-/// The lowered program of a lift, with sizes the lift fixes as constants.
-fn lowered(lift: &Lift, target: Target) -> Result<(Lowered, RunEnv), String> {
+/// The lowered program of a lift, and the sizes when the lift fixes them as
+/// constants (`None`: the host code computes them from the parameters).
+fn lowered(lift: &Lift, target: Target) -> Result<(Lowered, Option<RunEnv>), String> {
     let program = &lift.program;
     let schedule = Schedule::new(program, &ScheduleRequest::default())
         .map_err(|e| format!("no GPU schedule: {}", e.0))?;
@@ -41,7 +42,10 @@ fn lowered(lift: &Lift, target: Target) -> Result<(Lowered, RunEnv), String> {
     if lowered.plan.time_tile.is_some() || !lowered.plan.reductions.is_empty() {
         return Err("its host plan needs time tiling or reductions, not generated here".into());
     }
-    // Grid sizes and subsets are constants in a lift; the parameters only
+    if !lift.constant_sizes {
+        return Ok((lowered, None));
+    }
+    // Grid sizes and subsets are constants here; the parameters only
     // matter to the step count and the kernels' arguments, so any values do.
     let params = program
         .params
@@ -50,7 +54,7 @@ fn lowered(lift: &Lift, target: Target) -> Result<(Lowered, RunEnv), String> {
         .collect();
     let env = RunEnv::new(program, &Bindings { params })
         .map_err(|e| format!("its sizes do not bind: {e}"))?;
-    Ok((lowered, env))
+    Ok((lowered, Some(env)))
 }
 
 fn host_type(ty: ScalarType, target: Target) -> &'static str {
@@ -70,7 +74,15 @@ fn host_type(ty: ScalarType, target: Target) -> &'static str {
 /// program at step `done` (a C expression).
 fn c_buffer(lift: &Lift, f: usize, level: usize, done: &str) -> String {
     let a = &lift.arrays[f];
-    if a.time_buffers {
+    if let Some(partner) = &a.swapped_with {
+        // C swaps the pointers each step as the iterate rotates the levels.
+        let _ = done;
+        if level == 0 {
+            a.c_name.clone()
+        } else {
+            partner.clone()
+        }
+    } else if a.time_buffers {
         let lower = lift
             .time
             .as_ref()
@@ -141,11 +153,7 @@ pub fn device_code(
     // Every level of every field on the device, from the C buffer holding it.
     for (f, field) in program.fields.iter().enumerate() {
         let a = &lift.arrays[f];
-        let bytes = format!(
-            "sizeof({}{})",
-            a.c_name,
-            if a.time_buffers { "[0]" } else { "" }
-        );
+        let bytes = a.c_bytes();
         let buf = match target {
             Target::OpenCl => "cl_mem",
             Target::Cuda => "void *",
@@ -196,11 +204,60 @@ pub fn device_code(
             let Some(subset) = &launch.subset else {
                 return Err("a launch without points".into());
             };
-            let bounds = env.subset_box(subset);
-            let groups = launch_groups(launch, &bounds).map_err(|e| e.to_string())?;
-            let Some(groups) = groups else { continue };
             let name = &kernel_names[launch.kernel];
             let _ = writeln!(h, "{q}/* stencil {s}: {name} */");
+            // The box and the blocks: numbers, or C expressions of the parameters.
+            let (bounds, groups): (Vec<(String, String)>, [String; 3]) = match &env {
+                Some(env) => {
+                    let bounds = env.subset_box(subset);
+                    let groups = launch_groups(launch, &bounds).map_err(|e| e.to_string())?;
+                    let Some(groups) = groups else { continue };
+                    (
+                        bounds
+                            .iter()
+                            .map(|(lo, hi)| (lo.to_string(), hi.to_string()))
+                            .collect(),
+                        groups.map(|g| g.to_string()),
+                    )
+                }
+                None => {
+                    if launches.len() != 1 {
+                        return Err("a stencil launched in several parts".into());
+                    }
+                    let bounds = lift.boxes[s].clone();
+                    let nonempty: Vec<String> = bounds
+                        .iter()
+                        .map(|(lo, hi)| format!("({hi}) >= ({lo})"))
+                        .collect();
+                    let _ = writeln!(h, "{q}if ({}) {{", nonempty.join(" && "));
+                    let rank = bounds.len();
+                    let mut groups = [String::from("1"), String::from("1"), String::from("1")];
+                    for (axis, (lo, hi)) in bounds.iter().enumerate() {
+                        let d = rank - 1 - axis;
+                        let per = launch.points_per_block[d].max(1);
+                        let _ = writeln!(
+                            h,
+                            "{q}    unsigned stencilc_g{d} = (unsigned)((({hi}) - ({lo}) + {per}) / {per});"
+                        );
+                        if let Some(cap) = launch.max_groups {
+                            let _ = writeln!(
+                                h,
+                                "{q}    if (stencilc_g{d} > {0}u) stencilc_g{d} = {0}u;",
+                                cap[d]
+                            );
+                        }
+                        groups[d] = format!("stencilc_g{d}");
+                    }
+                    (bounds, groups)
+                }
+            };
+            let dynamic = env.is_none();
+            let launch_indent = q.clone();
+            let q = if dynamic {
+                format!("{q}    ")
+            } else {
+                q.clone()
+            };
             // A block per launch: its argument variables are its own.
             let q = if target == Target::Cuda {
                 let _ = writeln!(h, "{q}{{");
@@ -226,11 +283,21 @@ pub fn device_code(
                         "param",
                         format!("stencilc_p_{}", program.params[pid.0].name),
                     ),
-                    ArgSource::GridSize(g, axis) => {
-                        ("int", env.grid_dims()[g.0][*axis].to_string())
+                    ArgSource::GridSize(g, axis) => (
+                        "int",
+                        match &env {
+                            Some(env) => env.grid_dims()[g.0][*axis].to_string(),
+                            None => format!("(int)({})", lift.grids[g.0][*axis]),
+                        },
+                    ),
+                    ArgSource::Lo(axis) if dynamic => {
+                        ("int", format!("(int)({})", bounds[*axis].0))
                     }
-                    ArgSource::Lo(axis) => ("int", bounds[*axis].0.to_string()),
-                    ArgSource::Hi(axis) => ("int", bounds[*axis].1.to_string()),
+                    ArgSource::Hi(axis) if dynamic => {
+                        ("int", format!("(int)({})", bounds[*axis].1))
+                    }
+                    ArgSource::Lo(axis) => ("int", bounds[*axis].0.clone()),
+                    ArgSource::Hi(axis) => ("int", bounds[*axis].1.clone()),
                     other => return Err(format!("a kernel argument {other:?}")),
                 };
                 match (target, ty) {
@@ -250,8 +317,11 @@ pub fn device_code(
                     }
                 }
             }
-            let global: Vec<u64> = (0..3)
-                .map(|d| u64::from(groups[d]) * u64::from(launch.block[d]))
+            let global: Vec<String> = (0..3)
+                .map(|d| match groups[d].parse::<u64>() {
+                    Ok(g) => (g * u64::from(launch.block[d])).to_string(),
+                    Err(_) => format!("(size_t){} * {}", groups[d], launch.block[d]),
+                })
                 .collect();
             match target {
                 Target::OpenCl => {
@@ -270,6 +340,9 @@ pub fn device_code(
                         &q[..q.len() - 4]
                     );
                 }
+            }
+            if dynamic {
+                let _ = writeln!(h, "{launch_indent}}}");
             }
         }
     }
@@ -291,14 +364,20 @@ pub fn device_code(
         }
     }
     let _ = writeln!(h, "{p}}}");
+    // C swapped the pointers once per step: an odd count leaves them crossed.
+    for a in &lift.arrays {
+        if let (Some(partner), Some((before, after))) = (&a.swapped_with, &a.pointer_type) {
+            let _ = writeln!(
+                h,
+                "{p}if (stencilc_steps % 2) {{ {before}stencilc_swap{after} = {0}; {0} = {partner}; {partner} = stencilc_swap; }}",
+                a.c_name
+            );
+        }
+    }
     // Back to the C buffers that hold each level after the last step.
     for (f, field) in program.fields.iter().enumerate() {
         let a = &lift.arrays[f];
-        let bytes = format!(
-            "sizeof({}{})",
-            a.c_name,
-            if a.time_buffers { "[0]" } else { "" }
-        );
+        let bytes = a.c_bytes();
         for level in 0..field.levels() {
             let name = &a.field;
             if a.written {

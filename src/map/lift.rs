@@ -7,12 +7,18 @@
 //! point, every read inside its grid). Each C array becomes a field on a grid
 //! of its shape; an array whose first subscript is `(t + k) % 2` becomes a
 //! field with two time levels (the AN5D / PolyBench ping-pong form), rotated
-//! by the iterate as C alternates the buffers. Each nest becomes a stencil
+//! by the iterate as C alternates the buffers; two pointers swapped at the
+//! end of each step (`T *tmp = a; a = b; b = tmp;`) are such a field too,
+//! `a` its level 0. Pointers (`float *a` indexed `a[i*m + j]`, delinearised
+//! when the strides are provable; `float (*a)[M]`; VLA parameters) become
+//! fields whose first extent is the rows the nests reach, and loop bounds
+//! and extents affine in scalars become parameters, set at run time. Each
+//! nest becomes a stencil
 //! whose one part runs on the box of the nest's loop bounds, so the points
 //! outside the nest keep their values, as in C. Scalars the nests only read
 //! become parameters. Anything else — a loop inside the body, a read that is
-//! not the point plus a constant offset, a loop variable used as a value,
-//! pointers — keeps the nest out of the lift, with the reason.
+//! not the point plus a constant offset, a loop variable used as a value —
+//! keeps the nest out of the lift, with the reason.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -24,6 +30,7 @@ use crate::source::SourceFile;
 
 use super::analysis::lookup;
 use super::constant;
+use super::subscript::{delinearise_with_extents, Context, Poly, Sub};
 
 /// A C array lifted into a field.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,19 +42,48 @@ pub struct LiftedArray {
     pub field: String,
     /// Element type (`float`, `double`, `int`, `long`).
     pub elem: String,
-    /// The field's grid shape, outermost first (the time dimension excluded).
-    pub shape: Vec<usize>,
+    /// The field's grid extents, outermost first (the time dimension
+    /// excluded), as expressions valid in C and in SDSL: constants, or
+    /// parameters' affine forms (`n`, `m + 2`).
+    pub extents: Vec<String>,
     /// Whether the array's first dimension holds two buffers indexed by
     /// `(t + k) % 2`: a field with two time levels.
     pub time_buffers: bool,
+    /// The pointer the time loop swaps with this one at the end of each step
+    /// (`tmp = a; a = b; b = tmp;`): this one holds level 0, that one level 1.
+    pub swapped_with: Option<String>,
+    /// For a pointer, its C type around a declarator name (`float *`, `` ;
+    /// `float (*`, `)[157]`), to declare a temporary of its type.
+    pub pointer_type: Option<(String, String)>,
     /// Whether a lifted nest writes it.
     pub written: bool,
 }
 
 impl LiftedArray {
-    /// Elements in one buffer (one time level).
-    pub fn points(&self) -> usize {
-        self.shape.iter().product()
+    /// Time levels of its field: two for `(t + k) % 2` buffers and swapped
+    /// pointers, else one.
+    pub fn levels(&self) -> usize {
+        if self.time_buffers || self.swapped_with.is_some() {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// The bytes of one buffer (one time level), as a C expression.
+    pub fn c_bytes(&self) -> String {
+        if self.pointer_type.is_some() {
+            let product: Vec<String> = self
+                .extents
+                .iter()
+                .map(|e| format!("(size_t)({e})"))
+                .collect();
+            format!("{} * sizeof({})", product.join(" * "), self.elem)
+        } else if self.time_buffers {
+            format!("sizeof({}[0])", self.c_name)
+        } else {
+            format!("sizeof({})", self.c_name)
+        }
     }
 }
 
@@ -83,6 +119,13 @@ pub struct Lift {
     pub nests: Vec<(usize, usize)>,
     /// The lines of the whole lifted loop.
     pub lines: (usize, usize),
+    /// Per grid of the program (`g0`, `g1`...), its extents as C expressions.
+    pub grids: Vec<Vec<String>>,
+    /// Per stencil, the box its one part runs on: (first, last) per axis as
+    /// C expressions.
+    pub boxes: Vec<Vec<(String, String)>>,
+    /// Whether every size (grid extents, boxes) is a constant.
+    pub constant_sizes: bool,
 }
 
 impl Lift {
@@ -98,16 +141,13 @@ impl Lift {
         let fields: Vec<String> = self
             .arrays
             .iter()
-            .map(|a| {
-                format!(
-                    "{}{}",
-                    a.field,
-                    if a.time_buffers {
-                        " (2 time levels)"
-                    } else {
-                        ""
-                    }
-                )
+            .map(|a| match (&a.swapped_with, a.time_buffers) {
+                (Some(partner), _) => format!(
+                    "{} (2 time levels: pointers `{}` and `{partner}` swapped each step)",
+                    a.field, a.c_name
+                ),
+                (None, true) => format!("{} (2 time levels)", a.field),
+                (None, false) => a.field.clone(),
             })
             .collect();
         format!(
@@ -142,16 +182,30 @@ pub fn lift_iterate<'a>(
         ));
     }
     let mut nests = Vec::new();
-    for s in &time.body {
-        match s {
-            Stmt::For(l) => nests.push(l),
+    let mut swaps: Vec<(String, String)> = Vec::new();
+    let mut at = 0;
+    while at < time.body.len() {
+        if let Some((a, b)) = pointer_swap(&time.body[at..]) {
+            swaps.push((a, b));
+            at += 3;
+            continue;
+        }
+        match &time.body[at] {
+            Stmt::For(l) if swaps.is_empty() => nests.push(l),
+            Stmt::For(l) => {
+                return Err(format!(
+                    "the loop at line {} follows a pointer swap (only swaps after the nests, at the end of each step, are lifted)",
+                    l.lines.0
+                ))
+            }
             other => {
                 return Err(format!(
-                    "the time loop's body holds {} besides loop nests",
+                    "the time loop's body holds {} besides loop nests and pointer swaps",
                     describe(other)
                 ))
             }
         }
+        at += 1;
     }
     if nests.is_empty() {
         return Err("the time loop holds no nest".into());
@@ -162,7 +216,55 @@ pub fn lift_iterate<'a>(
         Box::new(time.lower.clone()),
     );
     let steps = constant(&steps).map_or(steps, Expr::Int);
-    Lifter::new(function, unit, Some(time)).lift(&nests, steps, name)
+    let mut lifter = Lifter::new(function, unit, Some(time));
+    for (a, b) in swaps {
+        for (x, level) in [(&a, 0), (&b, 1)] {
+            let var = lookup(x, function, unit)
+                .filter(|v| v.pointer && !v.global)
+                .ok_or_else(|| {
+                    format!("`{x}` is swapped but is not a local pointer or a parameter")
+                })?;
+            let _ = var;
+            if lifter.swaps.insert(x.clone(), (a.clone(), level)).is_some() {
+                return Err(format!("`{x}` is swapped twice in a step"));
+            }
+        }
+        let (va, vb) = (lookup(&a, function, unit), lookup(&b, function, unit));
+        if va.map(|v| (&v.elem, &v.dims)) != vb.map(|v| (&v.elem, &v.dims)) {
+            return Err(format!(
+                "`{a}` and `{b}` are swapped but have different types"
+            ));
+        }
+    }
+    lifter.lift(&nests, steps, name)
+}
+
+/// `T *tmp = a; a = b; b = tmp;` at the start of `body`: the swapped pointers.
+fn pointer_swap(body: &[Stmt]) -> Option<(String, String)> {
+    let scalar = |e: &Expr| match e {
+        Expr::Load(r) if r.index.is_empty() => Some(r.name.clone()),
+        _ => None,
+    };
+    let [Stmt::Decl {
+        name: tmp,
+        init: Some(first),
+        ..
+    }, Stmt::Assign(second), Stmt::Assign(third), ..] = body
+    else {
+        return None;
+    };
+    let a = scalar(first)?;
+    let plain = |x: &super::super::front::c::loops::Assign| {
+        (x.op.is_none() && x.target.index.is_empty())
+            .then(|| (x.target.name.clone(), scalar(&x.value)))
+    };
+    let (a2, Some(b)) = plain(second)? else {
+        return None;
+    };
+    let (b2, Some(tmp2)) = plain(third)? else {
+        return None;
+    };
+    (a2 == a && b2 == b && &tmp2 == tmp && a != b && &a != tmp && &b != tmp).then_some((a, b))
 }
 
 /// Lifts a single stencil nest, run once.
@@ -188,11 +290,24 @@ struct Lifter<'a> {
     function: &'a Function,
     unit: &'a CUnit,
     time: Option<&'a Loop>,
-    arrays: BTreeMap<String, LiftedArray>,
+    arrays: BTreeMap<String, ArrayInfo>,
     array_order: Vec<String>,
     params: Vec<LiftedParam>,
     /// Scalars written anywhere in the lifted loops.
     written_scalars: BTreeSet<String>,
+    /// Swapped pointers: C name → (the pair's first pointer, its level).
+    swaps: BTreeMap<String, (String, usize)>,
+}
+
+/// An array being lifted: its field, and what is known of its extents.
+struct ArrayInfo {
+    lifted: LiftedArray,
+    /// Per grid dimension, its extent; `None` for a pointer's first
+    /// dimension, which the rows the nests touch give ([`ArrayInfo::rows`]).
+    extents: Vec<Option<Affine>>,
+    /// One past the last row the nests touch along the first dimension of a
+    /// pointer (the largest of `upper + offset` over its accesses).
+    rows: Option<Affine>,
 }
 
 /// An affine form: coefficients per symbol and a constant.
@@ -284,10 +399,55 @@ struct NestCx<'n> {
     locals: BTreeMap<String, String>,
     /// The point as a write places it: per dimension of the grid.
     point: Option<Vec<Axis>>,
-    /// The grid shape of the nest.
-    shape: Option<Vec<usize>>,
+    /// The grid extents of the nest (`None`: a pointer's first dimension).
+    shape: Option<Vec<Option<Affine>>>,
     /// Fields the body uses, in order.
     fields: Vec<String>,
+    /// The arrays (keys of [`Lifter::arrays`]) the body uses.
+    arrays: Vec<String>,
+}
+
+/// One lifted nest.
+struct LiftedNest {
+    /// Its point function's text.
+    function: String,
+    /// Its stencil part's text.
+    part: String,
+    /// The box of its part: (first, last) per axis, as C expressions.
+    bounds: Vec<(String, String)>,
+    /// The arrays it uses.
+    arrays: Vec<String>,
+}
+
+/// An affine form as C and SDSL text (`n - 1`, `2 * m`, `157`).
+fn affine_text((m, c): &Affine) -> String {
+    let mut out = String::new();
+    for (sym, k) in m {
+        let (sign, k) = if *k < 0 { ("-", -k) } else { ("+", *k) };
+        let term = if k == 1 {
+            sym.clone()
+        } else {
+            format!("{k} * {sym}")
+        };
+        if out.is_empty() {
+            out = if sign == "-" {
+                format!("-{term}")
+            } else {
+                term
+            };
+        } else {
+            let _ = write!(out, " {sign} {term}");
+        }
+    }
+    if out.is_empty() {
+        c.to_string()
+    } else if *c > 0 {
+        format!("{out} + {c}")
+    } else if *c < 0 {
+        format!("{out} - {}", c.unsigned_abs())
+    } else {
+        out
+    }
 }
 
 impl<'a> Lifter<'a> {
@@ -311,6 +471,7 @@ impl<'a> Lifter<'a> {
             array_order: Vec::new(),
             params: Vec::new(),
             written_scalars,
+            swaps: BTreeMap::new(),
         }
     }
 
@@ -337,17 +498,46 @@ impl<'a> Lifter<'a> {
         let mut functions = String::new();
         let mut parts = Vec::new();
         for (n, nest) in nests.iter().enumerate() {
-            let (pf, part) = self
+            let part = self
                 .nest(nest, n)
                 .map_err(|e| format!("nest at line {}: {e}", nest.lines.0))?;
-            functions.push_str(&pf);
+            functions.push_str(&part.function);
             parts.push(part);
         }
         if let Some(t) = self.time {
-            if self.arrays.values().any(|a| a.time_buffers) && constant(&t.lower).is_none() {
+            if self.arrays.values().any(|a| a.lifted.time_buffers) && constant(&t.lower).is_none() {
                 return Err(format!(
                     "the time loop starts at `{}`, not a constant: which buffer is first is unknown",
                     t.lower
+                ));
+            }
+        }
+        // A pointer's first extent: the rows its accesses reach.
+        for (c_name, info) in &mut self.arrays {
+            let mut extents = Vec::new();
+            for e in &info.extents {
+                let e = e.as_ref().or(info.rows.as_ref()).ok_or_else(|| {
+                    format!("the rows of `{c_name}` the nests touch are not known")
+                })?;
+                extents.push(affine_text(e));
+            }
+            info.lifted.extents = extents;
+        }
+        for (n, part) in parts.iter().enumerate() {
+            let shapes: BTreeSet<&Vec<String>> = part
+                .arrays
+                .iter()
+                .map(|a| &self.arrays[a].lifted.extents)
+                .collect();
+            if shapes.len() > 1 {
+                return Err(format!(
+                    "nest at line {}: its arrays are not all on one grid (extents {})",
+                    nests[n].lines.0,
+                    shapes
+                        .iter()
+                        .map(|s| format!("[{}]", s.join("][")))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
             }
         }
@@ -355,9 +545,9 @@ impl<'a> Lifter<'a> {
         for p in &self.params {
             let _ = writeln!(text, "{} {};", p.elem, p.name);
         }
-        let mut grids: Vec<Vec<usize>> = Vec::new();
+        let mut grids: Vec<Vec<String>> = Vec::new();
         for a in &self.array_order {
-            let shape = &self.arrays[a].shape;
+            let shape = &self.arrays[a].lifted.extents;
             if !grids.contains(shape) {
                 grids.push(shape.clone());
             }
@@ -367,21 +557,21 @@ impl<'a> Lifter<'a> {
             let _ = writeln!(text, "grid g{g}{dims};");
         }
         for a in &self.array_order {
-            let a = &self.arrays[a];
-            let g = grids.iter().position(|s| s == &a.shape).unwrap_or(0);
+            let a = &self.arrays[a].lifted;
+            let g = grids.iter().position(|s| s == &a.extents).unwrap_or(0);
             let _ = writeln!(
                 text,
                 "{} griddata {} on g{g} at {};",
                 a.elem,
                 a.field,
-                if a.time_buffers { "0,1" } else { "0" }
+                if a.levels() == 2 { "0,1" } else { "0" }
             );
         }
         text.push('\n');
         text.push_str(&functions);
         let _ = writeln!(text, "iterate {steps_text} {{");
         for (n, part) in parts.iter().enumerate() {
-            let _ = writeln!(text, "    stencil s{n} {{\n        {part}\n    }}");
+            let _ = writeln!(text, "    stencil s{n} {{\n        {}\n    }}", part.part);
         }
         text.push_str("}\n");
         let source = SourceFile::new(format!("{name}.sdsl"), text.clone());
@@ -393,11 +583,18 @@ impl<'a> Lifter<'a> {
                     d.to_string().lines().next().unwrap_or("")
                 )
             })?;
-        let arrays = self
+        let arrays: Vec<LiftedArray> = self
             .array_order
             .iter()
-            .map(|a| self.arrays[a].clone())
+            .map(|a| self.arrays[a].lifted.clone())
             .collect();
+        let boxes: Vec<Vec<(String, String)>> = parts.into_iter().map(|p| p.bounds).collect();
+        let is_number = |s: &String| s.parse::<i64>().is_ok();
+        let constant_sizes = grids.iter().flatten().all(is_number)
+            && boxes
+                .iter()
+                .flatten()
+                .all(|(lo, hi)| is_number(lo) && is_number(hi));
         Ok(Lift {
             program,
             sdsl: text,
@@ -408,11 +605,26 @@ impl<'a> Lifter<'a> {
             steps,
             nests: nests.iter().map(|n| n.lines).collect(),
             lines: self.time.map_or(nests[0].lines, |t| t.lines),
+            grids,
+            boxes,
+            constant_sizes,
         })
     }
 
+    /// An extent or a loop bound: affine in parameters (registered as such).
+    fn param_affine(&mut self, e: &Expr, band: &[&Loop]) -> Result<Affine, String> {
+        let form = affine(e).ok_or_else(|| format!("`{e}` is not affine in parameters"))?;
+        for sym in form.0.keys() {
+            if let Some(l) = band.iter().find(|l| &l.var == sym) {
+                return Err(format!("`{e}` depends on the loop variable `{}`", l.var));
+            }
+            self.scalar(sym, None)?;
+        }
+        Ok(form)
+    }
+
     /// One nest: its point function and its stencil part.
-    fn nest(&mut self, root: &'a Loop, n: usize) -> Result<(String, String), String> {
+    fn nest(&mut self, root: &'a Loop, n: usize) -> Result<LiftedNest, String> {
         let mut band = vec![root];
         let mut body = &root.body;
         while let [Stmt::For(inner)] = body.as_slice() {
@@ -422,6 +634,7 @@ impl<'a> Lifter<'a> {
             band.push(inner);
             body = &inner.body;
         }
+        let mut ranges = BTreeMap::new();
         for l in &band {
             if let Some(why) = &l.not_canonical {
                 return Err(format!("loop `{}` is not canonical: {why}", l.var));
@@ -435,12 +648,13 @@ impl<'a> Lifter<'a> {
                     l.var
                 ));
             }
-            if constant(&l.lower).is_none() || constant(&l.upper).is_none() {
-                return Err(format!(
-                    "loop `{}` has bounds that are not constants (`{}` .. `{}`)",
-                    l.var, l.lower, l.upper
-                ));
-            }
+            let lo = self
+                .param_affine(&l.lower, &band)
+                .map_err(|e| format!("the bounds of loop `{}`: {e}", l.var))?;
+            let (m, c) = self
+                .param_affine(&l.upper, &band)
+                .map_err(|e| format!("the bounds of loop `{}`: {e}", l.var))?;
+            ranges.insert(l.var.clone(), (affine_text(&lo), affine_text(&(m, c - 1))));
         }
         let mut cx = NestCx {
             band,
@@ -448,6 +662,7 @@ impl<'a> Lifter<'a> {
             point: None,
             shape: None,
             fields: Vec::new(),
+            arrays: Vec::new(),
         };
         // The point comes from the first write, which reads before it need.
         let first_write = body.iter().find_map(|s| match s {
@@ -461,23 +676,24 @@ impl<'a> Lifter<'a> {
         for s in body {
             lines.push(self.stmt(s, &mut cx)?);
         }
-        let (Some(point), Some(shape)) = (cx.point.clone(), cx.shape.clone()) else {
+        let Some(point) = cx.point.clone() else {
             return Err("it writes no array".into());
         };
-        let _ = shape;
         let mut subset = String::new();
+        let mut bounds = Vec::new();
         for axis in &point {
-            match axis {
+            let (lo, hi) = match axis {
                 Axis::Var(v) => {
-                    let l = cx.band.iter().find(|l| &l.var == v).expect("band var");
-                    let lo = constant(&l.lower).unwrap_or(0);
-                    let hi = constant(&l.upper).unwrap_or(0) - 1;
+                    let (lo, hi) = ranges[v].clone();
                     let _ = write!(subset, "[{lo}:{hi}]");
+                    (lo, hi)
                 }
                 Axis::Fixed(c) => {
                     let _ = write!(subset, "[{c}]");
+                    (c.to_string(), c.to_string())
                 }
-            }
+            };
+            bounds.push((lo, hi));
         }
         let args = cx.fields.join(", ");
         let mut pf = format!("pointfunction nest{n}({args}) {{\n");
@@ -488,7 +704,12 @@ impl<'a> Lifter<'a> {
             let _ = writeln!(pf, "    {l}");
         }
         pf.push_str("}\n\n");
-        Ok((pf, format!("{subset} : nest{n}({args});")))
+        Ok(LiftedNest {
+            function: pf,
+            part: format!("{subset} : nest{n}({args});"),
+            bounds,
+            arrays: cx.arrays,
+        })
     }
 
     fn stmt(&mut self, s: &Stmt, cx: &mut NestCx<'_>) -> Result<String, String> {
@@ -548,78 +769,152 @@ impl<'a> Lifter<'a> {
 
     fn array_ref(&mut self, r: &Ref, write: bool, cx: &mut NestCx<'_>) -> Result<String, String> {
         let var = lookup(&r.name, self.function, self.unit)
-            .ok_or_else(|| format!("`{}` has no known declaration", r.name))?;
-        if var.pointer {
-            return Err(format!(
-                "`{}` is a pointer or an array parameter (only arrays declared with their extents are lifted)",
-                r.name
-            ));
-        }
+            .ok_or_else(|| format!("`{}` has no known declaration", r.name))?
+            .clone();
         let elem = scalar_type(&var.elem)
             .ok_or_else(|| format!("`{}` has elements of type `{}`", r.name, var.elem))?;
-        let mut dims = Vec::new();
-        for d in &var.dims {
-            let extent = d
-                .as_ref()
-                .and_then(constant)
-                .filter(|&e| e > 0)
-                .ok_or_else(|| format!("`{}` has an extent that is not a constant", r.name))?;
-            dims.push(extent as usize);
-        }
-        if r.index.len() != dims.len() {
-            return Err(format!(
-                "`{r}` has {} subscripts for {} dimensions",
-                r.index.len(),
-                dims.len()
-            ));
-        }
-        let level = r.index.first().and_then(|e| self.time_level(e));
-        let time_buffers = level.is_some() && dims[0] == 2;
-        let (level, index, shape) = if time_buffers {
-            (level.unwrap_or(0), &r.index[1..], dims[1..].to_vec())
+        let swap = self.swaps.get(&r.name).cloned();
+        let key = swap
+            .as_ref()
+            .map_or(r.name.clone(), |(first, _)| first.clone());
+        let mut level = 0;
+        let mut time_buffers = false;
+        // The subscripts as affine forms, one per grid dimension, and the
+        // extents known from the declaration (`None`: a pointer's rows).
+        let (forms, known): (Vec<Option<Affine>>, Vec<Option<Affine>>) = if !var.pointer {
+            let mut dims = Vec::new();
+            for d in &var.dims {
+                let extent = d
+                    .as_ref()
+                    .and_then(constant)
+                    .filter(|&e| e > 0)
+                    .ok_or_else(|| format!("`{}` has an extent that is not a constant", r.name))?;
+                dims.push(extent);
+            }
+            if r.index.len() != dims.len() {
+                return Err(format!(
+                    "`{r}` has {} subscripts for {} dimensions",
+                    r.index.len(),
+                    dims.len()
+                ));
+            }
+            let time = r.index.first().and_then(|e| self.time_level(e));
+            time_buffers = time.is_some() && dims[0] == 2;
+            let skip = if time_buffers {
+                level = time.unwrap_or(0);
+                1
+            } else {
+                0
+            };
+            (
+                r.index[skip..].iter().map(affine).collect(),
+                dims[skip..]
+                    .iter()
+                    .map(|d| Some((BTreeMap::new(), *d)))
+                    .collect(),
+            )
+        } else if var.dims.is_empty() {
+            self.linear(r, cx)?
         } else {
-            (0, &r.index[..], dims.clone())
+            if r.index.len() != var.dims.len() {
+                return Err(format!(
+                    "`{r}` has {} subscripts for {} dimensions",
+                    r.index.len(),
+                    var.dims.len()
+                ));
+            }
+            let mut known = vec![None];
+            for d in &var.dims[1..] {
+                let e = d
+                    .as_ref()
+                    .ok_or_else(|| format!("`{}` has an inner extent that is not given", r.name))?;
+                let band = cx.band.clone();
+                known
+                    .push(Some(self.param_affine(e, &band).map_err(|why| {
+                        format!("the extent of `{}`: {why}", r.name)
+                    })?));
+            }
+            (r.index.iter().map(affine).collect(), known)
         };
-        if shape.is_empty() || shape.len() > 3 {
+        if let Some((_, swapped_level)) = &swap {
+            level = *swapped_level;
+        }
+        if known.is_empty() || known.len() > 3 {
             return Err(format!(
                 "`{}` has {} dimensions on its grid; fields have 1 to 3",
                 r.name,
-                shape.len()
+                known.len()
             ));
         }
-        let field = sdsl_name(&r.name);
-        match self.arrays.get_mut(&r.name) {
+        let field = sdsl_name(&key);
+        match self.arrays.get_mut(&key) {
             Some(a) => {
-                if a.time_buffers != time_buffers {
+                if a.lifted.time_buffers != time_buffers {
                     return Err(format!(
                         "`{}` is indexed both by `(t + k) % 2` and otherwise in its first dimension",
                         r.name
                     ));
                 }
-                a.written |= write;
+                if a.extents != known {
+                    return Err(format!(
+                        "`{}` is indexed with other extents or strides than before (`{r}`)",
+                        r.name
+                    ));
+                }
+                a.lifted.written |= write;
             }
             None => {
+                let pointer_type = var.pointer.then(|| {
+                    if var.dims.is_empty() {
+                        (format!("{elem} *"), String::new())
+                    } else {
+                        let rows: String = var.dims[1..]
+                            .iter()
+                            .map(|d| {
+                                format!(
+                                    "[{}]",
+                                    d.as_ref().map(|e| e.to_string()).unwrap_or_default()
+                                )
+                            })
+                            .collect();
+                        (format!("{elem} (*"), format!("){rows}"))
+                    }
+                });
                 self.arrays.insert(
-                    r.name.clone(),
-                    LiftedArray {
-                        c_name: r.name.clone(),
-                        field: field.clone(),
-                        elem: elem.to_string(),
-                        shape: shape.clone(),
-                        time_buffers,
-                        written: write,
+                    key.clone(),
+                    ArrayInfo {
+                        lifted: LiftedArray {
+                            c_name: key.clone(),
+                            field: field.clone(),
+                            elem: elem.to_string(),
+                            extents: Vec::new(),
+                            time_buffers,
+                            swapped_with: swap.as_ref().map(|_| {
+                                self.swaps
+                                    .iter()
+                                    .find(|(_, (first, l))| first == &key && *l == 1)
+                                    .map(|(name, _)| name.clone())
+                                    .unwrap_or_default()
+                            }),
+                            pointer_type,
+                            written: write,
+                        },
+                        extents: known.clone(),
+                        rows: None,
                     },
                 );
-                self.array_order.push(r.name.clone());
+                self.array_order.push(key.clone());
             }
         }
         if !cx.fields.contains(&field) {
             cx.fields.push(field.clone());
         }
-        let forms: Vec<Option<Affine>> = index.iter().map(affine).collect();
+        if !cx.arrays.contains(&key) {
+            cx.arrays.push(key.clone());
+        }
         if write {
             let mut point = Vec::new();
-            for (e, f) in index.iter().zip(&forms) {
+            for (d, f) in forms.iter().enumerate() {
                 let axis = match f {
                     Some((m, 0)) if m.len() == 1 => {
                         let (v, c) = m.iter().next().expect("one symbol");
@@ -633,7 +928,7 @@ impl<'a> Lifter<'a> {
                     _ => None,
                 };
                 point.push(axis.ok_or_else(|| {
-                    format!("the write `{r}` is not at the point: subscript `{e}` is neither a loop variable nor a constant")
+                    format!("the write `{r}` is not at the point: its subscript {} is neither a loop variable nor a constant", d + 1)
                 })?);
             }
             for l in &cx.band {
@@ -649,14 +944,14 @@ impl<'a> Lifter<'a> {
                 }
             }
             match &cx.point {
-                Some(p) if p != &point || cx.shape.as_ref() != Some(&shape) => {
+                Some(p) if p != &point || cx.shape.as_ref() != Some(&known) => {
                     return Err(format!(
                         "the writes are not all at the same point of the same grid (`{r}`)"
                     ))
                 }
                 _ => {
                     cx.point = Some(point);
-                    cx.shape = Some(shape.clone());
+                    cx.shape = Some(known.clone());
                 }
             }
         }
@@ -674,23 +969,127 @@ impl<'a> Lifter<'a> {
                 ));
             }
         }
-        if point.len() != shape.len() || cx.shape.as_ref() != Some(&shape) {
+        if point.len() != known.len() || cx.shape.as_ref() != Some(&known) {
             return Err(format!(
                 "`{r}` is not on the grid the nest writes (shapes differ)"
             ));
         }
         let mut offsets = Vec::new();
-        for ((e, f), axis) in index.iter().zip(&forms).zip(&point) {
+        for (d, (f, axis)) in forms.iter().zip(&point).enumerate() {
             let off = f.as_ref().and_then(|(m, c)| match axis {
                 Axis::Var(v) => (m.len() == 1 && m.get(v) == Some(&1)).then_some(*c),
                 Axis::Fixed(k) => m.is_empty().then(|| c - k),
             });
             offsets.push(off.ok_or_else(|| {
-                format!("the read `{r}` is not the point plus a constant offset (subscript `{e}`)")
+                format!(
+                    "the read `{r}` is not the point plus a constant offset (subscript {})",
+                    d + 1
+                )
             })?);
+        }
+        if known[0].is_none() {
+            // A pointer: the rows it reaches along its first dimension.
+            let reach = match &point[0] {
+                Axis::Var(v) => {
+                    let l = cx.band.iter().find(|l| &l.var == v).expect("band var");
+                    let lower = constant(&l.lower).ok_or_else(|| {
+                        format!("`{r}`: the loop `{v}` starts at `{}`, not a constant, so the first row of `{}` is not known", l.lower, r.name)
+                    })?;
+                    if lower + offsets[0] < 0 {
+                        return Err(format!(
+                            "`{r}` reaches before the first row of `{}`",
+                            r.name
+                        ));
+                    }
+                    let (m, c) = affine(&l.upper)
+                        .ok_or_else(|| format!("the bound of `{v}` is not affine"))?;
+                    (m, c + offsets[0])
+                }
+                Axis::Fixed(k) => {
+                    if k + offsets[0] < 0 {
+                        return Err(format!(
+                            "`{r}` reaches before the first row of `{}`",
+                            r.name
+                        ));
+                    }
+                    (BTreeMap::new(), k + offsets[0] + 1)
+                }
+            };
+            let info = self.arrays.get_mut(&key).expect("registered above");
+            info.rows = match info.rows.take() {
+                None => Some(reach),
+                Some((m, c)) if m == reach.0 => Some((m, c.max(reach.1))),
+                Some(other) => {
+                    return Err(format!(
+                        "the rows of `{}` the nests reach have no single bound (`{}` and `{}`)",
+                        r.name,
+                        affine_text(&other),
+                        affine_text(&reach)
+                    ))
+                }
+            };
         }
         let offs: String = offsets.iter().map(|o| format!("[{o}]")).collect();
         Ok(format!("[{level}]{field}{offs}"))
+    }
+
+    /// A pointer indexed linearly (`a[i*m + j]`): its subscript split along
+    /// its strides when they are provable ([`delinearise_with_extents`]), the
+    /// strides' symbols becoming parameters.
+    #[allow(clippy::type_complexity)]
+    fn linear(
+        &mut self,
+        r: &Ref,
+        cx: &NestCx<'_>,
+    ) -> Result<(Vec<Option<Affine>>, Vec<Option<Affine>>), String> {
+        if r.index.len() != 1 {
+            return Err(format!(
+                "`{r}` has {} subscripts for a pointer",
+                r.index.len()
+            ));
+        }
+        let loop_vars: BTreeSet<String> = cx.band.iter().map(|l| l.var.clone()).collect();
+        let context = Context {
+            loop_vars: &loop_vars,
+            written: &self.written_scalars,
+        };
+        let Sub::Affine(poly) = context.sub(&r.index[0]) else {
+            return Err(format!("the subscript of `{r}` is not affine"));
+        };
+        let to_affine = |p: &Poly| -> Option<Affine> {
+            let mut m = BTreeMap::new();
+            let mut c = 0;
+            for (mono, k) in &p.0 {
+                match mono.as_slice() {
+                    [] => c = *k,
+                    [s] => {
+                        m.insert(s.clone(), *k);
+                    }
+                    _ => return None,
+                }
+            }
+            Some((m, c))
+        };
+        let one_dimensional = poly.0.keys().all(|mono| mono.len() <= 1);
+        if one_dimensional {
+            return Ok((vec![to_affine(&poly)], vec![None]));
+        }
+        let loops: BTreeMap<String, Loop> = cx
+            .band
+            .iter()
+            .map(|l| (l.var.clone(), (*l).clone()))
+            .collect();
+        let (dims, extents) = delinearise_with_extents(std::slice::from_ref(&poly), &loops, &loop_vars)
+            .ok_or_else(|| {
+                format!("`{r}`: its linear subscript cannot be split into rows (the strides are not provable from the loop bounds)")
+            })?;
+        let mut known = vec![None];
+        for e in extents {
+            self.scalar(&e, None)
+                .map_err(|why| format!("the stride `{e}` of `{r}`: {why}"))?;
+            known.push(Some(([(e, 1)].into_iter().collect(), 0)));
+        }
+        Ok((dims[0].iter().map(to_affine).collect(), known))
     }
 
     fn expr(&mut self, e: &Expr, cx: Option<&mut NestCx<'_>>) -> Result<String, String> {

@@ -41,8 +41,8 @@ pub enum Target {
     C,
     /// OpenCL: each mapped nest a direct kernel, with host glue.
     Opencl,
-    /// CUDA: lifted stencil nests run with stencilc's CUDA kernels, the rest
-    /// stays on the CPU.
+    /// CUDA: lifted stencil nests run with stencilc's CUDA kernels, other
+    /// mapped nests as direct CUDA kernels.
     Cuda,
 }
 
@@ -95,7 +95,7 @@ pub struct NestPlan {
     /// The OpenMP clause line for the rewrite (mapped nests only).
     #[serde(skip)]
     pub omp: Option<String>,
-    /// The OpenCL kernel (mapped nests with `--target opencl` only).
+    /// The direct kernel (mapped nests with `--target opencl` or `cuda`).
     #[serde(skip)]
     pub kernel: Option<opencl::KernelPlan>,
     /// Whether the nest (an outermost mapped nest or iterate) was lifted into
@@ -110,6 +110,10 @@ pub struct NestPlan {
     /// `cuda`), which replace the nest's lines.
     #[serde(skip)]
     pub device: Option<device::DeviceCode>,
+    /// The parallel loops of a nest that is parallel but has no direct
+    /// kernel for the target (it may still run inside a lifted loop).
+    #[serde(skip)]
+    pub parallel_without_kernel: Option<Vec<String>>,
 }
 
 /// One loop of a nest, for the report.
@@ -189,11 +193,9 @@ fn try_lift(
     let name = format!("{}_{}", function.name, root.lines.0);
     let outcome = match &plan.decision {
         Decision::Mapped { .. } => lift::lift_nest(root, function, unit, &name),
-        Decision::Iterate => match plan
-            .inner
-            .iter()
-            .find(|p| !matches!(p.decision, Decision::Mapped { .. }))
-        {
+        Decision::Iterate => match plan.inner.iter().find(|p| {
+            !matches!(p.decision, Decision::Mapped { .. }) && p.parallel_without_kernel.is_none()
+        }) {
             Some(cpu) => Err(format!("its nest {} stays on the CPU", cpu.id)),
             None => lift::lift_iterate(root, function, unit, &name),
         },
@@ -241,6 +243,15 @@ fn try_lift(
                     code.kernel_names.join(", ")
                 ));
                 plan.device = Some(code);
+                // Its nests run in the lifted program's kernels.
+                for inner in &mut plan.inner {
+                    if let Some(parallel) = inner.parallel_without_kernel.take() {
+                        inner.decision = Decision::Mapped { parallel };
+                        inner
+                            .transformations
+                            .push("runs in the kernels of the lifted loop around it".to_string());
+                    }
+                }
             }
             Err(why) => plan
                 .transformations
@@ -250,14 +261,12 @@ fn try_lift(
     plan.lifted = Some(lifted);
 }
 
-/// With `--target cuda`, a nest that is not lifted stays on the CPU: direct
-/// CUDA kernels are not generated.
+/// With `--target cuda`, a mapped nest outside a lifted loop runs as its
+/// direct kernel; one without a kernel stays on the CPU.
 fn leave_on_cpu(plan: &mut NestPlan) {
-    if matches!(plan.decision, Decision::Mapped { .. }) {
+    if matches!(plan.decision, Decision::Mapped { .. }) && plan.kernel.is_none() {
         plan.decision = Decision::Cpu {
-            reasons: vec![
-                "parallel, but with --target cuda only lifted stencil nests run on the GPU (direct CUDA kernels are not generated yet)".into(),
-            ],
+            reasons: vec!["parallel, but it has no CUDA kernel".into()],
         };
     }
     for inner in &mut plan.inner {
@@ -373,6 +382,7 @@ fn plan_nest(
         lift_sdsl: None,
         lifted: None,
         device: None,
+        parallel_without_kernel: None,
     };
     let parallel = if facts.obstacles.is_empty() {
         parallel_band(root, &facts)
@@ -388,10 +398,9 @@ fn plan_nest(
                 plan.inner
                     .push(plan_nest(l, function, unit, declared, target, device, file));
             }
-            let any_mapped = plan
-                .inner
-                .iter()
-                .any(|p| !matches!(p.decision, Decision::Cpu { .. }));
+            let any_mapped = plan.inner.iter().any(|p| {
+                !matches!(p.decision, Decision::Cpu { .. }) || p.parallel_without_kernel.is_some()
+            });
             if any_mapped {
                 // The inner nests report their own loops and dependences.
                 plan.class = "iterate".into();
@@ -472,21 +481,27 @@ fn plan_nest(
             }
         }
     }
-    if target == Target::Opencl && matches!(plan.decision, Decision::Mapped { .. }) {
-        match opencl::kernel(root, &parallel, &facts, function, unit, file) {
+    let dialect = match target {
+        Target::C => None,
+        Target::Opencl => Some((opencl::Dialect::OpenCl, "OpenCL")),
+        Target::Cuda => Some((opencl::Dialect::Cuda, "CUDA")),
+    };
+    if let (Some((dialect, language)), Decision::Mapped { .. }) = (dialect, &plan.decision) {
+        match opencl::kernel(root, &parallel, &facts, function, unit, file, dialect) {
             Ok(kernel) => {
                 if !kernel.specialised.is_empty() {
                     plan.transformations.push(format!(
-                        "memory specialisation applied in the OpenCL kernel: {}",
+                        "memory specialisation applied in the {language} kernel: {}",
                         kernel.specialised.join("; ")
                     ));
                 }
                 plan.kernel = Some(kernel)
             }
             Err(reason) => {
+                plan.parallel_without_kernel = Some(parallel.clone());
                 plan.decision = Decision::Cpu {
                     reasons: vec![format!(
-                        "parallel, but not as an OpenCL kernel yet: {reason}"
+                        "parallel, but not as an {language} kernel yet: {reason}"
                     )],
                 }
             }

@@ -34,6 +34,32 @@ pub struct KernelPlan {
     pub band: Vec<(String, String, String)>,
     /// The memory specialisation applied to its arrays, one line each.
     pub specialised: Vec<String>,
+    /// CUDA: the read-only arrays in constant memory, filled before the launch.
+    pub constants: Vec<ConstantArray>,
+    /// CUDA: the kernel's declaration for compilers other than nvcc.
+    pub declaration: String,
+}
+
+/// A read-only array a CUDA kernel reads from constant memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConstantArray {
+    /// The C array.
+    pub array: String,
+    /// The `__constant__` symbol holding its copy.
+    pub symbol: String,
+    /// Its element type.
+    pub ty: String,
+    /// Its number of elements.
+    pub elems: i64,
+}
+
+/// The language a direct kernel is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// OpenCL C: `__kernel`, `__global`, `get_global_id`.
+    OpenCl,
+    /// CUDA C++: `__global__`, `__restrict__`, block and thread indices.
+    Cuda,
 }
 
 fn cl_type(elem: &str) -> Option<&'static str> {
@@ -46,7 +72,8 @@ fn cl_type(elem: &str) -> Option<&'static str> {
     }
 }
 
-/// The kernel for a nest, or why it cannot be one (the nest then stays on the CPU).
+/// The kernel for a nest in `dialect`, or why it cannot be one (the nest
+/// then stays on the CPU).
 pub fn kernel(
     root: &Loop,
     band: &[String],
@@ -54,6 +81,7 @@ pub fn kernel(
     function: &Function,
     unit: &CUnit,
     file: &CFile,
+    dialect: Dialect,
 ) -> Result<KernelPlan, String> {
     let first = file.original_line(root.lines.0).trim_start();
     let last = file.original_line(root.lines.1).trim_end();
@@ -104,7 +132,10 @@ pub fn kernel(
         let dims = dims.filter(|d| !d.is_empty() && !v.pointer).ok_or_else(|| {
             format!("the extent of `{array}` is not a constant (OpenCL buffers need the size; arrays declared `T a[N]...` qualify)")
         })?;
-        cl_type(&v.elem).ok_or_else(|| format!("`{array}` has elements of type `{}`", v.elem))?;
+        // The buffer is the C array's bytes: the kernel's element type must be the same.
+        cl_type(&v.elem)
+            .filter(|t| *t == v.elem)
+            .ok_or_else(|| format!("`{array}` has elements of type `{}`", v.elem))?;
         arrays.push((
             array.clone(),
             facts.accesses.iter().any(|a| &a.array == array && a.write),
@@ -168,54 +199,106 @@ pub fn kernel(
         scalars.push((name, ty.to_string()));
     }
     let name = format!("nest_{}_{}", function.name, root.lines.0);
+    let cuda = dialect == Dialect::Cuda;
     let printer = Printer {
         extents: &extents,
         flags: &flags,
         function,
         unit,
+        cuda,
     };
     let mut src = String::new();
     // Memory specialisation: small read-only arrays in constant memory, other
     // read-only arrays through the read-only path (`const` and `restrict`).
     let choices = super::criteria::memory_choices(facts, function, unit);
     let mut specialised = Vec::new();
-    let mut params: Vec<String> = arrays
-        .iter()
-        .map(|(a, w)| {
-            let ty = extents[a].1;
-            let constant_memory = !*w
-                && choices
-                    .iter()
-                    .any(|c| &c.array == a && c.choice == "constant memory");
-            if constant_memory {
+    let mut constants = Vec::new();
+    let mut params = Vec::new();
+    let mut prologue = String::new();
+    for (a, w) in &arrays {
+        let (dims, ty) = &extents[a];
+        let constant_memory = !*w
+            && choices
+                .iter()
+                .any(|c| &c.array == a && c.choice == "constant memory");
+        match (constant_memory, *w, cuda) {
+            (true, _, false) => {
                 specialised.push(format!("`{a}` in constant memory (`__constant {ty} *`)"));
-                format!("__constant {ty} *restrict {a}")
-            } else if *w {
-                format!("__global {ty} *restrict {a}")
-            } else {
+                params.push(format!("__constant {ty} *restrict {a}"));
+            }
+            (true, _, true) => {
+                let symbol = format!("stencilc_const_{name}_{a}");
+                let elems: i64 = dims.iter().product();
+                specialised.push(format!(
+                    "`{a}` in constant memory (`__constant__ {ty} {symbol}[{elems}]`, filled by cudaMemcpyToSymbol)"
+                ));
+                prologue.push_str(&format!("    const {ty} *__restrict__ {a} = {symbol};\n"));
+                constants.push(ConstantArray {
+                    array: a.clone(),
+                    symbol,
+                    ty: ty.to_string(),
+                    elems,
+                });
+            }
+            (false, true, false) => params.push(format!("__global {ty} *restrict {a}")),
+            (false, true, true) => params.push(format!("{ty} *__restrict__ {a}")),
+            (false, false, false) => {
                 specialised.push(format!(
                     "`{a}` on the read-only path (`__global const {ty} *restrict`)"
                 ));
-                format!("__global const {ty} *restrict {a}")
+                params.push(format!("__global const {ty} *restrict {a}"));
             }
-        })
-        .collect();
-    params.extend(flags.iter().map(|f| format!("__global int *{f}")));
+            (false, false, true) => {
+                specialised.push(format!(
+                    "`{a}` on the read-only path (`const {ty} *__restrict__`)"
+                ));
+                params.push(format!("const {ty} *__restrict__ {a}"));
+            }
+        }
+    }
+    let global = if cuda { "" } else { "__global " };
+    params.extend(flags.iter().map(|f| format!("{global}int *{f}")));
     params.extend(scalars.iter().map(|(n, t)| format!("const {t} {n}")));
     params.extend(dims.iter().map(|(v, _, _)| format!("const long {v}_lower")));
-    src.push_str(&format!(
-        "__kernel void {name}({})\n{{\n",
-        params.join(", ")
-    ));
+    if cuda {
+        // CUDA launches whole blocks: each thread checks it has an iteration.
+        params.extend(dims.iter().map(|(v, _, _)| format!("const long {v}_count")));
+    }
+    let declaration = format!("extern \"C\" void {name}({});\n", params.join(", "));
+    if cuda {
+        for c in &constants {
+            src.push_str(&format!(
+                "__constant__ {} {}[{}];\n",
+                c.ty, c.symbol, c.elems
+            ));
+        }
+        src.push_str(&format!(
+            "extern \"C\" __global__ void {name}({})\n{{\n",
+            params.join(", ")
+        ));
+    } else {
+        src.push_str(&format!(
+            "__kernel void {name}({})\n{{\n",
+            params.join(", ")
+        ));
+    }
+    src.push_str(&prologue);
     let depth = dims.len();
     for (k, (v, _, _)) in dims.iter().enumerate() {
         let ty = lookup(v, function, unit)
             .and_then(|x| cl_type(&x.elem))
             .unwrap_or("int");
-        src.push_str(&format!(
-            "    const {ty} {v} = ({ty})({v}_lower + (long)get_global_id({}));\n",
-            depth - 1 - k
-        ));
+        let d = depth - 1 - k;
+        if cuda {
+            let axis = ["x", "y", "z"][d];
+            src.push_str(&format!(
+                "    const long {v}_offset = (long)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis};\n    if ({v}_offset >= {v}_count) return;\n    const {ty} {v} = ({ty})({v}_lower + {v}_offset);\n"
+            ));
+        } else {
+            src.push_str(&format!(
+                "    const {ty} {v} = ({ty})({v}_lower + (long)get_global_id({d}));\n"
+            ));
+        }
     }
     for p in &privates {
         let ty = lookup(p, function, unit)
@@ -240,6 +323,8 @@ pub fn kernel(
         flags,
         band: dims,
         specialised,
+        constants,
+        declaration,
     })
 }
 
@@ -253,6 +338,8 @@ struct Printer<'a> {
     flags: &'a [String],
     function: &'a Function,
     unit: &'a CUnit,
+    /// CUDA keeps C's math names (`sqrtf`); OpenCL overloads them.
+    cuda: bool,
 }
 
 impl Printer<'_> {
@@ -342,7 +429,7 @@ impl Printer<'_> {
             // OpenCL overloads the math functions: `sqrtf` is `sqrt` on a float.
             Expr::Call(name, args) => {
                 let base = match name.strip_suffix('f') {
-                    Some(b) if PURE_LIBRARY.contains(&b) => b,
+                    Some(b) if PURE_LIBRARY.contains(&b) && !self.cuda => b,
                     _ => name.as_str(),
                 };
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
@@ -368,7 +455,7 @@ fn c_string(text: &str) -> String {
 }
 
 /// The mapped nests with a direct kernel, outside the lifted ones.
-fn mapped<'a>(nests: &'a [NestPlan], out: &mut Vec<&'a NestPlan>) {
+pub fn mapped<'a>(nests: &'a [NestPlan], out: &mut Vec<&'a NestPlan>) {
     for n in nests {
         if n.device.is_some() {
             continue;

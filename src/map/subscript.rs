@@ -171,6 +171,17 @@ pub fn delinearise(
     loops: &BTreeMap<String, Loop>,
     loop_vars: &BTreeSet<String>,
 ) -> Option<Vec<Vec<Poly>>> {
+    delinearise_with_extents(subs, loops, loop_vars).map(|(dims, _)| dims)
+}
+
+/// [`delinearise`], with the extents of the inner dimensions it found
+/// (outermost first: `a[(k*n + i)*m + j]` gives `n`, `m`); the outermost
+/// dimension's extent is not known from the subscripts.
+pub fn delinearise_with_extents(
+    subs: &[Poly],
+    loops: &BTreeMap<String, Loop>,
+    loop_vars: &BTreeSet<String>,
+) -> Option<(Vec<Vec<Poly>>, Vec<String>)> {
     // The strides: monomials' non-loop-variable parts that multiply a loop variable.
     let mut strides: BTreeSet<Vec<String>> = BTreeSet::new();
     for p in subs {
@@ -242,7 +253,8 @@ pub fn delinearise(
         dims.reverse();
         out.push(dims);
     }
-    Some(out)
+    extents.reverse();
+    Some((out, extents))
 }
 
 /// Whether `var + c` (or a constant `c`) stays in `[0, extent)` over the loop's range.

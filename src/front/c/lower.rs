@@ -161,6 +161,23 @@ impl Lowerer<'_> {
                 _ => {}
             }
         }
+        // `T (*a)[M]`: a pointer to rows, its first extent unknown.
+        if let ast::DeclaratorKind::Declarator(inner) = &declarator.kind.node {
+            for d in &inner.node.derived {
+                match &d.node {
+                    ast::DerivedDeclarator::Pointer(quals) => {
+                        pointer = true;
+                        restrict |= quals.iter().any(|q| {
+                            matches!(&q.node, ast::PointerQualifier::TypeQualifier(t) if t.node == ast::TypeQualifier::Restrict)
+                        });
+                        if !dims.is_empty() {
+                            dims.insert(0, None);
+                        }
+                    }
+                    _ => elem = "other".into(),
+                }
+            }
+        }
         Some(Var {
             name,
             elem,
