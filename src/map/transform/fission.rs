@@ -207,23 +207,21 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
     })
 }
 
-/// Every scalar a statement reads or writes.
+/// Every variable a statement reads or writes, array bases included: a
+/// pointer swapped in one statement (`a = b;`) is the base another statement
+/// indexes (`a[i]`), so the two must stay in one loop.
 fn scalars_named(s: &Stmt) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let expr = |e: &Expr, out: &mut BTreeSet<String>| {
         e.visit(&mut |x| {
             if let Expr::Load(r) = x {
-                if r.index.is_empty() {
-                    out.insert(r.name.clone());
-                }
+                out.insert(r.name.clone());
             }
         })
     };
     crate::map::analysis::walk(std::slice::from_ref(s), &mut |st| match st {
         Stmt::Assign(a) => {
-            if a.target.index.is_empty() {
-                out.insert(a.target.name.clone());
-            }
+            out.insert(a.target.name.clone());
             a.target.index.iter().for_each(|e| expr(e, &mut out));
             expr(&a.value, &mut out);
         }
