@@ -1,0 +1,433 @@
+//! How a lifted nest's expressions become SDSL text: scalars as parameters or
+//! loop variables, and array references as field reads and writes: the
+//! subscripts of arrays, VLA parameters and `float (*a)[M]` pointers taken
+//! axis by axis, and pointers indexed linearly (`a[i*m + j]`) split along
+//! their strides when those are provable.
+
+use super::*;
+
+impl<'a> Lifter<'a> {
+    pub(super) fn array_ref(
+        &mut self,
+        r: &Ref,
+        write: bool,
+        cx: &mut NestCx<'_>,
+    ) -> Result<String, String> {
+        let var = lookup(&r.name, self.function, self.unit)
+            .ok_or_else(|| format!("`{}` has no known declaration", r.name))?
+            .clone();
+        let elem = scalar_type(&var.elem)
+            .ok_or_else(|| format!("`{}` has elements of type `{}`", r.name, var.elem))?;
+        let swap = self.swaps.get(&r.name).cloned();
+        let key = swap
+            .as_ref()
+            .map_or(r.name.clone(), |(first, _)| first.clone());
+        let mut level = 0;
+        let mut time_buffers = false;
+        // The subscripts as affine forms, one per grid dimension, and the
+        // extents known from the declaration (`None`: a pointer's rows).
+        let (forms, known): (Vec<Option<Affine>>, Vec<Option<Affine>>) = if !var.pointer {
+            let mut dims = Vec::new();
+            for d in &var.dims {
+                let extent = d
+                    .as_ref()
+                    .and_then(constant)
+                    .filter(|&e| e > 0)
+                    .ok_or_else(|| format!("`{}` has an extent that is not a constant", r.name))?;
+                dims.push(extent);
+            }
+            if r.index.len() != dims.len() {
+                return Err(format!(
+                    "`{r}` has {} subscripts for {} dimensions",
+                    r.index.len(),
+                    dims.len()
+                ));
+            }
+            let time = r.index.first().and_then(|e| self.time_level(e));
+            time_buffers = time.is_some() && dims[0] == 2;
+            let skip = if time_buffers {
+                level = time.unwrap_or(0);
+                1
+            } else {
+                0
+            };
+            (
+                r.index[skip..].iter().map(affine).collect(),
+                dims[skip..]
+                    .iter()
+                    .map(|d| Some((BTreeMap::new(), *d)))
+                    .collect(),
+            )
+        } else if var.dims.is_empty() {
+            self.linear(r, cx)?
+        } else {
+            if r.index.len() != var.dims.len() {
+                return Err(format!(
+                    "`{r}` has {} subscripts for {} dimensions",
+                    r.index.len(),
+                    var.dims.len()
+                ));
+            }
+            let mut known = vec![None];
+            for d in &var.dims[1..] {
+                let e = d
+                    .as_ref()
+                    .ok_or_else(|| format!("`{}` has an inner extent that is not given", r.name))?;
+                let band = cx.band.clone();
+                known
+                    .push(Some(self.param_affine(e, &band).map_err(|why| {
+                        format!("the extent of `{}`: {why}", r.name)
+                    })?));
+            }
+            (r.index.iter().map(affine).collect(), known)
+        };
+        if let Some((_, swapped_level)) = &swap {
+            level = *swapped_level;
+        }
+        if known.is_empty() || known.len() > 3 {
+            return Err(format!(
+                "`{}` has {} dimensions on its grid; fields have 1 to 3",
+                r.name,
+                known.len()
+            ));
+        }
+        let field = sdsl_name(&key);
+        match self.arrays.get_mut(&key) {
+            Some(a) => {
+                if a.lifted.time_buffers != time_buffers {
+                    return Err(format!(
+                        "`{}` is indexed both by `(t + k) % 2` and otherwise in its first dimension",
+                        r.name
+                    ));
+                }
+                if a.extents != known {
+                    return Err(format!(
+                        "`{}` is indexed with other extents or strides than before (`{r}`)",
+                        r.name
+                    ));
+                }
+                a.lifted.written |= write;
+            }
+            None => {
+                let pointer_type = var.pointer.then(|| {
+                    if var.dims.is_empty() {
+                        (format!("{elem} *"), String::new())
+                    } else {
+                        let rows: String = var.dims[1..]
+                            .iter()
+                            .map(|d| {
+                                format!(
+                                    "[{}]",
+                                    d.as_ref().map(|e| e.to_string()).unwrap_or_default()
+                                )
+                            })
+                            .collect();
+                        (format!("{elem} (*"), format!("){rows}"))
+                    }
+                });
+                self.arrays.insert(
+                    key.clone(),
+                    ArrayInfo {
+                        lifted: LiftedArray {
+                            c_name: key.clone(),
+                            field: field.clone(),
+                            elem: elem.to_string(),
+                            extents: Vec::new(),
+                            time_buffers,
+                            swapped_with: swap.as_ref().map(|_| {
+                                self.swaps
+                                    .iter()
+                                    .find(|(_, (first, l))| first == &key && *l == 1)
+                                    .map(|(name, _)| name.clone())
+                                    .unwrap_or_default()
+                            }),
+                            pointer_type,
+                            written: write,
+                        },
+                        extents: known.clone(),
+                        rows: None,
+                    },
+                );
+                self.array_order.push(key.clone());
+            }
+        }
+        if !cx.fields.contains(&field) {
+            cx.fields.push(field.clone());
+        }
+        if !cx.arrays.contains(&key) {
+            cx.arrays.push(key.clone());
+        }
+        if write {
+            let mut point = Vec::new();
+            for (d, f) in forms.iter().enumerate() {
+                let axis = match f {
+                    Some((m, 0)) if m.len() == 1 => {
+                        let (v, c) = m.iter().next().expect("one symbol");
+                        if *c == 1 && cx.band.iter().any(|l| &l.var == v) {
+                            Some(Axis::Var(v.clone()))
+                        } else {
+                            None
+                        }
+                    }
+                    Some((m, c)) if m.is_empty() => Some(Axis::Fixed(*c)),
+                    _ => None,
+                };
+                point.push(axis.ok_or_else(|| {
+                    format!("the write `{r}` is not at the point: its subscript {} is neither a loop variable nor a constant", d + 1)
+                })?);
+            }
+            for l in &cx.band {
+                let uses = point
+                    .iter()
+                    .filter(|a| matches!(a, Axis::Var(v) if v == &l.var))
+                    .count();
+                if uses != 1 {
+                    return Err(format!(
+                        "the write `{r}` does not use loop variable `{}` exactly once",
+                        l.var
+                    ));
+                }
+            }
+            match &cx.point {
+                Some(p) if p != &point || cx.shape.as_ref() != Some(&known) => {
+                    return Err(format!(
+                        "the writes are not all at the same point of the same grid (`{r}`)"
+                    ))
+                }
+                _ => {
+                    cx.point = Some(point);
+                    cx.shape = Some(known.clone());
+                }
+            }
+        }
+        let Some(point) = cx.point.clone() else {
+            return Err("it writes no array".into());
+        };
+        if let Some(t) = self.time {
+            if forms
+                .iter()
+                .any(|f| f.as_ref().is_some_and(|(m, _)| m.contains_key(&t.var)))
+            {
+                return Err(format!(
+                    "`{r}` is indexed by the time variable `{}` (a stencil's read offsets are the same at every step)",
+                    t.var
+                ));
+            }
+        }
+        if point.len() != known.len() || cx.shape.as_ref() != Some(&known) {
+            return Err(format!(
+                "`{r}` is not on the grid the nest writes (shapes differ)"
+            ));
+        }
+        let mut offsets = Vec::new();
+        for (d, (f, axis)) in forms.iter().zip(&point).enumerate() {
+            let off = f.as_ref().and_then(|(m, c)| match axis {
+                Axis::Var(v) => (m.len() == 1 && m.get(v) == Some(&1)).then_some(*c),
+                Axis::Fixed(k) => m.is_empty().then(|| c - k),
+            });
+            offsets.push(off.ok_or_else(|| {
+                format!(
+                    "the read `{r}` is not the point plus a constant offset (subscript {})",
+                    d + 1
+                )
+            })?);
+        }
+        if known[0].is_none() {
+            // A pointer: the rows it reaches along its first dimension.
+            let reach = match &point[0] {
+                Axis::Var(v) => {
+                    let l = cx.band.iter().find(|l| &l.var == v).expect("band var");
+                    let lower = constant(&l.lower).ok_or_else(|| {
+                        format!("`{r}`: the loop `{v}` starts at `{}`, not a constant, so the first row of `{}` is not known", l.lower, r.name)
+                    })?;
+                    if lower + offsets[0] < 0 {
+                        return Err(format!(
+                            "`{r}` reaches before the first row of `{}`",
+                            r.name
+                        ));
+                    }
+                    let (m, c) = affine(&l.upper)
+                        .ok_or_else(|| format!("the bound of `{v}` is not affine"))?;
+                    (m, c + offsets[0])
+                }
+                Axis::Fixed(k) => {
+                    if k + offsets[0] < 0 {
+                        return Err(format!(
+                            "`{r}` reaches before the first row of `{}`",
+                            r.name
+                        ));
+                    }
+                    (BTreeMap::new(), k + offsets[0] + 1)
+                }
+            };
+            let info = self.arrays.get_mut(&key).expect("registered above");
+            info.rows = match info.rows.take() {
+                None => Some(reach),
+                Some((m, c)) if m == reach.0 => Some((m, c.max(reach.1))),
+                Some(other) => {
+                    return Err(format!(
+                        "the rows of `{}` the nests reach have no single bound (`{}` and `{}`)",
+                        r.name,
+                        affine_text(&other),
+                        affine_text(&reach)
+                    ))
+                }
+            };
+        }
+        let offs: String = offsets.iter().map(|o| format!("[{o}]")).collect();
+        Ok(format!("[{level}]{field}{offs}"))
+    }
+
+    /// A pointer indexed linearly (`a[i*m + j]`): its subscript split along
+    /// its strides when they are provable ([`delinearise_with_extents`]), the
+    /// strides' symbols becoming parameters.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn linear(
+        &mut self,
+        r: &Ref,
+        cx: &NestCx<'_>,
+    ) -> Result<(Vec<Option<Affine>>, Vec<Option<Affine>>), String> {
+        if r.index.len() != 1 {
+            return Err(format!(
+                "`{r}` has {} subscripts for a pointer",
+                r.index.len()
+            ));
+        }
+        let loop_vars: BTreeSet<String> = cx.band.iter().map(|l| l.var.clone()).collect();
+        let context = Context {
+            loop_vars: &loop_vars,
+            written: &self.written_scalars,
+        };
+        let Sub::Affine(poly) = context.sub(&r.index[0]) else {
+            return Err(format!("the subscript of `{r}` is not affine"));
+        };
+        let to_affine = |p: &Poly| -> Option<Affine> {
+            let mut m = BTreeMap::new();
+            let mut c = 0;
+            for (mono, k) in &p.0 {
+                match mono.as_slice() {
+                    [] => c = *k,
+                    [s] => {
+                        m.insert(s.clone(), *k);
+                    }
+                    _ => return None,
+                }
+            }
+            Some((m, c))
+        };
+        let one_dimensional = poly.0.keys().all(|mono| mono.len() <= 1);
+        if one_dimensional {
+            return Ok((vec![to_affine(&poly)], vec![None]));
+        }
+        let loops: BTreeMap<String, Loop> = cx
+            .band
+            .iter()
+            .map(|l| (l.var.clone(), (*l).clone()))
+            .collect();
+        let (dims, extents) = delinearise_with_extents(std::slice::from_ref(&poly), &loops, &loop_vars)
+            .ok_or_else(|| {
+                format!("`{r}`: its linear subscript cannot be split into rows (the strides are not provable from the loop bounds)")
+            })?;
+        let mut known = vec![None];
+        for e in extents {
+            self.scalar(&e, None)
+                .map_err(|why| format!("the stride `{e}` of `{r}`: {why}"))?;
+            known.push(Some(([(e, 1)].into_iter().collect(), 0)));
+        }
+        Ok((dims[0].iter().map(to_affine).collect(), known))
+    }
+
+    pub(super) fn expr(&mut self, e: &Expr, cx: Option<&mut NestCx<'_>>) -> Result<String, String> {
+        let mut cx = cx;
+        Ok(match e {
+            Expr::Int(v) => {
+                if i32::try_from(*v).is_ok() {
+                    format!("{v}")
+                } else {
+                    format!("{v}L")
+                }
+            }
+            Expr::Float(s) => {
+                let lower = s.to_ascii_lowercase();
+                if lower.contains('x') || lower.ends_with('l') {
+                    return Err(format!("the literal `{s}` (hexadecimal or long double)"));
+                }
+                lower
+            }
+            Expr::Load(r) if r.index.is_empty() => self.scalar(&r.name, cx.as_deref())?,
+            Expr::Load(r) => {
+                let Some(cx) = cx else {
+                    return Err(format!("`{r}` reads an array"));
+                };
+                self.array_ref(r, false, cx)?
+            }
+            Expr::Bin(op, a, b) => {
+                use BinOp::*;
+                if matches!(op, BitAnd | BitOr | BitXor | Shl | Shr) {
+                    return Err(format!("`{}` is not an SDSL operator", op.symbol()));
+                }
+                let a = self.expr(a, cx.as_deref_mut())?;
+                let b = self.expr(b, cx)?;
+                format!("({a} {} {b})", op.symbol())
+            }
+            Expr::Unary(op @ ('-' | '!'), a) => format!("{op}({})", self.expr(a, cx)?),
+            Expr::Unary(op, _) => return Err(format!("the operator `{op}`")),
+            Expr::Call(f, args) => {
+                let mut out = Vec::new();
+                for a in args {
+                    out.push(self.expr(a, cx.as_deref_mut())?);
+                }
+                format!("{f}({})", out.join(", "))
+            }
+            Expr::Cond(c, a, b) => {
+                let c = self.expr(c, cx.as_deref_mut())?;
+                let a = self.expr(a, cx.as_deref_mut())?;
+                let b = self.expr(b, cx)?;
+                format!("({c} ? {a} : {b})")
+            }
+            Expr::Cast(t, a) => {
+                let ty = scalar_type(t).ok_or_else(|| format!("a cast to `{t}`"))?;
+                format!("(({ty}) {})", self.expr(a, cx)?)
+            }
+            Expr::Unsupported(what) => return Err(what.clone()),
+        })
+    }
+
+    pub(super) fn scalar(&mut self, name: &str, cx: Option<&NestCx<'_>>) -> Result<String, String> {
+        if let Some(cx) = cx {
+            if cx.locals.contains_key(name) {
+                return Ok(name.to_string());
+            }
+            if cx.band.iter().any(|l| l.var == name) {
+                return Err(format!(
+                    "the loop variable `{name}` is used as a value (a point's coordinates are not available to a stencil)"
+                ));
+            }
+        }
+        if self.time.is_some_and(|t| t.var == name) {
+            return Err(format!(
+                "the time variable `{name}` is used outside a `(t + k) % 2` subscript"
+            ));
+        }
+        if self.written_scalars.contains(name) {
+            return Err(format!(
+                "the scalar `{name}` is written inside the lifted loops"
+            ));
+        }
+        let var = lookup(name, self.function, self.unit)
+            .ok_or_else(|| format!("`{name}` has no known declaration"))?;
+        let elem = scalar_type(&var.elem)
+            .filter(|_| var.dims.is_empty() && !var.pointer)
+            .ok_or_else(|| format!("`{name}` is not an int, long, float or double scalar"))?;
+        if Keyword::from_word(name).is_some() {
+            return Err(format!("the scalar `{name}` is named like an SDSL keyword"));
+        }
+        if !self.params.iter().any(|p| p.name == name) {
+            self.params.push(LiftedParam {
+                name: name.to_string(),
+                elem: elem.to_string(),
+            });
+        }
+        Ok(name.to_string())
+    }
+}
