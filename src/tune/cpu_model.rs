@@ -1,19 +1,14 @@
-//! A rough model of one iteration on the CPU under a tile size, a time-tile
-//! size and a thread count, used only to order the tuner's CPU candidates and
-//! to prune the hopeless ones (never to report a time).
-//!
-//! An iteration costs the larger of its memory time and its compute time.
-//! Memory: every field level is read and written once per sweep; a time tile
-//! of T steps whose working set (the tile grown by the stencils' reach for T
-//! steps, every level of every field) fits in the per-core cache goes to
-//! memory once per T steps. Compute: a fixed cost per read of each point and
-//! per division or `sqrt`,
-//! times the redundancy of overlapped tiling (the halo each inner step
-//! recomputes), divided among the threads. Each tile adds a fixed overhead.
-//! A program the C back-end cannot time-tile
-//! ([`crate::schedule::cpu_tile::tile_shape`]) is costed untiled. The C
-//! back-end's own choice uses the finer model of
-//! [`crate::schedule::cpu_tile::predict_step_seconds`].
+//! The model that orders the tuner's CPU candidates and prunes the hopeless
+//! ones (never to report a time): each candidate is planned as the C back-end
+//! would run it ([`crate::schedule::cpu_tile::plan_cpu`]: its `--time`,
+//! `--cpu-tile` and `--threads`, the back-end's choice for what they leave
+//! open) and costed by the back-end's own calibrated model
+//! ([`crate::schedule::cpu_tile::predict_step_seconds`]), so that the tuner's
+//! first candidates are the ones the back-end would pick. A program the C
+//! back-end cannot time-tile is costed by a rough model ([`rough`]): the
+//! larger of its memory time (every field level read and written once per
+//! sweep) and its compute time (a fixed cost per read and per division or
+//! `sqrt`, divided among the threads).
 
 use crate::analysis::footprint::Footprint;
 use crate::ir::env::RunEnv;
@@ -86,6 +81,33 @@ pub fn reach(program: &Program, env: &RunEnv) -> Vec<u64> {
 
 /// Predicted seconds per iteration of `program` with `knobs` on `machine`.
 pub fn predict(program: &Program, env: &RunEnv, knobs: &Knobs, machine: &Machine) -> f64 {
+    use crate::schedule::cpu_tile::{
+        plan_cpu, predict_step_seconds, tile_shape, CpuCaches, CpuRequest, ModelInputs,
+    };
+    let caches = CpuCaches {
+        cores: machine.cores,
+        ..CpuCaches::here()
+    };
+    let request = CpuRequest {
+        time: knobs.time,
+        tile: knobs.cpu_tile.clone(),
+        threads: knobs.threads,
+    };
+    if let (Ok(shape), Ok(plan)) = (
+        tile_shape(program),
+        plan_cpu(program, &request, env, &caches),
+    ) {
+        let threads = plan.threads.unwrap_or(caches.cores).clamp(1, caches.cores);
+        let inputs = ModelInputs::new(program, env, &shape);
+        return predict_step_seconds(&inputs, plan.tiling.as_ref(), threads, &caches);
+    }
+    rough(program, env, knobs, machine)
+}
+
+/// The rough model, for programs the C back-end cannot time-tile (and for a
+/// request it refuses): memory or compute time, whichever is larger, plus a
+/// cost per tile.
+pub fn rough(program: &Program, env: &RunEnv, knobs: &Knobs, machine: &Machine) -> f64 {
     let dims = env
         .grid_dims()
         .iter()
@@ -161,6 +183,61 @@ pub fn predict(program: &Program, env: &RunEnv, knobs: &Knobs, machine: &Machine
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn candidates_are_costed_as_the_back_end_plans_them() {
+        use crate::schedule::cpu_tile::{
+            plan_cpu, predict_step_seconds, tile_shape, CpuCaches, CpuRequest, ModelInputs,
+        };
+        let text = "int n;\ngrid g[n][n];\nfloat griddata a on g at 0,1;\niterate 100 {\n\
+            stencil s {\n[1:n-2][1:n-2] : [1]a[0][0] = 0.2f*([0]a[0][0] + [0]a[-1][0] + [0]a[1][0]\n\
+            + [0]a[0][-1] + [0]a[0][1]);\n}\n}\n";
+        let program = crate::front::parse_program(crate::source::SourceFile::new("t.sdsl", text))
+            .expect("valid program");
+        let bindings = crate::ir::env::Bindings {
+            params: vec![crate::ir::Value::Int(4096)],
+        };
+        let env = RunEnv::new(&program, &bindings).expect("bound");
+        let machine = Machine {
+            cores: 2,
+            cache_bytes: 512 << 10,
+        };
+        let caches = CpuCaches {
+            cores: 2,
+            ..CpuCaches::here()
+        };
+        let inputs = ModelInputs::new(&program, &env, &tile_shape(&program).unwrap());
+        for (time, tile) in [
+            (Some(8), None),
+            (Some(4), Some(vec![512, 64])),
+            (Some(1), None),
+        ] {
+            let knobs = Knobs {
+                time,
+                cpu_tile: tile.clone(),
+                threads: Some(2),
+                ..Knobs::default()
+            };
+            let request = CpuRequest {
+                time,
+                tile,
+                threads: Some(2),
+            };
+            let plan = plan_cpu(&program, &request, &env, &caches).unwrap();
+            let expected = predict_step_seconds(&inputs, plan.tiling.as_ref(), 2, &caches);
+            assert_eq!(predict(&program, &env, &knobs, &machine), expected);
+        }
+        // Tiled 8 steps deep is predicted faster than untiled, as the back-end plans.
+        let at = |time| {
+            let knobs = Knobs {
+                time: Some(time),
+                threads: Some(2),
+                ..Knobs::default()
+            };
+            predict(&program, &env, &knobs, &machine)
+        };
+        assert!(at(8) < at(1));
+    }
 
     #[test]
     fn cache_sizes_read_as_the_kernel_prints_them() {
