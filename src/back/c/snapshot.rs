@@ -152,6 +152,20 @@ impl Writer<'_> {
             ));
         }
         for copy in copies {
+            // One contiguous row piece: `count` elements from `start` on the innermost axis.
+            let memcpy_line = |coords: &mut Vec<String>, start: String, count: &str| {
+                coords.push(start);
+                let line = format!(
+                    "memcpy(&{}[{}], &{}[{}], (size_t)({count}) * sizeof({}));",
+                    copy.dst.base,
+                    copy.dst.index(coords),
+                    copy.src.base,
+                    copy.src.index(coords),
+                    copy.ty
+                );
+                coords.pop();
+                line
+            };
             let ring_inner = copy.dst.ring == Some(inner) || copy.src.ring == Some(inner);
             if ring_inner {
                 let pieces = [
@@ -163,32 +177,15 @@ impl Writer<'_> {
                     ),
                 ];
                 for (start, count, guard) in pieces {
-                    coords.push(start);
-                    let copy_line = format!(
-                        "memcpy(&{}[{}], &{}[{}], (size_t)({count}) * sizeof({}));",
-                        copy.dst.base,
-                        copy.dst.index(&coords),
-                        copy.src.base,
-                        copy.src.index(&coords),
-                        copy.ty
-                    );
-                    coords.pop();
+                    let copy_line = memcpy_line(&mut coords, start, &count);
                     match guard {
                         None => self.line(&copy_line),
                         Some(guard) => self.line(&format!("if ({guard}) {copy_line}")),
                     }
                 }
             } else {
-                coords.push(b_lo.clone());
-                self.line(&format!(
-                    "memcpy(&{}[{}], &{}[{}], (size_t)({b_hi} - {b_lo} + 1) * sizeof({}));",
-                    copy.dst.base,
-                    copy.dst.index(&coords),
-                    copy.src.base,
-                    copy.src.index(&coords),
-                    copy.ty
-                ));
-                coords.pop();
+                let line = memcpy_line(&mut coords, b_lo.clone(), &format!("{b_hi} - {b_lo} + 1"));
+                self.line(&line);
             }
         }
         for _ in 0..inner {
