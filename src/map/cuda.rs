@@ -70,18 +70,7 @@ pub fn cuda_program(file: &CFile, plan: &FilePlan) -> String {
         count = plan.nests.iter().filter(|n| n.device.is_some()).count(),
         direct = direct.len(),
     );
-    let lines: Vec<&str> = file.original.text.split_inclusive('\n').collect();
-    let mut number = 1;
-    while number <= lines.len() {
-        if let Some((last, glue)) = replace.get(&number) {
-            out.push_str(glue);
-            number = last + 1;
-            out.push_str(&format!("#line {number} \"{}\"\n", plan.file));
-            continue;
-        }
-        out.push_str(lines[number - 1]);
-        number += 1;
-    }
+    super::rewrite::splice(&mut out, &file.original.text, &replace, &plan.file);
     out
 }
 

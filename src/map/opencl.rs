@@ -513,18 +513,7 @@ static const char *stencilc_kernels =\n{};\n\n{lifted_sources}{}#line 1 \"{}\"\n
         HOST_HELPERS.replace("@OPTIONS@", crate::back::opencl::BUILD_OPTIONS),
         plan.file
     );
-    let lines: Vec<&str> = file.original.text.split_inclusive('\n').collect();
-    let mut number = 1;
-    while number <= lines.len() {
-        if let Some((last, glue)) = replace.get(&number) {
-            out.push_str(glue);
-            number = last + 1;
-            out.push_str(&format!("#line {number} \"{}\"\n", plan.file));
-            continue;
-        }
-        out.push_str(lines[number - 1]);
-        number += 1;
-    }
+    super::rewrite::splice(&mut out, &file.original.text, &replace, &plan.file);
     out
 }
 

@@ -221,3 +221,27 @@ __attribute__((constructor)) static void stencilc_profile_init(void) {{ atexit(s
     }
     (out, nests)
 }
+
+/// Appends `text` to `out` with the lines each entry of `replace` covers
+/// (first line number → last line number and its replacement) replaced, and a
+/// `#line` after each replacement so that later diagnostics name the lines of
+/// `file` as written.
+pub fn splice(
+    out: &mut String,
+    text: &str,
+    replace: &BTreeMap<usize, (usize, String)>,
+    file: &str,
+) {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut number = 1;
+    while number <= lines.len() {
+        if let Some((last, glue)) = replace.get(&number) {
+            out.push_str(glue);
+            number = last + 1;
+            out.push_str(&format!("#line {number} \"{file}\"\n"));
+            continue;
+        }
+        out.push_str(lines[number - 1]);
+        number += 1;
+    }
+}
