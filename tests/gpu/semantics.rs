@@ -3,9 +3,9 @@
 //! and NaN, and reads at offsets far outside the grid (wrapping `int` offsets,
 //! `long` offsets, parameter offsets, 1-point grids) under every boundary mode.
 //! Hand-written programs on field data full of zeros, `MIN`, -1, huge floats and
-//! NaN run in the interpreter, natively in C, on OpenCL (PoCL in CI) and on a
-//! CUDA GPU where there is one, and their CUDA compiles with NVRTC without a
-//! warning.
+//! NaN run in the interpreter, natively in C and on OpenCL (PoCL in CI), and
+//! their CUDA compiles with NVRTC without a warning; the `gpu_*` twins run
+//! them on a CUDA GPU (ignored by default).
 
 use crate::common;
 
@@ -120,11 +120,11 @@ fn use_private_cache() {
     std::env::set_var("STENCILC_CACHE_DIR", dir.path());
 }
 
-/// Runs `text` with `params` on every back-end here and compares with the
-/// interpreter bit for bit. OpenCL runs first: its runtime must not change
-/// what the C computes afterwards in the same process (`--backend auto`).
-fn check(name: &str, text: &str, params: &[(&str, f64)]) {
+/// `text` parsed, bound to `params`, and the interpreter's result on the
+/// fixed field data.
+fn interpreted(name: &str, text: &str, params: &[(&str, f64)]) -> (Program, RunEnv, FieldState) {
     let program = parse(name, text);
+
     let bindings = Bindings {
         params: program
             .params
@@ -138,7 +138,24 @@ fn check(name: &str, text: &str, params: &[(&str, f64)]) {
     let env = stencilc::exec::bind(&program, &bindings).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut expected = state(&program, &env);
     interp::run(&program, &env, &mut expected).unwrap_or_else(|e| panic!("{name}: {e}"));
+    (program, env, expected)
+}
 
+/// Runs `text` with `params` on the CUDA GPU and compares with the
+/// interpreter bit for bit (the `gpu_*` tests; ignored without a GPU).
+fn check_on_gpu(name: &str, text: &str, params: &[(&str, f64)]) {
+    let (program, env, expected) = interpreted(name, text, params);
+    let mut actual = state(&program, &env);
+    cuda::run(&program, &env, &mut actual, &RunOptions::default())
+        .unwrap_or_else(|e| panic!("{name} on CUDA: {e}"));
+    assert_same(&program, &expected, &actual, "CUDA");
+}
+
+/// Runs `text` with `params` on every back-end here and compares with the
+/// interpreter bit for bit. OpenCL runs first: its runtime must not change
+/// what the C computes afterwards in the same process (`--backend auto`).
+fn check(name: &str, text: &str, params: &[(&str, f64)]) {
+    let (program, env, expected) = interpreted(name, text, params);
     let opencl_here = common::runtime_available(
         "opencl",
         opencl::probe().map(|_| ()).map_err(|e| e.to_string()),
@@ -182,15 +199,6 @@ fn check(name: &str, text: &str, params: &[(&str, f64)]) {
         assert_same(&program, &expected, &actual, "C");
     }
 
-    let gpu_here =
-        common::runtime_available("gpu", cuda::probe().map(|_| ()).map_err(|e| e.to_string()));
-    if gpu_here {
-        let mut actual = state(&program, &env);
-        cuda::run(&program, &env, &mut actual, &RunOptions::default())
-            .unwrap_or_else(|e| panic!("{name} on CUDA: {e}"));
-        assert_same(&program, &expected, &actual, "CUDA");
-    }
-
     if common::runtime_available("nvrtc", nvrtc::load().map(|_| ())) {
         let source = emit(&program, &ScheduleRequest::default(), GpuTarget::Cuda)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -204,8 +212,21 @@ fn check(name: &str, text: &str, params: &[(&str, f64)]) {
     }
 }
 
+/// What runs a program and compares it with the interpreter.
+type Checker = fn(&str, &str, &[(&str, f64)]);
+
 #[test]
 fn integer_division_and_remainder_by_zero_and_minus_one() {
+    division(check);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_integer_division_and_remainder_by_zero_and_minus_one() {
+    division(check_on_gpu);
+}
+
+fn division(check: Checker) {
     let text = "int n;\nint zero;\nint minus;\ngrid g[n];\n\
         int griddata a on g at 0;\nint griddata b on g at 0;\n\
         long griddata al on g at 0;\nlong griddata bl on g at 0;\n\
@@ -231,6 +252,16 @@ fn integer_division_and_remainder_by_zero_and_minus_one() {
 
 #[test]
 fn float_to_integer_conversions_saturate() {
+    casts(check);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_float_to_integer_conversions_saturate() {
+    casts(check_on_gpu);
+}
+
+fn casts(check: Checker) {
     let text = "int n;\ngrid g[n];\n\
         double griddata d on g at 0;\nfloat griddata f on g at 0;\n\
         int griddata id on g at 0;\nlong griddata ld on g at 0;\n\
@@ -252,6 +283,16 @@ fn float_to_integer_conversions_saturate() {
 /// grids.
 #[test]
 fn offsets_far_outside_the_grid_read_the_same_element() {
+    far_offsets(check);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_offsets_far_outside_the_grid_read_the_same_element() {
+    far_offsets(check_on_gpu);
+}
+
+fn far_offsets(check: Checker) {
     for mode in ["clamp", "mirror", "periodic", "zero"] {
         let text = format!(
             "int n;\nint k;\ngrid g[n];\n\

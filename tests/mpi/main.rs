@@ -17,6 +17,7 @@ mod failures;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 const STENCILC: &str = env!("CARGO_BIN_EXE_stencilc");
@@ -89,7 +90,34 @@ fn mpirun(np: usize) -> Command {
     command.env("RAYON_NUM_THREADS", "1");
     command.env("OMP_NUM_THREADS", "1");
     command.env("OMPI_MCA_rmaps_base_oversubscribe", "1");
+    // Open MPI 4.1 creates its session directory `<tmp>/ompi.<host>.<uid>`
+    // without tolerating a concurrent mpirun doing the same ("mkdir: File
+    // exists", orte_init fails); the tests start mpiruns in parallel, so each
+    // gets a base directory of its own.
+    command.env("OMPI_MCA_orte_tmpdir_base", session_base());
     command
+}
+
+/// A fresh directory for one mpirun's Open MPI session files.
+fn session_base() -> PathBuf {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let ours = format!("ompi-{}-", std::process::id());
+    if n == 0 {
+        // What earlier runs of this binary left (Open MPI empties them only).
+        for entry in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("ompi-") && !name.starts_with(&ours) {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    }
+    let dir = tmp.join(format!("{ours}{n}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    dir
 }
 
 /// Writes a `.npy` of `float` or `double` values from a fixed pseudo-random
