@@ -1,5 +1,5 @@
 //! `stencilc map`'s loop transformations (interchange, fusion, fission,
-//! normalisation, strip-mining): each small program under tests/data/map is
+//! normalisation, strip-mining, tiling): each small program under tests/data/map is
 //! mapped with `--target c` and `--target opencl`, and the original (cc) and
 //! the mapped program are run and their outputs compared bit for bit. Each
 //! transformation has a program where it applies (the mapped text shows it)
@@ -23,6 +23,7 @@ const PROGRAMS: &[&str] = &[
     "normalise_macro",
     "stripmine",
     "stripmine_illegal",
+    "tiling",
 ];
 
 fn data() -> PathBuf {
@@ -297,10 +298,31 @@ fn a_nest_over_the_grid_limits_is_strip_mined() {
 }
 
 #[test]
-fn only_the_outermost_parallel_loop_is_strip_mined() {
+fn an_inner_loop_over_the_grid_limits_is_tiled_with_its_tiles_outside_the_band() {
+    let r = report("tiling", "opencl");
+    assert!(
+        r.contains("tiling: `j` (300000 iterations) needs 75000 blocks of 4 where the grid allows 65535; split into tiles of 131072 (`jj`), the tile loop moved outside `i`"),
+        "{r}"
+    );
+    assert!(!r.contains("[FAIL]"), "{r}");
+    let p = program("tiling", "c");
+    assert_eq!(
+        lines_from(&p, "for (int jj = 0; jj < Q; jj += 131072)", 4),
+        [
+            "for (int jj = 0; jj < Q; jj += 131072)",
+            "#pragma omp parallel for collapse(3)",
+            "for (int i = 0; i < P; i++)",
+            "for (int j = jj; j < (jj + 131072 < Q ? jj + 131072 : Q); j++)",
+        ],
+        "{p}"
+    );
+}
+
+#[test]
+fn a_loop_declared_outside_its_for_is_not_tiled() {
     let r = report("stripmine_illegal", "opencl");
     assert!(
-        r.contains("strip-mining of `j` (300000 iterations, over the grid's 65535 blocks of 4): not applied: only the outermost parallel loop is strip-mined"),
+        r.contains("tiling of `j` (300000 iterations, over the grid's 65535 blocks of 4): not applied: the loop must have unit stride and declare `j` in its `for`"),
         "{r}"
     );
     assert!(r.contains("[FAIL] iteration sizes (eq. 3)"), "{r}");

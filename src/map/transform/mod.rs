@@ -2,8 +2,8 @@
 //! dependence vectors say it is legal, and each reported with its reason:
 //! fission ([`fission`]), normalisation to unit stride from zero
 //! ([`normalise`]), interchange for coalescing ([`interchange`]), fusion of
-//! adjacent conformable nests ([`fusion`]) and strip-mining of nests over the
-//! grid limits ([`stripmine`]).
+//! adjacent conformable nests ([`fusion`]) and strip-mining or tiling of nests
+//! over the grid limits ([`stripmine`]).
 //!
 //! A transformation rewrites the lines of the user's text that hold the nest
 //! (headers, bodies and braces as written, so the program stays readable);

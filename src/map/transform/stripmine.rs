@@ -1,12 +1,19 @@
-//! Strip-mining for the iteration-size criterion (eq. 3): when the outermost
+//! Strip-mining and tiling for the iteration-size criterion (eq. 3): when a
 //! parallel loop of a mapped nest needs more thread blocks than the grid
-//! allows, it is split into strips, `for (ii = lo; ii < hi; ii += S)` around
-//! `for (i = ii; i < (ii + S < hi ? ii + S : hi); i++)`. The strip loop runs
-//! on the host (the analysis cannot pin its distances, so it is an iterate)
-//! and each strip's nest fits the grid. Always legal: the iterations keep
-//! their order.
+//! allows along its axis, it is split into strips, `for (jj = lo; jj < hi; jj
+//! += S)` around `for (j = jj; j < (jj + S < hi ? jj + S : hi); j++)`. For the
+//! outermost loop that is strip-mining; for an inner loop of the parallel band
+//! the strip loop is also moved outside the band (tiling along that axis).
+//! The strip loop runs on the host (the analysis cannot pin its distances, so
+//! it is an iterate) and each strip's nest fits the grid.
+//!
+//! Legal because every loop of the band is parallel: no dependence has a
+//! non-zero distance at a band level, so the band's iterations may run in any
+//! order, and the loops inside the band keep theirs. The tiled loop's bounds
+//! must not depend on the loops it moves across (a rectangular band), or the
+//! strips would not cover the same iterations.
 
-use super::{parallel_loops, perfect_chain, text, Cx, Outcome, Proposal};
+use super::{mentions, parallel_loops, perfect_chain, text, wrap, Cx, Outcome, Proposal};
 use crate::front::c::loops::{BinOp, Expr, Function, Loop, Stmt};
 use crate::map::criteria::{block_shape, GRID_X, GRID_YZ};
 use crate::map::{constant, NestPlan};
@@ -40,12 +47,17 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
     let l = chain[k];
     let v = l.var.as_str();
     let what = format!(
-        "strip-mining of `{v}` ({trip} iterations, over the grid's {limit} blocks of {})",
+        "{} of `{v}` ({trip} iterations, over the grid's {limit} blocks of {})",
+        if k == 0 { "strip-mining" } else { "tiling" },
         shape[k]
     );
-    if k != 0 {
+    let across: Vec<&str> = chain[..k].iter().map(|o| o.var.as_str()).collect();
+    if let Some(o) = across
+        .iter()
+        .find(|o| mentions(&l.lower, o) || mentions(&l.upper, o))
+    {
         return Outcome::Refuse(format!(
-            "{what}: not applied: only the outermost parallel loop is strip-mined (its strips then run one after the other)"
+            "{what}: not applied: the bounds of `{v}` depend on `{o}`, so its strips cannot move outside `{o}`"
         ));
     }
     if l.step != 1 || !l.declared || l.not_canonical.is_some() {
@@ -64,11 +76,11 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
     } else {
         format!("{v}{v}")
     };
-    let nest = match text::split(cx.file, root, 1) {
+    let nest = match text::split(cx.file, root, k + 1) {
         Ok(n) => n,
         Err(why) => return Outcome::Refuse(format!("{what}: not applied: {why}")),
     };
-    let parsed = text::clauses(nest.header(0)).and_then(|(init, cond, _)| {
+    let parsed = text::clauses(nest.header(k)).and_then(|(init, cond, _)| {
         let (declared, lo) = init.split_once('=')?;
         let ty = declared.trim().strip_suffix(v)?.trim().to_string();
         let hi = cond.strip_prefix(v)?.trim_start().strip_prefix('<')?;
@@ -81,13 +93,27 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
         ));
     };
     let indent = nest.indent_at(0);
-    let h = &nest.headers[0];
+    let h = &nest.headers[k];
     let hi_text = text::paren(&hi);
-    let new_text = format!(
-        "{}for ({ty} {strips} = {lo}; {strips} < {hi}; {strips} += {strip})\n{indent}    for ({ty} {v} = {strips}; {v} < ({strips} + {strip} < {hi_text} ? {strips} + {strip} : {hi_text}); {v}++){}",
-        &nest.text[..h.start],
-        &nest.text[h.end..]
-    );
+    let strip_header = format!("for ({ty} {strips} = {lo}; {strips} < {hi}; {strips} += {strip})");
+    let inner_header =
+        format!("for ({ty} {v} = {strips}; {v} < ({strips} + {strip} < {hi_text} ? {strips} + {strip} : {hi_text}); {v}++)");
+    let new_text = if k == 0 {
+        format!(
+            "{}{strip_header}\n{indent}    {inner_header}{}",
+            &nest.text[..h.start],
+            &nest.text[h.end..]
+        )
+    } else {
+        // The strip loop goes around the whole band, which moves one level in.
+        let tiled = format!(
+            "{}{inner_header}{}",
+            &nest.text[..h.start],
+            &nest.text[h.end..]
+        );
+        let shifted: Vec<String> = tiled.lines().map(|line| format!("    {line}")).collect();
+        format!("{indent}{strip_header}\n{}", shifted.join("\n"))
+    };
     let end = Expr::Bin(
         BinOp::Add,
         Box::new(Expr::var(&strips)),
@@ -106,20 +132,42 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
         ),
         ..l.clone()
     };
+    let band_text = if k == 0 {
+        Stmt::For(inner)
+    } else {
+        let mut loops: Vec<&Loop> = chain[..k].to_vec();
+        loops.push(&inner);
+        Stmt::For(wrap(&loops, l.body.clone()))
+    };
     let outer = Loop {
         var: strips.clone(),
         step: strip,
-        body: vec![Stmt::For(inner)],
+        body: vec![band_text],
         ..l.clone()
     };
-    let note = format!(
-        "strip-mining: `{v}` ({trip} iterations) needs {} blocks of {} where the grid allows {limit}; split into strips of {strip} (`{strips}`), which run one after the other, each within the grid (at most {} blocks)",
-        ceil_div(trip, shape[k]),
-        shape[k],
-        strip / shape[k]
-    );
+    let blocks = ceil_div(trip, shape[k]);
+    let (kind, note) = if k == 0 {
+        (
+            "strip-mining",
+            format!(
+                "strip-mining: `{v}` ({trip} iterations) needs {blocks} blocks of {} where the grid allows {limit}; split into strips of {strip} (`{strips}`), which run one after the other, each within the grid (at most {} blocks)",
+                shape[k],
+                strip / shape[k]
+            ),
+        )
+    } else {
+        (
+            "tiling",
+            format!(
+                "tiling: `{v}` ({trip} iterations) needs {blocks} blocks of {} where the grid allows {limit}; split into tiles of {strip} (`{strips}`), the tile loop moved outside {} (legal: no loop of the band carries a dependence), so the tiles run one after the other, each within the grid (at most {} blocks along `{v}`)",
+                shape[k],
+                across.iter().map(|o| format!("`{o}`")).collect::<Vec<_>>().join(", "),
+                strip / shape[k]
+            ),
+        )
+    };
     Outcome::Propose(Proposal {
-        kind: "strip-mining",
+        kind,
         function: function.name.clone(),
         lines: root.lines,
         text: new_text,
