@@ -63,6 +63,25 @@ pub fn cuda_program(file: &CFile, plan: &FilePlan) -> String {
             "/* The direct kernels: one thread per iteration of a nest's parallel loops. */\n{KERNELS_BEGIN} {DIRECT_UNIT}\nnamespace stencilc_direct {{\n#if defined(__CUDACC__)\n{sources}#else\n/* Not nvcc: the kernels' declarations, so that the host part compiles. */\n{declarations}#endif\n}} /* namespace stencilc_direct */\n{KERNELS_END} {DIRECT_UNIT}\n\n"
         ));
     }
+    for n in super::resident::iterates(&plan.nests) {
+        let lines = super::resident::wrap_loop(
+            n,
+            file,
+            &|a| format!("void *d_{a} = stencilc_cuda_to_device({a}, sizeof({a}));"),
+            &|a, written| {
+                let back = if written {
+                    format!("stencilc_cuda_from_device(d_{a}, {a}, sizeof({a})); ")
+                } else {
+                    String::new()
+                };
+                format!("{back}cudaFree(d_{a});")
+            },
+            "",
+        );
+        for (line, text) in lines {
+            replace.insert(line, (line, text));
+        }
+    }
     let mut out = format!(
         "/* Mapped by stencilc map --target cuda from {file}: {count} lifted time loop(s) or nest(s) run on a\n   CUDA GPU with stencilc's kernels, their arrays kept on the device across all steps;\n   {direct} other nest(s) as direct CUDA kernels; the rest stays on the CPU. Build with nvcc (as C++),\n   for results identical to the original:\n     nvcc -O3 -arch=native --fmad=false --prec-div=true --prec-sqrt=true -x cu THIS_FILE -o PROGRAM\n   The kernels are compiled only by nvcc (#if defined(__CUDACC__)); the host part compiles with\n   any C++ compiler given the CUDA headers (g++ -x c++ -I$CUDA/include -c). */\n\
 #include <cuda_runtime.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n{SUPPORT}\n{kernels}#line 1 \"{file}\"\n",
@@ -83,16 +102,27 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
     );
     let mut args = Vec::new();
     for (a, _) in &k.arrays {
+        let resident = n.resident.contains(a);
         if let Some(c) = k.constants.iter().find(|c| &c.array == a) {
+            // On the device already, the host copy may be stale: copy from there.
+            let (from, kind) = if resident {
+                (format!("d_{a}"), ", 0, cudaMemcpyDeviceToDevice")
+            } else {
+                (a.clone(), "")
+            };
             g.push_str(&format!(
-                "{p}stencilc_cuda_check(cudaMemcpyToSymbol(stencilc_direct::{}, {a}, sizeof({a})), \"cudaMemcpyToSymbol({a})\");\n",
+                "{p}stencilc_cuda_check(cudaMemcpyToSymbol(stencilc_direct::{}, {from}, sizeof({a}){kind}), \"cudaMemcpyToSymbol({a})\");\n",
                 c.symbol
             ));
             continue;
         }
-        g.push_str(&format!(
-            "{p}void *d_{a} = stencilc_cuda_to_device({a}, sizeof({a}));\n"
-        ));
+        if resident {
+            g.push_str(&format!("{p}/* `{a}` is on the device already */\n"));
+        } else {
+            g.push_str(&format!(
+                "{p}void *d_{a} = stencilc_cuda_to_device({a}, sizeof({a}));\n"
+            ));
+        }
         args.push(format!("&d_{a}"));
     }
     for f in &k.flags {
@@ -150,7 +180,7 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
         k.name
     ));
     for (a, written) in &k.arrays {
-        if k.constants.iter().any(|c| &c.array == a) {
+        if k.constants.iter().any(|c| &c.array == a) || n.resident.contains(a) {
             continue;
         }
         if *written {

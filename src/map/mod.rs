@@ -18,6 +18,7 @@ pub mod device;
 pub mod lift;
 pub mod opencl;
 pub mod report;
+pub mod resident;
 pub mod rewrite;
 pub mod subscript;
 pub mod transform;
@@ -114,6 +115,11 @@ pub struct NestPlan {
     /// kernel for the target (it may still run inside a lifted loop).
     #[serde(skip)]
     pub parallel_without_kernel: Option<Vec<String>>,
+    /// Arrays kept on the device across an iterate's steps (on the iterate:
+    /// copied in before it and back after; on a direct kernel inside it:
+    /// found on the device), see [`resident`].
+    #[serde(skip)]
+    pub resident: Vec<String>,
 }
 
 /// One loop of a nest, for the report.
@@ -167,6 +173,9 @@ pub fn plan_file(file: &CFile, unit: &CUnit, target: Target, device: &Device) ->
             try_lift(&mut plan, l, function, unit, target, file);
             if target == Target::Cuda && plan.device.is_none() {
                 leave_on_cpu(&mut plan);
+            }
+            if target != Target::C {
+                resident::plan(&mut plan, l, file);
             }
             nests.push(plan);
         }
@@ -230,12 +239,6 @@ fn try_lift(
         };
         match code {
             Ok(code) => {
-                for t in &mut plan.transformations {
-                    *t = t.replace(
-                        "(keeping the arrays on the device between its steps, the communication specialisation, is not generated yet: each kernel launch copies its arrays)",
-                        "(lifted: the arrays stay on the device between its steps)",
-                    );
-                }
                 plan.transformations.push(format!(
                     "communication specialisation: the arrays ({}) are copied to the device once before the {} step(s) and back once after; the steps run stencilc's own kernels ({})",
                     lifted.arrays.iter().map(|a| a.c_name.as_str()).collect::<Vec<_>>().join(", "),
@@ -383,6 +386,7 @@ fn plan_nest(
         lifted: None,
         device: None,
         parallel_without_kernel: None,
+        resident: Vec::new(),
     };
     let parallel = if facts.obstacles.is_empty() {
         parallel_band(root, &facts)
@@ -529,7 +533,7 @@ fn iterate_note(root: &Loop, facts: &NestFacts) -> String {
         .cloned()
         .unwrap_or_else(|| "it is sequential".into());
     format!(
-        "`{}` (line {}) recognised as an iterate around the inner nests{}: it stays on the host (keeping the arrays on the device between its steps, the communication specialisation, is not generated yet: each kernel launch copies its arrays); sequential because {why}",
+        "`{}` (line {}) recognised as an iterate around the inner nests{}: it stays on the host; sequential because {why}",
         root.var,
         root.lines.0,
         if forms.is_empty() { String::new() } else { format!(" with {}", forms.join(", ")) }

@@ -486,6 +486,25 @@ pub fn opencl_program(file: &CFile, plan: &FilePlan) -> String {
             .collect();
         replace.insert(n.lines.0, (n.lines.1, host_glue(k, &indent, n)));
     }
+    for n in super::resident::iterates(&plan.nests) {
+        let lines = super::resident::wrap_loop(
+            n,
+            file,
+            &|a| format!("cl_mem d_{a} = stencilc_cl_to_device({a}, sizeof({a}));"),
+            &|a, written| {
+                let back = if written {
+                    format!("stencilc_cl_from_device(d_{a}, {a}, sizeof({a})); ")
+                } else {
+                    String::new()
+                };
+                format!("{back}clReleaseMemObject(d_{a});")
+            },
+            "stencilc_cl_init();",
+        );
+        for (line, text) in lines {
+            replace.insert(line, (line, text));
+        }
+    }
     let mut lifted_sources = String::new();
     let mut lifted = 0;
     for n in &plan.nests {
@@ -529,9 +548,13 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
     ));
     let mut arg = 0;
     for (a, _) in &k.arrays {
-        g.push_str(&format!(
-            "{p}cl_mem d_{a} = stencilc_cl_to_device({a}, sizeof({a}));\n"
-        ));
+        if n.resident.contains(a) {
+            g.push_str(&format!("{p}/* `{a}` is on the device already */\n"));
+        } else {
+            g.push_str(&format!(
+                "{p}cl_mem d_{a} = stencilc_cl_to_device({a}, sizeof({a}));\n"
+            ));
+        }
         g.push_str(&format!("{p}stencilc_cl_check(clSetKernelArg(kernel, {arg}, sizeof(cl_mem), &d_{a}), \"clSetKernelArg\");\n"));
         arg += 1;
     }
@@ -578,6 +601,9 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
         sizes.len()
     ));
     for (a, written) in &k.arrays {
+        if n.resident.contains(a) {
+            continue;
+        }
         if *written {
             g.push_str(&format!(
                 "{p}stencilc_cl_from_device(d_{a}, {a}, sizeof({a}));\n"

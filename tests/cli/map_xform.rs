@@ -1,5 +1,6 @@
 //! `stencilc map`'s loop transformations (interchange, fusion, fission,
-//! normalisation, strip-mining, tiling): each small program under tests/data/map is
+//! normalisation, strip-mining, tiling) and the communication specialisation
+//! of direct kernels in a time loop: each small program under tests/data/map is
 //! mapped with `--target c` and `--target opencl`, and the original (cc) and
 //! the mapped program are run and their outputs compared bit for bit. Each
 //! transformation has a program where it applies (the mapped text shows it)
@@ -24,6 +25,8 @@ const PROGRAMS: &[&str] = &[
     "stripmine",
     "stripmine_illegal",
     "tiling",
+    "resident",
+    "resident_call",
 ];
 
 fn data() -> PathBuf {
@@ -326,6 +329,61 @@ fn a_loop_declared_outside_its_for_is_not_tiled() {
         "{r}"
     );
     assert!(r.contains("[FAIL] iteration sizes (eq. 3)"), "{r}");
+}
+
+#[test]
+fn arrays_only_the_kernels_touch_stay_on_the_device_across_the_time_loop() {
+    let r = report("resident", "opencl");
+    assert!(
+        r.contains("communication specialisation: `u`, `w` stay on the device across the steps of `t`: copied in once before the loop, `u` back once after it, not around each launch; `v` is copied around each launch: line 25 reads or writes it on the host"),
+        "{r}"
+    );
+    let cl = program("resident", "opencl");
+    assert_eq!(
+        lines_from(&cl, "stay on the device during the loop at lines 20-26", 4)[1..],
+        [
+            "stencilc_cl_init();",
+            "cl_mem d_u = stencilc_cl_to_device(u, sizeof(u));",
+            "cl_mem d_w = stencilc_cl_to_device(w, sizeof(w));",
+        ],
+        "{cl}"
+    );
+    // Inside the loop, `u` is passed as it is; `v` is copied in and out.
+    assert_eq!(cl.matches("cl_mem d_u =").count(), 2, "{cl}"); // the loop's and the initialisation's
+    assert!(cl.contains("/* `u` is on the device already */"), "{cl}");
+    // After the loop, `u` comes back; `w`, which no kernel in it writes, does not.
+    assert_eq!(
+        lines_from(
+            &cl,
+            "stencilc_cl_from_device(d_u, u, sizeof(u)); clReleaseMemObject(d_u);",
+            2
+        )[1],
+        "clReleaseMemObject(d_w);",
+        "{cl}"
+    );
+    let cuda = program("resident", "cuda");
+    assert!(
+        cuda.contains("cudaMemcpyToSymbol(stencilc_direct::stencilc_const_nest_main_21_w, d_w, sizeof(w), 0, cudaMemcpyDeviceToDevice)"),
+        "{cuda}"
+    );
+    assert!(
+        cuda.contains("void *d_u = stencilc_cuda_to_device(u, sizeof(u));"),
+        "{cuda}"
+    );
+    assert!(
+        cuda.contains("stencilc_cuda_from_device(d_u, u, sizeof(u)); cudaFree(d_u);"),
+        "{cuda}"
+    );
+}
+
+#[test]
+fn a_call_in_the_time_loop_keeps_every_array_copied_around_each_launch() {
+    let r = report("resident_call", "opencl");
+    assert!(
+        r.contains("communication specialisation: not applied: a statement in the loop calls `nudge`, which may read or write the arrays on the host; each kernel launch copies its arrays"),
+        "{r}"
+    );
+    assert!(!program("resident_call", "opencl").contains("stay on the device during the loop"));
 }
 
 #[test]
