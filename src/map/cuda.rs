@@ -43,6 +43,10 @@ pub fn cuda_program(file: &CFile, plan: &FilePlan) -> String {
     mapped(&plan.nests, &mut direct);
     if !direct.is_empty() {
         let mut sources = String::new();
+        for f in super::opencl::unique_functions(&direct) {
+            sources.push_str(&f.source);
+            sources.push('\n');
+        }
         let mut declarations = String::new();
         for n in &direct {
             let Some(k) = &n.kernel else { continue };

@@ -12,6 +12,7 @@
 
 pub mod alias;
 pub mod analysis;
+pub mod callee;
 pub mod criteria;
 pub mod cuda;
 pub mod device;

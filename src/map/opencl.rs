@@ -38,6 +38,9 @@ pub struct KernelPlan {
     pub constants: Vec<ConstantArray>,
     /// CUDA: the kernel's declaration for compilers other than nvcc.
     pub declaration: String,
+    /// Functions of the file the kernel calls, copied before it (once per
+    /// program: see [`super::callee`]).
+    pub functions: Vec<super::callee::DeviceFunction>,
 }
 
 /// A read-only array a CUDA kernel reads from constant memory.
@@ -62,7 +65,7 @@ pub enum Dialect {
     Cuda,
 }
 
-fn cl_type(elem: &str) -> Option<&'static str> {
+pub(crate) fn cl_type(elem: &str) -> Option<&'static str> {
     match elem {
         "float" => Some("float"),
         "double" => Some("double"),
@@ -173,13 +176,7 @@ pub fn kernel(
         Stmt::If { cond, .. } => visit(cond),
         _ => {}
     });
-    for c in calls {
-        if !PURE_LIBRARY.contains(&c.as_str()) {
-            return Err(format!(
-                "the call of `{c}` (functions of the file are not copied into kernels yet)"
-            ));
-        }
-    }
+    let functions = super::callee::copy_functions(&calls, unit, dialect == Dialect::Cuda)?;
     let mut scalars = Vec::new();
     for name in read {
         if loop_vars.contains(&name)
@@ -325,6 +322,7 @@ pub fn kernel(
         specialised,
         constants,
         declaration,
+        functions,
     })
 }
 
@@ -333,7 +331,7 @@ fn mentions_var(text: &str, var: &str) -> bool {
         .any(|w| w == var)
 }
 
-struct Printer<'a> {
+pub(crate) struct Printer<'a> {
     extents: &'a BTreeMap<String, (Vec<i64>, &'static str)>,
     flags: &'a [String],
     function: &'a Function,
@@ -342,8 +340,27 @@ struct Printer<'a> {
     cuda: bool,
 }
 
-impl Printer<'_> {
-    fn block(&self, body: &[Stmt], depth: usize, out: &mut String) -> Result<(), String> {
+impl<'a> Printer<'a> {
+    /// A printer for the body of `function` copied into the kernels (see
+    /// [`super::callee`]): no arrays, no flags.
+    pub(crate) fn for_function(function: &'a Function, unit: &'a CUnit, cuda: bool) -> Self {
+        static NO_EXTENTS: std::sync::OnceLock<BTreeMap<String, (Vec<i64>, &'static str)>> =
+            std::sync::OnceLock::new();
+        Printer {
+            extents: NO_EXTENTS.get_or_init(BTreeMap::new),
+            flags: &[],
+            function,
+            unit,
+            cuda,
+        }
+    }
+
+    pub(crate) fn block(
+        &self,
+        body: &[Stmt],
+        depth: usize,
+        out: &mut String,
+    ) -> Result<(), String> {
         let pad = "    ".repeat(depth);
         for s in body {
             match s {
@@ -390,6 +407,10 @@ impl Printer<'_> {
                     out.push_str(&format!("{pad}}}\n"));
                 }
                 Stmt::Eval(e) => out.push_str(&format!("{pad}{};\n", self.expr(e))),
+                // Only in functions copied into the kernels: a nest holds none.
+                Stmt::Return(Some(e)) => out.push_str(&format!("{pad}return {};\n", self.expr(e))),
+                Stmt::Break => out.push_str(&format!("{pad}break;\n")),
+                Stmt::Continue => out.push_str(&format!("{pad}continue;\n")),
                 other => return Err(format!("a statement a kernel cannot hold: {other:?}")),
             }
         }
@@ -429,8 +450,10 @@ impl Printer<'_> {
             // OpenCL overloads the math functions: `sqrtf` is `sqrt` on a float.
             Expr::Call(name, args) => {
                 let base = match name.strip_suffix('f') {
-                    Some(b) if PURE_LIBRARY.contains(&b) && !self.cuda => b,
-                    _ => name.as_str(),
+                    Some(b) if PURE_LIBRARY.contains(&b) && !self.cuda => b.to_string(),
+                    _ if PURE_LIBRARY.contains(&name.as_str()) => name.clone(),
+                    // A function of the file, copied under a name no built-in has.
+                    _ => super::callee::device_name(name),
                 };
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
                 format!("{base}({})", args.join(", "))
@@ -467,6 +490,19 @@ pub fn mapped<'a>(nests: &'a [NestPlan], out: &mut Vec<&'a NestPlan>) {
     }
 }
 
+/// The functions the kernels of `nests` call, each once, callees first.
+pub fn unique_functions<'a>(nests: &[&'a NestPlan]) -> Vec<&'a super::callee::DeviceFunction> {
+    let mut out: Vec<&super::callee::DeviceFunction> = Vec::new();
+    for k in nests.iter().filter_map(|n| n.kernel.as_ref()) {
+        for f in &k.functions {
+            if !out.iter().any(|g| g.name == f.name) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
 /// The program for `--target opencl`.
 pub fn opencl_program(file: &CFile, plan: &FilePlan) -> String {
     let mut nests = Vec::new();
@@ -475,6 +511,10 @@ pub fn opencl_program(file: &CFile, plan: &FilePlan) -> String {
         "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#pragma OPENCL FP_CONTRACT OFF\n",
     );
     let mut replace: BTreeMap<usize, (usize, String)> = BTreeMap::new();
+    for f in unique_functions(&nests) {
+        kernels.push('\n');
+        kernels.push_str(&f.source);
+    }
     for n in &nests {
         let Some(k) = &n.kernel else { continue };
         kernels.push('\n');

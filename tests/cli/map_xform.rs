@@ -27,6 +27,7 @@ const PROGRAMS: &[&str] = &[
     "tiling",
     "resident",
     "resident_call",
+    "callee",
 ];
 
 fn data() -> PathBuf {
@@ -384,6 +385,34 @@ fn a_call_in_the_time_loop_keeps_every_array_copied_around_each_launch() {
         "{r}"
     );
     assert!(!program("resident_call", "opencl").contains("stay on the device during the loop"));
+}
+
+#[test]
+fn functions_of_scalars_are_copied_into_the_kernels_that_call_them() {
+    let cl = program("callee", "opencl");
+    assert!(
+        cl.contains("float stencilc_clampf(float x, float lo, float hi)"),
+        "{cl}"
+    );
+    assert!(
+        cl.contains("b[i] = stencilc_smooth(a[(i - 1)], a[i], a[(i + 1)]);"),
+        "{cl}"
+    );
+    // Callees before callers, each once.
+    let clamp = cl.find("float stencilc_clampf(").unwrap();
+    assert!(clamp < cl.find("float stencilc_smooth(").unwrap(), "{cl}");
+    assert_eq!(cl.matches("float stencilc_clampf(").count(), 1, "{cl}");
+    let cuda = program("callee", "cuda");
+    assert!(
+        cuda.contains("static __device__ float stencilc_clampf(float x, float lo, float hi)"),
+        "{cuda}"
+    );
+    // `bump` writes a global: its caller stays on the CPU, and says why.
+    let r = report("callee", "opencl");
+    assert!(
+        r.contains("a call of `bump`, which reads `total` beyond its scalar parameters and locals"),
+        "{r}"
+    );
 }
 
 #[test]

@@ -26,6 +26,9 @@ pub struct Function {
     pub vars: BTreeMap<String, Var>,
     /// Its parameters' names, in order.
     pub param_order: Vec<String>,
+    /// Its return type as written (`float`, `void` is `other`), or `other`
+    /// for a pointer or anything else.
+    pub ret: String,
     /// Its body.
     pub body: Vec<Stmt>,
     /// First and last line in the user's file.

@@ -73,10 +73,15 @@ impl Lowerer<'_> {
         }
         let mut body = Vec::new();
         self.statement(&def.node.statement, &mut body, &mut vars);
+        let ret = self
+            .var(&def.node.specifiers, &def.node.declarator.node)
+            .filter(|r| !r.pointer && r.dims.is_empty())
+            .map_or_else(|| "other".to_string(), |r| r.elem);
         Function {
             name,
             vars,
             param_order,
+            ret,
             body,
             lines: (
                 self.line(def.span.start),
