@@ -19,6 +19,7 @@ pub mod lift;
 pub mod opencl;
 pub mod report;
 pub mod rewrite;
+pub mod shared;
 pub mod subscript;
 pub mod transform;
 
@@ -444,7 +445,7 @@ fn plan_nest(
     }
     plan.class = classify(&facts);
     plan.criteria = criteria::check(&parallel, &facts, function, unit, device);
-    plan.memory = criteria::memory_choices(&facts, function, unit);
+    plan.memory = criteria::memory_choices(&parallel, root, &facts, function, unit);
     plan.transformations
         .extend(criteria::transformations(&parallel, &facts));
     for (name, role) in &facts.scalars {
