@@ -625,3 +625,86 @@ pub fn analyse(
     }
     Ok((numbers, tile))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{plan_file, Target};
+    use crate::front::c::CFile;
+    use crate::model::device::Device;
+
+    /// The memory choice of `array` in the first nest of `body`, a function
+    /// over `double a[64][64]`, `double b[64][64]` and `double out[64][64]`.
+    fn choice(body: &str, array: &str) -> super::super::criteria::MemoryChoice {
+        let text = format!(
+            "double a[64][64];\ndouble b[64][64];\ndouble out[64][64];\ndouble b_tile;\nvoid f(void) {{\n{body}\n}}\n"
+        );
+        let pre = format!("# 1 \"t.c\"\n{text}");
+        let file = CFile::from_preprocessed("t.c", text.clone(), pre)
+            .unwrap_or_else(|_| panic!("does not parse"));
+        let unit = crate::front::c::lower_unit(&file);
+        let plan = plan_file(&file, &unit, Target::Opencl, Device::default_device());
+        plan.nests[0]
+            .memory
+            .iter()
+            .find(|m| m.array == array)
+            .cloned()
+            .unwrap_or_else(|| panic!("no choice for {array}"))
+    }
+
+    #[test]
+    fn transposed_reads_stage_a_tile_along_the_loops_they_follow() {
+        let c = choice(
+            "for (int i = 0; i < 60; i++) for (int j = 0; j < 60; j++) out[i][j] = a[j][i] + a[j+1][i] + a[j+2][i+1];",
+            "a",
+        );
+        assert_eq!(c.choice, "shared memory", "{}", c.reason);
+        let tile = c.tile.expect("a tile");
+        // Dimension 0 follows `j` (32 threads), dimension 1 follows `i` (8 threads).
+        assert_eq!(tile.dims[0].thread_loop, Some((1, "j".to_string(), 32)));
+        assert_eq!(tile.dims[1].thread_loop, Some((0, "i".to_string(), 8)));
+        assert_eq!((tile.dims[0].extent, tile.dims[1].extent), (34, 9));
+        assert!(tile.guard_high && !tile.guard_low);
+    }
+
+    #[test]
+    fn strided_and_mixed_reads_keep_the_read_only_path() {
+        let strided = choice(
+            "for (int i = 0; i < 30; i++) for (int j = 0; j < 60; j++) out[i][j] = a[2*i][j] + a[2*i+1][j];",
+            "a",
+        );
+        assert_eq!(strided.choice, "read-only path");
+        assert!(
+            strided.reason.contains("walks `i` with stride 2"),
+            "{}",
+            strided.reason
+        );
+        let mixed = choice(
+            "for (int i = 0; i < 60; i++) for (int j = 0; j < 60; j++) out[i][j] = a[i][j] + a[3][j] + a[i][j+1];",
+            "a",
+        );
+        assert_eq!(mixed.choice, "read-only path");
+        assert!(
+            mixed
+                .reason
+                .contains("do not follow the same parallel loops"),
+            "{}",
+            mixed.reason
+        );
+    }
+
+    #[test]
+    fn a_tile_name_the_program_uses_keeps_the_read_only_path() {
+        let c = choice(
+            "for (int i = 1; i < 63; i++) for (int j = 1; j < 63; j++) out[i][j] = b[i-1][j] + b[i+1][j] + b[i][j-1] + b[i][j+1] + b_tile;",
+            "b",
+        );
+        assert_eq!(c.choice, "read-only path");
+        assert!(c.reason.contains("`b_tile` is taken"), "{}", c.reason);
+        // The same reads of `a` are staged.
+        let c = choice(
+            "for (int i = 1; i < 63; i++) for (int j = 1; j < 63; j++) out[i][j] = a[i-1][j] + a[i+1][j] + a[i][j-1] + a[i][j+1];",
+            "a",
+        );
+        assert_eq!(c.choice, "shared memory", "{}", c.reason);
+    }
+}

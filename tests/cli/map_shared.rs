@@ -73,7 +73,7 @@ fn staged_opencl_kernels_compute_what_the_originals_compute() {
         let program = mapped(&folder, name, "opencl");
         // Every staging kernel loads its tiles before one barrier and runs whole work-groups.
         let staged = program.matches("barrier(CLK_LOCAL_MEM_FENCE);").count();
-        let expected = if name == "shared" { 4 } else { 1 };
+        let expected = if name == "shared" { 5 } else { 1 };
         assert_eq!(staged, expected, "{name}: staged kernels\n{program}");
         assert_eq!(
             program.matches("reqd_work_group_size").count(),
@@ -135,18 +135,18 @@ fn staging_decisions_are_reported_with_their_numbers() {
             .unwrap_or_else(|| panic!("{array} at line {line}"))
             .clone()
     };
-    let img = choice(65, "img");
+    let img = choice(66, "img");
     assert_eq!(img["choice"], "shared memory");
     assert_eq!(img["staging"]["distinct_offsets"], 9);
     assert_eq!(img["staging"]["tile"], serde_json::json!([10, 34]));
     assert_eq!(img["staging"]["block"], serde_json::json!([8, 32]));
-    let wide = choice(99, "wide");
+    let wide = choice(100, "wide");
     assert_eq!(wide["choice"], "read-only path");
     assert_eq!(wide["staging"]["tile_bytes"], 25024);
-    let shifted = choice(91, "line_in");
+    let shifted = choice(92, "line_in");
     assert_eq!(shifted["choice"], "read-only path");
     assert!(shifted.get("staging").is_none(), "{shifted}");
-    let nest = nests.iter().find(|n| n["lines"][0] == 65).unwrap();
+    let nest = nests.iter().find(|n| n["lines"][0] == 66).unwrap();
     assert!(
         nest["transformations"]
             .to_string()

@@ -30,6 +30,7 @@ static float vol[D][M][V];
 static float lap[D][M][V];
 static float wide[WH][WW];
 static float wide_out[WH][WW];
+static float trans[H][H];
 static int shift = 3;
 static int lo = 1;
 static int hi = N - 1;
@@ -105,6 +106,11 @@ int main(void) {
         }
     }
 
+    /* Transposed reads: the tile follows x along img's rows, y along its columns. */
+    for (int y = 1; y < H - 1; y++)
+        for (int x = 1; x < H - 1; x++)
+            trans[y][x] = img[x - 1][y] + img[x + 1][y] + img[x][y + 1] + (float)(x % 2);
+
     double sum = 0.0;
     for (int i = 0; i < N; i++)
         sum += line_out[i] + 3.0 * pair_out[i] + 5.0 * shift_out[i] + 7.0 * bound_out[i];
@@ -125,6 +131,11 @@ int main(void) {
         for (int x = 0; x < WW; x++)
             sum += wide_out[y][x];
     printf("checksum wide %.17g\n", sum);
+    sum = 0.0;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < H; x++)
+            sum += trans[y][x] * (double)(1 + x % 4);
+    printf("checksum trans %.17g\n", sum);
     printf("%.17g %.17g %.9g %.9g %.9g %.9g\n", line_out[N - 3], bound_out[1], smooth[H - 2][W - 2],
            smooth[1][1], lap[D - 2][M - 2][V - 2], wide_out[R][WW - R - 1]);
     return 0;
