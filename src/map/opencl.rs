@@ -325,38 +325,15 @@ pub fn kernel(
     src.push_str(&prologue);
     let depth = dims.len();
     if !local.is_empty() {
-        // Every thread of the block loads its share of the tiles and meets
-        // the barrier; threads without an iteration stop after it.
-        for (k, (v, _, _)) in dims.iter().enumerate() {
-            let ty = lookup(v, function, unit)
-                .and_then(|x| cl_type(&x.elem))
-                .unwrap_or("int");
-            let d = depth - 1 - k;
-            let id = if cuda {
-                let axis = ["x", "y", "z"][d];
-                format!("(long)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}")
-            } else {
-                format!("(long)get_global_id({d})")
-            };
-            src.push_str(&format!(
-                "    const long {v}_offset = {id};\n    const {ty} {v} = ({ty})({v}_lower + {v}_offset);\n"
-            ));
-        }
-        src.push_str(&shared::local_thread(&local, cuda));
-        let threads: i64 = local.iter().product();
-        for tile in staged.values() {
-            src.push_str(&tile.load(threads, depth, cuda));
-        }
-        src.push_str(if cuda {
-            "    __syncthreads();\n"
-        } else {
-            "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-        });
-        let outside: Vec<String> = dims
+        let types: Vec<&str> = dims
             .iter()
-            .map(|(v, _, _)| format!("{v}_offset >= {v}_count"))
+            .map(|(v, _, _)| {
+                lookup(v, function, unit)
+                    .and_then(|x| cl_type(&x.elem))
+                    .unwrap_or("int")
+            })
             .collect();
-        src.push_str(&format!("    if ({}) return;\n", outside.join(" || ")));
+        src.push_str(&shared::prologue(&dims, &types, &staged, &local, cuda));
     }
     for (k, (v, _, _)) in dims.iter().enumerate().filter(|_| local.is_empty()) {
         let ty = lookup(v, function, unit)

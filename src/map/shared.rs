@@ -287,9 +287,52 @@ fn signed(v: i64) -> String {
     }
 }
 
+/// The start of a kernel that stages `tiles`: each thread's point along the
+/// thread loops `dims` (of C types `types`), its share of the tiles' loads,
+/// the barrier, and then the return of threads without an iteration (every
+/// thread of the block loads and meets the barrier first).
+pub fn prologue(
+    dims: &[(String, String, String)],
+    types: &[&str],
+    tiles: &BTreeMap<String, Tile>,
+    block: &[i64],
+    cuda: bool,
+) -> String {
+    let mut src = String::new();
+    let depth = dims.len();
+    for (k, ((v, _, _), ty)) in dims.iter().zip(types).enumerate() {
+        let d = depth - 1 - k;
+        let id = if cuda {
+            let axis = ["x", "y", "z"][d];
+            format!("(long)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis}")
+        } else {
+            format!("(long)get_global_id({d})")
+        };
+        src.push_str(&format!(
+            "    const long {v}_offset = {id};\n    const {ty} {v} = ({ty})({v}_lower + {v}_offset);\n"
+        ));
+    }
+    src.push_str(&local_thread(block, cuda));
+    let threads: i64 = block.iter().product();
+    for tile in tiles.values() {
+        src.push_str(&tile.load(threads, depth, cuda));
+    }
+    src.push_str(if cuda {
+        "    __syncthreads();\n"
+    } else {
+        "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    });
+    let outside: Vec<String> = dims
+        .iter()
+        .map(|(v, _, _)| format!("{v}_offset >= {v}_count"))
+        .collect();
+    src.push_str(&format!("    if ({}) return;\n", outside.join(" || ")));
+    src
+}
+
 /// The code that computes `local_thread`, the thread's index in its block
 /// (`block` outermost first).
-pub fn local_thread(block: &[i64], cuda: bool) -> String {
+fn local_thread(block: &[i64], cuda: bool) -> String {
     let n = block.len();
     let mut index = String::new();
     for (k, b) in block.iter().enumerate() {
@@ -489,7 +532,7 @@ pub fn analyse(
                         Some(_) => terms.push((k, s.clone(), *coef)),
                         None => {
                             return Err(format!(
-                                "its subscript `{e}` depends on `{s}`, whose loop bounds are not constants"
+                                "its subscript `{e}` depends on `{s}`, whose loop bounds are not constants (or it runs more than {MAX_OFFSETS} times)"
                             ))
                         }
                     },
