@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use super::analysis::{lookup, NestFacts};
 use super::constant;
-use super::subscript::Sub;
-use crate::front::c::loops::{CUnit, Function};
+use super::shared;
+use crate::front::c::loops::{CUnit, Function, Loop};
 use crate::model::device::Device;
 
 /// One criterion and its verdict.
@@ -33,6 +33,13 @@ pub struct MemoryChoice {
     pub choice: &'static str,
     /// Why.
     pub reason: String,
+    /// The numbers of the shared-memory decision (read-only arrays the
+    /// analysis could follow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub staging: Option<super::shared::StagingNumbers>,
+    /// The tile of an array staged in shared memory.
+    #[serde(skip)]
+    pub tile: Option<super::shared::Tile>,
 }
 
 /// Device memory in bytes of each preset (datasheets: the capacity in the product name).
@@ -165,12 +172,26 @@ fn array_bytes(name: &str, function: &Function, unit: &CUnit) -> Option<u64> {
     Some(n)
 }
 
-/// The memory specialisation of every array of a mapped nest.
-pub fn memory_choices(facts: &NestFacts, function: &Function, unit: &CUnit) -> Vec<MemoryChoice> {
+/// The memory specialisation of every array of a mapped nest whose parallel
+/// loops are `band` (outermost first).
+pub fn memory_choices(
+    band: &[String],
+    root: &Loop,
+    facts: &NestFacts,
+    function: &Function,
+    unit: &CUnit,
+) -> Vec<MemoryChoice> {
+    let threads: Vec<String> = super::opencl::thread_loops(band, facts)
+        .into_iter()
+        .map(|(v, _, _)| v)
+        .collect();
+    let body = super::opencl::kernel_body(root, threads.len());
     let mut out = Vec::new();
-    for (array, subs) in &facts.subs {
+    let mut staged_bytes = 0;
+    for array in facts.subs.keys() {
         let written = facts.accesses.iter().any(|a| &a.array == array && a.write);
-        let distinct: BTreeSet<String> = subs.iter().map(|s| format!("{s:?}")).collect();
+        let mut staging = None;
+        let mut tile = None;
         let (choice, reason) = if written {
             ("global", "written by the kernel".to_string())
         } else if let Some(bytes) =
@@ -183,28 +204,67 @@ pub fn memory_choices(facts: &NestFacts, function: &Function, unit: &CUnit) -> V
                     CONSTANT_MEMORY_BYTES / 4
                 ),
             )
-        } else if distinct.len() > 1
-            && subs
-                .iter()
-                .all(|s| s.iter().all(|x| !matches!(x, Sub::NonAffine(_))))
-        {
-            (
-                "shared memory",
-                format!(
-                    "read-only and reused within a block: {} distinct offsets per point",
-                    distinct.len()
-                ),
-            )
         } else {
-            (
-                "read-only path",
-                "read-only, one element per thread (`const __restrict__` / `__ldg`)".to_string(),
-            )
+            let read_only = "`const __restrict__` / `__ldg`";
+            match shared::analyse(array, &threads, body, facts, function, unit) {
+                Err(why) => (
+                    "read-only path",
+                    format!("read-only ({read_only}); not staged in shared memory: {why}"),
+                ),
+                Ok((numbers, t)) => {
+                    let described = numbers.describe();
+                    let refusal = if numbers.distinct_offsets == 1 {
+                        staging = Some(numbers);
+                        out.push(MemoryChoice {
+                            array: array.clone(),
+                            choice: "read-only path",
+                            reason: format!("read-only ({read_only}), one element per point: nothing to share within a block"),
+                            staging,
+                            tile,
+                        });
+                        continue;
+                    } else if numbers.tile_bytes > shared::TILE_BYTES_LIMIT {
+                        Some(format!(
+                            "offsets too wide, the tile exceeds {} bytes",
+                            shared::TILE_BYTES_LIMIT
+                        ))
+                    } else if staged_bytes + numbers.tile_bytes > shared::KERNEL_TILE_BYTES_LIMIT {
+                        Some(format!(
+                            "the kernel's tiles would exceed {} bytes",
+                            shared::KERNEL_TILE_BYTES_LIMIT
+                        ))
+                    } else if numbers.reuse < shared::MIN_REUSE {
+                        Some(format!(
+                            "a reuse under {} does not pay for the barrier",
+                            shared::MIN_REUSE
+                        ))
+                    } else {
+                        None
+                    };
+                    staging = Some(numbers.clone());
+                    match refusal {
+                        Some(why) => (
+                            "read-only path",
+                            format!("read-only ({read_only}); not staged in shared memory: {why}: {described}"),
+                        ),
+                        None => {
+                            staged_bytes += numbers.tile_bytes;
+                            tile = Some(t);
+                            (
+                                "shared memory",
+                                format!("read-only and reused within a block: {described} >= {}", shared::MIN_REUSE),
+                            )
+                        }
+                    }
+                }
+            }
         };
         out.push(MemoryChoice {
             array: array.clone(),
             choice,
             reason,
+            staging,
+            tile,
         });
     }
     out

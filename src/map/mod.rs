@@ -21,6 +21,7 @@ pub mod opencl;
 pub mod report;
 pub mod resident;
 pub mod rewrite;
+pub mod shared;
 pub mod subscript;
 pub mod transform;
 
@@ -449,7 +450,7 @@ fn plan_nest(
     }
     plan.class = classify(&facts);
     plan.criteria = criteria::check(&parallel, &facts, function, unit, device);
-    plan.memory = criteria::memory_choices(&facts, function, unit);
+    plan.memory = criteria::memory_choices(&parallel, root, &facts, function, unit);
     plan.transformations
         .extend(criteria::transformations(&parallel, &facts));
     for (name, role) in &facts.scalars {

@@ -13,6 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::analysis::{lookup, NestFacts, ScalarRole, PURE_LIBRARY};
+use super::shared::{self, Tile};
 use super::{constant, Decision, FilePlan, NestPlan};
 use crate::front::c::loops::{CUnit, Expr, Function, Loop, Ref, Stmt};
 use crate::front::c::CFile;
@@ -41,6 +42,10 @@ pub struct KernelPlan {
     /// Functions of the file the kernel calls, copied before it (once per
     /// program: see [`super::callee`]).
     pub functions: Vec<super::callee::DeviceFunction>,
+    /// The block (work-group) shape, outermost first, of a kernel that
+    /// stages tiles in local memory (it takes counts and needs whole
+    /// blocks); empty for the others.
+    pub local: Vec<i64>,
 }
 
 /// A read-only array a CUDA kernel reads from constant memory.
@@ -91,20 +96,7 @@ pub fn kernel(
     if !first.starts_with("for") || !(last.ends_with('}') || last.ends_with(';')) {
         return Err("the nest shares its first or last line with other code".into());
     }
-    // The band, cut where an inner bound depends on an outer loop.
-    let mut dims = Vec::new();
-    for var in band {
-        let l = &facts.loops[var];
-        let text = format!("{} {}", l.lower, l.upper);
-        if dims
-            .iter()
-            .any(|(v, _, _): &(String, String, String)| mentions_var(&text, v))
-            || l.step != 1
-        {
-            break;
-        }
-        dims.push((var.clone(), l.lower.to_string(), l.upper.to_string()));
-    }
+    let dims = thread_loops(band, facts);
     let mut flags = Vec::new();
     let mut privates = Vec::new();
     for (name, role) in &facts.scalars {
@@ -197,17 +189,24 @@ pub fn kernel(
     }
     let name = format!("nest_{}_{}", function.name, root.lines.0);
     let cuda = dialect == Dialect::Cuda;
+    let mut src = String::new();
+    // Memory specialisation: small read-only arrays in constant memory,
+    // read-only arrays reused within a block staged in local (shared) memory,
+    // other read-only arrays through the read-only path (`const` and `restrict`).
+    let choices = super::criteria::memory_choices(band, root, facts, function, unit);
+    let staged: BTreeMap<String, Tile> = choices
+        .iter()
+        .filter(|c| arrays.iter().any(|(a, w)| a == &c.array && !w))
+        .filter_map(|c| Some((c.array.clone(), c.tile.clone()?)))
+        .collect();
     let printer = Printer {
         extents: &extents,
         flags: &flags,
         function,
         unit,
         cuda,
+        staged: &staged,
     };
-    let mut src = String::new();
-    // Memory specialisation: small read-only arrays in constant memory, other
-    // read-only arrays through the read-only path (`const` and `restrict`).
-    let choices = super::criteria::memory_choices(facts, function, unit);
     let mut specialised = Vec::new();
     let mut constants = Vec::new();
     let mut params = Vec::new();
@@ -239,6 +238,23 @@ pub fn kernel(
             }
             (false, true, false) => params.push(format!("__global {ty} *restrict {a}")),
             (false, true, true) => params.push(format!("{ty} *__restrict__ {a}")),
+            (false, false, _) if staged.contains_key(a) => {
+                let (space, tile_name) = if cuda {
+                    ("__shared__", "shared")
+                } else {
+                    ("__local", "local")
+                };
+                let tile = &staged[a];
+                specialised.push(format!(
+                    "`{a}` staged in {tile_name} memory (`{space} {ty} {a}_tile[{}]`, loaded once per block, read from the tile)",
+                    tile.shape()
+                ));
+                params.push(if cuda {
+                    format!("const {ty} *__restrict__ {a}")
+                } else {
+                    format!("__global const {ty} *restrict {a}")
+                });
+            }
             (false, false, false) => {
                 specialised.push(format!(
                     "`{a}` on the read-only path (`__global const {ty} *restrict`)"
@@ -257,8 +273,14 @@ pub fn kernel(
     params.extend(flags.iter().map(|f| format!("{global}int *{f}")));
     params.extend(scalars.iter().map(|(n, t)| format!("const {t} {n}")));
     params.extend(dims.iter().map(|(v, _, _)| format!("const long {v}_lower")));
-    if cuda {
-        // CUDA launches whole blocks: each thread checks it has an iteration.
+    // The block's shape, outermost first, when the kernel stages tiles.
+    let local = if staged.is_empty() {
+        Vec::new()
+    } else {
+        super::criteria::block_shape(dims.len())
+    };
+    if cuda || !local.is_empty() {
+        // Whole blocks are launched: each thread checks it has an iteration.
         params.extend(dims.iter().map(|(v, _, _)| format!("const long {v}_count")));
     }
     let declaration = format!("extern \"C\" void {name}({});\n", params.join(", "));
@@ -269,19 +291,48 @@ pub fn kernel(
                 c.ty, c.symbol, c.elems
             ));
         }
+        let bounds = if local.is_empty() {
+            String::new()
+        } else {
+            format!("__launch_bounds__({}) ", local.iter().product::<i64>())
+        };
         src.push_str(&format!(
-            "extern \"C\" __global__ void {name}({})\n{{\n",
+            "extern \"C\" __global__ void {bounds}{name}({})\n{{\n",
             params.join(", ")
         ));
     } else {
+        let size = if local.is_empty() {
+            String::new()
+        } else {
+            let mut inner_first: Vec<String> = local.iter().rev().map(|b| b.to_string()).collect();
+            inner_first.resize(3, "1".into());
+            format!(
+                "__attribute__((reqd_work_group_size({}))) ",
+                inner_first.join(", ")
+            )
+        };
         src.push_str(&format!(
-            "__kernel void {name}({})\n{{\n",
+            "__kernel {size}void {name}({})\n{{\n",
             params.join(", ")
         ));
     }
+    for (a, tile) in &staged {
+        src.push_str(&tile.declaration(extents[a].1, cuda));
+    }
     src.push_str(&prologue);
     let depth = dims.len();
-    for (k, (v, _, _)) in dims.iter().enumerate() {
+    if !local.is_empty() {
+        let types: Vec<&str> = dims
+            .iter()
+            .map(|(v, _, _)| {
+                lookup(v, function, unit)
+                    .and_then(|x| cl_type(&x.elem))
+                    .unwrap_or("int")
+            })
+            .collect();
+        src.push_str(&shared::prologue(&dims, &types, &staged, &local, cuda));
+    }
+    for (k, (v, _, _)) in dims.iter().enumerate().filter(|_| local.is_empty()) {
         let ty = lookup(v, function, unit)
             .and_then(|x| cl_type(&x.elem))
             .unwrap_or("int");
@@ -303,14 +354,7 @@ pub fn kernel(
             .unwrap_or("double");
         src.push_str(&format!("    {ty} {p};\n"));
     }
-    // The body of the innermost mapped loop.
-    let mut l = root;
-    for _ in 1..depth {
-        if let [Stmt::For(inner)] = l.body.as_slice() {
-            l = inner;
-        }
-    }
-    printer.block(&l.body, 1, &mut src)?;
+    printer.block(kernel_body(root, depth), 1, &mut src)?;
     src.push_str("}\n");
     Ok(KernelPlan {
         name,
@@ -323,7 +367,40 @@ pub fn kernel(
         constants,
         declaration,
         functions,
+        local,
     })
+}
+
+/// The parallel loops a kernel maps onto threads (var, lower, upper),
+/// outermost first: `band` cut where an inner bound depends on an outer loop
+/// or a step is not one.
+pub(super) fn thread_loops(band: &[String], facts: &NestFacts) -> Vec<(String, String, String)> {
+    let mut dims = Vec::new();
+    for var in band {
+        let Some(l) = facts.loops.get(var) else { break };
+        let text = format!("{} {}", l.lower, l.upper);
+        if dims
+            .iter()
+            .any(|(v, _, _): &(String, String, String)| mentions_var(&text, v))
+            || l.step != 1
+        {
+            break;
+        }
+        dims.push((var.clone(), l.lower.to_string(), l.upper.to_string()));
+    }
+    dims
+}
+
+/// The statements a kernel with `depth` thread loops runs: the body of its
+/// innermost thread loop.
+pub(super) fn kernel_body(root: &Loop, depth: usize) -> &[Stmt] {
+    let mut l = root;
+    for _ in 1..depth {
+        if let [Stmt::For(inner)] = l.body.as_slice() {
+            l = inner;
+        }
+    }
+    &l.body
 }
 
 fn mentions_var(text: &str, var: &str) -> bool {
@@ -338,6 +415,8 @@ pub(crate) struct Printer<'a> {
     unit: &'a CUnit,
     /// CUDA keeps C's math names (`sqrtf`); OpenCL overloads them.
     cuda: bool,
+    /// Arrays read from their tile in local (shared) memory.
+    staged: &'a BTreeMap<String, Tile>,
 }
 
 impl<'a> Printer<'a> {
@@ -346,8 +425,10 @@ impl<'a> Printer<'a> {
     pub(crate) fn for_function(function: &'a Function, unit: &'a CUnit, cuda: bool) -> Self {
         static NO_EXTENTS: std::sync::OnceLock<BTreeMap<String, (Vec<i64>, &'static str)>> =
             std::sync::OnceLock::new();
+        static NO_TILES: std::sync::OnceLock<BTreeMap<String, Tile>> = std::sync::OnceLock::new();
         Printer {
             extents: NO_EXTENTS.get_or_init(BTreeMap::new),
+            staged: NO_TILES.get_or_init(BTreeMap::new),
             flags: &[],
             function,
             unit,
@@ -424,6 +505,10 @@ impl<'a> Printer<'a> {
             } else {
                 r.name.clone()
             };
+        }
+        if let Some(tile) = self.staged.get(&r.name) {
+            let index: Vec<String> = r.index.iter().map(|e| self.expr(e)).collect();
+            return tile.reference(&index);
         }
         let Some((dims, _)) = self.extents.get(&r.name) else {
             return r.to_string();
@@ -616,6 +701,16 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
         g.push_str(&format!("{p}stencilc_cl_check(clSetKernelArg(kernel, {arg}, sizeof(cl_long), &lower_{v}), \"clSetKernelArg\");\n"));
         arg += 1;
     }
+    if !k.local.is_empty() {
+        // A kernel that stages tiles runs whole work-groups and checks its counts.
+        for (v, lower, upper) in &k.band {
+            g.push_str(&format!(
+                "{p}cl_long count_{v} = (cl_long)({upper}) - (cl_long)({lower});\n"
+            ));
+            g.push_str(&format!("{p}stencilc_cl_check(clSetKernelArg(kernel, {arg}, sizeof(cl_long), &count_{v}), \"clSetKernelArg\");\n"));
+            arg += 1;
+        }
+    }
     // Innermost loop along dimension 0, so neighbouring work-items touch neighbouring elements.
     let sizes: Vec<String> = k
         .band
@@ -632,12 +727,28 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
         "{p}size_t global[{}];\n{p}int empty = 0;\n",
         sizes.len()
     ));
+    let local = if k.local.is_empty() {
+        g.push_str(&format!(
+            "{p}for (int d = 0; d < {}; d++) {{ empty |= counts[d] <= 0; global[d] = counts[d] > 0 ? (size_t)counts[d] : 0; }}\n",
+            sizes.len()
+        ));
+        "NULL"
+    } else {
+        // Whole work-groups of the shape the kernel's tiles are laid out for.
+        let shape: Vec<String> = k.local.iter().rev().map(|b| b.to_string()).collect();
+        g.push_str(&format!(
+            "{p}size_t local[{}] = {{ {} }};\n",
+            shape.len(),
+            shape.join(", ")
+        ));
+        g.push_str(&format!(
+            "{p}for (int d = 0; d < {}; d++) {{ empty |= counts[d] <= 0; global[d] = counts[d] > 0 ? ((size_t)counts[d] + local[d] - 1) / local[d] * local[d] : 0; }}\n",
+            sizes.len()
+        ));
+        "local"
+    };
     g.push_str(&format!(
-        "{p}for (int d = 0; d < {}; d++) {{ empty |= counts[d] <= 0; global[d] = counts[d] > 0 ? (size_t)counts[d] : 0; }}\n",
-        sizes.len()
-    ));
-    g.push_str(&format!(
-        "{p}if (!empty) stencilc_cl_check(clEnqueueNDRangeKernel(stencilc_queue, kernel, {}, NULL, global, NULL, 0, NULL, NULL), \"clEnqueueNDRangeKernel\");\n",
+        "{p}if (!empty) stencilc_cl_check(clEnqueueNDRangeKernel(stencilc_queue, kernel, {}, NULL, global, {local}, 0, NULL, NULL), \"clEnqueueNDRangeKernel\");\n",
         sizes.len()
     ));
     for (a, written) in &k.arrays {

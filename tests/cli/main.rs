@@ -12,6 +12,7 @@ mod flags;
 mod inputs;
 mod map;
 mod map_lift;
+mod map_shared;
 mod map_xform;
 mod robust;
 mod run;

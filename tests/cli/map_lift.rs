@@ -505,7 +505,7 @@ fn cuda_output(dir: &Path, name: &str) -> String {
 }
 
 /// The kernels of each lifted nest: what nvcc compiles under `__CUDACC__`.
-fn kernel_units(output: &str) -> Vec<String> {
+pub(super) fn kernel_units(output: &str) -> Vec<String> {
     use stencilc::map::cuda::{KERNELS_BEGIN, KERNELS_END};
     let mut units = Vec::new();
     let mut rest = output;
@@ -572,7 +572,7 @@ fn cuda_kernels_of_lifted_loops_compile_with_nvrtc() {
 
 /// The folders holding `cuda_runtime.h` and `crt/host_config.h` (as in
 /// `tests/native/overtile`).
-fn cuda_include_dirs() -> Result<Vec<std::path::PathBuf>, String> {
+pub(super) fn cuda_include_dirs() -> Result<Vec<std::path::PathBuf>, String> {
     use std::path::PathBuf;
     let mut candidates: Vec<Vec<PathBuf>> = Vec::new();
     if let Some(cache) = std::env::var_os("STENCILC_CI_CACHE") {
