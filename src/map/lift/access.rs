@@ -143,6 +143,7 @@ impl<'a> Lifter<'a> {
                             }),
                             pointer_type,
                             written: write,
+                            rows: None,
                         },
                         extents: known.clone(),
                         rows: None,
@@ -275,6 +276,9 @@ impl<'a> Lifter<'a> {
             };
         }
         let offs: String = offsets.iter().map(|o| format!("[{o}]")).collect();
+        if !write {
+            cx.reads.push((key, offsets));
+        }
         Ok(format!("[{level}]{field}{offs}"))
     }
 
@@ -394,6 +398,11 @@ impl<'a> Lifter<'a> {
     }
 
     pub(super) fn scalar(&mut self, name: &str, cx: Option<&NestCx<'_>>) -> Result<String, String> {
+        if let Some((tested, value)) = &self.check_scalar {
+            if tested == name {
+                return Ok(value.clone());
+            }
+        }
         if let Some(cx) = cx {
             if cx.locals.contains_key(name) {
                 return Ok(name.to_string());
