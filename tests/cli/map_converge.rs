@@ -259,6 +259,78 @@ fn the_lifted_rician_program_and_its_report() {
     );
 }
 
+/// Row pointers swapped after the nest, then the test: the sums around
+/// the stop are 6.10 and 5.38 against 5.7, so it stops after 11 steps (an
+/// odd count: the pointers are left crossed) of at most 200.
+const SWAPPED: &str = r#"#include <math.h>
+#include <stdio.h>
+#define M 29
+static int relax(int n, int steps, double tol, double (*restrict u)[M], double (*restrict v)[M]) {
+    int t;
+    double change;
+    for (t = 0; t < steps; t++) {
+        change = 0.0;
+        for (int i = 1; i < n - 1; i++)
+            for (int j = 1; j < M - 1; j++) {
+                v[i][j] = 0.25 * (u[i - 1][j] + u[i + 1][j] + u[i][j - 1] + u[i][j + 1]);
+                change += fabs(v[i][j] - u[i][j]);
+            }
+        double (*tmp)[M] = u;
+        u = v;
+        v = tmp;
+        if (change < tol)
+            break;
+    }
+    return t;
+}
+static double A[41][M], B[41][M];
+int main(void) {
+    for (int i = 0; i < 41; i++)
+        for (int j = 0; j < M; j++)
+            A[i][j] = B[i][j] = (i == 0 || j == 0) ? 1.0 : (double)((i * 3 + j * 5) % 11) / 11.0;
+    int t = relax(40, 200, 5.7, A, B);
+    double s = 0;
+    for (int i = 0; i < 41; i++)
+        for (int j = 0; j < M; j++)
+            s = s * 0.5 + A[i][j] + 3 * B[i][j];
+    printf("%d steps: %.17g %.17g %.17g\n", t, s, A[7][7], B[39][27]);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_convergence_test_after_a_pointer_swap_stops_where_c_stops() {
+    if !cc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("swapped.c");
+    std::fs::write(&path, SWAPPED).unwrap();
+    let (nests, lines) = lifted(&path);
+    assert_eq!(nests.len(), 1, "the time loop lifts");
+    let lift = nests[0].lifted.as_ref().unwrap();
+    assert_eq!(lift.arrays[0].swapped_with.as_deref(), Some("v"));
+    let (c, summary) = lift_against_c("swapped", &lines, &nests[0], Some("change"));
+    assert_eq!(c.steps, 11);
+    let reduced = value_f64(summary.reductions[0].1.unwrap());
+    assert!((reduced - c.tested).abs() <= 1e-12 * c.tested.abs());
+    if opencl_available() && opencl_headers_available() {
+        assert_opencl_matches("swapped", SWAPPED);
+    }
+    // The test before the swap would leave the pointers as C does not.
+    let early = SWAPPED.replace(
+        "        double (*tmp)[M] = u;\n        u = v;\n        v = tmp;\n        if (change < tol)\n            break;\n",
+        "        if (change < tol)\n            break;\n        double (*tmp)[M] = u;\n        u = v;\n        v = tmp;\n",
+    );
+    assert_ne!(early, SWAPPED);
+    let (plan, _dir) = plan_text(&early);
+    let line = plan.nests[0].lift.clone().unwrap_or_default();
+    assert!(
+        line.contains("the convergence test (line 14) is not the last statement of the step"),
+        "{line}"
+    );
+}
+
 /// Each change to [`CONVERGE`] keeps `relax_sum` or `relax_flag` (named
 /// first) on the CPU, with the reason the report gives.
 #[test]

@@ -53,7 +53,7 @@ fn instrumented(
             let bytes = a.c_bytes();
             for b in buffers {
                 dump.push_str(&format!(
-                    " {{ long long n = {bytes}; fwrite(&n, sizeof n, 1, f); fwrite({b}, n, 1, f); }}"
+                    " {{ long long stencilc_bytes = {bytes}; fwrite(&stencilc_bytes, sizeof stencilc_bytes, 1, f); fwrite({b}, stencilc_bytes, 1, f); }}"
                 ));
             }
         }
