@@ -32,6 +32,7 @@ mod access;
 pub mod converge;
 mod shape;
 
+use access::{describe, scalar_type, sdsl_name};
 use shape::{affine, affine_text, Affine};
 
 pub use converge::LiftedCheck;
@@ -362,39 +363,6 @@ struct ArrayInfo {
     /// One past the last row the nests touch along the first dimension of a
     /// pointer (the largest of `upper + offset` over its accesses).
     rows: Option<Affine>,
-}
-
-fn describe(s: &Stmt) -> String {
-    match s {
-        Stmt::For(l) => format!("a loop (`{}`, line {})", l.var, l.lines.0),
-        Stmt::Assign(a) => format!("an assignment (line {})", a.line),
-        Stmt::Decl { name, line, .. } => format!("a declaration of `{name}` (line {line})"),
-        Stmt::If { line, .. } => format!("an `if` (line {line})"),
-        Stmt::Eval(e) => format!("a statement `{e}`"),
-        Stmt::Break => "`break`".into(),
-        Stmt::Continue => "`continue`".into(),
-        Stmt::Return(_) => "`return`".into(),
-        Stmt::Goto(l) => format!("`goto {l}`"),
-        Stmt::Other { what, line, .. } => format!("{what} (line {line})"),
-    }
-}
-
-fn sdsl_name(c: &str) -> String {
-    if Keyword::from_word(c).is_some() {
-        format!("c_{c}")
-    } else {
-        c.to_string()
-    }
-}
-
-fn scalar_type(elem: &str) -> Option<&'static str> {
-    match elem {
-        "int" => Some("int"),
-        "long" => Some("long"),
-        "float" => Some("float"),
-        "double" => Some("double"),
-        _ => None,
-    }
 }
 
 /// What one nest's body is being lifted with.
