@@ -347,6 +347,12 @@ fn unsafe_convergence_tests_stay_on_the_cpu_with_the_reason() {
         ),
         (
             "relax_sum",
+            "    double change;\n",
+            "    double change = 1.0, before = change;\n",
+            "the tested scalar `change` is used otherwise (line 9)",
+        ),
+        (
+            "relax_sum",
             "change += fabs(A[i][j] - B[i][j]);",
             "change = fabs(A[i][j] - B[i][j]) - change;",
             "stays on the CPU",

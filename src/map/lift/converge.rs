@@ -196,14 +196,15 @@ fn reset_value(e: &Expr) -> Option<f64> {
     }
 }
 
-/// The line of the first use of identifier `name` in the preprocessed text
-/// within `lines` of the user's file, other than on the `allowed` lines.
+/// The first line within `lines` of the user's file where identifier `name`
+/// occurs in the preprocessed text more often than `allowed` says.
 fn used_elsewhere(
     file: &CFile,
     name: &str,
     lines: (usize, usize),
-    allowed: &BTreeSet<usize>,
+    allowed: &BTreeMap<usize, usize>,
 ) -> Option<usize> {
+    let mut seen: BTreeMap<usize, usize> = BTreeMap::new();
     let text = file.preprocessed.as_bytes();
     let mut i = 0;
     while i < text.len() {
@@ -221,7 +222,12 @@ fn used_elsewhere(
             }
             if &file.preprocessed[start..i] == name {
                 if let Some(line) = file.line_of(start) {
-                    if lines.0 <= line && line <= lines.1 && !allowed.contains(&line) {
+                    let count = seen.entry(line).or_default();
+                    *count += 1;
+                    if lines.0 <= line
+                        && line <= lines.1
+                        && *count > allowed.get(&line).copied().unwrap_or(0)
+                    {
                         return Some(line);
                     }
                 }
@@ -460,19 +466,44 @@ pub(super) fn find<'a>(
     if mentions(&Stmt::Eval(term.clone()), &scalar) {
         return Err(not_reduction(update_line));
     }
-    // Nothing else may see the scalar: its value after the loop is not computed.
-    let mut allowed: BTreeSet<usize> = [reset_line, test_line, update_line].into();
-    if let Stmt::If { then, .. } = update {
-        super::super::analysis::walk(then, &mut |s| {
-            if let Stmt::Assign(a) = s {
-                allowed.insert(a.line);
+    // Nothing else may see the scalar: its value after the loop is not
+    // computed. Per line, the uses the reset, the update, the test and the
+    // declarations account for; any other is another use.
+    let occurrences = |e: &Expr| {
+        let mut n = 0;
+        e.visit(&mut |x| {
+            if matches!(x, Expr::Load(r) if r.name == scalar) {
+                n += 1;
             }
         });
+        n
+    };
+    let mut allowed: BTreeMap<usize, usize> = BTreeMap::new();
+    *allowed.entry(test_line).or_default() += occurrences(test);
+    let mut assignments = Vec::new();
+    match update {
+        Stmt::If {
+            cond, then, line, ..
+        } => {
+            *allowed.entry(*line).or_default() += occurrences(cond);
+            assignments.extend(then.iter());
+        }
+        other => assignments.push(other),
+    }
+    for extra in extras {
+        if matches!(extra.stmt, Stmt::Assign(a) if a.target.name == scalar) {
+            assignments.push(extra.stmt);
+        }
+    }
+    for s in assignments {
+        if let Stmt::Assign(a) = s {
+            *allowed.entry(a.line).or_default() += 1 + occurrences(&a.value);
+        }
     }
     super::super::analysis::walk(&function.body, &mut |s| {
-        if let Stmt::Decl { name, line, .. } = s {
+        if let Stmt::Decl { name, line, init } = s {
             if name == &scalar {
-                allowed.insert(*line);
+                *allowed.entry(*line).or_default() += 1 + init.as_ref().map_or(0, occurrences);
             }
         }
     });
