@@ -208,7 +208,7 @@ fn try_lift(
             !matches!(p.decision, Decision::Mapped { .. }) && p.parallel_without_kernel.is_none()
         }) {
             Some(cpu) => Err(format!("its nest {} stays on the CPU", cpu.id)),
-            None => lift::lift_iterate(root, function, unit, &name),
+            None => lift::lift_iterate(root, function, unit, file, &name),
         },
         Decision::Cpu { .. } => return,
     };
@@ -221,6 +221,9 @@ fn try_lift(
     };
     plan.lift = Some(lifted.summary());
     plan.lift_sdsl = Some(lifted.sdsl.clone());
+    if let Some(check) = &lifted.check {
+        plan.transformations.push(check.describe());
+    }
     let gpu = match target {
         Target::C => None,
         Target::Opencl => Some(crate::lower::Target::OpenCl),

@@ -11,6 +11,7 @@ mod explain;
 mod flags;
 mod inputs;
 mod map;
+mod map_converge;
 mod map_lift;
 mod map_shared;
 mod map_xform;

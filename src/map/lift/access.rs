@@ -2,7 +2,8 @@
 //! loop variables, and array references as field reads and writes: the
 //! subscripts of arrays, VLA parameters and `float (*a)[M]` pointers taken
 //! axis by axis, and pointers indexed linearly (`a[i*m + j]`) split along
-//! their strides when those are provable.
+//! their strides when those are provable; and the names, types and
+//! statement descriptions the lift uses.
 
 use super::*;
 
@@ -143,6 +144,7 @@ impl<'a> Lifter<'a> {
                             }),
                             pointer_type,
                             written: write,
+                            rows: None,
                         },
                         extents: known.clone(),
                         rows: None,
@@ -275,6 +277,9 @@ impl<'a> Lifter<'a> {
             };
         }
         let offs: String = offsets.iter().map(|o| format!("[{o}]")).collect();
+        if !write {
+            cx.reads.push((key, offsets));
+        }
         Ok(format!("[{level}]{field}{offs}"))
     }
 
@@ -394,6 +399,11 @@ impl<'a> Lifter<'a> {
     }
 
     pub(super) fn scalar(&mut self, name: &str, cx: Option<&NestCx<'_>>) -> Result<String, String> {
+        if let Some((tested, value)) = &self.check_scalar {
+            if tested == name {
+                return Ok(value.clone());
+            }
+        }
         if let Some(cx) = cx {
             if cx.locals.contains_key(name) {
                 return Ok(name.to_string());
@@ -429,5 +439,41 @@ impl<'a> Lifter<'a> {
             });
         }
         Ok(name.to_string())
+    }
+}
+
+/// A statement as the reasons name it.
+pub(super) fn describe(s: &Stmt) -> String {
+    match s {
+        Stmt::For(l) => format!("a loop (`{}`, line {})", l.var, l.lines.0),
+        Stmt::Assign(a) => format!("an assignment (line {})", a.line),
+        Stmt::Decl { name, line, .. } => format!("a declaration of `{name}` (line {line})"),
+        Stmt::If { line, .. } => format!("an `if` (line {line})"),
+        Stmt::Eval(e) => format!("a statement `{e}`"),
+        Stmt::Break => "`break`".into(),
+        Stmt::Continue => "`continue`".into(),
+        Stmt::Return(_) => "`return`".into(),
+        Stmt::Goto(l) => format!("`goto {l}`"),
+        Stmt::Other { what, line, .. } => format!("{what} (line {line})"),
+    }
+}
+
+/// A C name as an SDSL name (`c_` before an SDSL keyword).
+pub(super) fn sdsl_name(c: &str) -> String {
+    if Keyword::from_word(c).is_some() {
+        format!("c_{c}")
+    } else {
+        c.to_string()
+    }
+}
+
+/// The SDSL type of a C scalar type.
+pub(super) fn scalar_type(elem: &str) -> Option<&'static str> {
+    match elem {
+        "int" => Some("int"),
+        "long" => Some("long"),
+        "float" => Some("float"),
+        "double" => Some("double"),
+        _ => None,
     }
 }

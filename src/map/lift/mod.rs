@@ -29,6 +29,13 @@ use crate::ir::Program;
 use crate::source::SourceFile;
 
 mod access;
+pub mod converge;
+mod shape;
+
+use access::{describe, scalar_type, sdsl_name};
+use shape::{affine, affine_text, Affine};
+
+pub use converge::LiftedCheck;
 
 use super::analysis::lookup;
 use super::constant;
@@ -59,6 +66,10 @@ pub struct LiftedArray {
     pub pointer_type: Option<(String, String)>,
     /// Whether a lifted nest writes it.
     pub written: bool,
+    /// For a pointer whose grid has more rows than its accesses reach
+    /// (another array of its nests reaches further): the rows reached, as
+    /// an expression; only those are copied to and from the device.
+    pub rows: Option<String>,
 }
 
 impl LiftedArray {
@@ -72,13 +83,18 @@ impl LiftedArray {
         }
     }
 
-    /// The bytes of one buffer (one time level), as a C expression.
+    /// The bytes of one buffer (one time level) the nests reach, which the
+    /// device code copies, as a C expression.
     pub fn c_bytes(&self) -> String {
         if self.pointer_type.is_some() {
             let product: Vec<String> = self
                 .extents
                 .iter()
-                .map(|e| format!("(size_t)({e})"))
+                .enumerate()
+                .map(|(d, e)| match (&self.rows, d) {
+                    (Some(rows), 0) => format!("(size_t)({rows})"),
+                    _ => format!("(size_t)({e})"),
+                })
                 .collect();
             format!("{} * sizeof({})", product.join(" * "), self.elem)
         } else if self.time_buffers {
@@ -86,6 +102,18 @@ impl LiftedArray {
         } else {
             format!("sizeof({})", self.c_name)
         }
+    }
+
+    /// The bytes of the field's grid on the device, when more than
+    /// [`LiftedArray::c_bytes`]'s rows ([`LiftedArray::rows`]).
+    pub fn grid_bytes(&self) -> Option<String> {
+        self.rows.as_ref()?;
+        let product: Vec<String> = self
+            .extents
+            .iter()
+            .map(|e| format!("(size_t)({e})"))
+            .collect();
+        Some(format!("{} * sizeof({})", product.join(" * "), self.elem))
     }
 }
 
@@ -128,6 +156,8 @@ pub struct Lift {
     pub boxes: Vec<Vec<(String, String)>>,
     /// Whether every size (grid extents, boxes) is a constant.
     pub constant_sizes: bool,
+    /// The convergence test, lifted as a reduction and a check.
+    pub check: Option<LiftedCheck>,
 }
 
 impl Lift {
@@ -163,15 +193,28 @@ impl Lift {
                 format!(", parameters {}", p.join(", "))
             },
             self.steps
-        )
+        ) + &self
+            .check
+            .as_ref()
+            .map(|c| {
+                format!(
+                    ", stopped early by reduction `{}` ({}) of `{}`",
+                    c.reduction,
+                    c.op.symbol(),
+                    c.scalar
+                )
+            })
+            .unwrap_or_default()
     }
 }
 
-/// Lifts a time loop whose body is only stencil nests.
+/// Lifts a time loop whose body is only stencil nests, pointer swaps and a
+/// convergence test ([`converge`]).
 pub fn lift_iterate<'a>(
     time: &'a Loop,
     function: &'a Function,
     unit: &'a CUnit,
+    file: &crate::front::c::CFile,
     name: &str,
 ) -> Result<Lift, String> {
     if let Some(why) = &time.not_canonical {
@@ -185,6 +228,7 @@ pub fn lift_iterate<'a>(
     }
     let mut nests = Vec::new();
     let mut swaps: Vec<(String, String)> = Vec::new();
+    let mut extras = Vec::new();
     let mut at = 0;
     while at < time.body.len() {
         if let Some((a, b)) = pointer_swap(&time.body[at..]) {
@@ -200,18 +244,18 @@ pub fn lift_iterate<'a>(
                     l.lines.0
                 ))
             }
-            other => {
-                return Err(format!(
-                    "the time loop's body holds {} besides loop nests and pointer swaps",
-                    describe(other)
-                ))
-            }
+            other => extras.push(converge::Extra {
+                stmt: other,
+                nests_before: nests.len(),
+                last: at + 1 == time.body.len(),
+            }),
         }
         at += 1;
     }
     if nests.is_empty() {
         return Err("the time loop holds no nest".into());
     }
+    let convergence = converge::find(time, &nests, &extras, function, unit, file)?;
     let steps = Expr::Bin(
         BinOp::Sub,
         Box::new(time.upper.clone()),
@@ -219,6 +263,7 @@ pub fn lift_iterate<'a>(
     );
     let steps = constant(&steps).map_or(steps, Expr::Int);
     let mut lifter = Lifter::new(function, unit, Some(time));
+    lifter.convergence = convergence;
     for (a, b) in swaps {
         for (x, level) in [(&a, 0), (&b, 1)] {
             let var = lookup(x, function, unit)
@@ -299,6 +344,14 @@ struct Lifter<'a> {
     written_scalars: BTreeSet<String>,
     /// Swapped pointers: C name → (the pair's first pointer, its level).
     swaps: BTreeMap<String, (String, usize)>,
+    /// The time loop's convergence test, if it has one.
+    convergence: Option<converge::Found<'a>>,
+    /// The arrays (keys of [`Lifter::arrays`]) the nest updating the tested
+    /// scalar writes, and those the nests after it write.
+    written_by_update: BTreeSet<String>,
+    written_after_update: BTreeSet<String>,
+    /// While the check is translated: the tested scalar and what it reads as.
+    check_scalar: Option<(String, String)>,
 }
 
 /// An array being lifted: its field, and what is known of its extents.
@@ -310,88 +363,6 @@ struct ArrayInfo {
     /// One past the last row the nests touch along the first dimension of a
     /// pointer (the largest of `upper + offset` over its accesses).
     rows: Option<Affine>,
-}
-
-/// An affine form: coefficients per symbol and a constant.
-type Affine = (BTreeMap<String, i64>, i64);
-
-fn affine(e: &Expr) -> Option<Affine> {
-    match e {
-        Expr::Int(v) => Some((BTreeMap::new(), *v)),
-        Expr::Load(r) if r.index.is_empty() => {
-            Some(([(r.name.clone(), 1)].into_iter().collect(), 0))
-        }
-        Expr::Unary('-', a) => {
-            let (m, c) = affine(a)?;
-            Some((
-                m.into_iter().map(|(k, v)| (k, -v)).collect(),
-                c.checked_neg()?,
-            ))
-        }
-        Expr::Bin(op @ (BinOp::Add | BinOp::Sub), a, b) => {
-            let (mut m, c) = affine(a)?;
-            let (mb, cb) = affine(b)?;
-            let sign = if *op == BinOp::Add { 1 } else { -1 };
-            for (k, v) in mb {
-                let e = m.entry(k).or_insert(0);
-                *e = e.checked_add(sign * v)?;
-            }
-            m.retain(|_, v| *v != 0);
-            Some((m, c.checked_add(sign * cb)?))
-        }
-        Expr::Bin(BinOp::Mul, a, b) => {
-            let (ma, ca) = affine(a)?;
-            let (mb, cb) = affine(b)?;
-            let (m, k, c) = if ma.is_empty() {
-                (mb, ca, cb)
-            } else if mb.is_empty() {
-                (ma, cb, ca)
-            } else {
-                return None;
-            };
-            let mut out = BTreeMap::new();
-            for (s, v) in m {
-                if v.checked_mul(k)? != 0 {
-                    out.insert(s, v.checked_mul(k)?);
-                }
-            }
-            Some((out, c.checked_mul(k)?))
-        }
-        _ => None,
-    }
-}
-
-fn describe(s: &Stmt) -> String {
-    match s {
-        Stmt::For(l) => format!("a loop (`{}`, line {})", l.var, l.lines.0),
-        Stmt::Assign(a) => format!("an assignment (line {})", a.line),
-        Stmt::Decl { name, line, .. } => format!("a declaration of `{name}` (line {line})"),
-        Stmt::If { line, .. } => format!("an `if` (line {line})"),
-        Stmt::Eval(e) => format!("a statement `{e}`"),
-        Stmt::Break => "`break`".into(),
-        Stmt::Continue => "`continue`".into(),
-        Stmt::Return(_) => "`return`".into(),
-        Stmt::Goto(l) => format!("`goto {l}`"),
-        Stmt::Other { what, line, .. } => format!("{what} (line {line})"),
-    }
-}
-
-fn sdsl_name(c: &str) -> String {
-    if Keyword::from_word(c).is_some() {
-        format!("c_{c}")
-    } else {
-        c.to_string()
-    }
-}
-
-fn scalar_type(elem: &str) -> Option<&'static str> {
-    match elem {
-        "int" => Some("int"),
-        "long" => Some("long"),
-        "float" => Some("float"),
-        "double" => Some("double"),
-        _ => None,
-    }
 }
 
 /// What one nest's body is being lifted with.
@@ -407,49 +378,24 @@ struct NestCx<'n> {
     fields: Vec<String>,
     /// The arrays (keys of [`Lifter::arrays`]) the body uses.
     arrays: Vec<String>,
+    /// The array reads translated (keys and offsets), for the reduction's
+    /// term.
+    reads: Vec<(String, Vec<i64>)>,
 }
 
 /// One lifted nest.
 struct LiftedNest {
     /// Its point function's text.
     function: String,
-    /// Its stencil part's text.
-    part: String,
+    /// Its stencil part's text (`None` for a nest that only updates the
+    /// tested scalar).
+    part: Option<String>,
+    /// Its reduction part's text, when it updates the tested scalar.
+    reduction: Option<String>,
     /// The box of its part: (first, last) per axis, as C expressions.
     bounds: Vec<(String, String)>,
     /// The arrays it uses.
     arrays: Vec<String>,
-}
-
-/// An affine form as C and SDSL text (`n - 1`, `2 * m`, `157`).
-fn affine_text((m, c): &Affine) -> String {
-    let mut out = String::new();
-    for (sym, k) in m {
-        let (sign, k) = if *k < 0 { ("-", -k) } else { ("+", *k) };
-        let term = if k == 1 {
-            sym.clone()
-        } else {
-            format!("{k} * {sym}")
-        };
-        if out.is_empty() {
-            out = if sign == "-" {
-                format!("-{term}")
-            } else {
-                term
-            };
-        } else {
-            let _ = write!(out, " {sign} {term}");
-        }
-    }
-    if out.is_empty() {
-        c.to_string()
-    } else if *c > 0 {
-        format!("{out} + {c}")
-    } else if *c < 0 {
-        format!("{out} - {}", c.unsigned_abs())
-    } else {
-        out
-    }
 }
 
 impl<'a> Lifter<'a> {
@@ -474,6 +420,10 @@ impl<'a> Lifter<'a> {
             params: Vec::new(),
             written_scalars,
             swaps: BTreeMap::new(),
+            convergence: None,
+            written_by_update: BTreeSet::new(),
+            written_after_update: BTreeSet::new(),
+            check_scalar: None,
         }
     }
 
@@ -497,6 +447,26 @@ impl<'a> Lifter<'a> {
             Some(n) => n.max(0).to_string(),
             None => format!("({steps_text} > 0 ? {steps_text} : 0)"),
         };
+        if let Some(found) = &self.convergence {
+            for (k, nest) in nests.iter().enumerate().skip(found.nest) {
+                super::analysis::walk(&nest.body, &mut |s| {
+                    if let Stmt::Assign(a) = s {
+                        if !a.target.index.is_empty() {
+                            let key = self
+                                .swaps
+                                .get(&a.target.name)
+                                .map_or(&a.target.name, |(first, _)| first);
+                            let set = if k == found.nest {
+                                &mut self.written_by_update
+                            } else {
+                                &mut self.written_after_update
+                            };
+                            set.insert(key.clone());
+                        }
+                    }
+                });
+            }
+        }
         let mut functions = String::new();
         let mut parts = Vec::new();
         for (n, nest) in nests.iter().enumerate() {
@@ -514,35 +484,15 @@ impl<'a> Lifter<'a> {
                 ));
             }
         }
-        // A pointer's first extent: the rows its accesses reach.
-        for (c_name, info) in &mut self.arrays {
-            let mut extents = Vec::new();
-            for e in &info.extents {
-                let e = e.as_ref().or(info.rows.as_ref()).ok_or_else(|| {
-                    format!("the rows of `{c_name}` the nests touch are not known")
-                })?;
-                extents.push(affine_text(e));
-            }
-            info.lifted.extents = extents;
-        }
-        for (n, part) in parts.iter().enumerate() {
-            let shapes: BTreeSet<&Vec<String>> = part
-                .arrays
-                .iter()
-                .map(|a| &self.arrays[a].lifted.extents)
-                .collect();
-            if shapes.len() > 1 {
-                return Err(format!(
-                    "nest at line {}: its arrays are not all on one grid (extents {})",
-                    nests[n].lines.0,
-                    shapes
-                        .iter()
-                        .map(|s| format!("[{}]", s.join("][")))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-        }
+        self.settle_extents(&parts, nests)?;
+        // The check before the declarations: its test may read parameters.
+        let check = match self.convergence.clone() {
+            Some(found) => Some(
+                self.check(&found, parts[found.nest].bounds.clone())
+                    .map_err(|e| format!("nest at line {}: {e}", nests[found.nest].lines.0))?,
+            ),
+            None => None,
+        };
         let mut text = format!("// {name}: lifted by stencilc map\n");
         for p in &self.params {
             let _ = writeln!(text, "{} {};", p.elem, p.name);
@@ -573,9 +523,28 @@ impl<'a> Lifter<'a> {
         text.push_str(&functions);
         let _ = writeln!(text, "iterate {steps_text} {{");
         for (n, part) in parts.iter().enumerate() {
-            let _ = writeln!(text, "    stencil s{n} {{\n        {}\n    }}", part.part);
+            if let Some(part) = &part.part {
+                let _ = writeln!(text, "    stencil s{n} {{\n        {part}\n    }}");
+            }
         }
-        text.push_str("}\n");
+        let check = match (check, self.convergence.as_ref()) {
+            (Some(check), Some(found)) => {
+                let nest = &parts[found.nest];
+                let _ = writeln!(
+                    text,
+                    "    reduction {} {} {{\n        {}\n    }}",
+                    check.reduction,
+                    check.op.symbol(),
+                    nest.reduction.as_deref().unwrap_or_default()
+                );
+                let _ = writeln!(text, "}} check ({}) every 1 iterations", check.check);
+                Some(check)
+            }
+            _ => {
+                text.push_str("}\n");
+                None
+            }
+        };
         let source = SourceFile::new(format!("{name}.sdsl"), text.clone());
         let program = crate::front::parse_program(source)
             .and_then(crate::analysis::checked)
@@ -590,12 +559,23 @@ impl<'a> Lifter<'a> {
             .iter()
             .map(|a| self.arrays[a].lifted.clone())
             .collect();
-        let boxes: Vec<Vec<(String, String)>> = parts.into_iter().map(|p| p.bounds).collect();
+        let stencil_nests: Vec<(usize, usize)> = nests
+            .iter()
+            .zip(&parts)
+            .filter(|(_, p)| p.part.is_some())
+            .map(|(n, _)| n.lines)
+            .collect();
+        let boxes: Vec<Vec<(String, String)>> = parts
+            .into_iter()
+            .filter(|p| p.part.is_some())
+            .map(|p| p.bounds)
+            .collect();
         let is_number = |s: &String| s.parse::<i64>().is_ok();
         let constant_sizes = grids.iter().flatten().all(is_number)
             && boxes
                 .iter()
                 .flatten()
+                .chain(check.iter().flat_map(|c| c.bounds.iter()))
                 .all(|(lo, hi)| is_number(lo) && is_number(hi));
         Ok(Lift {
             program,
@@ -605,11 +585,12 @@ impl<'a> Lifter<'a> {
             time: self.time.map(|t| (t.var.clone(), t.lower.clone())),
             time_var_declared_outside: self.time.is_some_and(|t| !t.declared),
             steps,
-            nests: nests.iter().map(|n| n.lines).collect(),
+            nests: stencil_nests,
             lines: self.time.map_or(nests[0].lines, |t| t.lines),
             grids,
             boxes,
             constant_sizes,
+            check,
         })
     }
 
@@ -665,18 +646,40 @@ impl<'a> Lifter<'a> {
             shape: None,
             fields: Vec::new(),
             arrays: Vec::new(),
+            reads: Vec::new(),
         };
         // The point comes from the first write, which reads before it need.
         let first_write = body.iter().find_map(|s| match s {
             Stmt::Assign(a) if !a.target.index.is_empty() => Some(&a.target),
             _ => None,
         });
-        if let Some(target) = first_write {
-            self.array_ref(target, true, &mut cx)?;
+        let found = self.convergence.clone().filter(|c| c.nest == n);
+        match (first_write, &found) {
+            (Some(target), _) => {
+                self.array_ref(target, true, &mut cx)?;
+            }
+            // A nest that only accumulates: the point is its first read's.
+            (None, Some(found)) => self.point_of_read(found.term, &mut cx)?,
+            (None, None) => {}
         }
         let mut lines = Vec::new();
+        let mut reduction = None;
         for s in body {
-            lines.push(self.stmt(s, &mut cx)?);
+            match &found {
+                Some(found) if std::ptr::eq(s, found.update) => {
+                    reduction = Some(self.reduction_term(found, &mut cx)?);
+                }
+                Some(found)
+                    if reduction.is_some()
+                        && matches!(s, Stmt::Assign(a) if !a.target.index.is_empty()) =>
+                {
+                    return Err(format!(
+                        "it writes an array after updating `{}` (line {}): the reduction sees the point's final values",
+                        found.scalar, found.lines.1
+                    ));
+                }
+                _ => lines.push(self.stmt(s, &mut cx)?),
+            }
         }
         let Some(point) = cx.point.clone() else {
             return Err("it writes no array".into());
@@ -697,6 +700,21 @@ impl<'a> Lifter<'a> {
             };
             bounds.push((lo, hi));
         }
+        let reduction = reduction.map(|term| format!("{subset} : {term};"));
+        if first_write.is_none() {
+            if let Some(local) = cx.locals.keys().next() {
+                return Err(format!(
+                    "it writes no array, and its local `{local}` serves no reduction"
+                ));
+            }
+            return Ok(LiftedNest {
+                function: String::new(),
+                part: None,
+                reduction,
+                bounds,
+                arrays: cx.arrays,
+            });
+        }
         let args = cx.fields.join(", ");
         let mut pf = format!("pointfunction nest{n}({args}) {{\n");
         for (local, ty) in &cx.locals {
@@ -708,7 +726,8 @@ impl<'a> Lifter<'a> {
         pf.push_str("}\n\n");
         Ok(LiftedNest {
             function: pf,
-            part: format!("{subset} : nest{n}({args});"),
+            part: Some(format!("{subset} : nest{n}({args});")),
+            reduction,
             bounds,
             arrays: cx.arrays,
         })
