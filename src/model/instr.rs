@@ -1,18 +1,30 @@
 //! Instructions per thread, counted on the kernel IR.
 //!
-//! Each operation costs what it becomes in SASS, roughly: an arithmetic or
-//! logic operation 1; a global load or store 2 (address and access; index
-//! arithmetic is not counted, the compiler folds constant displacements and
-//! shares row bases); a shared or constant access 1; a boundary helper 2
-//! (clamp) or 4 (mirror, wrap); a division 10; `sqrt` 8; `exp`, `log`, `pow`
-//! and the trigonometric functions 20; a loop iteration 2 more (increment,
-//! compare and branch). Loops run their literal trip count; a loop starting at
-//! a thread index runs `end / step` times on average. An `if` with an `else`
-//! (a streaming run's fast path, then its edge path) costs its first branch,
-//! which nearly every thread takes; an `if` without one costs its body.
+//! Each operation costs what it becomes in SASS, as `ptxas` for sm_90 emits it
+//! (calibrated on the bench kernels' SASS: `bench/gpu/MODEL.md`): an
+//! arithmetic or logic operation 1; a global load or store 1 (`LDG`/`STG`,
+//! its constant displacement folded into the address immediate) plus its
+//! address — 1 for each distinct row of each array (`IMAD.WIDE` from the row's
+//! index or the row before it) and 1 for each distinct row index
+//! (`IMAD`), where a row is the index without the literal terms of its
+//! innermost axis; a shared or constant access 1; a boundary helper 2 (clamp)
+//! or 4 (mirror, wrap); a division 10; `sqrt` 8; `exp`, `log`, `pow` and the
+//! trigonometric functions 20; a loop iteration 2 more (increment, compare and
+//! branch). Within straight-line code the compiler computes a pure
+//! expression once (common-subexpression elimination): an operation whose
+//! operands are literals and variables never reassigned, met again, costs
+//! nothing — a symmetric coefficient times a value the register window
+//! shares, for instance. Rows and shared expressions seen before a loop or a
+//! branch stay known inside it; those first seen inside do not leak out.
+//! Loops run their literal trip count; a loop starting at a thread index runs
+//! `end / step` times on average. An `if` with an `else` (a streaming run's
+//! fast path, then its edge path) costs its first branch, which nearly every
+//! thread takes; an `if` without one costs its body.
+
+use std::collections::HashSet;
 
 use crate::ir::{BinaryOp, MathFn, ScalarType};
-use crate::kir::{KExpr, KStmt, Kernel, Space, Vars};
+use crate::kir::{KExpr, KStmt, Kernel, Space, Var, Vars};
 
 /// Instructions one thread of a kernel executes.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -27,9 +39,13 @@ pub struct InstrCount {
 
 /// Counts the instructions of one thread of `kernel`.
 pub fn count(kernel: &Kernel) -> InstrCount {
+    let mut mutable = HashSet::new();
+    reassigned(&kernel.body, &mut mutable);
     let mut counter = Counter {
         vars: &kernel.vars,
         exact: true,
+        mutable,
+        known: Known::default(),
     };
     let (total, fp64) = counter.stmts(&kernel.body);
     InstrCount {
@@ -39,10 +55,57 @@ pub fn count(kernel: &Kernel) -> InstrCount {
     }
 }
 
+/// The variables assigned after their declaration, declared more than once,
+/// and loop variables: an expression that reads one is not the same value each
+/// time it is met.
+fn reassigned(body: &[KStmt], out: &mut HashSet<Var>) {
+    let mut declared = HashSet::new();
+    walk(body, out, &mut declared);
+}
+
+fn walk(body: &[KStmt], out: &mut HashSet<Var>, declared: &mut HashSet<Var>) {
+    for s in body {
+        match s {
+            KStmt::Decl { var, .. } => {
+                if !declared.insert(*var) {
+                    out.insert(*var);
+                }
+            }
+            KStmt::Assign { var, .. } => {
+                out.insert(*var);
+            }
+            KStmt::For { var, body, .. } => {
+                out.insert(*var);
+                walk(body, out, declared);
+            }
+            KStmt::If {
+                then, otherwise, ..
+            } => {
+                walk(then, out, declared);
+                walk(otherwise, out, declared);
+            }
+            KStmt::Block(body) => walk(body, out, declared),
+            KStmt::Store { .. } | KStmt::Barrier | KStmt::Comment(_) => {}
+        }
+    }
+}
+
+/// What the straight-line code so far has computed: pure expressions, the
+/// address of each array's rows, and the row indices.
+#[derive(Clone, Default)]
+struct Known {
+    pure: HashSet<String>,
+    rows: HashSet<String>,
+    row_indices: HashSet<String>,
+}
+
 struct Counter<'k> {
     /// The kernel's variables, which know their types.
     vars: &'k Vars,
     exact: bool,
+    /// See [`reassigned`].
+    mutable: HashSet<Var>,
+    known: Known,
 }
 
 fn literal(e: &KExpr) -> Option<f64> {
@@ -50,6 +113,24 @@ fn literal(e: &KExpr) -> Option<f64> {
         KExpr::Lit(v) => Some(v.as_f64()),
         _ => None,
     }
+}
+
+/// `e` without its literal terms (`ix - 3` is `ix`), as a key.
+fn without_literal_terms(e: &KExpr) -> String {
+    fn terms<'e>(e: &'e KExpr, out: &mut Vec<&'e KExpr>) {
+        match e {
+            KExpr::Binary(BinaryOp::Add, a, b) => {
+                terms(a, out);
+                terms(b, out);
+            }
+            KExpr::Binary(BinaryOp::Sub, a, b) if matches!(**b, KExpr::Lit(_)) => terms(a, out),
+            KExpr::Lit(_) => {}
+            _ => out.push(e),
+        }
+    }
+    let mut out = Vec::new();
+    terms(e, &mut out);
+    format!("{out:?}")
 }
 
 impl Counter<'_> {
@@ -64,9 +145,18 @@ impl Counter<'_> {
         total
     }
 
-    fn value(&self, e: &KExpr, double: bool) -> (f64, f64) {
-        let n = expr(e);
-        (n, if double { arithmetic(e) } else { 0.0 })
+    fn value(&mut self, e: &KExpr, double: bool) -> (f64, f64) {
+        let (n, arithmetic) = self.expr(e);
+        (n, if double { arithmetic } else { 0.0 })
+    }
+
+    /// The statements of a loop body or a branch: what they compute first is
+    /// not known after them.
+    fn nested(&mut self, body: &[KStmt]) -> (f64, f64) {
+        let outer = self.known.clone();
+        let cost = self.stmts(body);
+        self.known = outer;
+        cost
     }
 
     fn stmt(&mut self, s: &KStmt) -> (f64, f64) {
@@ -75,10 +165,15 @@ impl Counter<'_> {
                 let double = self.vars.decl(*var).ty == ScalarType::Double;
                 self.value(init, double)
             }
-            KStmt::Store { array, value, .. } => {
+            KStmt::Store {
+                space,
+                array,
+                index,
+                value,
+            } => {
                 let double = self.vars.decl(*array).ty == ScalarType::Double;
                 let (n, d) = self.value(value, double);
-                (n + 2.0, d)
+                (n + self.access(*space, *array, index), d)
             }
             KStmt::For {
                 start,
@@ -95,48 +190,114 @@ impl Counter<'_> {
                         1.0
                     }
                 };
-                let (n, d) = self.stmts(body);
-                (expr(start) + expr(end) + trips * (n + 2.0), trips * d)
+                let bounds = self.expr(start).0 + self.expr(end).0;
+                let (n, d) = self.nested(body);
+                (bounds + trips * (n + 2.0), trips * d)
             }
             // The else branch is a streaming run's edge path: nearly every
             // thread takes the first branch (the fast path), so only it counts.
             KStmt::If { cond, then, .. } => {
-                let (a, b) = self.stmts(then);
-                (expr(cond) + 1.0 + a, b)
+                let test = self.expr(cond).0;
+                let (a, b) = self.nested(then);
+                (test + 1.0 + a, b)
             }
             KStmt::Block(body) => self.stmts(body),
             KStmt::Barrier => (1.0, 0.0),
             KStmt::Comment(_) => (0.0, 0.0),
         }
     }
-}
 
-/// Instructions of an expression.
-pub fn expr(e: &KExpr) -> f64 {
-    match e {
-        KExpr::Lit(_) | KExpr::Var(_) => 0.0,
-        KExpr::Builtin(_) => 1.0,
-        KExpr::Load { space, index, .. } => match space {
-            Space::Global => 2.0 + index.iter().map(helpers).sum::<f64>(),
+    /// A load or store of `array` at `index`, the value apart.
+    fn access(&mut self, space: Space, array: Var, index: &[KExpr]) -> f64 {
+        match space {
+            Space::Global => {
+                let helpers: f64 = index.iter().map(helpers).sum();
+                let Some((last, outer)) = index.split_last() else {
+                    return 1.0 + helpers;
+                };
+                let row = format!("{outer:?} {}", without_literal_terms(last));
+                let mut n = 1.0 + helpers;
+                if self.known.rows.insert(format!("{array:?} {row}")) {
+                    n += 1.0;
+                }
+                if self.known.row_indices.insert(row) {
+                    n += 1.0;
+                }
+                n
+            }
             Space::Shared | Space::Constant | Space::Private => 1.0,
-        },
-        KExpr::Unary(_, a) | KExpr::Cast(_, a) => 1.0 + expr(a),
-        KExpr::Binary(op, a, b) => {
-            let own = if matches!(op, BinaryOp::Div | BinaryOp::Rem) {
-                10.0
-            } else {
-                1.0
-            };
-            own + expr(a) + expr(b)
         }
-        KExpr::Select(c, a, b) => 1.0 + expr(c) + expr(a) + expr(b),
-        KExpr::Call { func, args, .. } => call_cost(*func) + args.iter().map(expr).sum::<f64>(),
-        KExpr::Helper(h, args) => helper_cost(*h) + args.iter().map(expr).sum::<f64>(),
-        KExpr::ShuffleDown(a, _) => 2.0 + expr(a),
+    }
+
+    /// Whether `e` is the same value wherever the kernel meets it: only
+    /// literals, built-ins and variables never reassigned, no loads.
+    fn pure(&self, e: &KExpr) -> bool {
+        let mut pure = true;
+        e.visit(&mut |s| match s {
+            KExpr::Var(v) if self.mutable.contains(v) => pure = false,
+            KExpr::Load { .. } | KExpr::ShuffleDown(..) => pure = false,
+            _ => {}
+        });
+        pure
+    }
+
+    /// `(instructions, of which arithmetic outside load indices)` of an
+    /// expression; a pure operation computed before costs nothing.
+    fn expr(&mut self, e: &KExpr) -> (f64, f64) {
+        let operation = !matches!(
+            e,
+            KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) | KExpr::Load { .. }
+        );
+        if operation && self.pure(e) && !self.known.pure.insert(format!("{e:?}")) {
+            return (0.0, 0.0);
+        }
+        let both = |s: &mut Self, own: f64, arithmetic: bool, args: &[&KExpr]| {
+            let mut n = (own, if arithmetic { own } else { 0.0 });
+            for a in args {
+                let (x, y) = s.expr(a);
+                n.0 += x;
+                n.1 += y;
+            }
+            n
+        };
+        match e {
+            KExpr::Lit(_) | KExpr::Var(_) => (0.0, 0.0),
+            KExpr::Builtin(_) => (1.0, 0.0),
+            KExpr::Load {
+                space,
+                array,
+                index,
+            } => (self.access(*space, *array, index), 0.0),
+            KExpr::Unary(_, a) => both(self, 1.0, true, &[a]),
+            KExpr::Cast(_, a) => {
+                let (n, d) = self.expr(a);
+                (n + 1.0, d)
+            }
+            KExpr::Binary(op, a, b) => {
+                let own = if matches!(op, BinaryOp::Div | BinaryOp::Rem) {
+                    10.0
+                } else {
+                    1.0
+                };
+                let (x, y) = both(self, 0.0, false, &[a, b]);
+                (own + x, 1.0 + y)
+            }
+            KExpr::Select(c, a, b) => both(self, 1.0, false, &[c, a, b]),
+            KExpr::Call { func, args, .. } => {
+                let args: Vec<&KExpr> = args.iter().collect();
+                both(self, call_cost(*func), true, &args)
+            }
+            KExpr::Helper(h, args) => {
+                let args: Vec<&KExpr> = args.iter().collect();
+                both(self, helper_cost(*h), false, &args)
+            }
+            KExpr::ShuffleDown(a, _) => both(self, 2.0, false, &[a]),
+        }
     }
 }
 
-/// Boundary helpers inside a global index (the rest of the index is folded).
+/// Boundary helpers inside a global index (the rest of the index is the row
+/// address, counted once per row).
 fn helpers(e: &KExpr) -> f64 {
     let mut n = 0.0;
     e.visit(&mut |s| {
@@ -145,20 +306,6 @@ fn helpers(e: &KExpr) -> f64 {
         }
     });
     n
-}
-
-/// Floating-point operations of a value: arithmetic outside load indices.
-fn arithmetic(e: &KExpr) -> f64 {
-    match e {
-        KExpr::Binary(_, a, b) => 1.0 + arithmetic(a) + arithmetic(b),
-        KExpr::Unary(_, a) => 1.0 + arithmetic(a),
-        KExpr::Cast(_, a) => arithmetic(a),
-        KExpr::Select(c, a, b) => arithmetic(c) + arithmetic(a) + arithmetic(b),
-        KExpr::Call { func, args, .. } => {
-            call_cost(*func) + args.iter().map(arithmetic).sum::<f64>()
-        }
-        _ => 0.0,
-    }
 }
 
 fn helper_cost(h: crate::kir::Helper) -> f64 {
@@ -235,7 +382,9 @@ mod tests {
 
     #[test]
     fn counts_a_store_of_a_weighted_sum_by_hand() {
-        // out[i] = 0.5 * in[i-1] + in[i+1]: 2 loads (2 each), 1 mul, 1 add, store 2 = 8.
+        // out[i] = 0.5 * in[i-1] + in[i+1]: the first load 3 (access, the row's
+        // address, its index), the second 1 (same row), 1 mul, 1 add, the store 2
+        // (access, out's row address; the row index is known) = 8.
         let load = |d: i64| KExpr::Load {
             space: Space::Global,
             array: IN,
@@ -262,7 +411,8 @@ mod tests {
     #[test]
     fn an_if_else_costs_its_first_branch_the_fast_path() {
         // if (i < 10) out[i] = in[i]; else { out[i] = in[i]; out[i] = in[i]; }
-        // The condition 1, the branch 1, the fast path's load 2 and store 2 = 6.
+        // The condition 1, the branch 1, the fast path's load 3 (access, row
+        // address, row index) and store 2 (access, row address) = 7.
         let copy = KStmt::Store {
             space: Space::Global,
             array: OUT,
@@ -278,7 +428,7 @@ mod tests {
             then: vec![copy.clone()],
             otherwise: vec![copy.clone(), copy],
         }];
-        assert_eq!(count(&kernel(body, ScalarType::Float)).total, 6.0);
+        assert_eq!(count(&kernel(body, ScalarType::Float)).total, 7.0);
     }
 
     #[test]
@@ -316,5 +466,72 @@ mod tests {
             count(&kernel(vec![strided], ScalarType::Float)).total,
             1.25 * 6.0
         );
+    }
+
+    /// `in[i + 8 * r + c]` as a two-axis index: row `i + r`, column `c`.
+    fn load_at(row: i64, column: i64) -> KExpr {
+        KExpr::Load {
+            space: Space::Global,
+            array: IN,
+            index: vec![
+                KExpr::plus(KExpr::var(I), KExpr::int(row)),
+                KExpr::plus(KExpr::var(TX), KExpr::int(column)),
+            ],
+        }
+    }
+
+    #[test]
+    fn loads_along_a_row_share_its_address() {
+        // l = in[i][tx-1] + in[i][tx+1] + in[i+1][tx]: the first row's loads 1
+        // each plus its address 1 and index 1; the second row again 1 + 1 + 1;
+        // two adds = 2 + 2 + 3 + 2 = 9.
+        let sum = KExpr::bin(
+            BinaryOp::Add,
+            KExpr::bin(BinaryOp::Add, load_at(0, -1), load_at(0, 1)),
+            load_at(1, 0),
+        );
+        let body = vec![KStmt::Decl { var: L, init: sum }];
+        assert_eq!(count(&kernel(body, ScalarType::Float)).total, 9.0);
+    }
+
+    #[test]
+    fn a_pure_expression_met_again_costs_nothing_but_not_past_a_reassignment() {
+        // i = 0.25 * tx; l = 0.25 * tx: the second product is the first's.
+        let product = || {
+            KExpr::bin(
+                BinaryOp::Mul,
+                KExpr::Lit(Value::Float(0.25)),
+                KExpr::var(TX),
+            )
+        };
+        let decl = |var| KStmt::Decl {
+            var,
+            init: product(),
+        };
+        assert_eq!(
+            count(&kernel(vec![decl(I), decl(L)], ScalarType::Float)).total,
+            1.0
+        );
+        // With tx reassigned in between, both are computed.
+        let body = vec![
+            decl(I),
+            KStmt::Assign {
+                var: TX,
+                value: KExpr::int(3),
+            },
+            decl(L),
+        ];
+        assert_eq!(count(&kernel(body, ScalarType::Float)).total, 2.0);
+        // Known before a branch, known inside it; first met inside, not after.
+        let body = vec![
+            KStmt::If {
+                cond: KExpr::var(I),
+                then: vec![decl(L)],
+                otherwise: vec![],
+            },
+            decl(I),
+        ];
+        // The branch 1 (condition free), its product 1, the product after it 1.
+        assert_eq!(count(&kernel(body, ScalarType::Float)).total, 3.0);
     }
 }

@@ -1,5 +1,5 @@
 //! Register streaming and fixed-shape tile loads against the interpreter:
-//! runs of 1 to 8 consecutive rows on 2-D programs, 2.5-D blocking (block z 1,
+//! runs of 1 to 8 and of 16 consecutive rows on 2-D programs, 2.5-D blocking (block z 1,
 //! 2 to 8 planes per thread) on every 3-D program of examples/ and
 //! bench/programs/, with and without shared tiles, every boundary mode, grid
 //! sizes that are not multiples of block × run (so both the fast and the edge
@@ -154,6 +154,39 @@ fn opencl_streaming_rows_on_2d_bench_programs() {
         &[("width", 21.0), ("height", 19.0), ("steps", 1.0)],
         &some_rows(&blur, &[8, 2], &[4, 7]),
     );
+}
+
+/// Runs of 16 rows, the longest the fast path unrolls and one the heuristic
+/// picks for the 7×7 blur: the blur, j2d5pt and every boundary mode, on grids
+/// where some runs are whole and inside (fast path) and others cross the
+/// subset's end or the grid's edge (edge path).
+#[test]
+fn opencl_streaming_runs_of_16_rows() {
+    if !opencl_here() {
+        return;
+    }
+    let blur = bench_program("gaussian_blur");
+    // Blocks of 8x2 threads cover 32 rows: rows 16..31 of the first block
+    // are an interior run, the second block's runs cross row 44.
+    agree(
+        &blur,
+        &[("width", 21.0), ("height", 45.0), ("steps", 1.0)],
+        &some_rows(&blur, &[8, 2], &[16]),
+    );
+    let j2d5pt = bench_program("j2d5pt");
+    agree(
+        &j2d5pt,
+        &[("n", 41.0), ("steps", 2.0)],
+        &some_rows(&j2d5pt, &[8, 2], &[16]),
+    );
+    for mode in ["clamp", "mirror", "periodic", "zero"] {
+        let program = boundary_program(mode, "float");
+        agree(
+            &program,
+            &[("w", 13.0), ("h", 45.0)],
+            &some_rows(&program, &[4, 2], &[16]),
+        );
+    }
 }
 
 #[test]
@@ -313,7 +346,11 @@ fn nvrtc_compiles_every_streaming_form_without_warnings() {
                 (vec![32, 8, 1], vec![1, 1, 3]),
             ]
         } else {
-            vec![(vec![64, 4], vec![1, 4]), (vec![32, 8], vec![2, 3])]
+            vec![
+                (vec![64, 4], vec![1, 4]),
+                (vec![32, 8], vec![2, 3]),
+                (vec![32, 8], vec![1, 16]),
+            ]
         };
         for (block, tile) in forms {
             for shm in [false, true] {
