@@ -9,7 +9,7 @@ use crate::analysis::footprint::Footprint;
 use crate::ir::env::RunEnv;
 use crate::ir::{BinaryOp, Expr, ExprKind, FieldId, MathFn, Program, Stmt};
 
-use super::cpu_tile::{CpuCaches, CpuTiling, TileShape};
+use super::cpu_tile::{CpuCaches, CpuTiling, TileOrder, TileShape};
 
 /// Slow operations per point of one iteration (every part of every stencil,
 /// loops counted by their trip count), in units of 3 ns (`SECONDS_PER_SLOW_OP`):
@@ -84,6 +84,14 @@ const SECONDS_PER_READ: f64 = 0.045e-9;
 /// j2d5pt in 32 x 1024 tiles at 0.55 ns per point and core, j2d9pt in
 /// 64 x 512 tiles at 0.94 (bench/RESULTS.md, 2026-11-26 00:00).
 const TILED_COMPUTE_FACTOR: f64 = 1.5;
+/// How much slower the inner steps of a tile run in a wavefront
+/// ([`TileOrder::Wavefront`]) than the loop alone in L2: each row is read
+/// again by the next stage while it is in L1. Fitted to single-threaded
+/// user CPU times at 4096² (bench/RESULTS.md, 2026-11-26 05:00).
+const WAVE_COMPUTE_FACTOR: f64 = 1.15;
+/// Seconds per row one stage computes in a wavefront, besides its points:
+/// each round sets up every stage's bounds and loop for one row.
+const SECONDS_PER_WAVE_ROW: f64 = 0.02e-6;
 /// Seconds of overhead per tile (besides bandwidth).
 const SECONDS_PER_TILE: f64 = 1e-6;
 /// Seconds per row a tile copies in or out of the grid, besides its bytes:
@@ -240,17 +248,36 @@ pub fn predict_step_seconds(
     let mut traffic = window * inputs.read_in_bytes_per_point
         + 2.0 * centre * inputs.written_back_bytes_per_point;
     let window_bytes = window * inputs.window_bytes_per_point;
-    if window_bytes > WINDOW_SHARE_OF_L2 * caches.l2_bytes as f64 {
+    let l2_share = WINDOW_SHARE_OF_L2 * caches.l2_bytes as f64;
+    let computed: f64 = (0..tiling.steps).map(|s| grown(f64::from(s))).sum();
+    let (compute_factor, live_bytes, wave_rows) = match tiling.order {
+        TileOrder::Levels => (TILED_COMPUTE_FACTOR, window_bytes, 0.0),
+        TileOrder::Wavefront => {
+            // Only a band of rows as deep as the wave's lags is live at
+            // once: that band, not the window, must stay in L2. Each stage
+            // sets up one loop per row (a plane's rows in 3-D) per round.
+            let (below, above) = inputs.reach[0];
+            let band_rows = (steps * below.max(above) as f64 + (below + above) as f64 + 1.0)
+                .min(inputs.dims[0] as f64);
+            let band = window_bytes / grown_rows(&tile, &inputs.reach, &inputs.dims, steps)
+                * band_rows;
+            let rows: f64 = (0..tiling.steps)
+                .map(|s| grown_rows(&tile, &inputs.reach, &inputs.dims, f64::from(s)))
+                .sum();
+            (WAVE_COMPUTE_FACTOR, band, rows * inner_rows(&tile))
+        }
+    };
+    if live_bytes > l2_share {
         // The inner steps spill from L2: each streams its window again.
         traffic += (steps - 1.0) * window_bytes;
     }
-    let computed: f64 = (0..tiling.steps).map(|s| grown(f64::from(s))).sum();
     let memory = tiles * traffic / bandwidth;
     let compute = tiles
         * computed
-        * (inputs.reads_per_point * SECONDS_PER_READ * TILED_COMPUTE_FACTOR
+        * (inputs.reads_per_point * SECONDS_PER_READ * compute_factor
             + inputs.slow_ops_per_point * SECONDS_PER_SLOW_OP)
-        / threads;
+        / threads
+        + tiles * wave_rows * SECONDS_PER_WAVE_ROW / threads;
     // Rows copied per tile: the window's in, the centre's out (per level of
     // four bytes' worth; the innermost axis is the row).
     let inner_extent = |k: f64| -> f64 {
@@ -266,4 +293,16 @@ pub fn predict_step_seconds(
         + centre / tile[tile.len() - 1] * inputs.written_back_bytes_per_point / 4.0;
     let overhead = tiles * (SECONDS_PER_TILE + rows * SECONDS_PER_ROW) / threads;
     (compute + memory + overhead) / steps
+}
+
+/// Rows along the outermost axis of a tile grown by `k ×` the reach (at
+/// most the grid).
+fn grown_rows(tile: &[f64], reach: &[(u64, u64)], dims: &[u64], k: f64) -> f64 {
+    (tile[0] + k * (reach[0].0 + reach[0].1) as f64).min(dims[0] as f64)
+}
+
+/// Rows of the innermost axis per row of the outermost one: a 3-D tile's
+/// row of the wave is a plane of `tile[1]` rows, each a loop of its own.
+fn inner_rows(tile: &[f64]) -> f64 {
+    tile[1..tile.len().saturating_sub(1)].iter().product::<f64>().max(1.0)
 }
