@@ -1,6 +1,7 @@
 //! The CPU time-tiling cost model: predicted seconds per iteration of an
-//! untiled or overlapped-tiled sweep from the program's reads, slow operations
-//! and reach, the tile, and this machine's caches. [`super::cpu_tile`] chooses
+//! untiled or overlapped-tiled sweep (its inner steps level by level or in a
+//! wavefront) from the program's reads, slow operations and reach, the tile,
+//! and this machine's caches. [`super::cpu_tile`] chooses
 //! with it, and `stencilc tune`'s CPU model ranks candidates with it. Its
 //! constants are measured on the development machine (bench/RESULTS.md); the
 //! order of the candidates it predicts is what matters, not the seconds.
@@ -85,13 +86,19 @@ const SECONDS_PER_READ: f64 = 0.045e-9;
 /// 64 x 512 tiles at 0.94 (bench/RESULTS.md, 2026-11-26 00:00).
 const TILED_COMPUTE_FACTOR: f64 = 1.5;
 /// How much slower the inner steps of a tile run in a wavefront
-/// ([`TileOrder::Wavefront`]) than the loop alone in L2: each row is read
-/// again by the next stage while it is in L1. Fitted to single-threaded
-/// user CPU times at 4096² (bench/RESULTS.md, 2026-11-26 05:00).
-const WAVE_COMPUTE_FACTOR: f64 = 1.15;
+/// ([`TileOrder::Wavefront`]) than the loop alone in L2 (see
+/// [`TILED_COMPUTE_FACTOR`] for the level-by-level order): a row is read
+/// again by the next stage soon after it is written. Fitted, with
+/// [`SECONDS_PER_WAVE_ROW`], to single-threaded user CPU times at 4096² on
+/// the loaded development machine: j2d5pt in 64 x 512 tiles at 0.45 ns per
+/// point (0.37 level by level), j2d9pt in 256 x 512 tiles at 0.63-0.78
+/// (0.78-0.86 level by level in 64 x 512; bench/RESULTS.md, "Wavefront
+/// order").
+const WAVE_COMPUTE_FACTOR: f64 = 1.3;
 /// Seconds per row one stage computes in a wavefront, besides its points:
-/// each round sets up every stage's bounds and loop for one row.
-const SECONDS_PER_WAVE_ROW: f64 = 0.02e-6;
+/// every round sets up each stage's bounds, border split and vectorised
+/// loop for one row (the level-by-level order does so once per window).
+const SECONDS_PER_WAVE_ROW: f64 = 0.04e-6;
 /// Seconds of overhead per tile (besides bandwidth).
 const SECONDS_PER_TILE: f64 = 1e-6;
 /// Seconds per row a tile copies in or out of the grid, besides its bytes:
@@ -248,26 +255,23 @@ pub fn predict_step_seconds(
     let mut traffic = window * inputs.read_in_bytes_per_point
         + 2.0 * centre * inputs.written_back_bytes_per_point;
     let window_bytes = window * inputs.window_bytes_per_point;
-    let l2_share = WINDOW_SHARE_OF_L2 * caches.l2_bytes as f64;
     let computed: f64 = (0..tiling.steps).map(|s| grown(f64::from(s))).sum();
-    let (compute_factor, live_bytes, wave_rows) = match tiling.order {
-        TileOrder::Levels => (TILED_COMPUTE_FACTOR, window_bytes, 0.0),
+    let (compute_factor, wave_rows) = match tiling.order {
+        TileOrder::Levels => (TILED_COMPUTE_FACTOR, 0.0),
         TileOrder::Wavefront => {
-            // Only a band of rows as deep as the wave's lags is live at
-            // once: that band, not the window, must stay in L2. Each stage
-            // sets up one loop per row (a plane's rows in 3-D) per round.
-            let (below, above) = inputs.reach[0];
-            let band_rows = (steps * below.max(above) as f64 + (below + above) as f64 + 1.0)
-                .min(inputs.dims[0] as f64);
-            let band = window_bytes / grown_rows(&tile, &inputs.reach, &inputs.dims, steps)
-                * band_rows;
+            // Each stage sets up one loop per row (a plane's rows in 3-D)
+            // per round. Only a band of rows as deep as the lags is live
+            // at once, but the window is copied in whole before the wave
+            // and out after it: measured, windows beyond L2 lose (j2d5pt in
+            // 1024 x 512 tiles, 0.56 ns per point against 0.45 in 256 x 512),
+            // so the window must fit as level by level.
             let rows: f64 = (0..tiling.steps)
                 .map(|s| grown_rows(&tile, &inputs.reach, &inputs.dims, f64::from(s)))
                 .sum();
-            (WAVE_COMPUTE_FACTOR, band, rows * inner_rows(&tile))
+            (WAVE_COMPUTE_FACTOR, rows * inner_rows(&tile))
         }
     };
-    if live_bytes > l2_share {
+    if window_bytes > WINDOW_SHARE_OF_L2 * caches.l2_bytes as f64 {
         // The inner steps spill from L2: each streams its window again.
         traffic += (steps - 1.0) * window_bytes;
     }
@@ -304,5 +308,8 @@ fn grown_rows(tile: &[f64], reach: &[(u64, u64)], dims: &[u64], k: f64) -> f64 {
 /// Rows of the innermost axis per row of the outermost one: a 3-D tile's
 /// row of the wave is a plane of `tile[1]` rows, each a loop of its own.
 fn inner_rows(tile: &[f64]) -> f64 {
-    tile[1..tile.len().saturating_sub(1)].iter().product::<f64>().max(1.0)
+    tile[1..tile.len().saturating_sub(1)]
+        .iter()
+        .product::<f64>()
+        .max(1.0)
 }

@@ -17,6 +17,13 @@
 //! small next to the memory traffic it saves. Its cost, recomputed halos,
 //! grows with `T × reach / tile`, which is why tiles are kept wide.
 //!
+//! A tile's inner steps run level by level, or in a **wavefront** along the
+//! outermost axis ([`TileOrder`], `--cpu-order`): the same points, each stage
+//! one row per round behind the one before it ([`TileShape::wavefront`]
+//! proves the lags safe), so that tiles can be tall and recompute their halo
+//! along that axis once. The model chooses between the two where the
+//! wavefront applies.
+//!
 //! [`tile_shape`] decides whether the iterate can be tiled at all (and names
 //! the construct when not); [`plan_cpu`] turns `--time`, `--cpu-tile`,
 //! `--threads` and the pragma's `time:` into a [`CpuPlan`], choosing what they
@@ -533,7 +540,11 @@ pub fn plan_cpu(
 /// The orders of the inner steps the plan may take: the one asked, else
 /// both where the wavefront applies. A wavefront asked where it does not
 /// apply is a note; where it merely is not considered, `-v` says why.
-fn allowed_orders(asked: Option<TileOrder>, shape: &TileShape, plan: &mut CpuPlan) -> Vec<TileOrder> {
+fn allowed_orders(
+    asked: Option<TileOrder>,
+    shape: &TileShape,
+    plan: &mut CpuPlan,
+) -> Vec<TileOrder> {
     match (asked, shape.wavefront()) {
         (Some(TileOrder::Wavefront), Err(why)) => {
             plan.notes.push(format!(
@@ -624,13 +635,14 @@ fn choose(
         ));
         return;
     }
-    let wavefront = orders.contains(&TileOrder::Wavefront);
-    if requested_tile.is_none() && inputs.dims.len() >= 3 && !wavefront {
-        // Measured on the 2-core development machine (bench/RESULTS.md), 3-D
-        // windows that fit its L2 recompute too much halo: no gain yet.
+    if requested_tile.is_none() && inputs.dims.len() >= 3 {
+        // Measured on the 2-core development machine (bench/RESULTS.md):
+        // star3d1r at 256³ level by level in windows that fit its L2 ran
+        // 1.8x slower than untiled (they recompute too much halo), in a
+        // wavefront (T = 8, 256 x 32 x 256) level with untiled.
         plan.reasons.push(
-            "c: untiled: 3-D time tiling level by level has shown no gain on the machines \
-             measured (ask with --time T --cpu-tile X,Y,Z to try)"
+            "c: untiled: 3-D time tiling has shown no gain on the machines measured (ask with \
+             --time T --cpu-tile X,Y,Z [--cpu-order wavefront] to try)"
                 .into(),
         );
         return;
@@ -773,6 +785,37 @@ mod tests {
     }
 
     #[test]
+    fn wavefront_lags_cover_each_read_after_write_and_write_after_read() {
+        // s reads a one row below (`[-1]`), t reads b two rows above.
+        let p = program(
+            "int n;\ngrid g[n][n];\nfloat griddata a on g at 0,1;\nfloat griddata b on g at 0;\n\
+             iterate 4 {\n stencil s {\n  [1:n-2][1:n-2] : [0]b[0][0] = [0]a[-1][0] + [0]a[0][1];\n }\n\
+             stencil t {\n  [2:n-3][2:n-3] : [1]a[0][0] = [0]b[2][0] + [0]a[0][0];\n }\n}\n",
+        );
+        let wave = tile_shape(&p)
+            .expect("tileable")
+            .wavefront()
+            .expect("a wave");
+        // t lags s by t's reach above (2) and by s's below (1): 2; the next
+        // iteration's s lags t by max(s above 0, t below 0) = 0.
+        assert_eq!(wave.lags, vec![0, 2]);
+        assert_eq!(wave.per_iteration, 2);
+        assert_eq!(wave.last_lag(3), 6);
+        let periodic = program(
+            "int n;\ngrid g[n][n];\nfloat griddata a on g at 0,1 boundary periodic;\n\
+             iterate 4 {\n stencil s {\n  [0:n-1][0:n-1] : [1]a[0][0] = [0]a[-1][0] + [0]a[0][1];\n }\n}\n",
+        );
+        let why = tile_shape(&periodic).unwrap().wavefront().unwrap_err();
+        assert!(why.contains("periodic"), "{why}");
+        let line = program(
+            "int n;\ngrid g[n];\nfloat griddata a on g at 0,1;\n\
+             iterate 4 {\n stencil s {\n  [1:n-2] : [1]a[0] = [0]a[-1] + [0]a[1];\n }\n}\n",
+        );
+        let why = tile_shape(&line).unwrap().wavefront().unwrap_err();
+        assert!(why.contains("1-D"), "{why}");
+    }
+
+    #[test]
     fn a_parameter_offset_is_named() {
         let p = program(
             "int n;\nint k;\ngrid g[n];\nfloat griddata a on g at 0,1;\n\
@@ -817,6 +860,9 @@ mod tests {
                 .unwrap_or_else(|| panic!("{n}: {:?}", plan.reasons));
             assert_eq!(tiling.steps, 8, "{n}");
             assert!(tiling.tile[1] >= 512, "{n}: {:?}", tiling.tile);
+            // Measured (bench/RESULTS.md, "Wavefront order"): j2d5pt's rows
+            // of a wave cost more to set up than its short tiles' halo.
+            assert_eq!(tiling.order, TileOrder::Levels, "{n}: {:?}", plan.reasons);
         }
     }
 

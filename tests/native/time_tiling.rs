@@ -89,7 +89,12 @@ pub(super) fn state(program: &Program, env: &RunEnv) -> FieldState {
 /// Runs `program` on the interpreter and on the C back-end with `options`;
 /// asserts the same counts, reductions and every level bit for bit. Returns
 /// whether the C was time-tiled.
-pub(super) fn same_as_interpreter(program: &Program, env: &RunEnv, options: &RunOptions, what: &str) -> bool {
+pub(super) fn same_as_interpreter(
+    program: &Program,
+    env: &RunEnv,
+    options: &RunOptions,
+    what: &str,
+) -> bool {
     let mut expected = state(program, env);
     let want = interp::run(program, env, &mut expected).unwrap();
     let mut got = state(program, env);
@@ -196,7 +201,14 @@ pub(super) fn two_stencils(mode: &str) -> Program {
     parse(&format!("two_stencils_{mode}.sdsl"), &text)
 }
 
-pub(super) fn env_of(program: &Program, nx: i32, ny: i32, steps: i32, kcheck: i32, limit: f32) -> RunEnv {
+pub(super) fn env_of(
+    program: &Program,
+    nx: i32,
+    ny: i32,
+    steps: i32,
+    kcheck: i32,
+    limit: f32,
+) -> RunEnv {
     let params = vec![
         Value::Int(nx),
         Value::Int(ny),

@@ -37,7 +37,10 @@ fn in_a_wave(program: &Program, env: &RunEnv, options: &RunOptions) -> bool {
 
 fn bench_program(name: &str) -> Program {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("bench/programs/{name}.sdsl"));
-    parse(&format!("{name}.sdsl"), &std::fs::read_to_string(path).unwrap())
+    parse(
+        &format!("{name}.sdsl"),
+        &std::fs::read_to_string(path).unwrap(),
+    )
 }
 
 #[test]
@@ -67,7 +70,7 @@ fn every_example_and_bench_program_matches_the_interpreter_in_a_wave() {
             // Short tiles (3 rows: the wave crosses tile and chunk edges) and
             // tall ones (13 rows, taller than most of these grids); no size
             // divides.
-            for (time, tile) in [(2, [5u32, 3, 3]), (3, [7, 13, 13]), (5, [5, 3, 3])] {
+            for (time, tile) in [(2, [5u32, 3, 3]), (5, [7, 13, 13])] {
                 let what = format!("{} with --time {time} in a wave", path.display());
                 let options = wave(time, &tile, 2);
                 if same_as_interpreter(&program, &env, &options, &what) {
@@ -79,7 +82,7 @@ fn every_example_and_bench_program_matches_the_interpreter_in_a_wave() {
         }
     }
     assert!(programs >= 16, "examples and benchmarks found: {programs}");
-    assert!(waves >= 3 * (programs - 5), "runs in a wave: {waves}");
+    assert!(waves >= 2 * (programs - 5), "runs in a wave: {waves}");
 }
 
 #[test]
@@ -89,26 +92,38 @@ fn every_boundary_mode_with_two_stencils_a_reduction_and_checks_matches_in_a_wav
     }
     for mode in MODES {
         let program = two_stencils(mode);
-        for (kcheck, time) in [(2, 2), (3, 3), (4, 6), (5, 4)] {
+        for (kcheck, time) in [(2, 2), (3, 3), (5, 4)] {
             // 23 x 17 points in tiles 4 and 9 rows tall (innermost first), and
             // a grid smaller than one tile; 1 to 3 threads.
             for (nx, ny, tile, threads) in [
                 (23, 17, [6u32, 4], 2),
-                (23, 17, [6, 9], 3),
-                (23, 17, [7, 17], 1),
-                (5, 4, [16, 16], 2),
+                (23, 17, [7, 9], 3),
+                (5, 4, [16, 16], 1),
             ] {
                 let env = env_of(&program, nx, ny, 11, kcheck, -1.0e9);
                 let options = wave(time, &tile, threads);
-                let what = format!("{mode}, {nx}x{ny}, tile {tile:?}, every {kcheck}, --time {time}");
-                assert!(same_as_interpreter(&program, &env, &options, &what), "{what}");
+                let what =
+                    format!("{mode}, {nx}x{ny}, tile {tile:?}, every {kcheck}, --time {time}");
+                assert!(
+                    same_as_interpreter(&program, &env, &options, &what),
+                    "{what}"
+                );
                 // Its update reads `[0]v[1][0]` across the periodic border.
-                assert_eq!(in_a_wave(&program, &env, &options), mode != "periodic", "{what}");
+                assert_eq!(
+                    in_a_wave(&program, &env, &options),
+                    mode != "periodic",
+                    "{what}"
+                );
             }
         }
         let env = env_of(&program, 23, 17, 11, 3, 1.0e9);
         let what = format!("{mode}, stopped by the check");
-        assert!(same_as_interpreter(&program, &env, &wave(4, &[8, 5], 2), &what));
+        assert!(same_as_interpreter(
+            &program,
+            &env,
+            &wave(4, &[8, 5], 2),
+            &what
+        ));
     }
 }
 
@@ -134,10 +149,13 @@ fn reach_one_and_two_and_a_3d_stencil_match_in_tall_tiles() {
                 .collect();
             let env = RunEnv::new(&program, &stencilc::exec::Bindings { params }).unwrap();
             for tile in &tiles {
-                for (time, threads) in [(4, 2), (8, 3), (6, 1)] {
+                for (time, threads) in [(4, 2), (8, 3)] {
                     let options = wave(time, tile, threads);
                     let what = format!("{name} {n} tile {tile:?} T {time} threads {threads}");
-                    assert!(same_as_interpreter(&program, &env, &options, &what), "{what}");
+                    assert!(
+                        same_as_interpreter(&program, &env, &options, &what),
+                        "{what}"
+                    );
                     assert!(in_a_wave(&program, &env, &options), "{what}");
                 }
             }
@@ -152,8 +170,10 @@ fn a_wavefront_asked_across_a_periodic_outermost_axis_is_a_note() {
     let plan = native::plan(&program, &env, &wave(4, &[8, 5], 2)).unwrap();
     assert_eq!(plan.tiling.map(|t| t.order), Some(TileOrder::Levels));
     assert!(
-        plan.notes.iter().any(|n| n.contains("`--cpu-order wavefront` ignored")
-            && n.contains("periodic boundary is read across the outermost axis")),
+        plan.notes
+            .iter()
+            .any(|n| n.contains("`--cpu-order wavefront` ignored")
+                && n.contains("periodic boundary is read across the outermost axis")),
         "{:?}",
         plan.notes
     );

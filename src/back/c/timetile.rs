@@ -13,7 +13,8 @@
 //! region shrinks as the halo's values go stale), rotating the window's level
 //! pointers between steps exactly as the run function rotates the grid's, and
 //! writes the tile's centre of every level of the written fields back into the
-//! grid's own level buffers.
+//! grid's own level buffers. The inner steps run level by level (here) or in
+//! a wave along the outermost axis ([`crate::back::c::wavefront`]).
 //!
 //! **In place.** The halo a tile reads belongs to its neighbours, and those
 //! that ran before it have overwritten it; the values they had are kept in
