@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use stencilc::exec::backend::{Backend, RunOptions};
+use stencilc::schedule::cpu_tile::TileOrder;
 
 /// The program to work on.
 #[derive(Args, Clone, Debug)]
@@ -76,6 +77,30 @@ pub struct ScheduleArgs {
     /// OpenMP threads for `--backend c` [default: OpenMP's, `OMP_NUM_THREADS`].
     #[arg(long, value_name = "N")]
     pub threads: Option<u32>,
+
+    /// Order of a time tile's inner steps for `--backend c`: `levels` (each
+    /// step over the whole tile) or `wavefront` (all steps in one wave along
+    /// the outermost axis) [default: chosen by the model].
+    #[arg(long, value_name = "ORDER")]
+    pub cpu_order: Option<CpuOrderArg>,
+}
+
+/// The orders `--cpu-order` accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CpuOrderArg {
+    /// Each inner step over the whole tile before the next.
+    Levels,
+    /// Every inner step in one wave of rows along the outermost axis.
+    Wavefront,
+}
+
+impl From<CpuOrderArg> for TileOrder {
+    fn from(arg: CpuOrderArg) -> TileOrder {
+        match arg {
+            CpuOrderArg::Levels => TileOrder::Levels,
+            CpuOrderArg::Wavefront => TileOrder::Wavefront,
+        }
+    }
 }
 
 /// Code generation that changes results.
@@ -101,6 +126,7 @@ impl ScheduleArgs {
             time: self.time,
             cpu_tile: self.cpu_tile.as_ref().map(|a| a.0.clone()),
             threads: self.threads,
+            cpu_order: self.cpu_order.map(TileOrder::from),
             ..RunOptions::default()
         }
     }

@@ -60,6 +60,9 @@ pub struct BenchArgs {
     /// [default: the C back-end's choice].
     #[arg(long = "cpu-tile", value_name = "X,Y[,Z]", value_parser = crate::cli::args::parse_axes)]
     pub cpu_tile: Option<crate::cli::args::Axes>,
+    /// Order of the time tiles' inner steps [default: the C back-end's choice].
+    #[arg(long = "cpu-order", value_name = "ORDER")]
+    pub cpu_order: Option<crate::cli::args::CpuOrderArg>,
     /// OpenMP threads of the generated C and of the baselines
     /// (`OMP_NUM_THREADS` for them) [default: OpenMP's].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -302,6 +305,7 @@ fn bench_one(
         time: args.time,
         cpu_tile: args.cpu_tile.as_ref().map(|a| a.0.clone()),
         threads: args.threads,
+        cpu_order: args.cpu_order.map(Into::into),
         ..RunOptions::default()
     };
     // Planned for many iterations, so that no iteration count clamps the
@@ -536,17 +540,22 @@ fn checksum_cell(rel_diff: f64) -> String {
     }
 }
 
-/// `untiled`, or `T=4 tile 64x2048` (outermost axis first); `, threads=N`.
+/// `untiled`, or `T=4 tile 64x2048` (outermost axis first), ` wavefront`
+/// for that order; `, threads=N`.
 fn describe_plan(plan: &stencilc::schedule::cpu_tile::CpuPlan) -> String {
     let mut text = match &plan.tiling {
         Some(t) => format!(
-            "T={} tile {}",
+            "T={} tile {}{}",
             t.steps,
             t.tile
                 .iter()
                 .map(u64::to_string)
                 .collect::<Vec<_>>()
-                .join("x")
+                .join("x"),
+            match t.order {
+                stencilc::schedule::cpu_tile::TileOrder::Levels => "",
+                stencilc::schedule::cpu_tile::TileOrder::Wavefront => " wavefront",
+            }
         ),
         None => "untiled".into(),
     };

@@ -105,7 +105,7 @@ fn c_plan(
     env: Option<&RunEnv>,
     schedule: &ScheduleArgs,
 ) -> Result<stencilc::schedule::cpu_tile::CpuPlan, CliError> {
-    use stencilc::schedule::cpu_tile::{tile_shape, CpuPlan, CpuTiling};
+    use stencilc::schedule::cpu_tile::{tile_shape, CpuPlan, CpuTiling, TileOrder};
     let options = schedule.run_options();
     let plan = match env {
         Some(env) => stencilc::exec::native::plan(program, env, &options)?,
@@ -127,7 +127,15 @@ fn c_plan(
                                 .map_or(32, |&t| u64::from(t.max(1)))
                         })
                         .collect();
-                    plan.tiling = Some(CpuTiling { steps, tile });
+                    // Without sizes the model cannot choose: the wavefront
+                    // only where asked.
+                    let order = match options.cpu_order {
+                        Some(TileOrder::Wavefront) if shape.wavefront().is_ok() => {
+                            TileOrder::Wavefront
+                        }
+                        _ => TileOrder::Levels,
+                    };
+                    plan.tiling = Some(CpuTiling { steps, tile, order });
                 }
                 Err(construct) if steps > 1 => plan.notes.push(format!(
                     "`--time {steps}` ignored: `{}` cannot be time-tiled because {construct}",

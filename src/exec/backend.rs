@@ -73,6 +73,9 @@ pub struct RunOptions {
     /// `--threads N`: OpenMP threads of the C back-end (`None`: OpenMP's
     /// default, which `OMP_NUM_THREADS` sets).
     pub threads: Option<u32>,
+    /// `--cpu-order levels|wavefront`: the order of a C time tile's inner
+    /// steps; `None` leaves it to the model.
+    pub cpu_order: Option<crate::schedule::cpu_tile::TileOrder>,
     /// Extra or replacement C compiler flags for the native back-end.
     pub cflags: Option<String>,
     /// Allow `-ffast-math` in the native back-end.

@@ -1,6 +1,7 @@
 //! The CPU time-tiling cost model: predicted seconds per iteration of an
-//! untiled or overlapped-tiled sweep from the program's reads, slow operations
-//! and reach, the tile, and this machine's caches. [`super::cpu_tile`] chooses
+//! untiled or overlapped-tiled sweep (its inner steps level by level or in a
+//! wavefront) from the program's reads, slow operations and reach, the tile,
+//! and this machine's caches. [`super::cpu_tile`] chooses
 //! with it, and `stencilc tune`'s CPU model ranks candidates with it. Its
 //! constants are measured on the development machine (bench/RESULTS.md); the
 //! order of the candidates it predicts is what matters, not the seconds.
@@ -9,7 +10,7 @@ use crate::analysis::footprint::Footprint;
 use crate::ir::env::RunEnv;
 use crate::ir::{BinaryOp, Expr, ExprKind, FieldId, MathFn, Program, Stmt};
 
-use super::cpu_tile::{CpuCaches, CpuTiling, TileShape};
+use super::cpu_tile::{CpuCaches, CpuTiling, TileOrder, TileShape};
 
 /// Slow operations per point of one iteration (every part of every stencil,
 /// loops counted by their trip count), in units of 3 ns (`SECONDS_PER_SLOW_OP`):
@@ -84,6 +85,20 @@ const SECONDS_PER_READ: f64 = 0.045e-9;
 /// j2d5pt in 32 x 1024 tiles at 0.55 ns per point and core, j2d9pt in
 /// 64 x 512 tiles at 0.94 (bench/RESULTS.md, 2026-11-26 00:00).
 const TILED_COMPUTE_FACTOR: f64 = 1.5;
+/// How much slower the inner steps of a tile run in a wavefront
+/// ([`TileOrder::Wavefront`]) than the loop alone in L2 (see
+/// [`TILED_COMPUTE_FACTOR`] for the level-by-level order): a row is read
+/// again by the next stage soon after it is written. Fitted, with
+/// [`SECONDS_PER_WAVE_ROW`], to single-threaded user CPU times at 4096² on
+/// the loaded development machine: j2d5pt in 64 x 512 tiles at 0.45 ns per
+/// point (0.37 level by level), j2d9pt in 256 x 512 tiles at 0.63-0.78
+/// (0.78-0.86 level by level in 64 x 512; bench/RESULTS.md, "Wavefront
+/// order").
+const WAVE_COMPUTE_FACTOR: f64 = 1.3;
+/// Seconds per row one stage computes in a wavefront, besides its points:
+/// every round sets up each stage's bounds, border split and vectorised
+/// loop for one row (the level-by-level order does so once per window).
+const SECONDS_PER_WAVE_ROW: f64 = 0.04e-6;
 /// Seconds of overhead per tile (besides bandwidth).
 const SECONDS_PER_TILE: f64 = 1e-6;
 /// Seconds per row a tile copies in or out of the grid, besides its bytes:
@@ -240,17 +255,33 @@ pub fn predict_step_seconds(
     let mut traffic = window * inputs.read_in_bytes_per_point
         + 2.0 * centre * inputs.written_back_bytes_per_point;
     let window_bytes = window * inputs.window_bytes_per_point;
+    let computed: f64 = (0..tiling.steps).map(|s| grown(f64::from(s))).sum();
+    let (compute_factor, wave_rows) = match tiling.order {
+        TileOrder::Levels => (TILED_COMPUTE_FACTOR, 0.0),
+        TileOrder::Wavefront => {
+            // Each stage sets up one loop per row (a plane's rows in 3-D)
+            // per round. Only a band of rows as deep as the lags is live
+            // at once, but the window is copied in whole before the wave
+            // and out after it: measured, windows beyond L2 lose (j2d5pt in
+            // 1024 x 512 tiles, 0.56 ns per point against 0.45 in 256 x 512),
+            // so the window must fit as level by level.
+            let rows: f64 = (0..tiling.steps)
+                .map(|s| grown_rows(&tile, &inputs.reach, &inputs.dims, f64::from(s)))
+                .sum();
+            (WAVE_COMPUTE_FACTOR, rows * inner_rows(&tile))
+        }
+    };
     if window_bytes > WINDOW_SHARE_OF_L2 * caches.l2_bytes as f64 {
         // The inner steps spill from L2: each streams its window again.
         traffic += (steps - 1.0) * window_bytes;
     }
-    let computed: f64 = (0..tiling.steps).map(|s| grown(f64::from(s))).sum();
     let memory = tiles * traffic / bandwidth;
     let compute = tiles
         * computed
-        * (inputs.reads_per_point * SECONDS_PER_READ * TILED_COMPUTE_FACTOR
+        * (inputs.reads_per_point * SECONDS_PER_READ * compute_factor
             + inputs.slow_ops_per_point * SECONDS_PER_SLOW_OP)
-        / threads;
+        / threads
+        + tiles * wave_rows * SECONDS_PER_WAVE_ROW / threads;
     // Rows copied per tile: the window's in, the centre's out (per level of
     // four bytes' worth; the innermost axis is the row).
     let inner_extent = |k: f64| -> f64 {
@@ -266,4 +297,19 @@ pub fn predict_step_seconds(
         + centre / tile[tile.len() - 1] * inputs.written_back_bytes_per_point / 4.0;
     let overhead = tiles * (SECONDS_PER_TILE + rows * SECONDS_PER_ROW) / threads;
     (compute + memory + overhead) / steps
+}
+
+/// Rows along the outermost axis of a tile grown by `k ×` the reach (at
+/// most the grid).
+fn grown_rows(tile: &[f64], reach: &[(u64, u64)], dims: &[u64], k: f64) -> f64 {
+    (tile[0] + k * (reach[0].0 + reach[0].1) as f64).min(dims[0] as f64)
+}
+
+/// Rows of the innermost axis per row of the outermost one: a 3-D tile's
+/// row of the wave is a plane of `tile[1]` rows, each a loop of its own.
+fn inner_rows(tile: &[f64]) -> f64 {
+    tile[1..tile.len().saturating_sub(1)]
+        .iter()
+        .product::<f64>()
+        .max(1.0)
 }

@@ -17,6 +17,13 @@
 //! small next to the memory traffic it saves. Its cost, recomputed halos,
 //! grows with `T × reach / tile`, which is why tiles are kept wide.
 //!
+//! A tile's inner steps run level by level, or in a **wavefront** along the
+//! outermost axis ([`TileOrder`], `--cpu-order`): the same points, each stage
+//! one row per round behind the one before it ([`TileShape::wavefront`]
+//! proves the lags safe), so that tiles can be tall and recompute their halo
+//! along that axis once. The model chooses between the two where the
+//! wavefront applies.
+//!
 //! [`tile_shape`] decides whether the iterate can be tiled at all (and names
 //! the construct when not); [`plan_cpu`] turns `--time`, `--cpu-tile`,
 //! `--threads` and the pragma's `time:` into a [`CpuPlan`], choosing what they
@@ -68,6 +75,81 @@ impl TileShape {
     /// Per axis, the reach of one whole iteration (every part, summed).
     pub fn iteration_reach(&self) -> Vec<(u64, u64)> {
         sum_reaches(self.rank, &self.parts)
+    }
+
+    /// The lags of the wavefront order ([`TileOrder::Wavefront`]) along the
+    /// outermost axis, or why the iteration cannot run in it.
+    ///
+    /// Number the stages of a sweep `k = 0, 1, ...` (each part of each
+    /// inner step, in run order); in round `R` stage `k` computes row
+    /// `R - lag_k` of its points, stages in ascending order. Let `above_k` and
+    /// `below_k` be how far stage `k` reads above and below its row (a
+    /// mirrored read already counts on both sides, see [`tile_shape`]). The
+    /// order gives the results of the level-by-level one when, for every
+    /// `j < k`, `lag_k - lag_j >= max(above_k, below_j)`:
+    ///
+    /// * *read after write*: in round `R` stage `k` reads rows up to
+    ///   `R - lag_k + above_k <= R - lag_j`, which stage `j` has computed
+    ///   (earlier rounds, or this one before `k`);
+    /// * *write after read*: stage `k` overwrites row `R - lag_k` of a level
+    ///   that stage `j` reads (the ping-pong levels alternate, so the stage
+    ///   two after a reader writes where it reads); `j` has finished round
+    ///   `R` and reads rows from `R + 1 - lag_j - below_j > R - lag_k` on,
+    ///   so none it still needs;
+    /// * a stage `m > k` writing a level `k` reads overwrites `k`'s rows after
+    ///   `k` read them, the same inequality for the pair `(k, m)`; two writers
+    ///   of one row write it in stage order. A row outside a stage's points
+    ///   is never written by it, in either order.
+    ///
+    /// Increments `lag_k - lag_(k-1) = max(above_k, below_(k-1))` satisfy
+    /// this for every pair, as the sum from `j + 1` to `k` holds the terms
+    /// `max(above_k, ..)` and `max(.., below_j)`. The lags repeat every
+    /// iteration: [`Wavefront::per_iteration`] apart.
+    ///
+    /// Refused: a 1-D grid (a row would be one point), and an outermost axis
+    /// read across a periodic boundary (its reads wrap to the far end, which
+    /// the wave reaches last).
+    pub fn wavefront(&self) -> Result<Wavefront, String> {
+        if self.rank < 2 {
+            return Err("the grid is 1-D, so a row of the wave would be one point".into());
+        }
+        if self.whole[0] {
+            return Err(
+                "a periodic boundary is read across the outermost axis, whose wrapped reads \
+                 the wave reaches last"
+                    .into(),
+            );
+        }
+        let above = |p: usize| self.parts[p][0].1;
+        let below = |p: usize| self.parts[p][0].0;
+        let count = self.parts.len();
+        let mut lags = vec![0u64; count];
+        for p in 1..count {
+            lags[p] = lags[p - 1] + above(p).max(below(p - 1));
+        }
+        let per_iteration = lags[count - 1] + above(0).max(below(count - 1));
+        Ok(Wavefront {
+            lags,
+            per_iteration,
+        })
+    }
+}
+
+/// The lags of a wavefront along the outermost axis (see
+/// [`TileShape::wavefront`]): stage `p` of inner step `s` computes, in round
+/// `R`, row `R - s * per_iteration - lags[p]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wavefront {
+    /// Per part of one iteration, in run order: its lag behind the first.
+    pub lags: Vec<u64>,
+    /// The lag of one iteration's first part behind the previous one's.
+    pub per_iteration: u64,
+}
+
+impl Wavefront {
+    /// The lag of the last stage of a sweep of `steps` iterations.
+    pub fn last_lag(&self, steps: u64) -> u64 {
+        steps.saturating_sub(1) * self.per_iteration + self.lags.last().copied().unwrap_or(0)
     }
 }
 
@@ -220,6 +302,30 @@ fn dead_levels(program: &Program, written: &[FieldId]) -> Vec<(FieldId, i32, usi
     dead
 }
 
+/// The order in which a tile runs its inner steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TileOrder {
+    /// Level by level: each inner step over the whole window before the next
+    /// (`for tstep { for part { rows } }`); the window is meant to stay in L2.
+    #[default]
+    Levels,
+    /// A wave along the outermost axis: in each round every stage computes
+    /// one row, lagging the stage before it by its reach
+    /// ([`TileShape::wavefront`]), so a row is read again while it is in L1
+    /// and tiles can be tall (little halo recomputed along that axis).
+    Wavefront,
+}
+
+impl TileOrder {
+    /// `levels` or `wavefront`, as `--cpu-order` spells it.
+    pub fn spelling(self) -> &'static str {
+        match self {
+            TileOrder::Levels => "levels",
+            TileOrder::Wavefront => "wavefront",
+        }
+    }
+}
+
 /// The time tiling of a sweep.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CpuTiling {
@@ -228,6 +334,9 @@ pub struct CpuTiling {
     pub steps: u32,
     /// Tile size per axis, outermost first (points of the centre).
     pub tile: Vec<u64>,
+    /// The order of the inner steps in a tile ([`TileOrder::Wavefront`] only
+    /// where [`TileShape::wavefront`] allows it).
+    pub order: TileOrder,
 }
 
 /// How the C back-end runs a program.
@@ -252,6 +361,8 @@ pub struct CpuRequest {
     pub tile: Option<Vec<u32>>,
     /// `--threads N`.
     pub threads: Option<u32>,
+    /// `--cpu-order levels|wavefront`.
+    pub order: Option<TileOrder>,
 }
 
 /// The caches and cores of the machine the C runs on.
@@ -369,6 +480,7 @@ pub fn plan_cpu(
     if let Some(asked) = &asked {
         plan.notes.extend(asked.notes.iter().cloned());
     }
+    let orders = allowed_orders(request.order, &shape, &mut plan);
     let inputs = ModelInputs::new(program, env, &shape);
     let max_steps = max_steps(env);
     let requested_tile = request.tile.as_ref().map(|inner_first| {
@@ -391,27 +503,31 @@ pub fn plan_cpu(
             );
         }
         (Some(steps), Some(tile)) => {
+            let tiling = best_order(&inputs, steps, tile, &orders, threads, caches).1;
             plan.reasons.push(format!(
-                "c: time tiling as asked: {steps} steps per sweep, tile {}",
-                show(&tile)
+                "c: time tiling as asked: {steps} steps per sweep, tile {}, {}",
+                show(&tiling.tile),
+                show_order(tiling.order)
             ));
-            plan.tiling = Some(CpuTiling { steps, tile });
+            plan.tiling = Some(tiling);
         }
         (Some(steps), None) => {
-            let tile = best_tile(&inputs, steps, threads, caches).0;
+            let tiling = best_tile(&inputs, steps, &orders, threads, caches).0;
             plan.reasons.push(format!(
-                "c: time tiling: {steps} steps per sweep as asked, tile {} chosen so that a \
-                 window fits in L2 ({} KiB)",
-                show(&tile),
+                "c: time tiling: {steps} steps per sweep as asked, tile {} and {} chosen by \
+                 the model (L2 {} KiB)",
+                show(&tiling.tile),
+                show_order(tiling.order),
                 caches.l2_bytes >> 10
             ));
-            plan.tiling = Some(CpuTiling { steps, tile });
+            plan.tiling = Some(tiling);
         }
         (None, requested_tile) => {
             choose(
                 &inputs,
                 requested_tile,
                 max_steps,
+                &orders,
                 threads,
                 caches,
                 &mut plan,
@@ -419,6 +535,67 @@ pub fn plan_cpu(
         }
     }
     Ok(plan)
+}
+
+/// The orders of the inner steps the plan may take: the one asked, else
+/// both where the wavefront applies. A wavefront asked where it does not
+/// apply is a note; where it merely is not considered, `-v` says why.
+fn allowed_orders(
+    asked: Option<TileOrder>,
+    shape: &TileShape,
+    plan: &mut CpuPlan,
+) -> Vec<TileOrder> {
+    match (asked, shape.wavefront()) {
+        (Some(TileOrder::Wavefront), Err(why)) => {
+            plan.notes.push(format!(
+                "`--cpu-order wavefront` ignored: {why}; the inner steps of a tile run level \
+                 by level"
+            ));
+            vec![TileOrder::Levels]
+        }
+        (Some(order), _) => vec![order],
+        (None, Err(why)) => {
+            plan.reasons.push(format!(
+                "c: inner steps level by level: the wavefront order does not apply ({why})"
+            ));
+            vec![TileOrder::Levels]
+        }
+        (None, Ok(_)) => vec![TileOrder::Levels, TileOrder::Wavefront],
+    }
+}
+
+/// `levels` or `wavefront` as a reason says it.
+fn show_order(order: TileOrder) -> &'static str {
+    match order {
+        TileOrder::Levels => "inner steps level by level",
+        TileOrder::Wavefront => "inner steps in a wavefront along the outermost axis",
+    }
+}
+
+/// The order among `orders` the model predicts fastest for `tile`.
+fn best_order(
+    inputs: &ModelInputs,
+    steps: u32,
+    tile: Vec<u64>,
+    orders: &[TileOrder],
+    threads: u32,
+    caches: &CpuCaches,
+) -> (f64, CpuTiling) {
+    orders
+        .iter()
+        .map(|&order| {
+            let tiling = CpuTiling {
+                steps,
+                tile: tile.clone(),
+                order,
+            };
+            (
+                predict_step_seconds(inputs, Some(&tiling), threads, caches),
+                tiling,
+            )
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .expect("at least one order")
 }
 
 /// The most steps a sweep can take: the iteration count and the check interval.
@@ -443,6 +620,7 @@ fn choose(
     inputs: &ModelInputs,
     requested_tile: Option<Vec<u64>>,
     max_steps: u32,
+    orders: &[TileOrder],
     threads: u32,
     caches: &CpuCaches,
     plan: &mut CpuPlan,
@@ -458,11 +636,13 @@ fn choose(
         return;
     }
     if requested_tile.is_none() && inputs.dims.len() >= 3 {
-        // Measured on the 2-core development machine (bench/RESULTS.md), 3-D
-        // windows that fit its L2 recompute too much halo: no gain yet.
+        // Measured on the 2-core development machine (bench/RESULTS.md):
+        // star3d1r at 256³ level by level in windows that fit its L2 ran
+        // 1.8x slower than untiled (they recompute too much halo), in a
+        // wavefront (T = 8, 256 x 32 x 256) level with untiled.
         plan.reasons.push(
             "c: untiled: 3-D time tiling has shown no gain on the machines measured (ask with \
-             --time T --cpu-tile X,Y,Z to try)"
+             --time T --cpu-tile X,Y,Z [--cpu-order wavefront] to try)"
                 .into(),
         );
         return;
@@ -480,28 +660,25 @@ fn choose(
     let mut best: Option<(f64, CpuTiling)> = None;
     // The deepest T the model allows: the measured gains grow with T up to 8.
     for steps in (2..=max_steps.min(8)).rev().take(1) {
-        let (tile, seconds) = match &requested_tile {
-            Some(tile) => {
-                let tiling = CpuTiling {
-                    steps,
-                    tile: tile.clone(),
-                };
-                let s = predict_step_seconds(inputs, Some(&tiling), threads, caches);
-                (tile.clone(), s)
+        let (seconds, tiling) = match &requested_tile {
+            Some(tile) => best_order(inputs, steps, tile.clone(), orders, threads, caches),
+            None => {
+                let (tiling, seconds) = best_tile(inputs, steps, orders, threads, caches);
+                (seconds, tiling)
             }
-            None => best_tile(inputs, steps, threads, caches),
         };
         if best.as_ref().is_none_or(|(b, _)| seconds < *b) {
-            best = Some((seconds, CpuTiling { steps, tile }));
+            best = Some((seconds, tiling));
         }
     }
     match best {
         Some((seconds, tiling)) if seconds * REQUIRED_GAIN <= untiled => {
             plan.reasons.push(format!(
-                "c: time tiling: {} steps per sweep, tile {}: predicted {:.2}x faster than \
-                 untiled (data {:.0} MiB > last-level cache {} MiB; windows sized for L2 {} KiB)",
+                "c: time tiling: {} steps per sweep, tile {}, {}: predicted {:.2}x faster than \
+                 untiled (data {:.0} MiB > last-level cache {} MiB; L2 {} KiB)",
                 tiling.steps,
                 show(&tiling.tile),
+                show_order(tiling.order),
                 untiled / seconds,
                 data / f64::from(1 << 20),
                 caches.llc_bytes >> 20,
@@ -511,10 +688,11 @@ fn choose(
         }
         Some((seconds, tiling)) => plan.reasons.push(format!(
             "c: untiled: the model predicts too little gain from time tiling ({:.2}x for {} \
-             steps per sweep, tile {}; {REQUIRED_GAIN}x needed)",
+             steps per sweep, tile {}, {}; {REQUIRED_GAIN}x needed)",
             untiled / seconds,
             tiling.steps,
-            show(&tiling.tile)
+            show(&tiling.tile),
+            show_order(tiling.order)
         )),
         None => plan
             .reasons
@@ -522,16 +700,19 @@ fn choose(
     }
 }
 
-/// The best tile for `steps` by the model among wide ones: the innermost axis
-/// long (whole rows up to 4096 points in 2-D, 512 in 3-D: the hardware
-/// prefetchers and the row copies want long rows, which the model does not
-/// see), the outer axes as deep as the model finds best.
+/// The best tile for `steps` by the model among wide ones, in each of
+/// `orders`: the innermost axis long (whole rows up to 4096 points in 2-D,
+/// 512 in 3-D: the hardware prefetchers and the row copies want long rows,
+/// which the model does not see), the outer axes as deep as the model finds
+/// best; a wavefront's outermost axis tall (its halo along that axis is
+/// recomputed only once per tile).
 fn best_tile(
     inputs: &ModelInputs,
     steps: u32,
+    orders: &[TileOrder],
     threads: u32,
     caches: &CpuCaches,
-) -> (Vec<u64>, f64) {
+) -> (CpuTiling, f64) {
     let rank = inputs.dims.len();
     let inner = rank - 1;
     let widths: &[u64] = if rank >= 3 {
@@ -540,30 +721,41 @@ fn best_tile(
         &[4096, 2048, 1024, 512]
     };
     let depths = [1u64, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128];
-    let mut best: Option<(f64, Vec<u64>)> = None;
-    for &width in widths {
-        for &depth in &depths {
-            let tile: Vec<u64> = inputs
-                .dims
-                .iter()
-                .enumerate()
-                .map(|(a, &d)| {
-                    if a == inner {
-                        width.min(d)
-                    } else {
-                        depth.min(d)
+    let tall = [64u64, 128, 256, 512, 1024];
+    let mut best: Option<(f64, CpuTiling)> = None;
+    for &order in orders {
+        let outermost: &[u64] = match order {
+            TileOrder::Levels => &[0],
+            TileOrder::Wavefront => &tall,
+        };
+        for &width in widths {
+            for &depth in &depths {
+                for &first in outermost {
+                    let tile: Vec<u64> = inputs
+                        .dims
+                        .iter()
+                        .enumerate()
+                        .map(|(a, &d)| {
+                            if a == inner {
+                                width.min(d)
+                            } else if a == 0 && first > 0 {
+                                first.min(d)
+                            } else {
+                                depth.min(d)
+                            }
+                        })
+                        .collect();
+                    let tiling = CpuTiling { steps, tile, order };
+                    let seconds = predict_step_seconds(inputs, Some(&tiling), threads, caches);
+                    if best.as_ref().is_none_or(|(b, _)| seconds < *b) {
+                        best = Some((seconds, tiling));
                     }
-                })
-                .collect();
-            let tiling = CpuTiling { steps, tile };
-            let seconds = predict_step_seconds(inputs, Some(&tiling), threads, caches);
-            if best.as_ref().is_none_or(|(b, _)| seconds < *b) {
-                best = Some((seconds, tiling.tile));
+                }
             }
         }
     }
-    let (seconds, tile) = best.expect("at least one candidate");
-    (tile, seconds)
+    let (seconds, tiling) = best.expect("at least one candidate");
+    (tiling, seconds)
 }
 
 #[cfg(test)]
@@ -590,6 +782,37 @@ mod tests {
         assert_eq!(shape.iteration_reach(), vec![(1, 2), (0, 1)]);
         assert_eq!(shape.reach_after(0), vec![(0, 2), (0, 0)]);
         assert_eq!(shape.whole, vec![false, false]);
+    }
+
+    #[test]
+    fn wavefront_lags_cover_each_read_after_write_and_write_after_read() {
+        // s reads a one row below (`[-1]`), t reads b two rows above.
+        let p = program(
+            "int n;\ngrid g[n][n];\nfloat griddata a on g at 0,1;\nfloat griddata b on g at 0;\n\
+             iterate 4 {\n stencil s {\n  [1:n-2][1:n-2] : [0]b[0][0] = [0]a[-1][0] + [0]a[0][1];\n }\n\
+             stencil t {\n  [2:n-3][2:n-3] : [1]a[0][0] = [0]b[2][0] + [0]a[0][0];\n }\n}\n",
+        );
+        let wave = tile_shape(&p)
+            .expect("tileable")
+            .wavefront()
+            .expect("a wave");
+        // t lags s by t's reach above (2) and by s's below (1): 2; the next
+        // iteration's s lags t by max(s above 0, t below 0) = 0.
+        assert_eq!(wave.lags, vec![0, 2]);
+        assert_eq!(wave.per_iteration, 2);
+        assert_eq!(wave.last_lag(3), 6);
+        let periodic = program(
+            "int n;\ngrid g[n][n];\nfloat griddata a on g at 0,1 boundary periodic;\n\
+             iterate 4 {\n stencil s {\n  [0:n-1][0:n-1] : [1]a[0][0] = [0]a[-1][0] + [0]a[0][1];\n }\n}\n",
+        );
+        let why = tile_shape(&periodic).unwrap().wavefront().unwrap_err();
+        assert!(why.contains("periodic"), "{why}");
+        let line = program(
+            "int n;\ngrid g[n];\nfloat griddata a on g at 0,1;\n\
+             iterate 4 {\n stencil s {\n  [1:n-2] : [1]a[0] = [0]a[-1] + [0]a[1];\n }\n}\n",
+        );
+        let why = tile_shape(&line).unwrap().wavefront().unwrap_err();
+        assert!(why.contains("1-D"), "{why}");
     }
 
     #[test]
@@ -637,6 +860,9 @@ mod tests {
                 .unwrap_or_else(|| panic!("{n}: {:?}", plan.reasons));
             assert_eq!(tiling.steps, 8, "{n}");
             assert!(tiling.tile[1] >= 512, "{n}: {:?}", tiling.tile);
+            // Measured (bench/RESULTS.md, "Wavefront order"): j2d5pt's rows
+            // of a wave cost more to set up than its short tiles' halo.
+            assert_eq!(tiling.order, TileOrder::Levels, "{n}: {:?}", plan.reasons);
         }
     }
 

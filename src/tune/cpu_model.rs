@@ -92,6 +92,7 @@ pub fn predict(program: &Program, env: &RunEnv, knobs: &Knobs, machine: &Machine
         time: knobs.time,
         tile: knobs.cpu_tile.clone(),
         threads: knobs.threads,
+        order: None,
     };
     if let (Ok(shape), Ok(plan)) = (
         tile_shape(program),
@@ -222,6 +223,7 @@ mod tests {
                 time,
                 tile,
                 threads: Some(2),
+                order: None,
             };
             let plan = plan_cpu(&program, &request, &env, &caches).unwrap();
             let expected = predict_step_seconds(&inputs, plan.tiling.as_ref(), 2, &caches);

@@ -16,3 +16,4 @@ mod handmade;
 mod overtile;
 mod parts;
 mod time_tiling;
+mod wavefront;

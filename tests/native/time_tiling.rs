@@ -15,9 +15,10 @@ use stencilc::exec::backend::RunOptions;
 use stencilc::exec::{interp, native, Bindings, Buffer, FieldState};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
+use stencilc::schedule::cpu_tile::TileOrder;
 use stencilc::source::SourceFile;
 
-fn cc_available() -> bool {
+pub(super) fn cc_available() -> bool {
     common::runtime_available(
         "cc",
         native::Compiler::from_env()
@@ -26,14 +27,14 @@ fn cc_available() -> bool {
     )
 }
 
-fn parse(name: &str, text: &str) -> Program {
+pub(super) fn parse(name: &str, text: &str) -> Program {
     stencilc::front::parse_program(SourceFile::new(name, text.to_string()))
         .and_then(stencilc::analysis::checked)
         .unwrap_or_else(|d| panic!("{d}"))
 }
 
 /// Small sizes that are not multiples of the tiles; 7 iterations.
-fn bindings(program: &Program) -> Bindings {
+pub(super) fn bindings(program: &Program) -> Bindings {
     let params = program
         .params
         .iter()
@@ -55,7 +56,7 @@ fn bindings(program: &Program) -> Bindings {
 
 /// Distinct values in every level, so that a level read from the wrong
 /// buffer or the wrong point shows.
-fn state(program: &Program, env: &RunEnv) -> FieldState {
+pub(super) fn state(program: &Program, env: &RunEnv) -> FieldState {
     let fields = program
         .fields
         .iter()
@@ -88,7 +89,12 @@ fn state(program: &Program, env: &RunEnv) -> FieldState {
 /// Runs `program` on the interpreter and on the C back-end with `options`;
 /// asserts the same counts, reductions and every level bit for bit. Returns
 /// whether the C was time-tiled.
-fn same_as_interpreter(program: &Program, env: &RunEnv, options: &RunOptions, what: &str) -> bool {
+pub(super) fn same_as_interpreter(
+    program: &Program,
+    env: &RunEnv,
+    options: &RunOptions,
+    what: &str,
+) -> bool {
     let mut expected = state(program, env);
     let want = interp::run(program, env, &mut expected).unwrap();
     let mut got = state(program, env);
@@ -104,11 +110,14 @@ fn same_as_interpreter(program: &Program, env: &RunEnv, options: &RunOptions, wh
         .is_some()
 }
 
+/// Level-by-level time tiles (the wavefront order has its own tests, in
+/// `wavefront.rs`).
 fn tiled(time: u32, tile: &[u32]) -> RunOptions {
     RunOptions {
         time: Some(time),
         cpu_tile: Some(tile.to_vec()),
         threads: Some(2),
+        cpu_order: Some(TileOrder::Levels),
         ..RunOptions::default()
     }
 }
@@ -161,7 +170,7 @@ fn every_example_and_bench_program_matches_the_interpreter_for_t_1_to_6() {
 /// Two stencils per iteration over three fields (one read-only), with
 /// `mode` borders, a sum reduction and a check every `kcheck` iterations
 /// that stops the iterate once the sum falls below `limit`.
-fn two_stencils(mode: &str) -> Program {
+pub(super) fn two_stencils(mode: &str) -> Program {
     let boundary = if mode == "none" {
         String::new()
     } else {
@@ -192,7 +201,14 @@ fn two_stencils(mode: &str) -> Program {
     parse(&format!("two_stencils_{mode}.sdsl"), &text)
 }
 
-fn env_of(program: &Program, nx: i32, ny: i32, steps: i32, kcheck: i32, limit: f32) -> RunEnv {
+pub(super) fn env_of(
+    program: &Program,
+    nx: i32,
+    ny: i32,
+    steps: i32,
+    kcheck: i32,
+    limit: f32,
+) -> RunEnv {
     let params = vec![
         Value::Int(nx),
         Value::Int(ny),
@@ -203,7 +219,7 @@ fn env_of(program: &Program, nx: i32, ny: i32, steps: i32, kcheck: i32, limit: f
     RunEnv::new(program, &Bindings { params }).unwrap()
 }
 
-const MODES: [&str; 5] = ["clamp", "mirror", "periodic", "zero", "none"];
+pub(super) const MODES: [&str; 5] = ["clamp", "mirror", "periodic", "zero", "none"];
 
 #[test]
 fn every_boundary_mode_with_two_stencils_and_checks_matches_the_interpreter() {
@@ -249,6 +265,7 @@ proptest! {
         tile_x in 1u32..40,
         tile_y in 1u32..20,
         threads in 1u32..4,
+        wavefront in any::<bool>(),
     ) {
         if !cc_available() {
             return Ok(());
@@ -259,9 +276,10 @@ proptest! {
             time: Some(time),
             cpu_tile: Some(vec![tile_x, tile_y]),
             threads: Some(threads),
+            cpu_order: Some(if wavefront { TileOrder::Wavefront } else { TileOrder::Levels }),
             ..RunOptions::default()
         };
-        let what = format!("{} {nx}x{ny} steps {steps} every {kcheck} T {time} tile {tile_x},{tile_y}", MODES[mode]);
+        let what = format!("{} {nx}x{ny} steps {steps} every {kcheck} T {time} tile {tile_x},{tile_y} wavefront {wavefront}", MODES[mode]);
         same_as_interpreter(&program, &env, &options, &what);
     }
 }
@@ -383,6 +401,7 @@ fn emitted_time_tiled_c_reads_as_a_program() {
         tiling: Some(stencilc::schedule::cpu_tile::CpuTiling {
             steps: 4,
             tile: vec![32, 1024],
+            order: stencilc::schedule::cpu_tile::TileOrder::Levels,
         }),
         threads: Some(2),
         ..Default::default()

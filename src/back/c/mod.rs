@@ -32,6 +32,7 @@ mod run;
 mod snapshot;
 mod timetile;
 mod uses;
+mod wavefront;
 mod window;
 mod writer;
 

@@ -91,14 +91,18 @@ const TILE_TEMPS: &[&str] = &[
     "below",
     "below_bytes",
     "broken",
+    "wave",
+    "last_wave",
+    "row",
 ];
 
-/// Per-level roles of time tiling (`a_t0_in`, `a_t0_out`, `a_t0_w`, `a_t0_to`,
+/// Per-level roles of time tiling (`a_t0_in`, `a_t0_out`, `a_t0_w`, `a_t0_r`, `a_t0_to`,
 /// `a_t0_ring0`..`a_t0_ring2`, `a_t0_below`): the entity's role and the name's suffix.
 const LEVEL_TEMPS: &[(&str, &str)] = &[
     ("level_in", "in"),
     ("level_out", "out"),
     ("level_window", "w"),
+    ("level_round", "r"),
     ("level_to", "to"),
     ("level_ring0", "ring0"),
     ("level_ring1", "ring1"),

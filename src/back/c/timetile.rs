@@ -13,7 +13,8 @@
 //! region shrinks as the halo's values go stale), rotating the window's level
 //! pointers between steps exactly as the run function rotates the grid's, and
 //! writes the tile's centre of every level of the written fields back into the
-//! grid's own level buffers.
+//! grid's own level buffers. The inner steps run level by level (here) or in
+//! a wave along the outermost axis ([`crate::back::c::wavefront`]).
 //!
 //! **In place.** The halo a tile reads belongs to its neighbours, and those
 //! that ran before it have overwritten it; the values they had are kept in
@@ -44,6 +45,7 @@ use crate::back::c::names;
 use crate::back::c::uses::Uses;
 use crate::back::c::writer::Writer;
 use crate::ir::{FieldId, Iterate};
+use crate::schedule::cpu_tile::TileOrder;
 
 impl Writer<'_> {
     /// The fields of the tiles, as `(field, time_lo, time_hi)`.
@@ -101,10 +103,8 @@ impl Writer<'_> {
         } else {
             params.push_str(", ");
         }
-        let [tsteps, tstep, tleft, tile, ntiles, window, window_points, level_bytes, failed] = [
+        let [tsteps, tile, ntiles, window, window_points, level_bytes, failed] = [
             "tsteps",
-            "tstep",
-            "tleft",
             "tile",
             "ntiles",
             "window",
@@ -438,71 +438,15 @@ impl Writer<'_> {
         }
         self.patch_window_from_snapshots();
         self.save_centre_edges();
-        let iterate = p.iterate.as_ref().expect("an iterate");
-        self.open(&format!(
-            "for (long {tstep} = 0; {tstep} < {tsteps}; {tstep}++) {{"
-        ));
-        self.line(&format!("const long {tleft} = {tsteps} - 1 - {tstep};"));
-        let mut part_index = 0;
-        for stencil in &iterate.stencils {
-            for part in &stencil.parts {
-                let after = shape.reach_after(part_index);
-                let clip: Vec<(Option<String>, Option<String>)> = (0..rank)
-                    .map(|a| {
-                        if shape.whole[a] {
-                            return (None, None);
-                        }
-                        let side = |centre: String, sign: &str, per_step: u64, later: u64| {
-                            let grown = match (per_step, later) {
-                                (0, 0) => return centre,
-                                (0, l) => l.to_string(),
-                                (1, 0) => tleft.clone(),
-                                (r, 0) => format!("{tleft} * {r}"),
-                                (1, l) => format!("{tleft} + {l}"),
-                                (r, l) => format!("{tleft} * {r} + {l}"),
-                            };
-                            if grown.contains(' ') {
-                                format!("{centre} {sign} ({grown})")
-                            } else {
-                                format!("{centre} {sign} {grown}")
-                            }
-                        };
-                        (
-                            Some(side(axis("c_lo", a), "-", reach[a].0, after[a].0)),
-                            Some(side(axis("c_hi", a), "+", reach[a].1, after[a].1)),
-                        )
-                    })
-                    .collect();
-                self.line(&format!(
-                    "/* stencil {}: its points in the tile grown by the reach of what runs after it */",
-                    stencil.name
-                ));
-                self.open("{");
-                let part_uses = Uses::of_part(p, part);
-                for (&(f, t), &written) in &part_uses.levels {
-                    let field = FieldId(f);
-                    let ty = names::c_type(p.fields[f].ty);
-                    let constness = if written { "" } else { "const " };
-                    self.line(&format!(
-                        "{constness}{ty} *SDSL_RESTRICT {} = {};",
-                        n.level(field, t),
-                        self.level_name("w", field, t)
-                    ));
-                }
-                self.window = true;
-                self.stencil_part_with(part, String::new(), clip);
-                self.window = false;
-                self.close("}");
-                part_index += 1;
+        match tiling.order {
+            TileOrder::Levels => self.inner_steps_by_level(),
+            TileOrder::Wavefront => {
+                let wave = shape
+                    .wavefront()
+                    .expect("the plan takes the wavefront only where it applies");
+                self.inner_steps_in_a_wave(&wave);
             }
         }
-        self.open(&format!("if ({tstep} + 1 < {tsteps}) {{"));
-        let window_fields = self.tile_fields(false);
-        self.rotate_names(&window_fields, "w");
-        let written = self.tile_fields(true);
-        self.rotate_names(&written, "to");
-        self.close("}");
-        self.close("}");
         self.line(&format!(
             "/* the centre out: every level of the fields written ({full}: also those the next sweep overwrites first) */"
         ));
@@ -520,9 +464,102 @@ impl Writer<'_> {
         self.close("}");
     }
 
+    /// The inner steps of a tile level by level: each stencil part over its
+    /// whole clip (see [`Self::part_clip`]), inner step after inner step.
+    fn inner_steps_by_level(&mut self) {
+        let p = self.program;
+        let n = Rc::clone(&self.names);
+        let [tsteps, tstep, tleft] = ["tsteps", "tstep", "tleft"].map(|role| n.temp(role));
+        let iterate = p.iterate.as_ref().expect("an iterate");
+        self.open(&format!(
+            "for (long {tstep} = 0; {tstep} < {tsteps}; {tstep}++) {{"
+        ));
+        self.line(&format!("const long {tleft} = {tsteps} - 1 - {tstep};"));
+        let mut part_index = 0;
+        for stencil in &iterate.stencils {
+            for part in &stencil.parts {
+                let clip = self.part_clip(part_index);
+                self.line(&format!(
+                    "/* stencil {}: its points in the tile grown by the reach of what runs after it */",
+                    stencil.name
+                ));
+                self.open("{");
+                self.bind_part_levels(part, "w");
+                self.window = true;
+                self.stencil_part_with(part, String::new(), clip);
+                self.window = false;
+                self.close("}");
+                part_index += 1;
+            }
+        }
+        self.open(&format!("if ({tstep} + 1 < {tsteps}) {{"));
+        let window_fields = self.tile_fields(false);
+        self.rotate_names(&window_fields, "w");
+        let written = self.tile_fields(true);
+        self.rotate_names(&written, "to");
+        self.close("}");
+        self.close("}");
+    }
+
+    /// The levels `part` reads and writes, named as the untiled loop names
+    /// them, bound to the window's level pointers named with `suffix`.
+    pub(super) fn bind_part_levels(&mut self, part: &crate::ir::StencilPart, suffix: &str) {
+        let p = self.program;
+        let part_uses = Uses::of_part(p, part);
+        for (&(f, t), &written) in &part_uses.levels {
+            let field = FieldId(f);
+            let ty = names::c_type(p.fields[f].ty);
+            let constness = if written { "" } else { "const " };
+            self.line(&format!(
+                "{constness}{ty} *SDSL_RESTRICT {} = {};",
+                self.names.level(field, t),
+                self.level_name(suffix, field, t)
+            ));
+        }
+    }
+
+    /// Per axis, the bounds the points of part `part_index` (of one
+    /// iteration) are clipped to at inner step `tleft` from the sweep's end:
+    /// the tile's centre grown by `tleft ×` the iteration's reach and the
+    /// reach of the parts after it, so that the computed region shrinks as
+    /// the halo's values go stale.
+    pub(super) fn part_clip(&self, part_index: usize) -> Vec<(Option<String>, Option<String>)> {
+        let n = &self.names;
+        let (shape, _) = self.tiling.as_ref().expect("a time tiling");
+        let reach = shape.iteration_reach();
+        let after = shape.reach_after(part_index);
+        let tleft = n.temp("tleft");
+        (0..shape.rank)
+            .map(|a| {
+                if shape.whole[a] {
+                    return (None, None);
+                }
+                let side = |centre: String, sign: &str, per_step: u64, later: u64| {
+                    let grown = match (per_step, later) {
+                        (0, 0) => return centre,
+                        (0, l) => l.to_string(),
+                        (1, 0) => tleft.clone(),
+                        (r, 0) => format!("{tleft} * {r}"),
+                        (1, l) => format!("{tleft} + {l}"),
+                        (r, l) => format!("{tleft} * {r} + {l}"),
+                    };
+                    if grown.contains(' ') {
+                        format!("{centre} {sign} ({grown})")
+                    } else {
+                        format!("{centre} {sign} {grown}")
+                    }
+                };
+                (
+                    Some(side(n.axis_temp("c_lo", a), "-", reach[a].0, after[a].0)),
+                    Some(side(n.axis_temp("c_hi", a), "+", reach[a].1, after[a].1)),
+                )
+            })
+            .collect()
+    }
+
     /// Rotates the level pointers named with `suffix` of `fields` (those with
     /// two levels or more): `[hi]` becomes `[hi-1]`.
-    fn rotate_names(&mut self, fields: &[(FieldId, i32, i32)], suffix: &str) {
+    pub(super) fn rotate_names(&mut self, fields: &[(FieldId, i32, i32)], suffix: &str) {
         let oldest = self.names.temp("oldest");
         for &(f, lo, hi) in fields {
             if hi == lo {

@@ -343,6 +343,7 @@ mod with_mpi {
         let per_rank_ignored = [
             (args.schedule.time.is_some(), "--time"),
             (args.schedule.cpu_tile.is_some(), "--cpu-tile"),
+            (args.schedule.cpu_order.is_some(), "--cpu-order"),
             (args.schedule.fuse, "--fuse"),
             (args.schedule.shm.is_some(), "--shm"),
         ];

@@ -62,6 +62,7 @@ pub fn plan(program: &Program, env: &RunEnv, options: &RunOptions) -> Result<Cpu
         time: options.time,
         tile: options.cpu_tile.clone(),
         threads: options.threads,
+        order: options.cpu_order,
     };
     plan_cpu(program, &request, env, &CpuCaches::here()).map_err(|d| {
         ExecError::Located(crate::diag::Diagnostics::new(
