@@ -700,33 +700,39 @@ fn cuda_host_part_of_lifted_loops_compiles_with_gxx() {
         let output = cuda_output(dir.path(), name);
         assert!(output.contains("cudaLaunchKernel"), "{name}: no launch");
         let cu = dir.path().join(format!("{name}.cu"));
-        let mut gxx = Command::new("g++");
-        gxx.args([
-            "-x",
-            "c++",
-            "-std=c++11",
-            "-Wall",
-            "-Wno-unknown-pragmas",
-            // A static function whose only calls moved into kernels is left unused.
-            "-Wno-unused-function",
-            "-Werror",
-            "-c",
-        ]);
-        for include in &includes {
-            gxx.arg("-I").arg(include);
-        }
-        let built = gxx
-            .arg(&cu)
-            .arg("-o")
-            .arg(dir.path().join(format!("{name}.o")))
-            .output()
-            .unwrap();
-        assert!(
-            built.status.success(),
-            "{name}: g++ refused the host part:\n{}",
-            String::from_utf8_lossy(&built.stderr)
-        );
+        compile_host_part(name, &cu, &includes);
     }
+}
+
+/// Compiles the host part of the CUDA program in `cu` (written by the map
+/// under test) with `g++ -Wall -Werror` against the CUDA runtime headers.
+pub(super) fn compile_host_part(name: &str, cu: &Path, includes: &[std::path::PathBuf]) {
+    let mut gxx = Command::new("g++");
+    gxx.args([
+        "-x",
+        "c++",
+        "-std=c++11",
+        "-Wall",
+        "-Wno-unknown-pragmas",
+        // A static function whose only calls moved into kernels is left unused.
+        "-Wno-unused-function",
+        "-Werror",
+        "-c",
+    ]);
+    for include in includes {
+        gxx.arg("-I").arg(include);
+    }
+    let built = gxx
+        .arg(cu)
+        .arg("-o")
+        .arg(cu.with_extension("o"))
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{name}: g++ refused the host part:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
 }
 
 /// On a machine with nvcc and a GPU: the CUDA programs (lifted loops and

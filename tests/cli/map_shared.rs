@@ -12,7 +12,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use super::map::{cc_available, map, opencl_available, opencl_headers_available};
-use super::map_lift::{cuda_include_dirs, kernel_units};
+use super::map_lift::{compile_host_part, cuda_include_dirs, kernel_units};
 
 fn data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/map")
@@ -215,29 +215,6 @@ fn staged_cuda_kernels_compile_with_nvrtc_and_gxx() {
         let includes = cuda_include_dirs().unwrap();
         let cu = dir.path().join(format!("{name}.cu"));
         std::fs::write(&cu, &program).unwrap();
-        let mut gxx = Command::new("g++");
-        gxx.args([
-            "-x",
-            "c++",
-            "-std=c++11",
-            "-Wall",
-            "-Wno-unknown-pragmas",
-            "-Werror",
-            "-c",
-        ]);
-        for include in &includes {
-            gxx.arg("-I").arg(include);
-        }
-        let built = gxx
-            .arg(&cu)
-            .arg("-o")
-            .arg(dir.path().join(format!("{name}.o")))
-            .output()
-            .unwrap();
-        assert!(
-            built.status.success(),
-            "{name}: g++ refused the host part:\n{}",
-            String::from_utf8_lossy(&built.stderr)
-        );
+        compile_host_part(name, &cu, &includes);
     }
 }
