@@ -13,6 +13,22 @@ pub fn examples_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
 }
 
+/// Every `.sdsl` program of `examples/` and then of `bench/programs/`, each
+/// folder's sorted by name.
+pub fn example_and_bench_programs() -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    for dir in [examples_dir(), examples_dir().join("../bench/programs")] {
+        let mut paths: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "sdsl"))
+            .collect();
+        paths.sort();
+        all.extend(paths);
+    }
+    all
+}
+
 /// The environment variable naming a file to which every skipped test appends
 /// one line (`.ci/run` sets it and prints the count at the end).
 pub const SKIP_LOG_VAR: &str = "STENCILC_SKIP_LOG";

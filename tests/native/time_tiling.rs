@@ -130,34 +130,23 @@ fn every_example_and_bench_program_matches_the_interpreter_for_t_1_to_6() {
     let mut tiled_runs = 0;
     let mut programs = 0;
     let mut untiled = Vec::new();
-    for dir in [
-        common::examples_dir(),
-        common::examples_dir().join("../bench/programs"),
-    ] {
-        let mut paths: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "sdsl"))
-            .collect();
-        paths.sort();
-        for path in paths {
-            let program = parse(
-                &path.display().to_string(),
-                &std::fs::read_to_string(&path).unwrap(),
-            );
-            let env = RunEnv::new(&program, &bindings(&program)).unwrap();
-            for time in 1..=6 {
-                // Tiles of 5 and 3 points (innermost first): no size divides.
-                let what = format!("{} with --time {time}", path.display());
-                if same_as_interpreter(&program, &env, &tiled(time, &[5, 3, 3]), &what) {
-                    tiled_runs += 1;
-                } else if time > 1 && env.max_iters() > 1 && env.every() != Some(1) {
-                    // Only one iteration, or a check after each, leaves T = 1.
-                    untiled.push(what);
-                }
+    for path in common::example_and_bench_programs() {
+        let program = parse(
+            &path.display().to_string(),
+            &std::fs::read_to_string(&path).unwrap(),
+        );
+        let env = RunEnv::new(&program, &bindings(&program)).unwrap();
+        for time in 1..=6 {
+            // Tiles of 5 and 3 points (innermost first): no size divides.
+            let what = format!("{} with --time {time}", path.display());
+            if same_as_interpreter(&program, &env, &tiled(time, &[5, 3, 3]), &what) {
+                tiled_runs += 1;
+            } else if time > 1 && env.max_iters() > 1 && env.every() != Some(1) {
+                // Only one iteration, or a check after each, leaves T = 1.
+                untiled.push(what);
             }
-            programs += 1;
         }
+        programs += 1;
     }
     assert!(programs >= 16, "examples and benchmarks found: {programs}");
     assert!(untiled.is_empty(), "untiled: {untiled:#?}");

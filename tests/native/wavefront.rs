@@ -50,36 +50,25 @@ fn every_example_and_bench_program_matches_the_interpreter_in_a_wave() {
     }
     let mut waves = 0;
     let mut programs = 0;
-    for dir in [
-        crate::common::examples_dir(),
-        crate::common::examples_dir().join("../bench/programs"),
-    ] {
-        let mut paths: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "sdsl"))
-            .collect();
-        paths.sort();
-        for path in paths {
-            let program = parse(
-                &path.display().to_string(),
-                &std::fs::read_to_string(&path).unwrap(),
-            );
-            let env = RunEnv::new(&program, &bindings(&program)).unwrap();
-            let applies = tile_shape(&program).is_ok_and(|s| s.wavefront().is_ok());
-            // Short tiles (3 rows: the wave crosses tile and chunk edges) and
-            // tall ones (13 rows, taller than most of these grids); no size
-            // divides.
-            for (time, tile) in [(2, [5u32, 3, 3]), (5, [7, 13, 13])] {
-                let what = format!("{} with --time {time} in a wave", path.display());
-                let options = wave(time, &tile, 2);
-                if same_as_interpreter(&program, &env, &options, &what) {
-                    assert_eq!(in_a_wave(&program, &env, &options), applies, "{what}");
-                    waves += usize::from(applies);
-                }
+    for path in crate::common::example_and_bench_programs() {
+        let program = parse(
+            &path.display().to_string(),
+            &std::fs::read_to_string(&path).unwrap(),
+        );
+        let env = RunEnv::new(&program, &bindings(&program)).unwrap();
+        let applies = tile_shape(&program).is_ok_and(|s| s.wavefront().is_ok());
+        // Short tiles (3 rows: the wave crosses tile and chunk edges) and
+        // tall ones (13 rows, taller than most of these grids); no size
+        // divides.
+        for (time, tile) in [(2, [5u32, 3, 3]), (5, [7, 13, 13])] {
+            let what = format!("{} with --time {time} in a wave", path.display());
+            let options = wave(time, &tile, 2);
+            if same_as_interpreter(&program, &env, &options, &what) {
+                assert_eq!(in_a_wave(&program, &env, &options), applies, "{what}");
+                waves += usize::from(applies);
             }
-            programs += 1;
         }
+        programs += 1;
     }
     assert!(programs >= 16, "examples and benchmarks found: {programs}");
     assert!(waves >= 2 * (programs - 5), "runs in a wave: {waves}");
