@@ -8,15 +8,16 @@
 //! fastest prediction wins, so the choice is never predicted slower than
 //! either. Candidates are tried simplest first and a later one must be
 //! faster by more than rounding ([`TIE`]) to win, so a tie keeps the simpler
-//! kernel. Registers are the model's
-//! assumed [`ASSUMED_REGISTERS`](crate::model::ASSUMED_REGISTERS): running
-//! ptxas on every candidate would cost seconds; `stencilc explain` shows the
-//! chosen kernels with ptxas's figures.
+//! kernel. Registers are the model's estimate
+//! ([`estimated_registers`](crate::model::estimated_registers): more for longer
+//! runs of points per thread, so a run that would cut occupancy loses):
+//! running ptxas on every candidate would cost seconds; `stencilc explain`
+//! shows the chosen kernels with ptxas's figures.
 
 use crate::ir::env::RunEnv;
 use crate::ir::Program;
 use crate::lower::{lower, Target};
-use crate::model::{build, cost, Device, Role};
+use crate::model::{build, cost, estimated_registers, Device, Role};
 use crate::schedule::{
     hinted_shape, FieldPlacement, Schedule, ScheduleError, ScheduleRequest, ShmRequest,
     StencilSchedule,
@@ -289,7 +290,10 @@ fn evaluate(
         for (s, launches) in lowered.plan.stencils.iter().enumerate() {
             for _ in launches {
                 let spec = stencil_specs.next()?;
-                times[s] = match (times[s], cost(spec, device, None)) {
+                times[s] = match (
+                    times[s],
+                    cost(spec, device, Some(estimated_registers(spec))),
+                ) {
                     (Some(sum), Ok(c)) => Some(sum + c.time),
                     _ => None,
                 };

@@ -5,8 +5,9 @@
 //! accesses of one point, its shared-memory tiles and its instructions per
 //! thread ([`instr`]). [`cost`] turns it, with a [`Device`] and the registers
 //! `ptxas -v` reports ([`ptxas`]), into bytes per point at each memory level,
-//! occupancy and the time each resource needs; the largest is the bound and the
-//! predicted time. bench/gpu/MODEL.md gives the equations and compares them
+//! occupancy and the time each resource needs; the largest is the bound, and
+//! it plus the latency the resident threads leave exposed is the predicted
+//! time. bench/gpu/MODEL.md gives the equations and compares them
 //! with the H100 measurements; [`warnings`] turns the figures into advice.
 
 pub mod build;
@@ -25,8 +26,22 @@ use serde::Serialize;
 pub use device::{Device, DEVICES};
 
 /// A memory round trip under load (a thread's lifetime when it loads once from
-/// DRAM), ns: calibrated on j2d5pt f32 16384² on the H100 (1.076 ms).
+/// DRAM), ns: calibrated on j2d5pt f32 16384² on the H100 (1.076 ms). The
+/// time-tiling model and the latency warning use it; [`cost`] adds
+/// [`EXPOSED_LATENCY_NS`] instead.
 pub const DRAM_ROUND_NS: f64 = 1084.0;
+/// The memory latency a thread leaves exposed per round of loads, ns, added to
+/// the busiest resource's time once per wave of resident threads: fitted (with
+/// [`POINTS_PER_ROUND`], [`POINTS_PER_ROUND_3D`], the register estimate and the
+/// Hopper presets' L2 bandwidth) on 94 schedules of the bench programs timed on
+/// an H200 (2026-11-26, bench/gpu/h200/): block shapes, runs of 1–16 points,
+/// staging. It is what makes low occupancy (many registers per thread) cost
+/// time even where DRAM bandwidth bounds the kernel.
+pub const EXPOSED_LATENCY_NS: f64 = 350.0;
+/// Points of a run whose loads a thread has in flight at once (one round).
+pub const POINTS_PER_ROUND: u32 = 4;
+/// The same for a march along the outermost axis of a 3-D grid (2.5-D).
+pub const POINTS_PER_ROUND_3D: u32 = 2;
 /// Each further dependent round of loads that hits L2 (tile loading loops), ns:
 /// calibrated on j2d9pt f32 16384² with its shared tile on the H100 (1.916 ms).
 pub const L2_ROUND_NS: f64 = 282.0;
@@ -39,6 +54,49 @@ pub const LAUNCH_US: f64 = 3.0;
 pub const CHECK_SYNC_US: f64 = 10.0;
 /// Registers assumed per thread when ptxas is not available.
 pub const ASSUMED_REGISTERS: u32 = 32;
+
+/// Registers a kernel is estimated to need where ptxas has not been run (the
+/// schedule heuristic's candidates): [`ASSUMED_REGISTERS`] for one point per
+/// thread; a thread computing a run of `R` points holds values of each read
+/// the run does not share, so 20 + `R` × (distinct reads once the run's axis is
+/// dropped, in 4-byte words) / 2, at least [`ASSUMED_REGISTERS`] and at most
+/// 255. Fitted on ptxas 12.8's figures for the bench kernels (the Rician `us`
+/// kernel, 11 doubles a point: 62 registers at `R` = 2 and 160 at 8, estimated
+/// 42 and 108; j2d5pt, 3 floats: 63 at 16, estimated 44): low where the
+/// compiler keeps every value live, high for sums it folds as it loads (star3d1r
+/// keeps 40 at 16, estimated 60).
+pub fn estimated_registers(spec: &KernelSpec) -> u32 {
+    let run: u32 = spec.points_per_thread.iter().product();
+    if run <= 1 {
+        return ASSUMED_REGISTERS;
+    }
+    // The run's axis: the one with the most points per thread (x y z), as an
+    // index into the offsets (outermost first).
+    let rank = spec.bounds.len();
+    let axis_xyz = (0..3)
+        .max_by_key(|&d| (spec.points_per_thread[d], d))
+        .unwrap_or(0);
+    let axis = rank.checked_sub(1 + axis_xyz);
+    let mut held: Vec<(&str, Vec<i64>, usize)> = Vec::new();
+    for read in &spec.reads {
+        let lateral: Vec<i64> = read
+            .offset
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != axis)
+            .map(|(_, o)| *o)
+            .collect();
+        if !held
+            .iter()
+            .any(|(level, offset, _)| *level == read.level && *offset == lateral)
+        {
+            held.push((&read.level, lateral, read.elem));
+        }
+    }
+    let words: usize = held.iter().map(|(_, _, elem)| elem.div_ceil(4)).sum();
+    let estimate = 20 + (run as usize * words).div_ceil(2);
+    estimate.clamp(ASSUMED_REGISTERS as usize, 255) as u32
+}
 
 /// What a kernel is for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -273,7 +331,9 @@ pub struct Times {
     pub issue: f64,
     /// FP64 warp instructions over the SM's FP64 lanes.
     pub fp64: f64,
-    /// Waves of resident blocks times a block's lifetime.
+    /// Waves of resident blocks times a block's exposed latency
+    /// ([`EXPOSED_LATENCY_NS`] per point plus tile rounds), added to the
+    /// busiest of the others.
     pub latency: f64,
     /// Launch overhead.
     pub launch: f64,
@@ -325,8 +385,27 @@ pub fn cost(
     let sms = device.sms as f64;
     let warps = blocks as f64 * spec.threads().div_ceil(32) as f64;
     let waves = (blocks as f64 / (sms * occupancy.blocks_per_sm as f64)).max(1.0);
-    let rounds = traffic.rounds.max(spec.sequential_loads).max(1);
-    let lifetime = (DRAM_ROUND_NS + (rounds - 1) as f64 * L2_ROUND_NS) * 1e-9;
+    let points_per_thread: u32 = spec.points_per_thread.iter().product();
+    // A thread computing a run of points has the loads of a few in flight at
+    // once ([`POINTS_PER_ROUND`], fewer for a march along the outermost axis
+    // of a 3-D grid, whose planes follow one another); a grid-stride loop
+    // (reductions) waits for every fourth load.
+    let run_rounds = if spec.sequential_loads > 1 {
+        spec.sequential_loads
+    } else {
+        let per_round = if spec.bounds.len() == 3 && spec.points_per_thread[2] > 1 {
+            POINTS_PER_ROUND_3D
+        } else {
+            POINTS_PER_ROUND
+        };
+        points_per_thread.max(1).div_ceil(per_round)
+    };
+    let tile_rounds = traffic.rounds.max(1);
+    let rounds = tile_rounds + run_rounds - 1;
+    // Each wave of resident threads leaves one exposed latency per round of
+    // its run, plus the dependent rounds of tile loads that hit L2.
+    let lifetime =
+        (EXPOSED_LATENCY_NS * run_rounds as f64 + (tile_rounds - 1) as f64 * L2_ROUND_NS) * 1e-9;
     let times = Times {
         dram: n * traffic.dram / (device.copy_gb_s * 1e9 * STREAM_EFFICIENCY),
         l2: n * traffic.l2 / (device.l2_gb_s * 1e9),
@@ -337,6 +416,9 @@ pub fn cost(
         latency: if points == 0 { 0.0 } else { waves * lifetime },
         launch: LAUNCH_US * 1e-6,
     };
+    // The latency the resident threads leave exposed adds to the busiest
+    // resource's time (fitted on the H200: a max of the two under-predicts
+    // every run of low occupancy); it bounds the kernel where it is the larger.
     let ranked = [
         (times.dram, Resource::Dram),
         (times.l2, Resource::L2),
@@ -345,7 +427,7 @@ pub fn cost(
         (times.fp64, Resource::Fp64),
         (times.latency, Resource::Latency),
     ];
-    let (slowest, bound) = ranked
+    let (_, bound) = ranked
         .iter()
         .copied()
         .fold((0.0, Resource::Launch), |best, (t, r)| {
@@ -355,7 +437,8 @@ pub fn cost(
                 best
             }
         });
-    let points_per_thread: u32 = spec.points_per_thread.iter().product();
+    let busiest = ranked[..5].iter().map(|(t, _)| *t).fold(0.0, f64::max);
+    let slowest = busiest + times.latency;
     Ok(KernelCost {
         points,
         blocks,

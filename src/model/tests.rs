@@ -149,14 +149,16 @@ fn times_are_the_resource_equations() {
     // 8 bytes per point over 3000 GB/s x 0.88.
     let dram = (n as f64) * 8.0 / (3000e9 * 0.88);
     assert!((c.times.dram - dram).abs() < 1e-12);
-    // 65536 blocks over 132 SMs x 8 resident blocks, each living 1084 ns.
-    let latency = 65536.0 / (132.0 * 8.0) * 1084e-9;
+    // 65536 blocks over 132 SMs x 8 resident blocks, each wave leaving 350 ns
+    // exposed (one point per thread: one round).
+    let latency = 65536.0 / (132.0 * 8.0) * 350e-9;
     assert!((c.times.latency - latency).abs() < 1e-12);
     // 2048 warps per... 65536 blocks x 8 warps x 10 instructions over 4 per clock.
     let issue = 65536.0 * 8.0 * 10.0 / (132.0 * 4.0 * 1.98e9);
     assert!((c.times.issue - issue).abs() < 1e-12);
-    assert_eq!(c.bound, Resource::Latency);
-    assert!((c.time - (3e-6 + latency)).abs() < 1e-12);
+    // The busiest resource is DRAM; the exposed latency adds to it.
+    assert_eq!(c.bound, Resource::Dram);
+    assert!((c.time - (3e-6 + dram + latency)).abs() < 1e-12);
 }
 
 #[test]
@@ -187,4 +189,35 @@ fn warnings_name_a_tile_that_does_not_pay_and_an_index_overflow() {
     assert!(text.contains("2147483648 points"), "{text}");
     let text = warnings::warnings(&spec, &plain, d, None, None).join("\n");
     assert!(!text.contains("staging"), "{text}");
+}
+
+#[test]
+fn a_run_of_points_shares_its_rounds_and_estimates_registers_by_what_it_holds() {
+    let d = h100();
+    let mut spec = copy_1d(1 << 24, 0);
+    // One point per thread: the assumed 32 registers, one round.
+    assert_eq!(estimated_registers(&spec), ASSUMED_REGISTERS);
+    let one = cost(&spec, d, Some(32)).unwrap();
+    assert_eq!(one.memory_rounds, 1);
+    // A run of 8 points along x (a 1-D grid): 2 rounds of 4 points, and a
+    // quarter of the waves, so half the exposed latency of one point each.
+    spec.block = [256, 1, 1];
+    spec.points_per_thread = [8, 1, 1];
+    let run = cost(&spec, d, Some(32)).unwrap();
+    assert_eq!(run.memory_rounds, 2);
+    let waves = |c: &KernelCost| c.blocks as f64 / (132.0 * 8.0);
+    assert!((one.times.latency - waves(&one) * 350e-9).abs() < 1e-12);
+    assert!((run.times.latency - waves(&run) * 2.0 * 350e-9).abs() < 1e-12);
+    // One 4-byte read held per point of the run: 20 + 8 x 1 / 2 = 24, at
+    // least the assumed 32.
+    assert_eq!(estimated_registers(&spec), ASSUMED_REGISTERS);
+    // Eleven 8-byte values (the Rician update) over a run of 8: 20 + 8 x 22 / 2.
+    spec.reads = (0..11)
+        .map(|i| Access {
+            level: format!("f{i}"),
+            elem: 8,
+            offset: vec![0],
+        })
+        .collect();
+    assert_eq!(estimated_registers(&spec), 108);
 }

@@ -73,11 +73,11 @@ fn ptxas_figures_and_a_staging_warning_for_j2d9pt() {
     assert_eq!(figures["shared_bytes"], 12 * 36 * 4);
     assert!(figures["registers"].as_u64().unwrap() > 0);
     assert_eq!(figures["spill_stores"], 0);
-    // Its tile loads in one round, as many instructions as the L1 path saves
-    // (both bound by latency): no warning. box2d2r's 25 reads with runs of 2
-    // cost more staged than through L1, and the warning says so.
+    // Its tile loads in one round, but costs more than reading through L1
+    // (measured on the H100: 1.92 ms staged, 1.15 ms not), and the warning
+    // says so; so does box2d2r's with its 25 reads and runs of 2.
     let warnings = kernel["warnings"].to_string();
-    assert!(!warnings.contains("costs more than it saves"), "{warnings}");
+    assert!(warnings.contains("costs more than it saves"), "{warnings}");
     let box2d2r = bench("box2d2r.sdsl");
     let staged = explain(
         &[

@@ -3,7 +3,7 @@
 //! holds before the loop leaves them bit for bit as the C program (`cc -O2
 //! -ffp-contract=off`) leaves them after the loop.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use stencilc::exec::{interp, Buffer, FieldState};
@@ -560,18 +560,15 @@ fn a_swap_before_the_nests_is_not_lifted() {
 
 /// The `--target cuda` program of an example (or of `FORMS`, written to `dir`).
 fn cuda_output(dir: &Path, name: &str) -> String {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/map");
-    let (cwd, file) = if name == "forms" {
+    if name == "forms" {
         std::fs::write(dir.join("forms.c"), FORMS).unwrap();
-        (dir.to_path_buf(), "forms.c".to_string())
-    } else if data.join(format!("{name}.c")).exists() {
-        (data, format!("{name}.c"))
-    } else {
-        (stencilc_examples(), format!("{name}.c"))
-    };
+    }
+    let source = original_source(dir, name);
+    let cwd = source.parent().unwrap();
+    let file = format!("{name}.c");
     let out_path = dir.join(format!("{name}.cu"));
     let out = map(
-        &cwd,
+        cwd,
         &[&file, "--target", "cuda", "-o", out_path.to_str().unwrap()],
     );
     assert!(
@@ -580,6 +577,18 @@ fn cuda_output(dir: &Path, name: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     std::fs::read_to_string(out_path).unwrap()
+}
+
+/// The C file `cuda_output` maps for `name` (after it wrote `FORMS` to `dir`).
+fn original_source(dir: &Path, name: &str) -> PathBuf {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/map");
+    if name == "forms" {
+        dir.join("forms.c")
+    } else if data.join(format!("{name}.c")).exists() {
+        data.join(format!("{name}.c"))
+    } else {
+        stencilc_examples().join(format!("{name}.c"))
+    }
 }
 
 /// The kernels of each lifted nest: what nvcc compiles under `__CUDACC__`.
@@ -772,11 +781,7 @@ fn gpu_map_cuda_runs_as_the_original() {
             "{name}: {}",
             String::from_utf8_lossy(&ran.stderr)
         );
-        let source = if *name == "forms" {
-            dir.path().join("forms.c")
-        } else {
-            stencilc_examples().join(format!("{name}.c"))
-        };
+        let source = original_source(dir.path(), name);
         let original = compile_and_run(&source, &dir.path().join(format!("{name}.orig")), false);
         assert_eq!(original, String::from_utf8_lossy(&ran.stdout), "{name}");
     }

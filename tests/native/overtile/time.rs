@@ -217,10 +217,14 @@ fn without_time_the_model_chooses_when_every_parameter_has_a_value() {
     let out = stencilc_compile(&host, &out_path, &sizes);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
+    // With every size known the model decides, and says why: the time-tiled
+    // kernels measured on an H200 ran slower than untiled, so it declines
+    // (bench/gpu/MODEL.md, "Time tiling").
     assert!(
-        stderr.contains("iterations per launch, predicted"),
+        stderr.contains("time tiling: not taken: no T in 2..="),
         "{stderr}"
     );
-    let text = std::fs::read_to_string(&out_path).unwrap();
-    assert!(text.contains("_time_tile(") && text.contains("time_tile_steps(done, max_iters, 0, "));
+    assert!(!std::fs::read_to_string(&out_path)
+        .unwrap()
+        .contains("_time_tile"));
 }

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Times schedules by hand on the device machine (`run --json`, the compute
+# phase of a whole run over data on the device, divided by its iterations), to
+# calibrate the model's choice: block × points per thread for the bench programs
+# that bench-gpu found furthest from the copy bandwidth. Carry
+# target/release/stencilc; everything goes to $OUT/sweep.log.
+set -uo pipefail
+root="$(pwd)"
+out="${OUT:-/tmp/sweep}"
+mkdir -p "$out"
+stencilc="$root/target/release/stencilc"
+nvrtc="$(ls /usr/local/cuda*/targets/*/lib/libnvrtc.so.* /usr/local/cuda*/lib64/libnvrtc.so.* \
+    2>/dev/null | grep -v builtins | sort -V | tail -n 1 || true)"
+if [ -n "$nvrtc" ]; then
+    mkdir -p /tmp/nvrtc-link
+    ln -sf "$nvrtc" /tmp/nvrtc-link/libnvrtc.so
+    export LD_LIBRARY_PATH="/tmp/nvrtc-link:$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+P="$root/bench/programs"
+
+# ms per iteration of one run, with its label.
+one() {
+    local label="$1"
+    shift
+    local json
+    json="$(timeout 60 "$stencilc" run "$@" --time 1 --json 2>"$out/err.txt")"
+    printf '%-56s %s\n' "$label" "$(printf '%s' "$json" | python3 -c \
+        'import json,sys
+try:
+    d=json.load(sys.stdin); t=d["times"]
+    print("%.4f ms/it  (%d it)" % (1e3 * t["compute"] / d["iterations"], d["iterations"]))
+except Exception as e:
+    print("failed:", open(sys.argv[1]).read().strip().splitlines()[:1])' "$out/err.txt")"
+}
+
+{
+date -u
+python3 -c 'import numpy as np; np.save("/tmp/r512.npy", np.random.default_rng(1).random((512, 512, 512)))'
+echo "== rician3d f64 512^3, 20 iterations, random U and F"
+for b in 32,8,1 32,4,1 64,4,1 32,4,2; do for t in 1 2 4 8; do
+    one "rician3d block $b tile 1,1,$t" "$P/rician3d.sdsl" --backend cuda --set dim0=512 --set dim1=512 --set dim2=512 \
+        --set steps=20 --set sigma=0.05 --set lambda=0.065 --input U=/tmp/r512.npy --input F=/tmp/r512.npy --block $b --tile 1,1,$t
+done; done
+echo "== j2d5pt f32 16384^2, 40 steps"
+for b in 32,8 64,4 128,2 32,4; do for t in 1 2 4 8; do
+    one "j2d5pt block $b tile 1,$t" "$P/j2d5pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block $b --tile 1,$t
+done; done
+one "j2d5pt block 32,8 tile 1,16" "$P/j2d5pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,16
+echo "== j2d5pt f64 (the float_to_double text) 16384^2, 40 steps"
+sed -e 's/\bfloat\b/double/g' -e 's/\([0-9]\)f\b/\1/g' "$P/j2d5pt.sdsl" > /tmp/j2d5pt_f64.sdsl
+for b in 32,8; do for t in 1 2 4; do
+    one "j2d5pt f64 block $b tile 1,$t" /tmp/j2d5pt_f64.sdsl --backend cuda --set n=16384 --set steps=40 --block $b --tile 1,$t
+done; done
+echo "== star3d1r f32 512^3, 40 steps"
+for b in 32,8,1 64,4,1 128,2,1 32,4,2; do for t in 1 4 8 16; do
+    one "star3d1r block $b tile 1,1,$t" "$P/star3d1r.sdsl" --backend cuda --set n=512 --set steps=40 --block $b --tile 1,1,$t
+done; done
+echo "== j3d27pt f32 512^3, 40 steps"
+for b in 32,8,1 64,4,1 32,4,2; do for t in 1 4 8 16; do
+    one "j3d27pt block $b tile 1,1,$t" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40 --block $b --tile 1,1,$t
+done; done
+one "j3d27pt block 32,4,2 shm a" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40 --block 32,4,2 --shm a
+echo "== gaussian_blur f32 3840x2160, 400 steps"
+for b in 32,8 64,4 128,2; do for t in 1 2 4 8 16; do
+    one "blur block $b tile 1,$t" "$P/gaussian_blur.sdsl" --backend cuda --set width=3840 --set height=2160 --set steps=400 --block $b --tile 1,$t
+done; done
+for b in 32,8 64,4; do for t in 1 4 8; do
+    one "blur block $b tile 1,$t shm img" "$P/gaussian_blur.sdsl" --backend cuda --set width=3840 --set height=2160 --set steps=400 --block $b --tile 1,$t --shm img
+done; done
+echo "== heat3d f64 512^3, 40 steps"
+for b in 32,8,1 64,4,1; do for t in 1 4 8 16; do
+    one "heat3d block $b tile 1,1,$t" "$root/examples/heat3d.sdsl" --backend cuda --set nx=512 --set ny=512 --set nz=512 \
+        --set steps=40 --set alpha=0.1 --block $b --tile 1,1,$t
+done; done
+date -u
+} 2>&1 | tee "$out/sweep.log"
