@@ -221,3 +221,64 @@ fn a_run_of_points_shares_its_rounds_and_estimates_registers_by_what_it_holds() 
         .collect();
     assert_eq!(estimated_registers(&spec), 108);
 }
+
+#[test]
+fn the_register_estimate_drops_the_axis_a_run_marches_along() {
+    // A 7-point star in 3-D marching along z (the outermost axis): the reads
+    // at z-1, z and z+1 share one column, so a point holds 5 values.
+    let mut spec = copy_1d(1 << 20, 0);
+    spec.bounds = vec![(1, 510), (1, 510), (1, 510)];
+    spec.grid_dims = vec![512, 512, 512];
+    spec.block = [32, 8, 1];
+    spec.points_per_thread = [1, 1, 8];
+    spec.reads = [
+        [0, 0, 0],
+        [-1, 0, 0],
+        [1, 0, 0],
+        [0, -1, 0],
+        [0, 1, 0],
+        [0, 0, -1],
+        [0, 0, 1],
+    ]
+    .into_iter()
+    .map(|o| access("a", o.to_vec()))
+    .collect();
+    // 20 + 8 points x 5 words / 2.
+    assert_eq!(estimated_registers(&spec), 40);
+    // The same run along y instead (a 2-D-style run): the y-neighbours
+    // share, the z-neighbours do not: (z, x) groups (0,0), (±1,0), (0,±1).
+    spec.points_per_thread = [1, 8, 1];
+    assert_eq!(estimated_registers(&spec), 40);
+    // Along x nothing is shared but the x-neighbours: (z, y) groups (0,0),
+    // (±1,0), (0,±1) again, 5 values.
+    spec.points_per_thread = [8, 1, 1];
+    assert_eq!(estimated_registers(&spec), 40);
+    // Reads spread along z share within a z-run, not within an x-run: z
+    // offsets -2..=2 and the x-neighbours, runs of 16.
+    let mut spread = spec.clone();
+    spread.reads = (-2..=2)
+        .map(|dz| access("a", vec![dz, 0, 0]))
+        .chain([-1, 1].map(|dx| access("a", vec![0, 0, dx])))
+        .collect();
+    spread.points_per_thread = [1, 1, 16];
+    // Along z: columns (y, x) = (0, 0), (0, -1), (0, 1): 20 + 16 x 3 / 2.
+    assert_eq!(estimated_registers(&spread), 44);
+    // Along x: (z, y) = (-2..=2, 0): 20 + 16 x 5 / 2.
+    spread.points_per_thread = [16, 1, 1];
+    assert_eq!(estimated_registers(&spread), 60);
+    // Two fields of doubles double the words: 20 + 8 x 20 / 2 = 100.
+    let doubles: Vec<Access> = spec
+        .reads
+        .iter()
+        .flat_map(|a| {
+            ["u", "g"].map(|level| Access {
+                level: level.into(),
+                elem: 8,
+                offset: a.offset.clone(),
+            })
+        })
+        .collect();
+    spec.reads = doubles;
+    spec.points_per_thread = [1, 1, 8];
+    assert_eq!(estimated_registers(&spec), 100);
+}
