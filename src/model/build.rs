@@ -309,6 +309,11 @@ fn stencil_spec(
             elem: program.fields[level.0 .0].ty.size_bytes(),
             halo,
             reads_per_point: staged_reads.iter().filter(|a| a.level == name).count(),
+            offsets: staged_reads
+                .iter()
+                .filter(|a| a.level == name)
+                .map(|a| a.offset.clone())
+                .collect(),
             level: name,
         });
     }

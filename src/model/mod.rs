@@ -137,6 +137,44 @@ pub struct Tile {
     pub halo: Vec<(i64, i64)>,
     /// Distinct offsets each point reads from the tile.
     pub reads_per_point: usize,
+    /// Those offsets, outermost axis first (a thread's run of points reads the
+    /// elements they share once: [`Tile::reads_per_thread_point`]).
+    pub offsets: Vec<Vec<i64>>,
+}
+
+impl Tile {
+    /// Shared-memory reads per point of a thread computing `points_per_thread`
+    /// (x y z) consecutive points: the distinct elements its points read, over
+    /// its points, as the generated kernel loads a read its points share once.
+    /// Without offsets, [`Tile::reads_per_point`].
+    pub fn reads_per_thread_point(&self, points_per_thread: [u32; 3]) -> f64 {
+        let run: u32 = points_per_thread.iter().product();
+        if self.offsets.is_empty() || run <= 1 {
+            return self.reads_per_point as f64;
+        }
+        let rank = self.halo.len();
+        let mut elements = std::collections::HashSet::new();
+        for pz in 0..points_per_thread[2] {
+            for py in 0..points_per_thread[1] {
+                for px in 0..points_per_thread[0] {
+                    let point = [px, py, pz];
+                    for offset in &self.offsets {
+                        // Offsets are outermost first; points x y z.
+                        let element: Vec<i64> = offset
+                            .iter()
+                            .enumerate()
+                            .map(|(a, o)| {
+                                let d = rank - 1 - a;
+                                o + if d < 3 { i64::from(point[d]) } else { 0 }
+                            })
+                            .collect();
+                        elements.insert(element);
+                    }
+                }
+            }
+        }
+        elements.len() as f64 / f64::from(run)
+    }
 }
 
 /// Everything the model needs to know about one kernel launch.

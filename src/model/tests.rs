@@ -97,6 +97,7 @@ fn a_tile_costs_its_halo_and_one_round_of_fixed_shape_loads() {
         elem: 4,
         halo: vec![(-1, 1), (-1, 1)],
         reads_per_point: 5,
+        offsets: vec![],
     }];
     let t = traffic::per_point(&spec, h100());
     assert_eq!(t.rounds, 1);
@@ -176,6 +177,7 @@ fn warnings_name_a_tile_that_does_not_pay_and_an_index_overflow() {
         elem: 4,
         halo: vec![(-2, 2), (-2, 2)],
         reads_per_point: 9,
+        offsets: vec![],
     }];
     // Fixed-shape tile loads: one round, as long as the plain kernel's life.
     assert_eq!(cost(&tiled, d, None).unwrap().memory_rounds, 1);
@@ -281,4 +283,23 @@ fn the_register_estimate_drops_the_axis_a_run_marches_along() {
     spec.reads = doubles;
     spec.points_per_thread = [1, 1, 8];
     assert_eq!(estimated_registers(&spec), 100);
+}
+
+#[test]
+fn a_run_reads_the_tile_elements_its_points_share_once() {
+    // The 7x7 box: 49 reads per point; a run of 8 rows reads 14 rows of 7.
+    let offsets: Vec<Vec<i64>> = (-3..=3)
+        .flat_map(|y| (-3..=3).map(move |x| vec![y, x]))
+        .collect();
+    let tile = Tile {
+        level: "img".into(),
+        elem: 4,
+        halo: vec![(-3, 3), (-3, 3)],
+        reads_per_point: 49,
+        offsets,
+    };
+    assert_eq!(tile.reads_per_thread_point([1, 1, 1]), 49.0);
+    assert_eq!(tile.reads_per_thread_point([1, 8, 1]), 14.0 * 7.0 / 8.0);
+    // A run along x shares columns instead: 7 rows of 14.
+    assert_eq!(tile.reads_per_thread_point([8, 1, 1]), 7.0 * 14.0 / 8.0);
 }

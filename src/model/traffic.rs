@@ -226,10 +226,11 @@ pub fn per_point(spec: &KernelSpec, device: &Device) -> Traffic {
     let mut overfetch = 0.0;
     for tile in &spec.tiles {
         let warp_access = ((32 * tile.elem) as f64 / LINE as f64).ceil();
-        l1 += tile.reads_per_point as f64 * warp_access / 32.0;
+        let reads = tile.reads_per_thread_point(spec.points_per_thread);
+        l1 += reads * warp_access / 32.0;
         let extents = tile_extents(&geo, tile);
         let elements: f64 = extents.iter().map(|&e| e as f64).product();
-        shared += (elements / block_points + tile.reads_per_point as f64) * tile.elem as f64;
+        shared += (elements / block_points + reads) * tile.elem as f64;
         // Fixed-shape loads are all issued before the first shared store: one
         // round; a tile too large to unroll loads in strided loops, one round
         // per element a thread loads.
