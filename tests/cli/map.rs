@@ -58,16 +58,19 @@ pub(super) fn cc_available() -> bool {
 }
 
 pub(super) fn compile_and_run(source: &Path, exe: &Path, openmp: bool) -> String {
-    let mut cc = Command::new("cc");
-    cc.args(["-O2", "-std=gnu99"]);
-    if openmp {
-        cc.arg("-fopenmp");
-    }
-    let built = cc
+    build_and_run(source, exe, if openmp { &["-fopenmp"] } else { &[] })
+}
+
+/// Builds `source` with `cc -O2 -std=gnu99 ... -lm` and `flags` (`-fopenmp`,
+/// `-lOpenCL`, `-ffp-contract=off`), runs it and returns what it printed.
+pub(super) fn build_and_run(source: &Path, exe: &Path, flags: &[&str]) -> String {
+    let built = Command::new("cc")
+        .args(["-O2", "-std=gnu99"])
         .arg(source)
         .arg("-o")
         .arg(exe)
         .arg("-lm")
+        .args(flags)
         .output()
         .unwrap();
     assert!(
@@ -81,7 +84,12 @@ pub(super) fn compile_and_run(source: &Path, exe: &Path, openmp: bool) -> String
         .env("OMP_NUM_THREADS", "3")
         .output()
         .unwrap();
-    assert!(ran.status.success(), "{} failed", exe.display());
+    assert!(
+        ran.status.success(),
+        "{} failed: {}",
+        exe.display(),
+        stderr(&ran)
+    );
     stdout(&ran)
 }
 
@@ -379,24 +387,13 @@ fn opencl_kernels_compute_what_the_originals_compute() {
             &dir.path().join(format!("{name}.orig")),
             false,
         );
-        let exe = dir.path().join(format!("{name}.cl"));
-        let built = Command::new("cc")
-            .args(["-O2", "-std=gnu99"])
-            .arg(&mapped_path)
-            .arg("-o")
-            .arg(&exe)
-            .args(["-lm", "-lOpenCL"])
-            .output()
-            .unwrap();
-        assert!(
-            built.status.success(),
-            "{name}: cc failed:\n{}",
-            stderr(&built)
+        let ran = build_and_run(
+            &mapped_path,
+            &dir.path().join(format!("{name}.cl")),
+            &["-lOpenCL"],
         );
-        let ran = Command::new(&exe).output().unwrap();
-        assert!(ran.status.success(), "{name}: {}", stderr(&ran));
         // Floating-point sums stay on the CPU for OpenCL, so every line is bit-identical.
-        assert_eq!(original, stdout(&ran), "{name}");
+        assert_eq!(original, ran, "{name}");
         assert!(
             mapped.contains("runs as the OpenCL kernel")
                 || mapped.contains("lifted into an ir::Program"),

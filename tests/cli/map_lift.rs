@@ -14,7 +14,9 @@ use stencilc::map::lift::Lift;
 use stencilc::map::{plan_file, NestPlan, Target};
 use stencilc::model::device::Device;
 
-use super::map::{cc_available, compile_and_run, map, opencl_available, opencl_headers_available};
+use super::map::{
+    build_and_run, cc_available, compile_and_run, map, opencl_available, opencl_headers_available,
+};
 
 /// The lifted outermost nests of a C file, with the file's lines.
 pub(super) fn lifted(path: &Path) -> (Vec<NestPlan>, Vec<String>) {
@@ -412,27 +414,12 @@ pub(super) fn assert_opencl_matches(name: &str, source: &str) {
         "{name}: nothing lifted"
     );
     let original = compile_and_run(&dir.path().join(&c), &dir.path().join(name), false);
-    let exe = dir.path().join(format!("{name}.cl"));
-    let built = Command::new("cc")
-        .args(["-O2", "-std=gnu99"])
-        .arg(dir.path().join(&mapped_c))
-        .arg("-o")
-        .arg(&exe)
-        .args(["-lm", "-lOpenCL"])
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
+    let ran = build_and_run(
+        &dir.path().join(&mapped_c),
+        &dir.path().join(format!("{name}.cl")),
+        &["-lOpenCL"],
     );
-    let ran = Command::new(&exe).output().unwrap();
-    assert!(
-        ran.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
-    assert_eq!(original, String::from_utf8_lossy(&ran.stdout), "{name}");
+    assert_eq!(original, ran, "{name}");
 }
 
 #[test]

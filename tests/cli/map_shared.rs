@@ -7,11 +7,10 @@
 //! staged kernels are snapshots.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
-use super::map::{cc_available, map, opencl_available, opencl_headers_available};
+use super::map::{build_and_run, cc_available, map, opencl_available, opencl_headers_available};
 use super::map_lift::{compile_host_part, cuda_include_dirs, kernel_units};
 
 fn data() -> PathBuf {
@@ -35,32 +34,6 @@ fn mapped(dir: &Path, name: &str, target: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn build_and_run(source: &Path, exe: &Path, flags: &[&str]) -> String {
-    let built = Command::new("cc")
-        .args(["-O2", "-std=gnu99", "-ffp-contract=off"])
-        .arg(source)
-        .arg("-o")
-        .arg(exe)
-        .arg("-lm")
-        .args(flags)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "cc failed on {}:\n{}",
-        source.display(),
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let ran = Command::new(exe).output().unwrap();
-    assert!(
-        ran.status.success(),
-        "{}: {}",
-        exe.display(),
-        String::from_utf8_lossy(&ran.stderr)
-    );
-    String::from_utf8_lossy(&ran.stdout).into_owned()
 }
 
 #[test]
@@ -90,12 +63,12 @@ fn staged_opencl_kernels_compute_what_the_originals_compute() {
         let original = build_and_run(
             &folder.join(format!("{name}.c")),
             &dir.path().join(format!("{name}.orig")),
-            &[],
+            &["-ffp-contract=off"],
         );
         let ran = build_and_run(
             &source,
             &dir.path().join(format!("{name}.cl")),
-            &["-lOpenCL"],
+            &["-ffp-contract=off", "-lOpenCL"],
         );
         assert_eq!(original, ran, "{name}: the staged program prints otherwise");
     }

@@ -7,10 +7,12 @@
 //! and one where it is illegal or refused (the report says why, the nest is
 //! left as written).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
 
-use super::map::{cc_available, compile_and_run, map, opencl_available, opencl_headers_available};
+use super::map::{
+    build_and_run, cc_available, compile_and_run, map, opencl_available, opencl_headers_available,
+};
 
 const PROGRAMS: &[&str] = &[
     "interchange",
@@ -63,26 +65,6 @@ fn lines_from(text: &str, from: &str, count: usize) -> Vec<String> {
         .collect()
 }
 
-fn run_opencl(source: &Path, exe: &Path) -> String {
-    let built = Command::new("cc")
-        .args(["-O2", "-std=gnu99"])
-        .arg(source)
-        .arg("-o")
-        .arg(exe)
-        .args(["-lm", "-lOpenCL"])
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "cc failed on {}:\n{}",
-        source.display(),
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let ran = Command::new(exe).output().unwrap();
-    assert!(ran.status.success(), "{} failed", exe.display());
-    String::from_utf8_lossy(&ran.stdout).into_owned()
-}
-
 #[test]
 fn transformed_programs_compute_what_the_originals_compute() {
     if !cc_available() {
@@ -104,7 +86,7 @@ fn transformed_programs_compute_what_the_originals_compute() {
         if opencl {
             let cl = dir.path().join(format!("{name}.cl.c"));
             std::fs::write(&cl, program(name, "opencl")).unwrap();
-            let mapped = run_opencl(&cl, &dir.path().join(format!("{name}.cl")));
+            let mapped = build_and_run(&cl, &dir.path().join(format!("{name}.cl")), &["-lOpenCL"]);
             assert_eq!(original, mapped, "{name}: OpenCL output differs");
         }
     }
