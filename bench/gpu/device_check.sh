@@ -27,15 +27,8 @@ if [ "$root" != /work/main ]; then
     [ -e /work/main ] || ln -s "$root" /work/main
 fi
 
-# NVRTC: a CUDA 13 toolkit may only have libnvrtc.so.13, a name cudarc does not
-# try; link it as libnvrtc.so (bench/gpu/README.md).
-nvrtc="$(ls /usr/local/cuda*/lib64/libnvrtc.so.* /usr/local/cuda*/targets/*/lib/libnvrtc.so.* \
-    2>/dev/null | grep -v builtins | sort -V | tail -n 1 || true)"
-if [ -n "$nvrtc" ]; then
-    mkdir -p /tmp/nvrtc-link
-    ln -sf "$nvrtc" /tmp/nvrtc-link/libnvrtc.so
-    export LD_LIBRARY_PATH="/tmp/nvrtc-link:$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
+# NVRTC 13 linked as libnvrtc.so (bench/gpu/README.md).
+. "$root/bench/gpu/nvrtc_env.sh"
 
 {
     date -u

@@ -19,18 +19,9 @@ if [ ! -x "$stencilc" ]; then
     exit 1
 fi
 mkdir -p "$out"
-# A CUDA 13 toolkit may have only libnvrtc.so.13, a name cudarc does not try:
-# link it as libnvrtc.so and put it (and its builtins' folder) on the path.
-if [ -z "${STENCILC_NVRTC:-}" ]; then
-    nvrtc="$(ls /usr/local/cuda*/lib64/libnvrtc.so.* /usr/local/cuda*/targets/*/lib/libnvrtc.so.* \
-        /usr/lib/x86_64-linux-gnu/libnvrtc.so.* 2>/dev/null | grep -v builtins | sort -V | tail -n 1 || true)"
-    if [ -n "$nvrtc" ]; then
-        mkdir -p "$out/.nvrtc"
-        ln -sf "$nvrtc" "$out/.nvrtc/libnvrtc.so"
-        export LD_LIBRARY_PATH="$out/.nvrtc:$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-        echo "run.sh: NVRTC from $nvrtc" >&2
-    fi
-fi
+# NVRTC 13 linked as libnvrtc.so (nvrtc_env.sh), in the output folder.
+LINK_DIR="$out/.nvrtc" . "$here/nvrtc_env.sh"
+[ -n "$nvrtc" ] && echo "run.sh: NVRTC from $nvrtc" >&2
 # The model's ptxas (registers per kernel for the `pred` column): stencilc looks
 # on PATH, in $CUDA_HOME/bin and /usr/local/cuda*/bin; say which it will find.
 ptxas="${STENCILC_PTXAS:-$(command -v ptxas || ls /usr/local/cuda*/bin/ptxas 2>/dev/null | head -n 1 || true)}"

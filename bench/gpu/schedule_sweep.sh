@@ -9,13 +9,7 @@ root="$(pwd)"
 out="${OUT:-/tmp/sweep}"
 mkdir -p "$out"
 stencilc="$root/target/release/stencilc"
-nvrtc="$(ls /usr/local/cuda*/targets/*/lib/libnvrtc.so.* /usr/local/cuda*/lib64/libnvrtc.so.* \
-    2>/dev/null | grep -v builtins | sort -V | tail -n 1 || true)"
-if [ -n "$nvrtc" ]; then
-    mkdir -p /tmp/nvrtc-link
-    ln -sf "$nvrtc" /tmp/nvrtc-link/libnvrtc.so
-    export LD_LIBRARY_PATH="/tmp/nvrtc-link:$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
+. "$root/bench/gpu/nvrtc_env.sh"
 P="$root/bench/programs"
 
 # ms per iteration of one run, with its label.
