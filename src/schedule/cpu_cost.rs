@@ -72,6 +72,11 @@ const MACHINE_BANDWIDTH: f64 = 37.5e9;
 /// What one core alone streams: stencilc's untiled j2d5pt at 4096² on one
 /// thread, 0.53 ns per point of 12 bytes (user CPU time, 2026-11-26).
 const CORE_BANDWIDTH: f64 = 22e9;
+/// The share of the lesser of an untiled sweep's DRAM and compute times
+/// that does not hide under the greater: j2d9pt's naive sweep at 16384²
+/// (predicted DRAM 86 ms, compute 58 ms) measured 104-115 ms on the quiet
+/// development machine, j2d5pt's (86 and 34 ms) 87-115 ms (bench/NOTES.md).
+const UNTILED_EXPOSED_SHARE: f64 = 0.3;
 /// Seconds per read of one point in a vectorised loop whose data is in L2,
 /// one core: a window of 48 x 1040 points swept again and again runs j2d5pt
 /// (5 reads and a division) at 0.25 ns per point and j2d9pt (9 reads and a
@@ -85,16 +90,19 @@ const SECONDS_PER_READ: f64 = 0.045e-9;
 /// j2d5pt in 32 x 1024 tiles at 0.55 ns per point and core, j2d9pt in
 /// 64 x 512 tiles at 0.94 (bench/RESULTS.md, 2026-11-26 00:00).
 const TILED_COMPUTE_FACTOR: f64 = 1.5;
-/// How much slower the inner steps of a tile run in a wavefront
+/// How much slower the inner steps of a tile run in a streamed wavefront
 /// ([`TileOrder::Wavefront`]) than the loop alone in L2 (see
 /// [`TILED_COMPUTE_FACTOR`] for the level-by-level order): a row is read
 /// again by the next stage soon after it is written. Fitted, with
-/// [`SECONDS_PER_WAVE_ROW`], to single-threaded user CPU times at 4096² on
-/// the loaded development machine: j2d5pt in 64 x 512 tiles at 0.45 ns per
-/// point (0.37 level by level), j2d9pt in 256 x 512 tiles at 0.63-0.78
-/// (0.78-0.86 level by level in 64 x 512; bench/RESULTS.md, "Wavefront
-/// order").
+/// [`SECONDS_PER_WAVE_ROW`] and the DRAM traffic added, to the streamed wave
+/// at 16384² on two threads, quiet machine: j2d5pt in tiles of 8192 x 4096
+/// at `T` = 16, 48.7 ms per sweep, `T` = 32 47.6; j2d9pt at `T` = 16, 79.6
+/// (bench/NOTES.md, "Streamed wavefront", 2026-11-26).
 const WAVE_COMPUTE_FACTOR: f64 = 1.3;
+/// The share of the last-level cache the bands of a streamed wave (one per
+/// thread) may fill before its rows spill to DRAM between stages: bands of
+/// 1-4 MiB per thread ran as fast as bands that fit L2 (bench/NOTES.md).
+const BAND_SHARE_OF_LLC: f64 = 0.5;
 /// Seconds per row one stage computes in a wavefront, besides its points:
 /// every round sets up each stage's bounds, border split and vectorised
 /// loop for one row (the level-by-level order does so once per window).
@@ -224,7 +232,7 @@ pub fn predict_step_seconds(
     let Some(tiling) = tiling else {
         let memory = points * inputs.untiled_bytes_per_point / bandwidth;
         let compute = points * inputs.point_seconds() / threads;
-        return memory.max(compute);
+        return memory.max(compute) + UNTILED_EXPOSED_SHARE * memory.min(compute);
     };
     let steps = f64::from(tiling.steps.max(1));
     let tile: Vec<f64> = tiling
@@ -260,18 +268,27 @@ pub fn predict_step_seconds(
         TileOrder::Levels => (TILED_COMPUTE_FACTOR, 0.0),
         TileOrder::Wavefront => {
             // Each stage sets up one loop per row (a plane's rows in 3-D)
-            // per round. Only a band of rows as deep as the lags is live
-            // at once, but the window is copied in whole before the wave
-            // and out after it: measured, windows beyond L2 lose (j2d5pt in
-            // 1024 x 512 tiles, 0.56 ns per point against 0.45 in 256 x 512),
-            // so the window must fit as level by level.
+            // per round.
             let rows: f64 = (0..tiling.steps)
                 .map(|s| grown_rows(&tile, &inputs.reach, &inputs.dims, f64::from(s)))
                 .sum();
             (WAVE_COMPUTE_FACTOR, rows * inner_rows(&tile))
         }
     };
-    if window_bytes > WINDOW_SHARE_OF_L2 * caches.l2_bytes as f64 {
+    let spills = match tiling.order {
+        TileOrder::Levels => window_bytes > WINDOW_SHARE_OF_L2 * caches.l2_bytes as f64,
+        TileOrder::Wavefront => {
+            // The wave streams its rows in and out (back::c::wavefront):
+            // only its band, about three times the lags deep, is held.
+            let band_rows = 3.0 * (steps * (inputs.reach[0].0.max(inputs.reach[0].1)) as f64 + 3.0);
+            let band_bytes = band_rows.min(grown_rows(&tile, &inputs.reach, &inputs.dims, steps))
+                * window
+                / grown_rows(&tile, &inputs.reach, &inputs.dims, steps)
+                * inputs.window_bytes_per_point;
+            band_bytes * threads > BAND_SHARE_OF_LLC * caches.llc_bytes as f64
+        }
+    };
+    if spills {
         // The inner steps spill from L2: each streams its window again.
         traffic += (steps - 1.0) * window_bytes;
     }

@@ -125,6 +125,10 @@ fn reach_one_and_two_and_a_3d_stencil_match_in_tall_tiles() {
         ("j2d5pt", vec![61], vec![vec![16u32, 37], vec![50, 200]]),
         ("j2d9pt", vec![61], vec![vec![16, 37], vec![64, 23]]),
         ("star3d1r", vec![19], vec![vec![8, 5, 11], vec![32, 32, 32]]),
+        // Tiles taller than the rows a streamed wave holds (3 bands and 8:
+        // 26 rows at T = 4, 38 at T = 8), so its band slides down the window.
+        ("j2d5pt", vec![150], vec![vec![40, 150]]),
+        ("star3d1r", vec![40], vec![vec![16, 8, 64]]),
     ] {
         let program = bench_program(name);
         for n in sizes {

@@ -209,7 +209,7 @@ impl Writer<'_> {
             coords
                 .iter()
                 .enumerate()
-                .map(|(axis, c)| format!("{c} - {}", self.names.axis_temp("w_lo", axis)))
+                .map(|(axis, c)| format!("{c} - {}", self.window_origin(axis)))
                 .collect()
         } else {
             coords.to_vec()

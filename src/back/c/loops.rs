@@ -239,7 +239,7 @@ impl Writer<'_> {
                 .map(|a| {
                     let coordinate = if self.window {
                         // Relative to the time tile's window.
-                        let origin = self.names.axis_temp("w_lo", a);
+                        let origin = self.window_origin(a);
                         let i = self.names.axis_var(a);
                         if a + 1 == rank {
                             format!("{i} - {origin}")

@@ -42,8 +42,9 @@ const TEMPS: &[&str] = &[
 /// Per-axis roles (`i0`, `lo0`, `hi0`, `in_lo0`, `in_hi0`, and time tiling's
 /// tile centre `c_lo0`..`c_hi0`, window `w_lo0`..`w_hi0`, tile counts `tn0`
 /// and tile index `ti0`, the window's rows read from the grid `r_lo0`..`r_hi0`,
-/// a copied box `b_lo0`..`b_hi0`, and the snapshot rings `ring0`, their rows
-/// `ring_rows0` and bytes per level `ring_bytes0`), for up to 3 axes.
+/// a copied box `b_lo0`..`b_hi0`, the snapshot rings `ring0`, their rows
+/// `ring_rows0` and bytes per level `ring_bytes0`, and the grid row of a
+/// streamed window's first row `w_at0`), for up to 3 axes.
 const AXIS_TEMPS: &[&str] = &[
     "i",
     "lo",
@@ -66,6 +67,7 @@ const AXIS_TEMPS: &[&str] = &[
     "ring",
     "ring_rows",
     "ring_bytes",
+    "w_at",
 ];
 
 /// Time tiling's variables of the sweep function, which also holds the parts'
@@ -94,10 +96,15 @@ const TILE_TEMPS: &[&str] = &[
     "wave",
     "last_wave",
     "row",
+    "row_in",
+    "row_out",
+    "band",
+    "rows_held",
+    "keep",
 ];
 
 /// Per-level roles of time tiling (`a_t0_in`, `a_t0_out`, `a_t0_w`, `a_t0_r`, `a_t0_to`,
-/// `a_t0_ring0`..`a_t0_ring2`, `a_t0_below`): the entity's role and the name's suffix.
+/// `a_t0_ring0`..`a_t0_ring2`, `a_t0_below`, and a wave's final levels `a_t0_wf`, `a_t0_tof`): the entity's role and the name's suffix.
 const LEVEL_TEMPS: &[(&str, &str)] = &[
     ("level_in", "in"),
     ("level_out", "out"),
@@ -108,6 +115,8 @@ const LEVEL_TEMPS: &[(&str, &str)] = &[
     ("level_ring1", "ring1"),
     ("level_ring2", "ring2"),
     ("level_below", "below"),
+    ("level_final", "wf"),
+    ("level_final_to", "tof"),
 ];
 
 /// Per-field roles of the embedded host wrapper (`a_count`, `a_levels`, `a_bytes`):

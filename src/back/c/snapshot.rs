@@ -15,7 +15,12 @@
 //! the axes after) from the ring instead of the grid. A ring holds
 //! `T × reach + tile` rows along `a`, indexed modulo that count: the rows a
 //! tile reads and the rows the tiles of its own row save meanwhile never share
-//! a slot, and tiles thinner than the halo work too. Along `k` the rows next to
+//! a slot, and tiles thinner than the halo work too. Two rings need only the
+//! `T × reach` rows of the halo: the innermost axis's, where the next tile to
+//! save is the next along that axis and each tile reads its halo before it
+//! saves (per row, in a streamed wave), and the chunk axis's when a thread's
+//! chunk is one tile row (it then holds only the rows above the chunk; a tile
+//! saves its last rows only for a next tile row of its own chunk). Along `k` the rows next to
 //! the chunk belong to another thread: before any tile is written (an
 //! `omp barrier`), each thread copies the rows above its chunk into its `k`
 //! ring and the rows below into a **below** buffer, and afterwards reads the
@@ -109,12 +114,11 @@ impl Writer<'_> {
         self.open("{");
         let bounds: Vec<String> = (0..rank)
             .map(|a| {
+                let (lo, hi) = self.streamed_bounds(a, lo[a].clone(), hi[a].clone());
                 format!(
-                    "{} = {}, {} = {}",
+                    "{} = {lo}, {} = {hi}",
                     n.axis_temp("b_lo", a),
-                    lo[a],
                     n.axis_temp("b_hi", a),
-                    hi[a]
                 )
             })
             .collect();
@@ -315,7 +319,7 @@ impl Writer<'_> {
         let (shape, _) = self.tiling.as_ref().expect("a time tiling");
         BoxArray {
             base: self.level_name("w", f, t),
-            origin: (0..shape.rank).map(|a| n.axis_temp("w_lo", a)).collect(),
+            origin: (0..shape.rank).map(|a| self.window_origin(a)).collect(),
             extent: (0..shape.rank)
                 .map(|a| {
                     format!(
@@ -458,11 +462,14 @@ impl Writer<'_> {
             self.line(&format!(
                 "/* the centre's last rows along axis {a}, as they are before this tile writes them */"
             ));
-            self.open(&format!(
-                "if ({} + 1 < {}) {{",
-                axis("ti", a),
+            // Along the chunk axis the next tile row may be the next thread's,
+            // which took its rows above before the barrier.
+            let next_is_ours = if self.chunk_axis() == Some(a) {
+                n.temp("end_row")
+            } else {
                 axis("tn", a)
-            ));
+            };
+            self.open(&format!("if ({} + 1 < {next_is_ours}) {{", axis("ti", a)));
             let copies = self.snapshot_copies(
                 |f, t| self.snapshot_array(Snapshot::Ring(a), f, t),
                 |f, t| self.window_array(f, t),

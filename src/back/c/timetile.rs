@@ -14,7 +14,8 @@
 //! pointers between steps exactly as the run function rotates the grid's, and
 //! writes the tile's centre of every level of the written fields back into the
 //! grid's own level buffers. The inner steps run level by level (here) or in
-//! a wave along the outermost axis ([`crate::back::c::wavefront`]).
+//! a streamed wave along the outermost axis, which copies the window in and
+//! out a row at a time ([`crate::back::c::wavefront`]).
 //!
 //! **In place.** The halo a tile reads belongs to its neighbours, and those
 //! that ran before it have overwritten it; the values they had are kept in
@@ -158,6 +159,9 @@ impl Writer<'_> {
         self.line("#ifdef _OPENMP");
         self.line("#include <omp.h>");
         self.line("#endif");
+        if tiling.order == TileOrder::Wavefront {
+            self.prefetch_macro();
+        }
         self.function_head(&format!("static int {}", names::sweep_symbol(p)), &params);
         self.open("{");
         let counts: Vec<String> = (0..rank)
@@ -192,6 +196,12 @@ impl Writer<'_> {
                 }
             })
             .collect();
+        let mut extents = extents;
+        if tiling.order == TileOrder::Wavefront {
+            // A streamed wave holds a band of rows along axis 0, not the window.
+            let rows_held = self.wave_band_lines();
+            extents[0] = format!("sdsl_min({rows_held}, {})", extents[0]);
+        }
         self.line(&format!(
             "const long {window_points} = {};",
             extents.join(" * ")
@@ -224,20 +234,6 @@ impl Writer<'_> {
                     .join(" * ")
             )
         };
-        for &a in &ring_axes {
-            self.line(&format!(
-                "const long {} = {} + {}; /* rows of the ring along axis {a}: the halo and a tile */",
-                axis("ring_rows", a),
-                self.halo_text(reach[a].0),
-                self.tile_extent(a)
-            ));
-            let extent = self.snapshot_extent(crate::back::c::snapshot::Snapshot::Ring(a));
-            self.line(&format!(
-                "const long {} = {}; /* a level of the ring, in bytes */",
-                axis("ring_bytes", a),
-                bytes_of(&extent)
-            ));
-        }
         let (below, below_bytes) = (n.temp("below"), n.temp("below_bytes"));
         if has_below {
             let extent = self.snapshot_extent(crate::back::c::snapshot::Snapshot::Below);
@@ -279,6 +275,41 @@ impl Writer<'_> {
             self.line(&format!(
                 "const long {chunk_lo} = {first_row} * {t}, {chunk_hi} = sdsl_min({end_row} * {t}, {}) - 1;",
                 size(k)
+            ));
+        }
+        for &a in &ring_axes {
+            // Rows a ring must hold (see `back::c::snapshot`): along the
+            // innermost axis the halo, as each tile reads its halo there
+            // before it saves its own last rows and the next tile is the next
+            // along that axis; along the chunk axis the halo alone too when
+            // the chunk is one tile row (the rows above it are all the ring
+            // holds); else the halo and a tile.
+            let halo = self.halo_text(reach[a].0);
+            let (rows, why) = if a + 1 == rank {
+                (halo, "the halo")
+            } else if chunk_axis == Some(a) {
+                (
+                    format!(
+                        "{halo} + ({end_row} - {first_row} > 1 ? {} : 0)",
+                        self.tile_extent(a)
+                    ),
+                    "the halo, and a tile when the chunk has more than one tile row",
+                )
+            } else {
+                (
+                    format!("{halo} + {}", self.tile_extent(a)),
+                    "the halo and a tile",
+                )
+            };
+            self.line(&format!(
+                "const long {} = {rows}; /* rows of the ring along axis {a}: {why} */",
+                axis("ring_rows", a),
+            ));
+            let extent = self.snapshot_extent(crate::back::c::snapshot::Snapshot::Ring(a));
+            self.line(&format!(
+                "const long {} = {}; /* a level of the ring, in bytes */",
+                axis("ring_bytes", a),
+                bytes_of(&extent)
             ));
         }
         self.line(&format!(
@@ -431,26 +462,23 @@ impl Writer<'_> {
                 axis("w_hi", k)
             ));
         }
-        self.line("/* the window in: every level read before it is written */");
-        self.copy_rows(false);
-        for (f, t, part) in shape.dead.clone() {
-            self.copy_dead_level_in(f, t, part);
-        }
-        self.patch_window_from_snapshots();
-        self.save_centre_edges();
         match tiling.order {
-            TileOrder::Levels => self.inner_steps_by_level(),
+            TileOrder::Levels => {
+                self.line("/* the window in: every level read before it is written */");
+                self.window_in();
+                self.inner_steps_by_level();
+                self.line(&format!(
+                    "/* the centre out: every level of the fields written ({full}: also those the next sweep overwrites first) */"
+                ));
+                self.copy_rows(true, "w", "to");
+            }
             TileOrder::Wavefront => {
                 let wave = shape
                     .wavefront()
                     .expect("the plan takes the wavefront only where it applies");
-                self.inner_steps_in_a_wave(&wave);
+                self.streamed_wave(&wave);
             }
         }
-        self.line(&format!(
-            "/* the centre out: every level of the fields written ({full}: also those the next sweep overwrites first) */"
-        ));
-        self.copy_rows(true);
         self.close("}");
         for b in &buffers {
             self.line(&format!("free({b});"));
@@ -462,6 +490,19 @@ impl Writer<'_> {
         self.line(&unused.join(" "));
         self.line(&format!("return {failed} ? 3 : 0;"));
         self.close("}");
+    }
+
+    /// The window in from the grid and the snapshots (every level read
+    /// before it is written), and the centre's last rows saved for the tiles
+    /// after it; a streamed wave prints it for one row at a time.
+    pub(super) fn window_in(&mut self) {
+        let (shape, _) = self.tiling.clone().expect("a time tiling");
+        self.copy_rows(false, "w", "in");
+        for (f, t, part) in shape.dead.clone() {
+            self.copy_dead_level_in(f, t, part);
+        }
+        self.patch_window_from_snapshots();
+        self.save_centre_edges();
     }
 
     /// The inner steps of a tile level by level: each stencil part over its

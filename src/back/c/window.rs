@@ -13,13 +13,15 @@ impl Writer<'_> {
     /// Row copies between the grid and the window: the whole window in
     /// (`out` false; the written fields only over this chunk's rows, the
     /// rest comes from the snapshots), or the centre of the written fields
-    /// out, in place.
-    pub(super) fn copy_rows(&mut self, out: bool) {
+    /// out, in place, from the window's levels named with `window` into the
+    /// grid's named with `to` (a wave's final names, `wf` and `tof`, or the
+    /// rotated `w` and `to`).
+    pub(super) fn copy_rows(&mut self, out: bool, window: &str, to: &str) {
         let (shape, _) = self.tiling.clone().expect("a time tiling");
         if out {
             let fields = self.tile_fields(true);
             let roles = vec![("c_lo", "c_hi"); shape.rank];
-            self.copy_rows_of(&fields, &roles, true);
+            self.copy_rows_of(&fields, &roles, (window, to), true);
             return;
         }
         let all = self.tile_fields(false);
@@ -28,20 +30,22 @@ impl Writer<'_> {
             .partition(|(f, _, _)| shape.written.contains(f));
         let window_roles = vec![("w_lo", "w_hi"); shape.rank];
         if !read_only.is_empty() {
-            self.copy_rows_of(&read_only, &window_roles, false);
+            self.copy_rows_of(&read_only, &window_roles, ("w", "in"), false);
         }
         let mut clipped = window_roles;
         if let Some(k) = self.chunk_axis() {
             clipped[k] = ("r_lo", "r_hi");
         }
-        self.copy_rows_of(&written, &clipped, false);
+        self.copy_rows_of(&written, &clipped, ("w", "in"), false);
     }
 
-    /// [`Self::copy_rows`] for `fields`, over the box named by `roles` per axis.
+    /// [`Self::copy_rows`] for `fields`, over the box named by `roles` per
+    /// axis, between the levels named with `suffixes` (window, grid).
     pub(super) fn copy_rows_of(
         &mut self,
         fields: &[(FieldId, i32, i32)],
         roles: &[(&'static str, &'static str)],
+        suffixes: (&str, &str),
         out: bool,
     ) {
         let p = self.program;
@@ -53,11 +57,8 @@ impl Writer<'_> {
         let inner = rank - 1;
         for (a, &(lo, hi)) in roles.iter().enumerate().take(inner) {
             let i = n.axis_var(a);
-            self.open(&format!(
-                "for (long {i} = {}; {i} <= {}; {i}++) {{",
-                axis(lo, a),
-                axis(hi, a)
-            ));
+            let (lo, hi) = self.streamed_bounds(a, axis(lo, a), axis(hi, a));
+            self.open(&format!("for (long {i} = {lo}; {i} <= {hi}; {i}++) {{"));
         }
         let (inner_lo, inner_hi) = roles[inner];
         // Grid index (Horner form over the sizes) and window index.
@@ -83,13 +84,13 @@ impl Writer<'_> {
                         // Rows of the window start at its origin.
                         String::new()
                     } else {
-                        format!("{} - {}", axis(inner_lo, a), axis("w_lo", a))
+                        format!("{} - {}", axis(inner_lo, a), self.window_origin(a))
                     }
                 } else {
                     format!(
                         "({} - {}) * {}",
                         n.axis_var(a),
-                        axis("w_lo", a),
+                        self.window_origin(a),
                         n.grid_stride(grid, a)
                     )
                 }
@@ -124,8 +125,8 @@ impl Writer<'_> {
                     String::new()
                 };
                 let (w, g) = (
-                    self.level_name("w", f, t),
-                    self.level_name(if out { "to" } else { "in" }, f, t),
+                    self.level_name(suffixes.0, f, t),
+                    self.level_name(suffixes.1, f, t),
                 );
                 let (dst, src) = if out {
                     (format!("&{g}[{global}]"), format!("&{w}[{local}]"))
@@ -202,26 +203,24 @@ impl Writer<'_> {
         }
         for a in 0..inner {
             let i = n.axis_var(a);
-            self.open(&format!(
-                "for (long {i} = {}; {i} <= {}; {i}++) {{",
-                axis(roles(a).0, a),
-                axis(roles(a).1, a)
-            ));
+            let (lo, hi) = self.streamed_bounds(a, axis(roles(a).0, a), axis(roles(a).1, a));
+            self.open(&format!("for (long {i} = {lo}; {i} <= {hi}; {i}++) {{"));
         }
         // The window row and the grid row of the current outer coordinates,
         // at inner coordinate `x`.
+        let origins: Vec<String> = (0..rank).map(|a| self.window_origin(a)).collect();
         let window_at = |x: &str| {
             let mut terms: Vec<String> = (0..inner)
                 .map(|a| {
                     format!(
                         "({} - {}) * {}",
                         n.axis_var(a),
-                        axis("w_lo", a),
+                        origins[a],
                         n.grid_stride(grid, a)
                     )
                 })
                 .collect();
-            terms.push(format!("{x} - {}", axis("w_lo", inner)));
+            terms.push(format!("{x} - {}", origins[inner]));
             terms.join(" + ")
         };
         let grid_at = |x: &str| {

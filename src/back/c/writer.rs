@@ -66,6 +66,12 @@ pub(crate) struct Writer<'a> {
     pub(super) tiling: Option<(TileShape, CpuTiling)>,
     /// Grid indices are relative to a time tile's window (origin `w_lo0`...).
     pub(super) window: bool,
+    /// In a streamed wave ([`crate::back::c::wavefront`]): the window holds a
+    /// band of rows along axis 0 from grid row `w_at0` on, not the whole window.
+    pub(super) sliding: bool,
+    /// In a streamed wave: the one row along axis 0 the copies between grid,
+    /// window and snapshots print for (their loops clipped to it).
+    pub(super) stream_row: Option<String>,
 }
 
 impl<'a> Writer<'a> {
@@ -84,6 +90,8 @@ impl<'a> Writer<'a> {
             threads: None,
             tiling: None,
             window: false,
+            sliding: false,
+            stream_row: None,
         }
     }
 
@@ -97,6 +105,28 @@ impl<'a> Writer<'a> {
             .clone()
             .and_then(|t| tile_shape(program).ok().map(|shape| (shape, t)));
         w
+    }
+
+    /// The grid coordinate of the window's first element along axis `a`:
+    /// `w_lo<a>`, or `w_at0` along axis 0 of a streamed wave's sliding band.
+    pub(super) fn window_origin(&self, a: usize) -> String {
+        if self.sliding && a == 0 {
+            self.names.axis_temp("w_at", 0)
+        } else {
+            self.names.axis_temp("w_lo", a)
+        }
+    }
+
+    /// The bounds `lo..=hi` of a copy's loop along axis `a`, clipped to the
+    /// streamed row ([`Self::stream_row`]) along axis 0.
+    pub(super) fn streamed_bounds(&self, a: usize, lo: String, hi: String) -> (String, String) {
+        match &self.stream_row {
+            Some(row) if a == 0 => (
+                format!("sdsl_max({lo}, {row})"),
+                format!("sdsl_min({hi}, {row})"),
+            ),
+            _ => (lo, hi),
+        }
     }
 
     /// `#pragma omp parallel<rest>` with the `num_threads` clause of `--threads`.

@@ -20,9 +20,11 @@
 //! A tile's inner steps run level by level, or in a **wavefront** along the
 //! outermost axis ([`TileOrder`], `--cpu-order`): the same points, each stage
 //! one row per round behind the one before it ([`TileShape::wavefront`]
-//! proves the lags safe), so that tiles can be tall and recompute their halo
-//! along that axis once. The model chooses between the two where the
-//! wavefront applies.
+//! proves the lags safe), with the tile's rows streamed in and out a row per
+//! round (`back::c::wavefront`), so that a tile can be a thread's whole chunk
+//! of rows, recompute its halo along that axis once and take deep sweeps
+//! (`T` = 16-32). The model chooses between the two where the wavefront
+//! applies.
 //!
 //! [`tile_shape`] decides whether the iterate can be tiled at all (and names
 //! the construct when not); [`plan_cpu`] turns `--time`, `--cpu-tile`,
@@ -604,7 +606,7 @@ fn max_steps(env: &RunEnv) -> u32 {
     if let Some(every) = env.every() {
         most = most.min(every.max(1));
     }
-    most.min(16) as u32
+    most.min(32) as u32
 }
 
 /// `4096x64` (outermost first).
@@ -658,17 +660,29 @@ fn choose(
         return;
     }
     let mut best: Option<(f64, CpuTiling)> = None;
-    // The deepest T the model allows: the measured gains grow with T up to 8.
-    for steps in (2..=max_steps.min(8)).rev().take(1) {
-        let (seconds, tiling) = match &requested_tile {
-            Some(tile) => best_order(inputs, steps, tile.clone(), orders, threads, caches),
-            None => {
-                let (tiling, seconds) = best_tile(inputs, steps, orders, threads, caches);
-                (seconds, tiling)
-            }
+    // Level by level the deepest T up to 8 (the measured gains grow with T
+    // up to 8, and its window grows with T); a streamed wave holds only a
+    // band, and measured gains up to T = 32 (bench/NOTES.md).
+    for &order in orders {
+        let depths: &[u32] = match order {
+            TileOrder::Levels => &[8],
+            TileOrder::Wavefront => &[8, 16, 32],
         };
-        if best.as_ref().is_none_or(|(b, _)| seconds < *b) {
-            best = Some((seconds, tiling));
+        for &most in depths {
+            let steps = most.min(max_steps);
+            if steps < 2 {
+                continue;
+            }
+            let (seconds, tiling) = match &requested_tile {
+                Some(tile) => best_order(inputs, steps, tile.clone(), &[order], threads, caches),
+                None => {
+                    let (tiling, seconds) = best_tile(inputs, steps, &[order], threads, caches);
+                    (seconds, tiling)
+                }
+            };
+            if best.as_ref().is_none_or(|(b, _)| seconds < *b) {
+                best = Some((seconds, tiling));
+            }
         }
     }
     match best {
@@ -721,7 +735,9 @@ fn best_tile(
         &[4096, 2048, 1024, 512]
     };
     let depths = [1u64, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128];
-    let tall = [64u64, 128, 256, 512, 1024];
+    // A streamed wave's tile may be a thread's whole chunk of rows.
+    let chunk = inputs.dims[0].div_ceil(u64::from(threads.max(1)));
+    let tall = [64u64, 128, 256, 512, 1024, chunk];
     let mut best: Option<(f64, CpuTiling)> = None;
     for &order in orders {
         let outermost: &[u64] = match order {
