@@ -33,6 +33,7 @@
 use std::rc::Rc;
 
 use crate::back::c::writer::Writer;
+use crate::ir::FieldId;
 use crate::schedule::cpu_tile::Wavefront;
 
 /// How many rounds ahead of its copy a row of the grid is prefetched: a
@@ -186,6 +187,20 @@ impl Writer<'_> {
         rows_held
     }
 
+    /// `ty *<level>_<name> = <level>_<from>;` for every level of `fields`.
+    fn alias_levels(&mut self, fields: &[(FieldId, i32, i32)], name: &str, from: &str) {
+        for &(f, lo, hi) in fields {
+            let ty = crate::back::c::names::c_type(self.program.fields[f.0].ty);
+            for t in lo..=hi {
+                self.line(&format!(
+                    "{ty} *{} = {};",
+                    self.level_name(name, f, t),
+                    self.level_name(from, f, t)
+                ));
+            }
+        }
+    }
+
     /// A tile's copies in, inner steps and copies out as one streamed wave
     /// along axis 0 with `wave`'s lags (see the module doc).
     pub(super) fn streamed_wave(&mut self, wave: &Wavefront) {
@@ -243,26 +258,8 @@ impl Writer<'_> {
         self.line(
             "/* the levels as the sweep's last inner step leaves them, for the centre out */",
         );
-        for &(f, lo, hi) in &window_fields {
-            let ty = crate::back::c::names::c_type(p.fields[f.0].ty);
-            for t in lo..=hi {
-                self.line(&format!(
-                    "{ty} *{} = {};",
-                    self.level_name("wf", f, t),
-                    self.level_name("w", f, t)
-                ));
-            }
-        }
-        for &(f, lo, hi) in &written {
-            let ty = crate::back::c::names::c_type(p.fields[f.0].ty);
-            for t in lo..=hi {
-                self.line(&format!(
-                    "{ty} *{} = {};",
-                    self.level_name("tof", f, t),
-                    self.level_name("to", f, t)
-                ));
-            }
-        }
+        self.alias_levels(&window_fields, "wf", "w");
+        self.alias_levels(&written, "tof", "to");
         self.open(&format!(
             "for (long {tstep} = 1; {tstep} < {tsteps}; {tstep}++) {{"
         ));
@@ -303,16 +300,7 @@ impl Writer<'_> {
             &format!("{round} + {PREFETCH_ROUNDS} - {last_lag_term}"),
             true,
         );
-        for &(f, lo, hi) in &window_fields {
-            let ty = crate::back::c::names::c_type(p.fields[f.0].ty);
-            for t in lo..=hi {
-                self.line(&format!(
-                    "{ty} *{} = {};",
-                    self.level_name("r", f, t),
-                    self.level_name("w", f, t)
-                ));
-            }
-        }
+        self.alias_levels(&window_fields, "r", "w");
         self.open(&format!(
             "for (long {tstep} = 0; {tstep} < {tsteps}; {tstep}++) {{"
         ));
