@@ -281,10 +281,9 @@ pub fn predict_step_seconds(
             // The wave streams its rows in and out (back::c::wavefront):
             // only its band, about three times the lags deep, is held.
             let band_rows = 3.0 * (steps * (inputs.reach[0].0.max(inputs.reach[0].1)) as f64 + 3.0);
-            let band_bytes = band_rows.min(grown_rows(&tile, &inputs.reach, &inputs.dims, steps))
-                * window
-                / grown_rows(&tile, &inputs.reach, &inputs.dims, steps)
-                * inputs.window_bytes_per_point;
+            let window_rows = grown_rows(&tile, &inputs.reach, &inputs.dims, steps);
+            let band_bytes =
+                band_rows.min(window_rows) * window / window_rows * inputs.window_bytes_per_point;
             band_bytes * threads > BAND_SHARE_OF_LLC * caches.llc_bytes as f64
         }
     };

@@ -470,7 +470,7 @@ impl Writer<'_> {
                 self.line(&format!(
                     "/* the centre out: every level of the fields written ({full}: also those the next sweep overwrites first) */"
                 ));
-                self.copy_rows(true, "w", "to");
+                self.copy_centre_out("w", "to");
             }
             TileOrder::Wavefront => {
                 let wave = shape
@@ -497,7 +497,7 @@ impl Writer<'_> {
     /// after it; a streamed wave prints it for one row at a time.
     pub(super) fn window_in(&mut self) {
         let (shape, _) = self.tiling.clone().expect("a time tiling");
-        self.copy_rows(false, "w", "in");
+        self.copy_rows_in();
         for (f, t, part) in shape.dead.clone() {
             self.copy_dead_level_in(f, t, part);
         }

@@ -75,15 +75,7 @@ impl Writer<'_> {
         let mut arrays = Vec::new();
         for &(f, lo, hi) in &self.tile_fields(out) {
             for t in lo..=hi {
-                let label = if out && t != lo {
-                    t - 1
-                } else if out {
-                    hi
-                } else {
-                    t
-                };
-                let dead = shape.dead.iter().any(|&(df, dt, _)| df == f && dt == label);
-                if dead {
+                if self.dead_level(f, t, (lo, hi), out) {
                     continue;
                 }
                 let suffix = if out { "tof" } else { "in" };
@@ -350,7 +342,7 @@ impl Writer<'_> {
             "const long {row_out} = {round} - {last_lag_term};"
         ));
         self.stream_row = Some(row_out);
-        self.copy_rows(true, "wf", "tof");
+        self.copy_centre_out("wf", "tof");
         self.stream_row = None;
         self.close("}");
         self.sliding = false;

@@ -10,20 +10,10 @@ use crate::back::c::writer::Writer;
 use crate::ir::FieldId;
 
 impl Writer<'_> {
-    /// Row copies between the grid and the window: the whole window in
-    /// (`out` false; the written fields only over this chunk's rows, the
-    /// rest comes from the snapshots), or the centre of the written fields
-    /// out, in place, from the window's levels named with `window` into the
-    /// grid's named with `to` (a wave's final names, `wf` and `tof`, or the
-    /// rotated `w` and `to`).
-    pub(super) fn copy_rows(&mut self, out: bool, window: &str, to: &str) {
+    /// The whole window in from the grid (the written fields only over
+    /// this chunk's rows, the rest comes from the snapshots).
+    pub(super) fn copy_rows_in(&mut self) {
         let (shape, _) = self.tiling.clone().expect("a time tiling");
-        if out {
-            let fields = self.tile_fields(true);
-            let roles = vec![("c_lo", "c_hi"); shape.rank];
-            self.copy_rows_of(&fields, &roles, (window, to), true);
-            return;
-        }
         let all = self.tile_fields(false);
         let (written, read_only): (Vec<_>, Vec<_>) = all
             .into_iter()
@@ -39,8 +29,33 @@ impl Writer<'_> {
         self.copy_rows_of(&written, &clipped, ("w", "in"), false);
     }
 
-    /// [`Self::copy_rows`] for `fields`, over the box named by `roles` per
-    /// axis, between the levels named with `suffixes` (window, grid).
+    /// The centre of the written fields out, in place, from the window's
+    /// levels named with `window` into the grid's named with `to` (a wave's
+    /// final names, `wf` and `tof`, or the rotated `w` and `to`).
+    pub(super) fn copy_centre_out(&mut self, window: &str, to: &str) {
+        let (shape, _) = self.tiling.clone().expect("a time tiling");
+        let fields = self.tile_fields(true);
+        let roles = vec![("c_lo", "c_hi"); shape.rank];
+        self.copy_rows_of(&fields, &roles, (window, to), true);
+    }
+
+    /// Whether level `t` of a field with levels `lo..=hi` is one a part
+    /// overwrites before reading it ([`crate::schedule::cpu_tile::TileShape::dead`]):
+    /// as copied in (`out` false), or as labelled after the run function's
+    /// rotation once written back (`t` becomes `t - 1`, the lowest the highest).
+    pub(super) fn dead_level(&self, f: FieldId, t: i32, (lo, hi): (i32, i32), out: bool) -> bool {
+        let (shape, _) = self.tiling.as_ref().expect("a time tiling");
+        let label = match (out, t == lo) {
+            (false, _) => t,
+            (true, true) => hi,
+            (true, false) => t - 1,
+        };
+        shape.dead.iter().any(|&(df, dt, _)| df == f && dt == label)
+    }
+
+    /// [`Self::copy_rows_in`] and [`Self::copy_centre_out`] for `fields`,
+    /// over the box named by `roles` per axis, between the levels named with
+    /// `suffixes` (window, grid).
     pub(super) fn copy_rows_of(
         &mut self,
         fields: &[(FieldId, i32, i32)],
@@ -111,11 +126,7 @@ impl Writer<'_> {
         for &(f, flo, fhi) in fields {
             let ty = names::c_type(p.fields[f.0].ty);
             for t in flo..=fhi {
-                // Written back, level `t` becomes `t - 1` (the lowest the
-                // highest) in the run function's rotation after the sweep.
-                let after_rotation = if t == flo { fhi } else { t - 1 };
-                let label = if out { after_rotation } else { t };
-                let dead = shape.dead.iter().any(|&(df, dt, _)| df == f && dt == label);
+                let dead = self.dead_level(f, t, (flo, fhi), out);
                 if dead && !out {
                     continue;
                 }
