@@ -29,6 +29,7 @@ pub mod overtile;
 pub mod parts;
 mod reduce;
 mod run;
+mod scratch;
 mod snapshot;
 mod timetile;
 mod uses;

@@ -37,6 +37,7 @@ const TEMPS: &[&str] = &[
     "part",
     "box",
     "interrupt",
+    "scratch",
 ];
 
 /// Per-axis roles (`i0`, `lo0`, `hi0`, `in_lo0`, `in_hi0`, and time tiling's

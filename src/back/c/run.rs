@@ -154,6 +154,10 @@ impl Writer<'_> {
                 ));
             }
         }
+        let cleanup = self.run_cleanup();
+        if !cleanup.is_empty() {
+            self.line(&cleanup);
+        }
         self.line("return 0;");
         self.close("}");
     }
@@ -192,8 +196,14 @@ impl Writer<'_> {
                 let name = n.reduction(i);
                 let args = self.arguments(&uses);
                 let sep = if args.is_empty() { "" } else { ", " };
+                let cleanup = self.run_cleanup();
+                let fail = if cleanup.is_empty() {
+                    "return 3;".to_string()
+                } else {
+                    format!("{{ {cleanup} return 3; }}")
+                };
                 self.line(&format!(
-                    "if ({}({args}{sep}&{name}) != 0) return 3;",
+                    "if ({}({args}{sep}&{name}) != 0) {fail}",
                     n.reduce_function(i)
                 ));
                 self.line(&format!("{summary}->{name} = {name};"));

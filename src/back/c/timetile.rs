@@ -27,7 +27,9 @@
 //! development machine) and doubled the memory a sweep streams. Split and
 //! diamond tiling are in place by construction but need a second kind of tile
 //! (or skewed loop nests) printed apart from the untiled code; the snapshots
-//! keep every inner step the untiled loop nest.
+//! keep every inner step the untiled loop nest. A thread's window and
+//! snapshots are one block that the run function keeps from sweep to sweep
+//! ([`crate::back::c::scratch`]).
 //!
 //! Inside the window the loop nests are the untiled ones (same expressions,
 //! same order, same boundary helpers on grid coordinates); only the index is
@@ -115,7 +117,10 @@ impl Writer<'_> {
         ]
         .map(|role| n.temp(role));
         let full = n.temp("full");
-        params.push_str(&format!("long {tsteps}, int {full}"));
+        params.push_str(&format!(
+            "long {tsteps}, int {full}, sdsl_scratch *{}",
+            n.temp("scratch")
+        ));
         for &(f, lo, hi) in &self.tile_fields(false) {
             let ty = names::c_type(p.fields[f.0].ty);
             let constness = if shape.written.contains(&f) {
@@ -162,6 +167,7 @@ impl Writer<'_> {
         if tiling.order == TileOrder::Wavefront {
             self.prefetch_macro();
         }
+        self.scratch_type();
         self.function_head(&format!("static int {}", names::sweep_symbol(p)), &params);
         self.open("{");
         let counts: Vec<String> = (0..rank)
@@ -197,25 +203,27 @@ impl Writer<'_> {
             })
             .collect();
         let mut extents = extents;
-        if tiling.order == TileOrder::Wavefront {
-            // A streamed wave holds a band of rows along axis 0, not the window.
-            let rows_held = self.wave_band_lines();
-            extents[0] = format!("sdsl_min({rows_held}, {})", extents[0]);
-        }
-        self.line(&format!(
-            "const long {window_points} = {};",
-            extents.join(" * ")
-        ));
         let widest = shape
             .used
             .iter()
             .map(|f| p.fields[f.0].ty.size_bytes())
             .max()
             .unwrap_or(8);
+        let window_levels: usize = shape.used.iter().map(|f| p.fields[f.0].levels()).sum();
+        if tiling.order == TileOrder::Wavefront {
+            // A streamed wave holds a band of rows along axis 0, not the window.
+            let mut row_bytes = vec![format!("{}", widest * window_levels)];
+            row_bytes.extend(extents[1..].iter().cloned());
+            let rows_held = self.wave_band_lines(&row_bytes.join(" * "));
+            extents[0] = format!("sdsl_min({rows_held}, {})", extents[0]);
+        }
+        self.line(&format!(
+            "const long {window_points} = {};",
+            extents.join(" * ")
+        ));
         self.line(&format!(
             "const long {level_bytes} = ({window_points} * {widest} + 63) / 64 * 64; /* a level of the window, in bytes */"
         ));
-        let window_levels: usize = shape.used.iter().map(|f| p.fields[f.0].levels()).sum();
         let snapshot_levels = self.snapshot_levels().len();
         let ring_axes = self.ring_axes();
         let chunk_axis = self.chunk_axis();
@@ -243,6 +251,7 @@ impl Writer<'_> {
             ));
         }
         self.line(&format!("int {failed} = 0;"));
+        self.scratch_reserve();
         let parallel = self.omp_parallel("");
         self.line(&parallel);
         self.open("{");
@@ -312,27 +321,17 @@ impl Writer<'_> {
                 bytes_of(&extent)
             ));
         }
-        self.line(&format!(
-            "char *{window} = (char *)malloc((size_t){level_bytes} * {window_levels});"
-        ));
-        let mut buffers = vec![window.clone()];
+        let mut buffers = vec![(window.clone(), format!("{level_bytes} * {window_levels}"))];
         for &a in &ring_axes {
-            let ring = axis("ring", a);
-            self.line(&format!(
-                "char *{ring} = (char *)malloc((size_t){} * {snapshot_levels});",
-                axis("ring_bytes", a)
+            buffers.push((
+                axis("ring", a),
+                format!("{} * {snapshot_levels}", axis("ring_bytes", a)),
             ));
-            buffers.push(ring);
         }
         if has_below {
-            self.line(&format!(
-                "char *{below} = (char *)malloc((size_t){below_bytes} * {snapshot_levels});"
-            ));
-            buffers.push(below.clone());
+            buffers.push((below.clone(), format!("{below_bytes} * {snapshot_levels}")));
         }
-        let broken = n.temp("broken");
-        let nulls: Vec<String> = buffers.iter().map(|b| format!("{b} == NULL")).collect();
-        self.line(&format!("const int {broken} = {};", nulls.join(" || ")));
+        let broken = self.scratch_buffers(&me, &buffers);
         self.open(&format!("if ({broken}) {{"));
         self.line("#pragma omp atomic write");
         self.line(&format!("{failed} = 1;"));
@@ -480,9 +479,6 @@ impl Writer<'_> {
             }
         }
         self.close("}");
-        for b in &buffers {
-            self.line(&format!("free({b});"));
-        }
         self.close("}");
         let unused: Vec<String> = (0..rank)
             .map(|a| format!("(void){};", axis("tn", a)))
@@ -644,6 +640,10 @@ impl Writer<'_> {
                 .collect::<Vec<_>>()
                 .join(" x ")
         ));
+        let scratch = n.temp("scratch");
+        self.line(&format!(
+            "sdsl_scratch {scratch} = {{ NULL, NULL, 0 }}; /* the sweeps' windows and snapshots, kept from sweep to sweep */"
+        ));
         self.line(&format!("long {done} = 0;"));
         self.open(&format!("while ({done} < {max_iters}) {{"));
         self.line(&format!(
@@ -661,7 +661,7 @@ impl Writer<'_> {
             args.push_str(", ");
         }
         let full = n.temp("full");
-        args.push_str(&format!("{tsteps}, {full}"));
+        args.push_str(&format!("{tsteps}, {full}, &{scratch}"));
         for &(f, lo, hi) in &self.tile_fields(false) {
             for t in lo..=hi {
                 args.push_str(&format!(", {}", n.level(f, t)));
@@ -678,6 +678,8 @@ impl Writer<'_> {
             "if ({}({args}) != 0) {{",
             names::sweep_symbol(self.program)
         ));
+        let cleanup = self.run_cleanup();
+        self.line(&cleanup);
         self.line("return 3;");
         self.close("}");
         self.line("/* the sweep left its levels as after its last iteration's stencils */");
@@ -698,7 +700,8 @@ impl Writer<'_> {
             self.line("break;");
             self.close("}");
         }
-        self.interrupt_poll("");
+        let cleanup = self.run_cleanup();
+        self.interrupt_poll(&cleanup);
         self.close("}");
     }
 }
