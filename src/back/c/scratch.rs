@@ -6,8 +6,10 @@
 //! straight from the system (`mmap`), so every sweep paid the first touch
 //! of tens of MiB per thread again: page faults and zero-filled pages, and
 //! `munmap`'s TLB shootdowns. In 3-D, where sweeps are a few iterations and
-//! a thread's snapshots are planes, that was 15 % of a sweep (star3d1r at
-//! 512³, T = 8, measured on the development machine). Now the run function
+//! a thread's snapshots are planes, that was 10-15 % of a sweep (star3d1r
+//! at 512³, T = 8, tiles of 64 × 512 points per plane: 58-65 ms per
+//! iteration before, 49-52 after, on the 2-core development machine; see
+//! `bench/NOTES.md`). Now the run function
 //! owns an `sdsl_scratch`, one block per thread that grows when a sweep
 //! needs more (never shrinks), and frees it on every way out of the run.
 

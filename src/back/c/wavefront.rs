@@ -41,8 +41,9 @@ use crate::schedule::cpu_tile::Wavefront;
 /// fewer than three bands (never fewer than two): the band moves to the
 /// front of the window more often then, but the window's rows stay in the
 /// last-level cache. Rows of a 3-D wave are planes: three bands of them ran
-/// 15 % slower than two (star3d1r 512³, T = 8, tiles of 64 × 512 points
-/// per plane: 6.4 MiB per level against 3.5).
+/// slower than two (star3d1r 512³, T = 8, tiles of 64 × 512 points per
+/// plane, 6.4 MiB per level against 3.5: 49-52 ms per iteration against
+/// 38-48 on the 2-core development machine, `bench/NOTES.md`).
 const WINDOW_BUDGET: u64 = 8 << 20;
 
 /// How many rounds ahead of its copy a row of the grid is prefetched: a
