@@ -129,6 +129,9 @@ fn reach_one_and_two_and_a_3d_stencil_match_in_tall_tiles() {
         // 26 rows at T = 4, 38 at T = 8), so its band slides down the window.
         ("j2d5pt", vec![150], vec![vec![40, 150]]),
         ("star3d1r", vec![40], vec![vec![16, 8, 64]]),
+        // Planes so large (200 x 200 points, two levels: 320 kB a row) that
+        // three bands would pass the window's 8 MiB at T = 8: it holds 26.
+        ("star3d1r", vec![200], vec![vec![200, 200, 200]]),
     ] {
         let program = bench_program(name);
         for n in sizes {
