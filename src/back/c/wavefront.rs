@@ -184,8 +184,7 @@ impl Writer<'_> {
             below + lead + 1
         ));
         self.line(&format!(
-            "/* rows the window holds (the band slides down it): three bands, but no more than \
-             {} MiB\n   (every level) unless that is under two */",
+            "/* rows the window holds (the band slides down it): three bands, fewer past {} MiB */",
             WINDOW_BUDGET >> 20
         ));
         self.line(&format!(
