@@ -92,6 +92,10 @@ pub enum CpuOrderArg {
     Levels,
     /// Every inner step in one wave of rows along the outermost axis.
     Wavefront,
+    /// Tiles of the inner axes marching along the outermost one, each inner
+    /// step a ring of planes (one stencil part updating one field of two
+    /// levels).
+    March,
 }
 
 impl From<CpuOrderArg> for TileOrder {
@@ -99,6 +103,7 @@ impl From<CpuOrderArg> for TileOrder {
         match arg {
             CpuOrderArg::Levels => TileOrder::Levels,
             CpuOrderArg::Wavefront => TileOrder::Wavefront,
+            CpuOrderArg::March => TileOrder::March,
         }
     }
 }

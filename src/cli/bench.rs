@@ -555,6 +555,7 @@ fn describe_plan(plan: &stencilc::schedule::cpu_tile::CpuPlan) -> String {
             match t.order {
                 stencilc::schedule::cpu_tile::TileOrder::Levels => "",
                 stencilc::schedule::cpu_tile::TileOrder::Wavefront => " wavefront",
+                stencilc::schedule::cpu_tile::TileOrder::March => " march",
             }
         ),
         None => "untiled".into(),

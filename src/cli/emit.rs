@@ -105,7 +105,7 @@ fn c_plan(
     env: Option<&RunEnv>,
     schedule: &ScheduleArgs,
 ) -> Result<stencilc::schedule::cpu_tile::CpuPlan, CliError> {
-    use stencilc::schedule::cpu_tile::{tile_shape, CpuPlan, CpuTiling, TileOrder};
+    use stencilc::schedule::cpu_tile::{march_shape, tile_shape, CpuPlan, CpuTiling, TileOrder};
     let options = schedule.run_options();
     let plan = match env {
         Some(env) => stencilc::exec::native::plan(program, env, &options)?,
@@ -128,10 +128,13 @@ fn c_plan(
                         })
                         .collect();
                     // Without sizes the model cannot choose: the wavefront
-                    // only where asked.
+                    // and the march only where asked.
                     let order = match options.cpu_order {
                         Some(TileOrder::Wavefront) if shape.wavefront().is_ok() => {
                             TileOrder::Wavefront
+                        }
+                        Some(TileOrder::March) if march_shape(program, &shape).is_ok() => {
+                            TileOrder::March
                         }
                         _ => TileOrder::Levels,
                     };

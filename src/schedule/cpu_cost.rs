@@ -234,6 +234,9 @@ pub fn predict_step_seconds(
         let compute = points * inputs.point_seconds() / threads;
         return memory.max(compute) + UNTILED_EXPOSED_SHARE * memory.min(compute);
     };
+    if tiling.order == TileOrder::March {
+        return predict_march_seconds(inputs, tiling, threads, caches, bandwidth);
+    }
     let steps = f64::from(tiling.steps.max(1));
     let tile: Vec<f64> = tiling
         .tile
@@ -265,7 +268,7 @@ pub fn predict_step_seconds(
     let window_bytes = window * inputs.window_bytes_per_point;
     let computed: f64 = (0..tiling.steps).map(|s| grown(f64::from(s))).sum();
     let (compute_factor, wave_rows) = match tiling.order {
-        TileOrder::Levels => (TILED_COMPUTE_FACTOR, 0.0),
+        TileOrder::Levels | TileOrder::March => (TILED_COMPUTE_FACTOR, 0.0),
         TileOrder::Wavefront => {
             // Each stage sets up one loop per row (a plane's rows in 3-D)
             // per round.
@@ -276,7 +279,9 @@ pub fn predict_step_seconds(
         }
     };
     let spills = match tiling.order {
-        TileOrder::Levels => window_bytes > WINDOW_SHARE_OF_L2 * caches.l2_bytes as f64,
+        TileOrder::Levels | TileOrder::March => {
+            window_bytes > WINDOW_SHARE_OF_L2 * caches.l2_bytes as f64
+        }
         TileOrder::Wavefront => {
             // The wave streams its rows in and out (back::c::wavefront):
             // only its band, about three times the lags deep, is held.
@@ -313,6 +318,82 @@ pub fn predict_step_seconds(
         + centre / tile[tile.len() - 1] * inputs.written_back_bytes_per_point / 4.0;
     let overhead = tiles * (SECONDS_PER_TILE + rows * SECONDS_PER_ROW) / threads;
     (compute + memory + overhead) / steps
+}
+
+/// How much slower a march's steps run than the loop alone in L2
+/// ([`SECONDS_PER_READ`]) while its rings fit L2; each doubling of the rings
+/// beyond L2 adds [`MARCH_SPILL_PER_DOUBLING`]. Fitted to star3d1r at 512³
+/// on two threads (bench/NOTES.md, "A march along z": T = 8 in tiles of
+/// 32 x 256 points, rings of 1 MiB, 38.7 ms per iteration; 64 x 256,
+/// 1.8 MiB, 42.2; 128 x 512, 6 MiB, 46.5).
+const MARCH_COMPUTE_FACTOR: f64 = 1.1;
+/// See [`MARCH_COMPUTE_FACTOR`].
+const MARCH_SPILL_PER_DOUBLING: f64 = 0.15;
+/// Seconds per row of a plane one step of a march computes, besides its
+/// points (bounds, the vectorised loop's prologue and tail): tiles of
+/// 32 x 64 points measured 10 ms per iteration slower than 32 x 256 at
+/// 512³, with 1.9 M more rows (bench/NOTES.md).
+const MARCH_SECONDS_PER_ROW: f64 = 8e-9;
+
+/// [`predict_step_seconds`] for a march ([`TileOrder::March`]): every step
+/// computes its tile grown by the reach of the steps still to run, plane by
+/// plane along the whole outermost axis; the grid is read once (the tile
+/// grown by the sweep's halo) and the centre written once per sweep; the
+/// steps between keep rings of `below + above + 1` planes, whose size sets
+/// the cache the loop runs from.
+fn predict_march_seconds(
+    inputs: &ModelInputs,
+    tiling: &CpuTiling,
+    threads: f64,
+    caches: &CpuCaches,
+    bandwidth: f64,
+) -> f64 {
+    let steps = f64::from(tiling.steps.max(1));
+    let rank = inputs.dims.len();
+    let planes = inputs.dims[0] as f64;
+    let tile: Vec<f64> = (1..rank)
+        .map(|a| tiling.tile.get(a).copied().unwrap_or(1).min(inputs.dims[a]) as f64)
+        .collect();
+    let grown = |k: f64| -> f64 {
+        (1..rank)
+            .map(|a| {
+                let r = inputs.reach[a];
+                (tile[a - 1] + k * (r.0 + r.1) as f64).min(inputs.dims[a] as f64)
+            })
+            .product()
+    };
+    let grown_rows = |k: f64| -> f64 {
+        (1..rank - 1)
+            .map(|a| {
+                let r = inputs.reach[a];
+                (tile[a - 1] + k * (r.0 + r.1) as f64).min(inputs.dims[a] as f64)
+            })
+            .product::<f64>()
+            .max(1.0)
+    };
+    let centre: f64 = tile.iter().product();
+    let tiles = (1..rank)
+        .map(|a| (inputs.dims[a] as f64 / tile[a - 1]).ceil())
+        .product::<f64>();
+    let computed: f64 = (0..tiling.steps).map(|s| grown(f64::from(s))).sum::<f64>() * planes;
+    let rows: f64 = (0..tiling.steps)
+        .map(|s| grown_rows(f64::from(s)))
+        .sum::<f64>()
+        * planes;
+    let level_bytes = inputs.window_bytes_per_point / 2.0;
+    let ring_planes = (inputs.reach[0].0 + inputs.reach[0].1 + 1) as f64;
+    let ring_bytes = (steps - 1.0) * ring_planes * grown(steps - 1.0) * level_bytes;
+    let spill = (ring_bytes / caches.l2_bytes as f64).max(1.0).log2();
+    let factor = MARCH_COMPUTE_FACTOR * (1.0 + MARCH_SPILL_PER_DOUBLING * spill);
+    let traffic = planes * (grown(steps - 1.0) + 2.0 * centre) * level_bytes;
+    let memory = tiles * traffic / bandwidth;
+    let compute = tiles
+        * (computed
+            * (inputs.reads_per_point * SECONDS_PER_READ * factor
+                + inputs.slow_ops_per_point * SECONDS_PER_SLOW_OP)
+            + rows * MARCH_SECONDS_PER_ROW)
+        / threads;
+    (compute + memory + tiles * SECONDS_PER_TILE / threads) / steps
 }
 
 /// Rows along the outermost axis of a tile grown by `k ×` the reach (at

@@ -13,6 +13,7 @@ mod emit;
 mod examples;
 mod fma;
 mod handmade;
+mod march;
 mod overtile;
 mod parts;
 mod time_tiling;

@@ -4,7 +4,7 @@
 
 use crate::back::c::boundary::{self, Helper};
 use crate::back::c::names;
-use crate::back::c::writer::Writer;
+use crate::back::c::writer::{MarchView, Writer};
 use crate::ir::{BinaryOp, BoundaryMode, Expr, ExprKind, GridRef, Stmt, UnaryOp, Value};
 
 /// Where the current point is, which decides how grid reads are printed.
@@ -143,6 +143,9 @@ impl Writer<'_> {
     fn load(&mut self, r: &GridRef, scope: Scope<'_>) -> String {
         let program = self.program;
         let field = &program.fields[r.field.0];
+        if let Some(view) = self.march.filter(|v| v.field == r.field) {
+            return self.march_load(r, view, scope);
+        }
         let level = self.names.level(r.field, r.time);
         if scope.access == Access::Interior || field.boundary == BoundaryMode::None {
             return format!("{level}[{}]", self.point_index(r, scope));
@@ -234,6 +237,38 @@ impl Writer<'_> {
             .join(" + ")
     }
 
+    /// A read of a march's field: the plane along axis 0
+    /// (`a_t0_z[1]` for offset 0 with reach 1 below), then the index in the
+    /// plane relative to the point (`src_q - src_s1 + 1`).
+    fn march_load(&mut self, r: &GridRef, view: MarchView, scope: Scope<'_>) -> String {
+        self.march_points.0 = true;
+        let program = self.program;
+        let planes = self.names.level_temp(
+            "z",
+            view.field,
+            view.read,
+            program.fields[view.field.0].time_lo,
+        );
+        let plane = match boundary::constant(program, &r.offset[0]) {
+            Some(v) => (v + view.below as i64).to_string(),
+            None => format!("{} + {}", self.offset_text(&r.offset[0], scope), view.below),
+        };
+        let mut text = self.names.temp("src_q");
+        let last = r.offset.len() - 1;
+        for (axis, o) in r.offset.iter().enumerate().skip(1) {
+            let stride = (axis != last).then(|| self.names.axis_temp("src_s", axis));
+            match (boundary::constant(program, o), stride) {
+                (Some(0), _) => {}
+                (Some(v), stride) => text.push_str(&signed(v, stride.as_deref())),
+                (None, None) => text.push_str(&format!(" + {}", self.offset_text(o, scope))),
+                (None, Some(s)) => {
+                    text.push_str(&format!(" + {} * {s}", self.offset_text(o, scope)))
+                }
+            }
+        }
+        format!("{planes}[{plane}][{text}]")
+    }
+
     /// The index of a grid reference relative to the point: `g_p - g_s0 + 1`.
     pub(super) fn point_index(&mut self, r: &GridRef, scope: Scope<'_>) -> String {
         let program = self.program;
@@ -275,7 +310,14 @@ impl Writer<'_> {
                 Stmt::Store { target, value, .. } => {
                     let value = self.statement_value(value, scope);
                     let level = self.names.level(target.field, target.time);
-                    let index = self.point_index(target, scope);
+                    let index = match self.march.filter(|v| v.field == target.field) {
+                        // A march writes its field only at the point (`march_shape`).
+                        Some(_) => {
+                            self.march_points.1 = true;
+                            self.names.temp("dst_q")
+                        }
+                        None => self.point_index(target, scope),
+                    };
                     self.line(&format!("{level}[{index}] = {value};"));
                 }
                 Stmt::For {

@@ -131,6 +131,7 @@ impl Writer<'_> {
             // (recorded while printing) are declared before it.
             let outer = std::mem::take(&mut self.out);
             self.points_read.clear();
+            self.march_points = (false, false);
             point(
                 self,
                 if split == Split::Border {
@@ -219,6 +220,11 @@ impl Writer<'_> {
                 self.line(l);
             }
         }
+        if axis + 2 == nest.subset.rank() {
+            for l in self.row_prefetch.clone() {
+                self.line(&l);
+            }
+        }
         inner(self);
         if axis == 0 {
             for l in &nest.row_end {
@@ -231,6 +237,9 @@ impl Writer<'_> {
     /// `const long g_p = i0 * g_s0 + i1;` for each grid whose point the body
     /// just printed reads.
     fn point_start(&mut self, grids: &BTreeSet<GridId>, rank: usize) {
+        if self.march.is_some() {
+            self.march_point_start(rank);
+        }
         for &grid in grids {
             if !self.points_read.contains(&grid) {
                 continue;
@@ -303,17 +312,37 @@ impl Writer<'_> {
         omp: String,
         clip: Vec<(Option<String>, Option<String>)>,
     ) {
+        let reach = boundary::reach_of_body(self.program, &part.body);
+        self.part_nest(part, omp, clip, &reach);
+    }
+
+    /// A stencil part's loop nest clipped to `clip`, with no OpenMP line and
+    /// no border: the caller has checked that no read leaves the grid.
+    pub(super) fn stencil_part_inside(
+        &mut self,
+        part: &StencilPart,
+        clip: Vec<(Option<String>, Option<String>)>,
+    ) {
+        self.part_nest(part, String::new(), clip, &Reach::Inside);
+    }
+
+    fn part_nest(
+        &mut self,
+        part: &StencilPart,
+        omp: String,
+        clip: Vec<(Option<String>, Option<String>)>,
+        reach: &Reach,
+    ) {
         let program = self.program;
         self.source_comment(part.span);
         let locals = self.names.part_locals(part);
         let mut loop_vars = HashSet::new();
         names::loop_variables(&part.body, &mut loop_vars);
-        let reach = boundary::reach_of_body(program, &part.body);
         let mut grids = BTreeSet::new();
         Uses::grids_indexed(program, &part.body, &mut grids);
         let nest = Nest {
             subset: &part.subset,
-            reach: &reach,
+            reach,
             grids: &grids,
             omp,
             row_start: Vec::new(),

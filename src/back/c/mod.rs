@@ -24,6 +24,7 @@ pub mod checks;
 pub mod embed;
 mod expr;
 mod loops;
+mod march;
 mod names;
 pub mod overtile;
 pub mod parts;

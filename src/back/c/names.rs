@@ -69,6 +69,11 @@ const AXIS_TEMPS: &[&str] = &[
     "ring_rows",
     "ring_bytes",
     "w_at",
+    "w_s",
+    "src_s",
+    "src_o",
+    "dst_s",
+    "dst_o",
 ];
 
 /// Time tiling's variables of the sweep function, which also holds the parts'
@@ -102,6 +107,22 @@ const TILE_TEMPS: &[&str] = &[
     "band",
     "rows_held",
     "keep",
+    "msteps",
+    "left",
+    "stage",
+    "plane",
+    "plane_points",
+    "plane_bytes",
+    "plane_floats",
+    "ring",
+    "prev",
+    "first",
+    "last",
+    "fill",
+    "src_q",
+    "dst_q",
+    "src",
+    "dst",
 ];
 
 /// Per-level roles of time tiling (`a_t0_in`, `a_t0_out`, `a_t0_w`, `a_t0_r`, `a_t0_to`,
@@ -118,6 +139,7 @@ const LEVEL_TEMPS: &[(&str, &str)] = &[
     ("level_below", "below"),
     ("level_final", "wf"),
     ("level_final_to", "tof"),
+    ("level_planes", "z"),
 ];
 
 /// Per-field roles of the embedded host wrapper (`a_count`, `a_levels`, `a_bytes`):
@@ -148,7 +170,7 @@ impl CNames {
     pub(super) fn new(program: &Program) -> CNames {
         let prefix = identifier(&program.name);
         let mut namer = Namer::new();
-        for symbol in ["run", "entry", "summary", "sweep", "sdsl", "part"] {
+        for symbol in ["run", "entry", "summary", "sweep", "march", "sdsl", "part"] {
             namer.take(&format!("{prefix}_{symbol}"));
         }
         let mut file_scope = |entity: Entity, kind: &str, name: &str| {
@@ -371,6 +393,11 @@ pub(super) fn part_symbol(program: &Program) -> String {
 /// `<program>_sweep`: one time-tiled sweep of several iterations.
 pub(super) fn sweep_symbol(program: &Program) -> String {
     format!("{}_sweep", identifier(&program.name))
+}
+
+/// `<program>_march`: one march of a time-tiled sweep (`back::c::march`).
+pub(super) fn march_symbol(program: &Program) -> String {
+    format!("{}_march", identifier(&program.name))
 }
 
 /// `<program>_entry`: the uniform entry point for the native executor.

@@ -75,7 +75,7 @@ impl Writer<'_> {
 
     /// The scalars the sweep takes: parameters, constants and grid sizes of
     /// every stencil.
-    fn sweep_uses(&self) -> Uses {
+    pub(super) fn sweep_uses(&self) -> Uses {
         let p = self.program;
         let mut uses = Uses::default();
         if let Some(iterate) = &p.iterate {
@@ -96,6 +96,10 @@ impl Writer<'_> {
         let p = self.program;
         let n = Rc::clone(&self.names);
         let (shape, tiling) = self.tiling.clone().expect("a time tiling");
+        if tiling.order == TileOrder::March {
+            self.march_sweep_function();
+            return;
+        }
         let grid = shape.grid;
         let rank = shape.rank;
         let reach = shape.iteration_reach();
@@ -471,6 +475,7 @@ impl Writer<'_> {
                 ));
                 self.copy_centre_out("w", "to");
             }
+            TileOrder::March => unreachable!("a march prints its own sweep"),
             TileOrder::Wavefront => {
                 let wave = shape
                     .wavefront()

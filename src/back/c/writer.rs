@@ -72,6 +72,27 @@ pub(crate) struct Writer<'a> {
     /// In a streamed wave: the one row along axis 0 the copies between grid,
     /// window and snapshots print for (their loops clipped to it).
     pub(super) stream_row: Option<String>,
+    /// In a march ([`crate::back::c::march`]): reads of the marching field
+    /// go to its planes, its store to the step's plane.
+    pub(super) march: Option<MarchView>,
+    /// In a march: whether the point just printed read the level read
+    /// (`src_q`) and wrote the level written (`dst_q`).
+    pub(super) march_points: (bool, bool),
+    /// In a march: lines printed before every innermost loop of a step's
+    /// nest (the prefetches of the rows ahead).
+    pub(super) row_prefetch: Vec<String>,
+}
+
+/// How a march's loop nest addresses the field it updates.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct MarchView {
+    /// The field.
+    pub field: FieldId,
+    /// The level read, whose planes around the point are `<level>_z[..]`.
+    pub read: i32,
+    /// How far below the point reads reach along axis 0: `<level>_z[0]`
+    /// is that many planes below.
+    pub below: u64,
 }
 
 impl<'a> Writer<'a> {
@@ -92,6 +113,9 @@ impl<'a> Writer<'a> {
             window: false,
             sliding: false,
             stream_row: None,
+            march: None,
+            march_points: (false, false),
+            row_prefetch: Vec::new(),
         }
     }
 

@@ -316,6 +316,13 @@ pub enum TileOrder {
     /// ([`TileShape::wavefront`]), so a row is read again while it is in L1
     /// and tiles can be tall (little halo recomputed along that axis).
     Wavefront,
+    /// A march along the outermost axis ([`march_shape`]): a tile of the
+    /// other axes advances every inner step one plane per round, the first
+    /// step reading the grid, the last writing the other level's array, and
+    /// the steps between keeping a ring of planes each, small enough for L2.
+    /// No window and no copies; for one stencil part updating one field of
+    /// two levels.
+    March,
 }
 
 impl TileOrder {
@@ -324,8 +331,104 @@ impl TileOrder {
         match self {
             TileOrder::Levels => "levels",
             TileOrder::Wavefront => "wavefront",
+            TileOrder::March => "march",
         }
     }
+}
+
+/// What a march ([`TileOrder::March`]) needs of an iteration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MarchShape {
+    /// The one field the iteration updates.
+    pub field: FieldId,
+    /// The level its stencil reads (the lower of its two).
+    pub read: i32,
+    /// The level it writes (the upper).
+    pub write: i32,
+    /// Per axis, outermost first, how far below and above the point it reads.
+    pub reach: Vec<(u64, u64)>,
+}
+
+impl MarchShape {
+    /// Planes a step's ring holds: the next step reads that many of them
+    /// around its plane (`below + above + 1` along the outermost axis).
+    pub fn ring_planes(&self) -> u64 {
+        self.reach[0].0 + self.reach[0].1 + 1
+    }
+
+    /// Rounds each step lags behind the one before it: the planes above its
+    /// own that it reads, which the step before computes in the same round.
+    pub fn lag(&self) -> u64 {
+        self.reach[0].1
+    }
+}
+
+/// Whether `program`'s iteration can march ([`TileOrder::March`]), and what
+/// the march needs; `Err` says which construct prevents it.
+///
+/// A march keeps no snapshots: its first step reads the level its stencil
+/// reads, its last writes the other level's array, out of place, so it takes
+/// an odd number of steps (the sweep splits the rest into single steps), and
+/// its rings hold the steps between. That takes one stencil part, one field
+/// of two levels read at the lower and written at the upper, and no periodic
+/// reads. Reads that leave the grid are handled at run time: a sweep whose
+/// subset reads outside the grid (a boundary mode at work) runs untiled.
+pub fn march_shape(program: &Program, shape: &TileShape) -> Result<MarchShape, String> {
+    if !(2..=3).contains(&shape.rank) {
+        return Err(format!(
+            "the grid is {}-D (a march takes 2-D and 3-D grids)",
+            shape.rank
+        ));
+    }
+    let Some(iterate) = &program.iterate else {
+        return Err("the program has no iterate".into());
+    };
+    let parts: Vec<_> = iterate.stencils.iter().flat_map(|s| &s.parts).collect();
+    let [part] = parts.as_slice() else {
+        return Err(format!(
+            "an iteration runs {} stencil parts (a march takes one)",
+            parts.len()
+        ));
+    };
+    let ([field], [written]) = (shape.used.as_slice(), shape.written.as_slice()) else {
+        return Err(
+            "the stencil uses more than the one field it updates (a march takes one)".into(),
+        );
+    };
+    if field != written {
+        return Err("the stencil does not update the field it reads".into());
+    }
+    let f = &program.fields[field.0];
+    if f.levels() != 2 {
+        return Err(format!(
+            "`{}` has {} time levels (a march takes two)",
+            f.name,
+            f.levels()
+        ));
+    }
+    if shape.whole.iter().any(|&w| w) {
+        return Err("a periodic boundary is read across an axis".into());
+    }
+    let footprint = Footprint::of_part(program, part);
+    let (read, write) = (f.time_lo, f.time_hi);
+    if footprint.writes.iter().any(|w| w.time != write) {
+        return Err(format!(
+            "the stencil writes `[{}]{}` (a march writes the upper level only)",
+            f.time_lo, f.name
+        ));
+    }
+    if footprint.reads.iter().any(|r| r.time != read) {
+        return Err(format!(
+            "the stencil reads `[{write}]{}`, the level it writes",
+            f.name
+        ));
+    }
+    Ok(MarchShape {
+        field: *field,
+        read,
+        write,
+        reach: shape.parts[0].clone(),
+    })
 }
 
 /// The time tiling of a sweep.
@@ -482,7 +585,7 @@ pub fn plan_cpu(
     if let Some(asked) = &asked {
         plan.notes.extend(asked.notes.iter().cloned());
     }
-    let orders = allowed_orders(request.order, &shape, &mut plan);
+    let orders = allowed_orders(request.order, program, &shape, &mut plan);
     let inputs = ModelInputs::new(program, env, &shape);
     let max_steps = max_steps(env);
     let requested_tile = request.tile.as_ref().map(|inner_first| {
@@ -540,37 +643,57 @@ pub fn plan_cpu(
 }
 
 /// The orders of the inner steps the plan may take: the one asked, else
-/// both where the wavefront applies. A wavefront asked where it does not
-/// apply is a note; where it merely is not considered, `-v` says why.
+/// every one that applies. An order asked where it does not apply is a
+/// note; where one merely is not considered, `-v` says why.
 fn allowed_orders(
     asked: Option<TileOrder>,
+    program: &Program,
     shape: &TileShape,
     plan: &mut CpuPlan,
 ) -> Vec<TileOrder> {
-    match (asked, shape.wavefront()) {
-        (Some(TileOrder::Wavefront), Err(why)) => {
+    let wavefront = shape.wavefront().map(|_| ());
+    let march = march_shape(program, shape).map(|_| ());
+    match asked {
+        Some(TileOrder::Wavefront) if wavefront.is_err() => {
             plan.notes.push(format!(
-                "`--cpu-order wavefront` ignored: {why}; the inner steps of a tile run level \
-                 by level"
+                "`--cpu-order wavefront` ignored: {}; the inner steps of a tile run level \
+                 by level",
+                wavefront.unwrap_err()
             ));
-            vec![TileOrder::Levels]
+            return vec![TileOrder::Levels];
         }
-        (Some(order), _) => vec![order],
-        (None, Err(why)) => {
-            plan.reasons.push(format!(
-                "c: inner steps level by level: the wavefront order does not apply ({why})"
+        Some(TileOrder::March) if march.is_err() => {
+            plan.notes.push(format!(
+                "`--cpu-order march` ignored: {}; the inner steps of a tile run level by level",
+                march.unwrap_err()
             ));
-            vec![TileOrder::Levels]
+            return vec![TileOrder::Levels];
         }
-        (None, Ok(_)) => vec![TileOrder::Levels, TileOrder::Wavefront],
+        Some(order) => return vec![order],
+        None => {}
     }
+    let mut orders = vec![TileOrder::Levels];
+    match wavefront {
+        Ok(()) => orders.push(TileOrder::Wavefront),
+        Err(why) => plan.reasons.push(format!(
+            "c: inner steps level by level: the wavefront order does not apply ({why})"
+        )),
+    }
+    match march {
+        Ok(()) => orders.push(TileOrder::March),
+        Err(why) => plan
+            .reasons
+            .push(format!("c: no march: it does not apply ({why})")),
+    }
+    orders
 }
 
-/// `levels` or `wavefront` as a reason says it.
+/// `levels`, `wavefront` or `march` as a reason says it.
 fn show_order(order: TileOrder) -> &'static str {
     match order {
         TileOrder::Levels => "inner steps level by level",
         TileOrder::Wavefront => "inner steps in a wavefront along the outermost axis",
+        TileOrder::March => "inner steps marching along the outermost axis",
     }
 }
 
@@ -637,7 +760,13 @@ fn choose(
         ));
         return;
     }
-    if requested_tile.is_none() && inputs.dims.len() >= 3 {
+    let marches = orders.contains(&TileOrder::March);
+    let mut orders = orders.to_vec();
+    if requested_tile.is_none() && inputs.dims.len() >= 3 && marches {
+        // 3-D tiles level by level or in a wavefront measured no gain
+        // (below); a march did (bench/NOTES.md, "A march along z").
+        orders = vec![TileOrder::March];
+    } else if requested_tile.is_none() && inputs.dims.len() >= 3 {
         // Measured on the 2-core development machine (bench/RESULTS.md):
         // star3d1r at 256³ level by level in windows that fit its L2 ran
         // 1.8x slower than untiled (they recompute too much halo), in a
@@ -663,13 +792,19 @@ fn choose(
     // Level by level the deepest T up to 8 (the measured gains grow with T
     // up to 8, and its window grows with T); a streamed wave holds only a
     // band, and measured gains up to T = 32 (bench/NOTES.md).
-    for &order in orders {
+    for &order in &orders {
         let depths: &[u32] = match order {
             TileOrder::Levels => &[8],
             TileOrder::Wavefront => &[8, 16, 32],
+            // A march takes odd steps (an even sweep ends with a single
+            // step), its rings grow with them.
+            TileOrder::March => &[3, 5, 7, 9],
         };
         for &most in depths {
-            let steps = most.min(max_steps);
+            let mut steps = most.min(max_steps);
+            if order == TileOrder::March && steps % 2 == 0 {
+                steps -= 1;
+            }
             if steps < 2 {
                 continue;
             }
@@ -738,11 +873,22 @@ fn best_tile(
     // A streamed wave's tile may be a thread's whole chunk of rows.
     let chunk = inputs.dims[0].div_ceil(u64::from(threads.max(1)));
     let tall = [64u64, 128, 256, 512, 1024, chunk];
+    let whole = [inputs.dims[0]];
     let mut best: Option<(f64, CpuTiling)> = None;
     for &order in orders {
         let outermost: &[u64] = match order {
             TileOrder::Levels => &[0],
             TileOrder::Wavefront => &tall,
+            // A march covers the outermost axis whole.
+            TileOrder::March => &whole,
+        };
+        // A march reads its tiles' rows straight from the grid, so shorter
+        // rows cost it no copies.
+        let march_widths = [512u64, 256, 128, 64];
+        let widths = if order == TileOrder::March && rank >= 3 {
+            &march_widths[..]
+        } else {
+            widths
         };
         for &width in widths {
             for &depth in &depths {

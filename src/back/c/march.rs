@@ -1,0 +1,670 @@
+//! The march order of a time-tiled sweep in the generated C (`--cpu-order
+//! march`, [`crate::schedule::cpu_tile::TileOrder::March`]): tiles of the
+//! inner axes, each marching along the outermost axis a plane per round.
+//!
+//! **Why.** The level-by-level and wavefront orders copy a tile's window
+//! in and out, and a 3-D wave holds bands of whole planes, which live in L3
+//! (`bench/NOTES.md`). A march copies nothing: in each round, step 1
+//! computes one plane of its tile straight from the grid's level `read`,
+//! each step `t` after it the plane `lag` below step `t - 1`'s from the
+//! ring where step `t - 1` keeps its last `ring_planes` planes, and the last
+//! step writes its plane into the array of level `write`. The rings of a
+//! tile of 32 x 256 points hold about 1 MiB at `T` = 8, so the loop runs
+//! from L2 and the grid streams once per sweep.
+//!
+//! **Out of place.** Step 1 reads only the level-`read` array, the last
+//! step writes only the other, so tiles never read what another tile wrote
+//! and need no snapshots; but the result of `m` steps lands in the array of
+//! level `write` only when `m` is odd. A sweep of `tsteps` therefore runs
+//! marches of odd lengths, the last of them followed by single steps where
+//! `tsteps` is even or the caller reads both levels after the sweep
+//! (`full`: the level below the result must then hold the step before it,
+//! which only a single step leaves). The level pointers swap after each
+//! march, as after each iteration.
+//!
+//! **Points outside the subset.** A step's ring holds every point of its
+//! tile's extent that the next step reads. Those in the stencil's subset it
+//! computes; the others keep, in every step, the value they have in the
+//! array holding that step's level (`write`'s for odd steps, `read`'s for
+//! even ones), which no step writes, so the tiles on the subset's edges copy
+//! them from there: the planes beyond the subset along axis 0, and the rows
+//! and columns beyond it within a plane.
+//!
+//! **Reads outside the grid.** A march never resolves a boundary mode: its
+//! sweep checks first that the subset, grown by the reach, stays inside the
+//! grid, and otherwise runs its steps untiled with the stencil's own
+//! function (bit-identical either way).
+
+use std::rc::Rc;
+
+use crate::back::c::expr::Scope;
+use crate::back::c::names;
+use crate::back::c::uses::Uses;
+use crate::back::c::writer::{MarchView, Writer};
+use crate::schedule::cpu_tile::{march_shape, MarchShape};
+
+impl Writer<'_> {
+    /// `const long src_q = ...;` and `dst_q`: the point's index in the plane
+    /// read and in the plane written, relative to each one's origin.
+    pub(super) fn march_point_start(&mut self, rank: usize) {
+        let n = Rc::clone(&self.names);
+        let (src, dst) = self.march_points;
+        for (used, role, stride, origin) in [
+            (src, "src_q", "src_s", "src_o"),
+            (dst, "dst_q", "dst_s", "dst_o"),
+        ] {
+            if !used {
+                continue;
+            }
+            let terms: Vec<String> = (1..rank)
+                .map(|a| {
+                    let i = n.axis_var(a);
+                    let o = n.axis_temp(origin, a);
+                    if a + 1 == rank {
+                        format!("{i} - {o}")
+                    } else {
+                        format!("({i} - {o}) * {}", n.axis_temp(stride, a))
+                    }
+                })
+                .collect();
+            self.line(&format!("const long {} = {};", n.temp(role), terms.join(" + ")));
+        }
+    }
+
+    /// The sweep of a march: checks that the subset's reads stay inside the
+    /// grid (else runs the steps untiled), then splits `tsteps` into
+    /// marches of odd lengths and single steps (see the module doc). Prints
+    /// `<program>_march` first.
+    pub(super) fn march_sweep_function(&mut self) {
+        let p = self.program;
+        let n = Rc::clone(&self.names);
+        let (shape, _) = self.tiling.clone().expect("a time tiling");
+        let march = march_shape(p, &shape).expect("the plan marches only where it applies");
+        self.line("#ifdef _OPENMP");
+        self.line("#include <omp.h>");
+        self.line("#endif");
+        self.prefetch_macro();
+        self.scratch_type();
+        self.march_function(&march);
+        self.blank();
+        let uses = self.sweep_uses();
+        let mut params = self.signature(&uses);
+        if params == "void" {
+            params.clear();
+        } else {
+            params.push_str(", ");
+        }
+        let (tsteps, full, scratch) = (n.temp("tsteps"), n.temp("full"), n.temp("scratch"));
+        let ty = names::c_type(p.fields[march.field.0].ty);
+        let (read_in, write_in) = (
+            self.level_name("in", march.field, march.read),
+            self.level_name("in", march.field, march.write),
+        );
+        params.push_str(&format!(
+            "long {tsteps}, int {full}, sdsl_scratch *{scratch}, {ty} *{read_in}, {ty} *{write_in}"
+        ));
+        self.line(&format!(
+            "/* {tsteps} iterations of {}: marches of odd lengths, then single steps where \
+             {tsteps} is even or\n   every level is read after the sweep ({full}); untiled \
+             where the subset's reads leave the grid. */",
+            p.name
+        ));
+        self.helpers.insert(crate::back::c::boundary::Helper::MinMax);
+        self.function_head(&format!("static int {}", names::sweep_symbol(p)), &params);
+        self.open("{");
+        self.march_subset_bounds();
+        let rank = shape.rank;
+        let mut outside = Vec::new();
+        for a in 0..rank {
+            let (lo, hi) = (n.axis_temp("s_lo", a), n.axis_temp("s_hi", a));
+            let size = n.grid_size(shape.grid, a);
+            let (below, above) = march.reach[a];
+            outside.push(format!("{lo} > {hi}"));
+            outside.push(if below == 0 {
+                format!("{lo} < 0")
+            } else {
+                format!("{lo} < {below}")
+            });
+            outside.push(if above == 0 {
+                format!("{hi} > {size} - 1")
+            } else {
+                format!("{hi} > {size} - {}", above + 1)
+            });
+        }
+        let (src, dst, oldest) = (n.temp("src"), n.temp("dst"), n.temp("oldest"));
+        self.line(&format!("{ty} *{src} = {read_in}, *{dst} = {write_in};"));
+        self.open(&format!("if ({}) {{", outside.join(" || ")));
+        self.line("/* the subset is empty or reads outside the grid: untiled steps */");
+        let stencil = &p.iterate.as_ref().expect("an iterate").stencils[0];
+        let stencil_uses = Uses::of_stencil(p, stencil);
+        let tstep = n.temp("tstep");
+        self.open(&format!(
+            "for (long {tstep} = 0; {tstep} < {tsteps}; {tstep}++) {{"
+        ));
+        self.line(&format!(
+            "const {ty} *{} = {src};",
+            n.level(march.field, march.read)
+        ));
+        self.line(&format!("{ty} *{} = {dst};", n.level(march.field, march.write)));
+        self.line(&format!(
+            "{}({});",
+            n.stencil(0),
+            self.arguments(&stencil_uses)
+        ));
+        self.line(&format!(
+            "{{ {ty} *{oldest} = {src}; {src} = {dst}; {dst} = {oldest}; }}"
+        ));
+        self.close("}");
+        self.line("return 0;");
+        self.close("}");
+        let left = n.temp("left");
+        let msteps = n.temp("msteps");
+        let mut args = self.arguments(&uses);
+        if !args.is_empty() {
+            args.push_str(", ");
+        }
+        args.push_str(&format!("{msteps}, {scratch}, {src}, {dst}"));
+        self.open(&format!(
+            "for (long {left} = {tsteps}; {left} > 0;) {{"
+        ));
+        self.line(&format!(
+            "/* odd, and a single step last when every level is read after the sweep */"
+        ));
+        self.line(&format!(
+            "long {msteps} = {left} - ({full} ? 1 : 0);"
+        ));
+        self.line(&format!(
+            "if ({msteps} % 2 == 0) {msteps} -= 1;"
+        ));
+        self.line(&format!("if ({msteps} < 1) {msteps} = 1;"));
+        self.line(&format!(
+            "if ({}({args}) != 0) return 3;",
+            names::march_symbol(p)
+        ));
+        self.line(&format!(
+            "{{ {ty} *{oldest} = {src}; {src} = {dst}; {dst} = {oldest}; }}"
+        ));
+        self.line(&format!("{left} -= {msteps};"));
+        self.close("}");
+        self.line("return 0;");
+        self.close("}");
+    }
+
+    /// `const long s_lo0 = ..., s_hi0 = ...;`: the bounds of the stencil's
+    /// one part, per axis.
+    fn march_subset_bounds(&mut self) {
+        let p = self.program;
+        let n = Rc::clone(&self.names);
+        let part = &p.iterate.as_ref().expect("an iterate").stencils[0].parts[0];
+        let scope = Scope {
+            access: crate::back::c::expr::Access::Interior,
+            locals: &[],
+        };
+        for (a, (lo, hi)) in part.subset.ranges.iter().enumerate() {
+            let lo = self.expr(lo, scope);
+            let hi = self.expr(hi, scope);
+            self.line(&format!(
+                "const long {} = {lo}, {} = {hi};",
+                n.axis_temp("s_lo", a),
+                n.axis_temp("s_hi", a)
+            ));
+        }
+    }
+
+    /// `static int <program>_march(..., msteps, scratch, src, dst)`: `msteps`
+    /// (odd) iterations from the level-`read` array `src` into `dst`, tile by
+    /// tile of the inner axes, each marching along axis 0. Returns 3 when a
+    /// ring cannot be allocated.
+    fn march_function(&mut self, march: &MarchShape) {
+        let p = self.program;
+        let n = Rc::clone(&self.names);
+        let (shape, tiling) = self.tiling.clone().expect("a time tiling");
+        let rank = shape.rank;
+        let grid = shape.grid;
+        let field = march.field;
+        let ty = names::c_type(p.fields[field.0].ty);
+        let uses = self.sweep_uses();
+        let mut params = self.signature(&uses);
+        if params == "void" {
+            params.clear();
+        } else {
+            params.push_str(", ");
+        }
+        let [msteps, scratch, ntiles, tile, round, stage, plane, failed] = [
+            "msteps", "scratch", "ntiles", "tile", "wave", "stage", "plane", "failed",
+        ]
+        .map(|role| n.temp(role));
+        let [plane_points, plane_bytes, plane_floats, ring, prev, first, last, fill] = [
+            "plane_points",
+            "plane_bytes",
+            "plane_floats",
+            "ring",
+            "prev",
+            "first",
+            "last",
+            "fill",
+        ]
+        .map(|role| n.temp(role));
+        let time_lo = p.fields[field.0].time_lo;
+        let (src, dst) = (
+            self.level_name("in", field, march.read),
+            self.level_name("in", field, march.write),
+        );
+        params.push_str(&format!(
+            "long {msteps}, sdsl_scratch *{scratch}, const {ty} *SDSL_RESTRICT {src}, \
+             {ty} *SDSL_RESTRICT {dst}"
+        ));
+        let k = march.ring_planes();
+        let lag = march.lag();
+        let (below0, above0) = march.reach[0];
+        let tiles: Vec<String> = (1..rank).map(|a| tiling.tile[a].to_string()).collect();
+        self.line(&format!(
+            "/* {msteps} (odd) iterations of {} from {src} into {dst}: per tile of {} points \
+             (axes 1-{}), a march along\n   axis 0; step 1 reads {src}, the last writes {dst}, \
+             each step between keeps its last {k} planes in a ring. */",
+            p.name,
+            tiles.join(" x "),
+            rank - 1
+        ));
+        self.function_head(&format!("static int {}", names::march_symbol(p)), &params);
+        self.open("{");
+        self.sizes_read.clear();
+        self.strides(&uses);
+        for a in 1..rank {
+            self.read_size(grid, a);
+        }
+        self.march_subset_bounds();
+        let size = |a: usize| n.grid_size(grid, a);
+        let counts: Vec<String> = (1..rank)
+            .map(|a| {
+                format!(
+                    "{} = ({} + {}) / {}",
+                    n.axis_temp("tn", a),
+                    size(a),
+                    tiling.tile[a] - 1,
+                    tiling.tile[a]
+                )
+            })
+            .collect();
+        self.line(&format!("const long {};", counts.join(", ")));
+        let product: Vec<String> = (1..rank).map(|a| n.axis_temp("tn", a)).collect();
+        self.line(&format!("const long {ntiles} = {};", product.join(" * ")));
+        let grown = |a: usize| {
+            let halo = march.reach[a].0 + march.reach[a].1;
+            format!(
+                "sdsl_min({} + ({msteps} - 1) * {halo}, {})",
+                tiling.tile[a],
+                size(a)
+            )
+        };
+        let extent: Vec<String> = (1..rank).map(grown).collect();
+        self.line(&format!(
+            "/* a plane of a ring: the tile grown by the reach of {msteps} - 1 steps */"
+        ));
+        self.line(&format!(
+            "const long {plane_points} = {};",
+            extent.join(" * ")
+        ));
+        let bytes = p.fields[field.0].ty.size_bytes();
+        self.line(&format!(
+            "const long {plane_bytes} = ({plane_points} * {bytes} + 63) / 64 * 64, \
+             {plane_floats} = {plane_bytes} / {bytes};"
+        ));
+        self.line(&format!("int {failed} = 0;"));
+        self.scratch_reserve();
+        let parallel = self.omp_parallel("");
+        self.line(&parallel);
+        self.open("{");
+        let me = n.temp("me");
+        self.line("#ifdef _OPENMP");
+        self.line(&format!("const long {me} = omp_get_thread_num();"));
+        self.line("#else");
+        self.line(&format!("const long {me} = 0;"));
+        self.line("#endif");
+        let broken = n.temp("broken");
+        self.line(&format!(
+            "char *{ring} = sdsl_scratch_block({scratch}, {me}, (size_t)(({msteps} - 1) * {k} * {plane_bytes} + 64));"
+        ));
+        self.line(&format!("const int {broken} = {ring} == NULL;"));
+        self.open(&format!("if ({broken}) {{"));
+        self.line("#pragma omp atomic write");
+        self.line(&format!("{failed} = 1;"));
+        self.close("}");
+        self.line("#pragma omp for schedule(static)");
+        self.open(&format!(
+            "for (long {tile} = 0; {tile} < {ntiles}; {tile}++) {{"
+        ));
+        self.line(&format!("if ({broken}) continue;"));
+        let mut index = Vec::new();
+        for a in 1..rank {
+            let inner: Vec<String> = (a + 1..rank).map(|b| n.axis_temp("tn", b)).collect();
+            let quotient = match inner.as_slice() {
+                [] => tile.clone(),
+                [one] => format!("{tile} / {one}"),
+                _ => format!("{tile} / ({})", inner.join(" * ")),
+            };
+            index.push(if a == 1 {
+                format!("{} = {quotient}", n.axis_temp("ti", a))
+            } else {
+                format!("{} = {quotient} % {}", n.axis_temp("ti", a), n.axis_temp("tn", a))
+            });
+        }
+        self.line(&format!("const long {};", index.join(", ")));
+        let mut sticks_out = Vec::new();
+        for a in 1..rank {
+            let [c_lo, c_hi, w_lo, w_hi, s_lo, s_hi] = ["c_lo", "c_hi", "w_lo", "w_hi", "s_lo", "s_hi"]
+                .map(|role| n.axis_temp(role, a));
+            let t = tiling.tile[a];
+            self.line(&format!(
+                "const long {c_lo} = {} * {t}, {c_hi} = sdsl_min({c_lo} + {}, {} - 1);",
+                n.axis_temp("ti", a),
+                t - 1,
+                size(a)
+            ));
+            let (below, above) = march.reach[a];
+            self.line(&format!(
+                "const long {w_lo} = sdsl_max({c_lo} - ({msteps} - 1) * {below}, 0), \
+                 {w_hi} = sdsl_min({c_hi} + ({msteps} - 1) * {above}, {} - 1);",
+                size(a)
+            ));
+            sticks_out.push(format!("{w_lo} < {s_lo} || {w_hi} > {s_hi}"));
+        }
+        for a in (1..rank - 1).rev() {
+            let next = format!(
+                "{} - {} + 1",
+                n.axis_temp("w_hi", a + 1),
+                n.axis_temp("w_lo", a + 1)
+            );
+            let value = if a + 2 == rank {
+                next
+            } else {
+                format!("({next}) * {}", n.axis_temp("w_s", a + 1))
+            };
+            self.line(&format!(
+                "const long {} = {value}; /* a ring's stride */",
+                n.axis_temp("w_s", a)
+            ));
+        }
+        self.line(&format!(
+            "const int {fill} = {}; /* the rings hold points outside the subset */",
+            sticks_out.join(" || ")
+        ));
+        let (s_lo0, s_hi0) = (n.axis_temp("s_lo", 0), n.axis_temp("s_hi", 0));
+        let lag_text = |what: &str| match lag {
+            0 => String::new(),
+            1 => format!(" + ({what})"),
+            l => format!(" + ({what}) * {l}"),
+        };
+        let below_text = |what: &str| match below0 {
+            0 => what.to_string(),
+            b => format!("{what} - {b}"),
+        };
+        self.open(&format!(
+            "for (long {round} = {}; {round} <= {s_hi0}{}; {round}++) {{",
+            below_text(&s_lo0),
+            lag_text(&format!("{msteps} - 1"))
+        ));
+        self.open(&format!(
+            "for (long {stage} = 1; {stage} <= {msteps}; {stage}++) {{"
+        ));
+        let lagged = match lag {
+            0 => round.clone(),
+            1 => format!("{round} - ({stage} - 1)"),
+            l => format!("{round} - ({stage} - 1) * {l}"),
+        };
+        self.line(&format!("const long {plane} = {lagged};"));
+        self.line(&format!(
+            "const int {first} = {stage} == 1, {last} = {stage} == {msteps};"
+        ));
+        let ring_of = |step: &str, slot: &str| {
+            format!("({ty} *)({ring} + (({step}) * {k} + {slot}) * {plane_bytes})")
+        };
+        // Planes outside the subset along axis 0 that the next step reads.
+        self.open(&format!("if ({plane} < {s_lo0} || {plane} > {s_hi0}) {{"));
+        let above_text = match above0 {
+            0 => s_hi0.clone(),
+            a => format!("{s_hi0} + {a}"),
+        };
+        self.open(&format!(
+            "if (!{last} && {plane} >= {} && {plane} <= {above_text}) {{",
+            below_text(&s_lo0)
+        ));
+        self.march_fill(
+            rank,
+            &ring_of(&format!("{stage} - 1"), &format!("{plane} % {k}")),
+            true,
+        );
+        self.close("}");
+        self.line("continue;");
+        self.close("}");
+        // The planes the step reads and the plane it writes.
+        let planes = self.names.level_temp("z", field, march.read, time_lo);
+        self.line(&format!(
+            "const {ty} *{prev} = {};",
+            ring_of(&format!("({stage} > 1 ? {stage} - 2 : 0)"), "0")
+        ));
+        let g_s0 = n.grid_stride(grid, 0);
+        let mut plane_list = Vec::new();
+        for dz in 0..k {
+            let offset = dz as i64 - below0 as i64;
+            let at = match offset {
+                0 => plane.clone(),
+                o if o < 0 => format!("{plane} - {}", -o),
+                o => format!("{plane} + {o}"),
+            };
+            let from_grid = format!("{src} + ({at}) * {g_s0}");
+            plane_list.push(format!(
+                "{first} ? {from_grid} : {prev} + ({at}) % {k} * {plane_floats}"
+            ));
+        }
+        self.open(&format!("const {ty} *SDSL_RESTRICT {planes}[{k}] = {{"));
+        for (i, entry) in plane_list.iter().enumerate() {
+            let comma = if i + 1 < plane_list.len() { "," } else { "" };
+            self.line(&format!("{entry}{comma}"));
+        }
+        self.close("};");
+        let written = n.level(field, march.write);
+        self.line(&format!(
+            "{ty} *SDSL_RESTRICT {written} = {last} ? {dst} + {plane} * {g_s0} : {};",
+            ring_of(&format!("{stage} - 1"), &format!("{plane} % {k}"))
+        ));
+        for (role_s, role_o, flag) in [("src_s", "src_o", &first), ("dst_s", "dst_o", &last)] {
+            let mut items = Vec::new();
+            for a in 1..rank {
+                if a + 1 < rank {
+                    items.push(format!(
+                        "{} = {flag} ? {} : {}",
+                        n.axis_temp(role_s, a),
+                        n.grid_stride(grid, a),
+                        n.axis_temp("w_s", a)
+                    ));
+                }
+                items.push(format!(
+                    "{} = {flag} ? 0 : {}",
+                    n.axis_temp(role_o, a),
+                    n.axis_temp("w_lo", a)
+                ));
+            }
+            self.line(&format!("const long {};", items.join(", ")));
+        }
+        // The step's points: its tile grown by the reach of the steps after it.
+        let tleft = n.temp("tleft");
+        self.line(&format!("const long {tleft} = {msteps} - {stage};"));
+        let mut clip = vec![(Some(plane.clone()), Some(plane.clone()))];
+        for a in 1..rank {
+            let (below, above) = march.reach[a];
+            let grow = |r: u64| match r {
+                0 => String::new(),
+                1 => format!(" {{}} {tleft}"),
+                r => format!(" {{}} {tleft} * {r}"),
+            };
+            let lo = format!("{}{}", n.axis_temp("c_lo", a), grow(below).replace("{}", "-"));
+            let hi = format!("{}{}", n.axis_temp("c_hi", a), grow(above).replace("{}", "+"));
+            clip.push((Some(lo), Some(hi)));
+        }
+        let part = &p.iterate.as_ref().expect("an iterate").stencils[0].parts[0];
+        self.row_prefetch = self.march_prefetches(&march, rank);
+        self.march = Some(MarchView {
+            field,
+            read: march.read,
+            below: below0,
+        });
+        self.stencil_part_inside(part, clip);
+        self.march = None;
+        self.row_prefetch.clear();
+        self.open(&format!("if (!{last} && {fill}) {{"));
+        self.march_fill(rank, &written, false);
+        self.close("}");
+        self.close("}");
+        self.close("}");
+        self.close("}");
+        self.close("}");
+        self.mark_unused_sizes(&uses);
+        self.line(&format!("return {failed} ? 3 : 0;"));
+        self.close("}");
+    }
+
+    /// Before each row of a step's plane: at the first step, a prefetch of
+    /// the same row of the grid's plane one beyond those it reads (the next
+    /// round's first step reads it); at the last, of the next plane's row
+    /// it writes. DRAM latency then hides under a plane's work, which the
+    /// hardware prefetchers do not manage for short strided rows (measured
+    /// on star3d1r 512³ in `bench/NOTES.md`, "A march along z").
+    fn march_prefetches(&self, march: &MarchShape, rank: usize) -> Vec<String> {
+        let p = self.program;
+        let n = &self.names;
+        let (shape, _) = self.tiling.as_ref().expect("a time tiling");
+        let grid = shape.grid;
+        let field = march.field;
+        let bytes = p.fields[field.0].ty.size_bytes();
+        let step = (64 / bytes).max(1);
+        let (src, dst) = (
+            self.level_name("in", field, march.read),
+            self.level_name("in", field, march.write),
+        );
+        let [plane, first, last] = ["plane", "first", "last"].map(|r| n.temp(r));
+        let inner = rank - 1;
+        let x = n.axis_var(inner);
+        let (lo, hi) = (n.axis_temp("lo", inner), n.axis_temp("hi", inner));
+        let (below_x, above_x) = march.reach[inner];
+        let row = if rank == 3 {
+            format!(" + {} * {}", n.axis_var(1), n.grid_stride(grid, 1))
+        } else {
+            String::new()
+        };
+        let g_s0 = n.grid_stride(grid, 0);
+        let (s_hi0, above0) = (n.axis_temp("s_hi", 0), march.reach[0].1);
+        let ahead = above0 + 1;
+        let from = match below_x {
+            0 => lo.clone(),
+            b => format!("{lo} - {b}"),
+        };
+        let to = match above_x {
+            0 => hi.clone(),
+            a => format!("{hi} + {a}"),
+        };
+        vec![
+            format!(
+                "if ({first} && {plane} + {ahead} <= {s_hi0} + {above0}) for (long {x} = {from}; {x} <= {to}; {x} += {step}) SDSL_PREFETCH({src} + ({plane} + {ahead}) * {g_s0}{row} + {x}, 0);"
+            ),
+            format!(
+                "if ({last} && {plane} < {s_hi0}) for (long {x} = {lo}; {x} <= {hi}; {x} += {step}) SDSL_PREFETCH({dst} + ({plane} + 1) * {g_s0}{row} + {x}, 1);"
+            ),
+        ]
+    }
+
+    /// Copies into the ring plane `to` (the step's plane `plane`) the points
+    /// of the tile's extent outside the subset from the array holding the
+    /// step's level: every point when `whole` (a plane outside the subset
+    /// along axis 0), else the rows and then the columns beyond the subset
+    /// (loops that are empty for a tile inside it).
+    fn march_fill(&mut self, rank: usize, to: &str, whole: bool) {
+        let p = self.program;
+        let n = Rc::clone(&self.names);
+        let (shape, _) = self.tiling.clone().expect("a time tiling");
+        let march = march_shape(p, &shape).expect("a march");
+        let field = march.field;
+        let ty = names::c_type(p.fields[field.0].ty);
+        let grid = shape.grid;
+        let [stage, plane, keep, row] = ["stage", "plane", "keep", "row"].map(|r| n.temp(r));
+        let (src, dst) = (
+            self.level_name("in", field, march.read),
+            self.level_name("in", field, march.write),
+        );
+        self.line(&format!(
+            "/* outside the subset: the values of the array holding step {stage}'s level */"
+        ));
+        self.line(&format!(
+            "const {ty} *{keep} = ({stage} % 2 ? {dst} : {src}) + {plane} * {};",
+            n.grid_stride(grid, 0)
+        ));
+        self.line(&format!("{ty} *{row} = {to};"));
+        let axis = |role: &'static str, a: usize| n.axis_temp(role, a);
+        let x = n.axis_var(rank - 1);
+        let inner = rank - 1;
+        // `for` over `lo..=hi` of axis `a`, the ranges before and after the
+        // subset (or the whole extent).
+        let ranges = |a: usize, whole: bool| -> Vec<(String, String)> {
+            let (wl, wh, sl, sh) = (
+                axis("w_lo", a),
+                axis("w_hi", a),
+                axis("s_lo", a),
+                axis("s_hi", a),
+            );
+            if whole {
+                vec![(wl, wh)]
+            } else {
+                vec![
+                    (wl.clone(), format!("sdsl_min({sl} - 1, {wh})")),
+                    (format!("sdsl_max({sh} + 1, {wl})"), wh),
+                ]
+            }
+        };
+        let (to_index, from_index) = if rank == 3 {
+            let y = n.axis_var(1);
+            (
+                format!(
+                    "({y} - {}) * {} + {x} - {}",
+                    axis("w_lo", 1),
+                    axis("w_s", 1),
+                    axis("w_lo", inner)
+                ),
+                format!("{y} * {} + {x}", n.grid_stride(grid, 1)),
+            )
+        } else {
+            (format!("{x} - {}", axis("w_lo", inner)), x.clone())
+        };
+        let copy = format!("{row}[{to_index}] = {keep}[{from_index}];");
+        if rank == 2 {
+            for (lo, hi) in ranges(inner, whole) {
+                self.line(&format!("for (long {x} = {lo}; {x} <= {hi}; {x}++) {copy}"));
+            }
+            return;
+        }
+        let y = n.axis_var(1);
+        // Rows beyond the subset, whole; then its rows' columns beyond it.
+        for (lo, hi) in ranges(1, whole) {
+            self.open(&format!("for (long {y} = {lo}; {y} <= {hi}; {y}++) {{"));
+            self.line(&format!(
+                "for (long {x} = {}; {x} <= {}; {x}++) {copy}",
+                axis("w_lo", inner),
+                axis("w_hi", inner)
+            ));
+            self.close("}");
+        }
+        if whole {
+            return;
+        }
+        for (lo, hi) in ranges(inner, false) {
+            self.open(&format!("for (long {x} = {lo}; {x} <= {hi}; {x}++) {{"));
+            self.line(&format!(
+                "for (long {y} = sdsl_max({}, {}); {y} <= sdsl_min({}, {}); {y}++) {copy}",
+                axis("w_lo", 1),
+                axis("s_lo", 1),
+                axis("w_hi", 1),
+                axis("s_hi", 1)
+            ));
+            self.close("}");
+        }
+    }
+}

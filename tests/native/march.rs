@@ -1,0 +1,245 @@
+//! The march order of the C back-end's time tiles (`--cpu-order march`):
+//! bit-identical to the interpreter on every example and benchmark program
+//! it applies to (2-D and 3-D, reach 1 and 2, offsets from loops), with odd
+//! and even steps per sweep, tiles that no size divides, grids smaller than
+//! a tile, every boundary mode (a subset that reads outside the grid runs
+//! untiled) with a reduction and checks; the note where it does not apply;
+//! the model's choice at 512³; and the emitted march.
+
+use std::path::Path;
+
+use stencilc::exec::backend::RunOptions;
+use stencilc::exec::native;
+use stencilc::ir::env::RunEnv;
+use stencilc::ir::{Program, Value};
+use stencilc::schedule::cpu_tile::{march_shape, tile_shape, TileOrder};
+
+use super::time_tiling::{bindings, cc_available, parse, same_as_interpreter, two_stencils};
+
+fn march(time: u32, tile: &[u32], threads: u32) -> RunOptions {
+    RunOptions {
+        time: Some(time),
+        cpu_tile: Some(tile.to_vec()),
+        threads: Some(threads),
+        cpu_order: Some(TileOrder::March),
+        ..RunOptions::default()
+    }
+}
+
+/// Whether the plan for `options` marches.
+fn marches(program: &Program, env: &RunEnv, options: &RunOptions) -> bool {
+    native::plan(program, env, options)
+        .unwrap()
+        .tiling
+        .is_some_and(|t| t.order == TileOrder::March)
+}
+
+fn bench_program(name: &str) -> Program {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("bench/programs/{name}.sdsl"));
+    parse(
+        &format!("{name}.sdsl"),
+        &std::fs::read_to_string(path).unwrap(),
+    )
+}
+
+fn sized(program: &Program, n: i32, steps: i32) -> RunEnv {
+    let params = program
+        .params
+        .iter()
+        .map(|p| match p.name.as_str() {
+            "steps" => Value::Int(steps),
+            _ => Value::Int(n),
+        })
+        .collect();
+    RunEnv::new(program, &stencilc::exec::Bindings { params }).unwrap()
+}
+
+#[test]
+fn every_example_and_bench_program_matches_the_interpreter_in_a_march() {
+    if !cc_available() {
+        return;
+    }
+    let mut marched = 0;
+    let mut programs = 0;
+    for path in crate::common::example_and_bench_programs() {
+        let program = parse(
+            &path.display().to_string(),
+            &std::fs::read_to_string(&path).unwrap(),
+        );
+        let env = RunEnv::new(&program, &bindings(&program)).unwrap();
+        let applies = tile_shape(&program).is_ok_and(|s| march_shape(&program, &s).is_ok());
+        // Odd and even steps per sweep (an even sweep ends in a single
+        // step), short tiles and tiles larger than these grids.
+        for (time, tile) in [(3, [5u32, 3, 3]), (4, [7, 4, 2]), (5, [64, 64, 64])] {
+            let what = format!("{} with --time {time} marching", path.display());
+            let options = march(time, &tile, 2);
+            if same_as_interpreter(&program, &env, &options, &what) {
+                assert_eq!(marches(&program, &env, &options), applies, "{what}");
+                marched += usize::from(applies);
+            }
+        }
+        programs += 1;
+    }
+    assert!(programs >= 16, "examples and benchmarks found: {programs}");
+    // j2d5pt, j2d9pt, star3d1r, j3d27pt, box2d2r and jacobi2d at least.
+    assert!(marched >= 3 * 6, "runs marching: {marched}");
+}
+
+#[test]
+fn reach_one_and_two_and_3d_stencils_match_with_any_steps_and_threads() {
+    if !cc_available() {
+        return;
+    }
+    for (name, n, tiles) in [
+        ("j2d5pt", 61, vec![vec![16u32, 61], vec![7, 5]]),
+        ("j2d9pt", 37, vec![vec![16, 37], vec![9, 2]]),
+        ("star3d1r", 19, vec![vec![8, 5, 19], vec![32, 32, 32]]),
+        ("j3d27pt", 17, vec![vec![6, 4, 17], vec![16, 16, 16]]),
+        // Grids no larger than the reach: an empty subset runs untiled.
+        ("j2d5pt", 2, vec![vec![4, 4]]),
+        ("star3d1r", 1, vec![vec![4, 4, 4]]),
+    ] {
+        let program = bench_program(name);
+        let env = sized(&program, n, 13);
+        for tile in &tiles {
+            for (time, threads) in [(1, 2), (2, 1), (3, 2), (6, 3), (9, 2)] {
+                let options = march(time, tile, threads);
+                let what = format!("{name} {n} tile {tile:?} T {time} threads {threads}");
+                assert!(
+                    same_as_interpreter(&program, &env, &options, &what) || time == 1,
+                    "{what}"
+                );
+                if time > 1 {
+                    assert!(marches(&program, &env, &options), "{what}");
+                }
+            }
+        }
+    }
+}
+
+/// One field of two levels, one stencil part over `subset`, a reduction
+/// over every point of the upper level and a check.
+fn one_part(mode: &str, subset: &str) -> Program {
+    let boundary = if mode == "none" {
+        String::new()
+    } else {
+        format!(" boundary {mode}")
+    };
+    let text = format!(
+        "int nx;\nint ny;\nint steps;\nint kcheck;\nfloat limit;\ngrid g[ny][nx];\n\
+         float griddata u on g at 0,1{boundary};\n\
+         iterate steps {{\n\
+           stencil smooth {{\n\
+             {subset} : [1]u[0][0] = 0.3f*[0]u[0][0] + 0.2f*[0]u[-1][0] + 0.1f*[0]u[1][0] + 0.25f*[0]u[0][-2] + 0.15f*[0]u[0][1];\n\
+           }}\n\
+           reduction total + {{\n\
+             [0:ny-1][0:nx-1] : [1]u[0][0];\n\
+           }}\n\
+         }} check (total < limit) every kcheck iterations\n"
+    );
+    parse(&format!("one_part_{mode}.sdsl"), &text)
+}
+
+fn env_of(program: &Program, nx: i32, ny: i32, steps: i32, kcheck: i32, limit: f32) -> RunEnv {
+    let params = vec![
+        Value::Int(nx),
+        Value::Int(ny),
+        Value::Int(steps),
+        Value::Int(kcheck),
+        Value::Float(limit),
+    ];
+    RunEnv::new(program, &stencilc::exec::Bindings { params }).unwrap()
+}
+
+#[test]
+fn every_boundary_mode_with_a_reduction_and_checks_matches_in_a_march() {
+    if !cc_available() {
+        return;
+    }
+    for mode in ["clamp", "mirror", "zero", "none"] {
+        // Inside the grid the march runs; over the whole grid (a boundary
+        // mode at work) its sweeps run untiled.
+        let subsets: &[&str] = if mode == "none" {
+            &["[1:ny-2][2:nx-2]"]
+        } else {
+            &["[1:ny-2][2:nx-2]", "[0:ny-1][0:nx-1]", "[3:ny-1][0:nx-4]"]
+        };
+        for subset in subsets {
+            let program = one_part(mode, subset);
+            for (kcheck, time) in [(2, 3), (3, 3), (5, 4), (7, 7)] {
+                for (nx, ny, tile, threads) in [
+                    (23, 17, [6u32, 4], 2),
+                    (23, 17, [7, 9], 3),
+                    (5, 4, [16, 16], 1),
+                ] {
+                    let env = env_of(&program, nx, ny, 11, kcheck, -1.0e9);
+                    let options = march(time, &tile, threads);
+                    let what = format!(
+                        "{mode} {subset}, {nx}x{ny}, tile {tile:?}, every {kcheck}, --time {time}"
+                    );
+                    assert!(
+                        same_as_interpreter(&program, &env, &options, &what),
+                        "{what}"
+                    );
+                    assert!(marches(&program, &env, &options), "{what}");
+                }
+            }
+            let env = env_of(&program, 23, 17, 11, 3, 1.0e9);
+            let what = format!("{mode} {subset}, stopped by the check");
+            assert!(same_as_interpreter(
+                &program,
+                &env,
+                &march(5, &[8, 5], 2),
+                &what
+            ));
+        }
+    }
+}
+
+#[test]
+fn a_march_asked_where_it_does_not_apply_is_a_note() {
+    let program = two_stencils("clamp");
+    let env = super::time_tiling::env_of(&program, 23, 17, 11, 3, -1.0e9);
+    let plan = native::plan(&program, &env, &march(4, &[8, 5], 2)).unwrap();
+    assert_eq!(plan.tiling.map(|t| t.order), Some(TileOrder::Levels));
+    assert!(
+        plan.notes
+            .iter()
+            .any(|n| n.contains("`--cpu-order march` ignored")
+                && n.contains("an iteration runs 2 stencil parts")),
+        "{:?}",
+        plan.notes
+    );
+}
+
+#[test]
+fn the_model_marches_star3d1r_at_512_cubed_and_leaves_small_grids_untiled() {
+    let program = bench_program("star3d1r");
+    let options = RunOptions {
+        threads: Some(2),
+        ..RunOptions::default()
+    };
+    let plan = native::plan(&program, &sized(&program, 512, 64), &options).unwrap();
+    let tiling = plan.tiling.expect("tiled at 512³");
+    assert_eq!(tiling.order, TileOrder::March, "{:?}", plan.reasons);
+    assert_eq!(tiling.steps % 2, 1, "a march takes odd steps: {tiling:?}");
+    assert_eq!(tiling.tile[0], 512, "a march covers axis 0 whole");
+    let plan = native::plan(&program, &sized(&program, 64, 64), &options).unwrap();
+    assert!(plan.tiling.is_none(), "{:?}", plan.reasons);
+}
+
+#[test]
+fn emitted_march_reads_as_a_program() {
+    let program = bench_program("star3d1r");
+    let plan = stencilc::schedule::cpu_tile::CpuPlan {
+        tiling: Some(stencilc::schedule::cpu_tile::CpuTiling {
+            steps: 7,
+            tile: vec![512, 32, 256],
+            order: TileOrder::March,
+        }),
+        threads: Some(2),
+        ..Default::default()
+    };
+    let unit = stencilc::back::c::emit_program_planned(&program, &plan);
+    insta::assert_snapshot!("star3d1r_time7_march", unit.source);
+}
