@@ -329,6 +329,11 @@ pub fn predict_step_seconds(
 const MARCH_COMPUTE_FACTOR: f64 = 1.1;
 /// See [`MARCH_COMPUTE_FACTOR`].
 const MARCH_SPILL_PER_DOUBLING: f64 = 0.15;
+/// The share of L2 a march's rings fill before they slow its loop (the
+/// grid's rows streaming in and out, and the prefetched ones, take the
+/// rest): on the 2 MiB-L2 Xeon, rings of 0.5 MiB (T = 5, 32 x 256) ran
+/// fastest, 0.9 MiB (T = 7) 3 % slower, 1.5 MiB (T = 7, 64 x 256) 10 %.
+const MARCH_RING_SHARE_OF_L2: f64 = 0.25;
 /// Seconds per row of a plane one step of a march computes, besides its
 /// points (bounds, the vectorised loop's prologue and tail): tiles of
 /// 32 x 64 points measured 10 ms per iteration slower than 32 x 256 at
@@ -383,7 +388,9 @@ fn predict_march_seconds(
     let level_bytes = inputs.window_bytes_per_point / 2.0;
     let ring_planes = (inputs.reach[0].0 + inputs.reach[0].1 + 1) as f64;
     let ring_bytes = (steps - 1.0) * ring_planes * grown(steps - 1.0) * level_bytes;
-    let spill = (ring_bytes / caches.l2_bytes as f64).max(1.0).log2();
+    let spill = (ring_bytes / (MARCH_RING_SHARE_OF_L2 * caches.l2_bytes as f64))
+        .max(1.0)
+        .log2();
     let factor = MARCH_COMPUTE_FACTOR * (1.0 + MARCH_SPILL_PER_DOUBLING * spill);
     let traffic = planes * (grown(steps - 1.0) + 2.0 * centre) * level_bytes;
     let memory = tiles * traffic / bandwidth;

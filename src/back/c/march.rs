@@ -67,7 +67,11 @@ impl Writer<'_> {
                     }
                 })
                 .collect();
-            self.line(&format!("const long {} = {};", n.temp(role), terms.join(" + ")));
+            self.line(&format!(
+                "const long {} = {};",
+                n.temp(role),
+                terms.join(" + ")
+            ));
         }
     }
 
@@ -109,7 +113,8 @@ impl Writer<'_> {
              where the subset's reads leave the grid. */",
             p.name
         ));
-        self.helpers.insert(crate::back::c::boundary::Helper::MinMax);
+        self.helpers
+            .insert(crate::back::c::boundary::Helper::MinMax);
         self.function_head(&format!("static int {}", names::sweep_symbol(p)), &params);
         self.open("{");
         self.march_subset_bounds();
@@ -145,7 +150,10 @@ impl Writer<'_> {
             "const {ty} *{} = {src};",
             n.level(march.field, march.read)
         ));
-        self.line(&format!("{ty} *{} = {dst};", n.level(march.field, march.write)));
+        self.line(&format!(
+            "{ty} *{} = {dst};",
+            n.level(march.field, march.write)
+        ));
         self.line(&format!(
             "{}({});",
             n.stencil(0),
@@ -164,18 +172,10 @@ impl Writer<'_> {
             args.push_str(", ");
         }
         args.push_str(&format!("{msteps}, {scratch}, {src}, {dst}"));
-        self.open(&format!(
-            "for (long {left} = {tsteps}; {left} > 0;) {{"
-        ));
-        self.line(&format!(
-            "/* odd, and a single step last when every level is read after the sweep */"
-        ));
-        self.line(&format!(
-            "long {msteps} = {left} - ({full} ? 1 : 0);"
-        ));
-        self.line(&format!(
-            "if ({msteps} % 2 == 0) {msteps} -= 1;"
-        ));
+        self.open(&format!("for (long {left} = {tsteps}; {left} > 0;) {{"));
+        self.line("/* odd, and a single step last when every level is read after the sweep */");
+        self.line(&format!("long {msteps} = {left} - ({full} ? 1 : 0);"));
+        self.line(&format!("if ({msteps} % 2 == 0) {msteps} -= 1;"));
         self.line(&format!("if ({msteps} < 1) {msteps} = 1;"));
         self.line(&format!(
             "if ({}({args}) != 0) return 3;",
@@ -238,7 +238,7 @@ impl Writer<'_> {
             "plane_points",
             "plane_bytes",
             "plane_floats",
-            "ring",
+            "rings",
             "prev",
             "first",
             "last",
@@ -346,14 +346,18 @@ impl Writer<'_> {
             index.push(if a == 1 {
                 format!("{} = {quotient}", n.axis_temp("ti", a))
             } else {
-                format!("{} = {quotient} % {}", n.axis_temp("ti", a), n.axis_temp("tn", a))
+                format!(
+                    "{} = {quotient} % {}",
+                    n.axis_temp("ti", a),
+                    n.axis_temp("tn", a)
+                )
             });
         }
         self.line(&format!("const long {};", index.join(", ")));
         let mut sticks_out = Vec::new();
         for a in 1..rank {
-            let [c_lo, c_hi, w_lo, w_hi, s_lo, s_hi] = ["c_lo", "c_hi", "w_lo", "w_hi", "s_lo", "s_hi"]
-                .map(|role| n.axis_temp(role, a));
+            let [c_lo, c_hi, w_lo, w_hi, s_lo, s_hi] =
+                ["c_lo", "c_hi", "w_lo", "w_hi", "s_lo", "s_hi"].map(|role| n.axis_temp(role, a));
             let t = tiling.tile[a];
             self.line(&format!(
                 "const long {c_lo} = {} * {t}, {c_hi} = sdsl_min({c_lo} + {}, {} - 1);",
@@ -389,6 +393,7 @@ impl Writer<'_> {
             "const int {fill} = {}; /* the rings hold points outside the subset */",
             sticks_out.join(" || ")
         ));
+        self.march_prefetch_shares(rank);
         let (s_lo0, s_hi0) = (n.axis_temp("s_lo", 0), n.axis_temp("s_hi", 0));
         let lag_text = |what: &str| match lag {
             0 => String::new(),
@@ -417,7 +422,11 @@ impl Writer<'_> {
             "const int {first} = {stage} == 1, {last} = {stage} == {msteps};"
         ));
         let ring_of = |step: &str, slot: &str| {
-            format!("({ty} *)({ring} + (({step}) * {k} + {slot}) * {plane_bytes})")
+            if slot == "0" {
+                format!("({ty} *)({ring} + ({step}) * {k} * {plane_bytes})")
+            } else {
+                format!("({ty} *)({ring} + (({step}) * {k} + {slot}) * {plane_bytes})")
+            }
         };
         // Planes outside the subset along axis 0 that the next step reads.
         self.open(&format!("if ({plane} < {s_lo0} || {plane} > {s_hi0}) {{"));
@@ -441,7 +450,7 @@ impl Writer<'_> {
         let planes = self.names.level_temp("z", field, march.read, time_lo);
         self.line(&format!(
             "const {ty} *{prev} = {};",
-            ring_of(&format!("({stage} > 1 ? {stage} - 2 : 0)"), "0")
+            ring_of(&format!("{stage} > 1 ? {stage} - 2 : 0"), "0")
         ));
         let g_s0 = n.grid_stride(grid, 0);
         let mut plane_list = Vec::new();
@@ -449,12 +458,12 @@ impl Writer<'_> {
             let offset = dz as i64 - below0 as i64;
             let at = match offset {
                 0 => plane.clone(),
-                o if o < 0 => format!("{plane} - {}", -o),
-                o => format!("{plane} + {o}"),
+                o if o < 0 => format!("({plane} - {})", -o),
+                o => format!("({plane} + {o})"),
             };
-            let from_grid = format!("{src} + ({at}) * {g_s0}");
+            let from_grid = format!("{src} + {at} * {g_s0}");
             plane_list.push(format!(
-                "{first} ? {from_grid} : {prev} + ({at}) % {k} * {plane_floats}"
+                "{first} ? {from_grid} : {prev} + {at} % {k} * {plane_floats}"
             ));
         }
         self.open(&format!("const {ty} *SDSL_RESTRICT {planes}[{k}] = {{"));
@@ -487,6 +496,7 @@ impl Writer<'_> {
             }
             self.line(&format!("const long {};", items.join(", ")));
         }
+        self.march_prefetch_slices(march, rank);
         // The step's points: its tile grown by the reach of the steps after it.
         let tleft = n.temp("tleft");
         self.line(&format!("const long {tleft} = {msteps} - {stage};"));
@@ -498,12 +508,20 @@ impl Writer<'_> {
                 1 => format!(" {{}} {tleft}"),
                 r => format!(" {{}} {tleft} * {r}"),
             };
-            let lo = format!("{}{}", n.axis_temp("c_lo", a), grow(below).replace("{}", "-"));
-            let hi = format!("{}{}", n.axis_temp("c_hi", a), grow(above).replace("{}", "+"));
+            let lo = format!(
+                "{}{}",
+                n.axis_temp("c_lo", a),
+                grow(below).replace("{}", "-")
+            );
+            let hi = format!(
+                "{}{}",
+                n.axis_temp("c_hi", a),
+                grow(above).replace("{}", "+")
+            );
             clip.push((Some(lo), Some(hi)));
         }
         let part = &p.iterate.as_ref().expect("an iterate").stencils[0].parts[0];
-        self.row_prefetch = self.march_prefetches(&march, rank);
+        self.row_prefetch = self.march_prefetches(march, rank);
         self.march = Some(MarchView {
             field,
             read: march.read,
@@ -524,51 +542,115 @@ impl Writer<'_> {
         self.close("}");
     }
 
-    /// Before each row of a step's plane: at the first step, a prefetch of
-    /// the same row of the grid's plane one beyond those it reads (the next
-    /// round's first step reads it); at the last, of the next plane's row
-    /// it writes. DRAM latency then hides under a plane's work, which the
-    /// hardware prefetchers do not manage for short strided rows (measured
-    /// on star3d1r 512³ in `bench/NOTES.md`, "A march along z").
+    /// Per tile: how many points of a row of the grid each step of a round
+    /// prefetches (`share`: the extent's row over the steps; `out_share`:
+    /// the centre's), in whole cache lines.
+    fn march_prefetch_shares(&mut self, rank: usize) {
+        let n = Rc::clone(&self.names);
+        let inner = rank - 1;
+        let msteps = n.temp("msteps");
+        let line = self.march_line_points();
+        let mut shares = Vec::new();
+        for (role, lo, hi) in [("share", "w_lo", "w_hi"), ("out_share", "c_lo", "c_hi")] {
+            let (lo, hi) = (n.axis_temp(lo, inner), n.axis_temp(hi, inner));
+            shares.push(format!(
+                "{} = (({hi} - {lo} + {msteps}) / {msteps} + {}) / {line} * {line}",
+                n.temp(role),
+                line - 1
+            ));
+        }
+        self.line(&format!(
+            "const long {}; /* points of a row each step prefetches */",
+            shares.join(", ")
+        ));
+    }
+
+    /// Points of the field per 64-byte cache line.
+    fn march_line_points(&self) -> usize {
+        let (shape, _) = self.tiling.as_ref().expect("a time tiling");
+        let field = shape.written[0];
+        (64 / self.program.fields[field.0].ty.size_bytes()).max(1)
+    }
+
+    /// Per step of a round: the slice of a row it prefetches of the grid's
+    /// plane that the next round's first step reads new (`ahead_lo`..), and
+    /// of the plane the next round's last step writes (`out_lo`..).
+    fn march_prefetch_slices(&mut self, march: &MarchShape, rank: usize) {
+        let n = Rc::clone(&self.names);
+        let inner = rank - 1;
+        let [wave, stage, msteps, share, out_share] =
+            ["wave", "stage", "msteps", "share", "out_share"].map(|r| n.temp(r));
+        let [ahead_lo, ahead_hi, out_lo, out_hi, next_in, next_out] = [
+            "ahead_lo", "ahead_hi", "out_lo", "out_hi", "next_in", "next_out",
+        ]
+        .map(|r| n.temp(r));
+        let (w_lo, w_hi) = (n.axis_temp("w_lo", inner), n.axis_temp("w_hi", inner));
+        let (c_lo, c_hi) = (n.axis_temp("c_lo", inner), n.axis_temp("c_hi", inner));
+        let above0 = march.reach[0].1;
+        let lag = march.lag();
+        let lagged = match lag {
+            0 => String::new(),
+            1 => format!(" - ({msteps} - 1)"),
+            l => format!(" - ({msteps} - 1) * {l}"),
+        };
+        self.line(&format!(
+            "const long {next_in} = {wave} + {}, {next_out} = {wave}{lagged} + 1;",
+            above0 + 1
+        ));
+        self.line(&format!(
+            "const long {ahead_lo} = {w_lo} + ({stage} - 1) * {share}, \
+             {ahead_hi} = sdsl_min({ahead_lo} + {share} - 1, {w_hi});"
+        ));
+        self.line(&format!(
+            "const long {out_lo} = {c_lo} + ({stage} - 1) * {out_share}, \
+             {out_hi} = sdsl_min({out_lo} + {out_share} - 1, {c_hi});"
+        ));
+    }
+
+    /// Before each row of a step's nest: its slices of the same row of the
+    /// grid's plane the next round's first step reads new, and of the plane
+    /// the next round's last step writes. Spread over the round's steps, the
+    /// DRAM traffic hides under all of the round's work; issued by the first
+    /// step alone, the prefetches stalled it (star3d1r 512³: 41 against 46
+    /// ms per iteration, `bench/NOTES.md`, "A march along z").
     fn march_prefetches(&self, march: &MarchShape, rank: usize) -> Vec<String> {
-        let p = self.program;
         let n = &self.names;
         let (shape, _) = self.tiling.as_ref().expect("a time tiling");
         let grid = shape.grid;
         let field = march.field;
-        let bytes = p.fields[field.0].ty.size_bytes();
-        let step = (64 / bytes).max(1);
+        let step = self.march_line_points();
         let (src, dst) = (
             self.level_name("in", field, march.read),
             self.level_name("in", field, march.write),
         );
-        let [plane, first, last] = ["plane", "first", "last"].map(|r| n.temp(r));
+        let [ahead_lo, ahead_hi, out_lo, out_hi, next_in, next_out] = [
+            "ahead_lo", "ahead_hi", "out_lo", "out_hi", "next_in", "next_out",
+        ]
+        .map(|r| n.temp(r));
         let inner = rank - 1;
         let x = n.axis_var(inner);
-        let (lo, hi) = (n.axis_temp("lo", inner), n.axis_temp("hi", inner));
-        let (below_x, above_x) = march.reach[inner];
-        let row = if rank == 3 {
-            format!(" + {} * {}", n.axis_var(1), n.grid_stride(grid, 1))
+        let (row, in_centre) = if rank == 3 {
+            let y = n.axis_var(1);
+            (
+                format!(" + {y} * {}", n.grid_stride(grid, 1)),
+                format!(
+                    " && {y} >= {} && {y} <= {}",
+                    n.axis_temp("c_lo", 1),
+                    n.axis_temp("c_hi", 1)
+                ),
+            )
         } else {
-            String::new()
+            (String::new(), String::new())
         };
         let g_s0 = n.grid_stride(grid, 0);
-        let (s_hi0, above0) = (n.axis_temp("s_hi", 0), march.reach[0].1);
-        let ahead = above0 + 1;
-        let from = match below_x {
-            0 => lo.clone(),
-            b => format!("{lo} - {b}"),
-        };
-        let to = match above_x {
-            0 => hi.clone(),
-            a => format!("{hi} + {a}"),
-        };
+        let (s_lo0, s_hi0) = (n.axis_temp("s_lo", 0), n.axis_temp("s_hi", 0));
+        let above0 = march.reach[0].1;
         vec![
             format!(
-                "if ({first} && {plane} + {ahead} <= {s_hi0} + {above0}) for (long {x} = {from}; {x} <= {to}; {x} += {step}) SDSL_PREFETCH({src} + ({plane} + {ahead}) * {g_s0}{row} + {x}, 0);"
+                "if ({next_in} <= {s_hi0} + {above0}) for (long {x} = {ahead_lo}; {x} <= {ahead_hi}; {x} += {step}) SDSL_PREFETCH({src} + {next_in} * {g_s0}{row} + {x}, 0);"
             ),
             format!(
-                "if ({last} && {plane} < {s_hi0}) for (long {x} = {lo}; {x} <= {hi}; {x} += {step}) SDSL_PREFETCH({dst} + ({plane} + 1) * {g_s0}{row} + {x}, 1);"
+                "if ({next_out} >= {s_lo0} && {next_out} <= {s_hi0}{in_centre}) for (long {x} = {out_lo}; {x} <= {out_hi}; {x} += {step}) SDSL_PREFETCH({dst} + {next_out} * {g_s0}{row} + {x}, 1);"
             ),
         ]
     }

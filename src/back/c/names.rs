@@ -114,7 +114,7 @@ const TILE_TEMPS: &[&str] = &[
     "plane_points",
     "plane_bytes",
     "plane_floats",
-    "ring",
+    "rings",
     "prev",
     "first",
     "last",
@@ -123,6 +123,14 @@ const TILE_TEMPS: &[&str] = &[
     "dst_q",
     "src",
     "dst",
+    "share",
+    "out_share",
+    "ahead_lo",
+    "ahead_hi",
+    "out_lo",
+    "out_hi",
+    "next_in",
+    "next_out",
 ];
 
 /// Per-level roles of time tiling (`a_t0_in`, `a_t0_out`, `a_t0_w`, `a_t0_r`, `a_t0_to`,

@@ -629,9 +629,13 @@ impl Writer<'_> {
         let (iter, stop) = (n.temp("iter"), n.temp("stop"));
         let (max_iters, check_every) = (n.temp("max_iters"), n.temp("check_every"));
         let (done, tsteps, tstep) = (n.temp("done"), n.temp("tsteps"), n.temp("tstep"));
+        let how = if tiling.order == TileOrder::March {
+            "marching along axis 0, out of place"
+        } else {
+            "each writing its results in place"
+        };
         self.line(&format!(
-            "/* time tiling: sweeps of up to {} iterations (tiles of {}), each writing its \
-             results in place */",
+            "/* time tiling: sweeps of up to {} iterations (tiles of {}), {how} */",
             tiling.steps,
             tiling
                 .tile

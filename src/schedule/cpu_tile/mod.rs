@@ -26,6 +26,16 @@
 //! (`T` = 16-32). The model chooses between the two where the wavefront
 //! applies.
 //!
+//! A third order, the **march** ([`TileOrder::March`], [`march_shape`],
+//! `back::c::march`), drops the window: a tile of the inner axes marches
+//! along the outermost one a plane per round, its first inner step reading
+//! the grid, its last writing the other level's array (out of place, so a
+//! march takes odd steps), and each step between keeping a ring of the few
+//! planes the next one reads, small enough for L2. It takes one stencil part
+//! updating one field of two levels, and is the only form that measured a
+//! gain in 3-D (star3d1r 512³: 1.4-1.7x, `bench/NOTES.md`); the model picks it
+//! in 3-D, and in 2-D only where asked.
+//!
 //! [`tile_shape`] decides whether the iterate can be tiled at all (and names
 //! the construct when not); [`plan_cpu`] turns `--time`, `--cpu-tile`,
 //! `--threads` and the pragma's `time:` into a [`CpuPlan`], choosing what they
@@ -37,9 +47,14 @@ use crate::diag::Diagnostic;
 use crate::ir::env::RunEnv;
 use crate::ir::{BoundaryMode, FieldId, GridId, Program};
 
+mod caches;
+mod march;
+
 pub use super::cpu_cost::{predict_step_seconds, slow_ops_per_point, ModelInputs, REQUIRED_GAIN};
 use super::time::{requested_time_steps, TimeSource};
 use super::ScheduleRequest;
+pub use caches::{parse_size, CpuCaches};
+pub use march::{march_shape, MarchShape};
 
 /// What overlapped tiling needs to know of an iteration.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -336,101 +351,6 @@ impl TileOrder {
     }
 }
 
-/// What a march ([`TileOrder::March`]) needs of an iteration.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MarchShape {
-    /// The one field the iteration updates.
-    pub field: FieldId,
-    /// The level its stencil reads (the lower of its two).
-    pub read: i32,
-    /// The level it writes (the upper).
-    pub write: i32,
-    /// Per axis, outermost first, how far below and above the point it reads.
-    pub reach: Vec<(u64, u64)>,
-}
-
-impl MarchShape {
-    /// Planes a step's ring holds: the next step reads that many of them
-    /// around its plane (`below + above + 1` along the outermost axis).
-    pub fn ring_planes(&self) -> u64 {
-        self.reach[0].0 + self.reach[0].1 + 1
-    }
-
-    /// Rounds each step lags behind the one before it: the planes above its
-    /// own that it reads, which the step before computes in the same round.
-    pub fn lag(&self) -> u64 {
-        self.reach[0].1
-    }
-}
-
-/// Whether `program`'s iteration can march ([`TileOrder::March`]), and what
-/// the march needs; `Err` says which construct prevents it.
-///
-/// A march keeps no snapshots: its first step reads the level its stencil
-/// reads, its last writes the other level's array, out of place, so it takes
-/// an odd number of steps (the sweep splits the rest into single steps), and
-/// its rings hold the steps between. That takes one stencil part, one field
-/// of two levels read at the lower and written at the upper, and no periodic
-/// reads. Reads that leave the grid are handled at run time: a sweep whose
-/// subset reads outside the grid (a boundary mode at work) runs untiled.
-pub fn march_shape(program: &Program, shape: &TileShape) -> Result<MarchShape, String> {
-    if !(2..=3).contains(&shape.rank) {
-        return Err(format!(
-            "the grid is {}-D (a march takes 2-D and 3-D grids)",
-            shape.rank
-        ));
-    }
-    let Some(iterate) = &program.iterate else {
-        return Err("the program has no iterate".into());
-    };
-    let parts: Vec<_> = iterate.stencils.iter().flat_map(|s| &s.parts).collect();
-    let [part] = parts.as_slice() else {
-        return Err(format!(
-            "an iteration runs {} stencil parts (a march takes one)",
-            parts.len()
-        ));
-    };
-    let ([field], [written]) = (shape.used.as_slice(), shape.written.as_slice()) else {
-        return Err(
-            "the stencil uses more than the one field it updates (a march takes one)".into(),
-        );
-    };
-    if field != written {
-        return Err("the stencil does not update the field it reads".into());
-    }
-    let f = &program.fields[field.0];
-    if f.levels() != 2 {
-        return Err(format!(
-            "`{}` has {} time levels (a march takes two)",
-            f.name,
-            f.levels()
-        ));
-    }
-    if shape.whole.iter().any(|&w| w) {
-        return Err("a periodic boundary is read across an axis".into());
-    }
-    let footprint = Footprint::of_part(program, part);
-    let (read, write) = (f.time_lo, f.time_hi);
-    if footprint.writes.iter().any(|w| w.time != write) {
-        return Err(format!(
-            "the stencil writes `[{}]{}` (a march writes the upper level only)",
-            f.time_lo, f.name
-        ));
-    }
-    if footprint.reads.iter().any(|r| r.time != read) {
-        return Err(format!(
-            "the stencil reads `[{write}]{}`, the level it writes",
-            f.name
-        ));
-    }
-    Ok(MarchShape {
-        field: *field,
-        read,
-        write,
-        reach: shape.parts[0].clone(),
-    })
-}
-
 /// The time tiling of a sweep.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CpuTiling {
@@ -468,73 +388,6 @@ pub struct CpuRequest {
     pub threads: Option<u32>,
     /// `--cpu-order levels|wavefront`.
     pub order: Option<TileOrder>,
-}
-
-/// The caches and cores of the machine the C runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CpuCaches {
-    /// Cores the process may use.
-    pub cores: u32,
-    /// L2 per core, bytes.
-    pub l2_bytes: u64,
-    /// Last-level cache, bytes (shared).
-    pub llc_bytes: u64,
-}
-
-impl CpuCaches {
-    /// This machine: `available_parallelism`, and the cache sizes of cpu0 from
-    /// `/sys/devices/system/cpu/cpu0/cache` (1 MiB L2 and 32 MiB last level
-    /// where the system does not say). Read once per process: the two dozen
-    /// files cost a large part of a small run's overhead on a loaded machine.
-    pub fn here() -> CpuCaches {
-        static HERE: std::sync::OnceLock<CpuCaches> = std::sync::OnceLock::new();
-        *HERE.get_or_init(CpuCaches::read)
-    }
-
-    fn read() -> CpuCaches {
-        let cores = std::thread::available_parallelism()
-            .map(|n| n.get() as u32)
-            .unwrap_or(1);
-        let dir = "/sys/devices/system/cpu/cpu0/cache";
-        let mut l2 = None;
-        let mut llc: Option<(u32, u64)> = None;
-        for index in 0..8 {
-            let read = |what: &str| std::fs::read_to_string(format!("{dir}/index{index}/{what}"));
-            let (Ok(level), Ok(size)) = (read("level"), read("size")) else {
-                continue;
-            };
-            let (Ok(level), Some(size)) = (level.trim().parse::<u32>(), parse_size(size.trim()))
-            else {
-                continue;
-            };
-            if read("type").is_ok_and(|t| t.trim() == "Instruction") {
-                continue;
-            }
-            if level == 2 {
-                l2 = Some(size);
-            }
-            if llc.is_none_or(|(l, _)| level > l) {
-                llc = Some((level, size));
-            }
-        }
-        let l2_bytes = l2.unwrap_or(1 << 20);
-        CpuCaches {
-            cores,
-            l2_bytes,
-            llc_bytes: llc.map_or(32 << 20, |(_, s)| s).max(l2_bytes),
-        }
-    }
-}
-
-/// `512K`, `2M`, `1024`: a cache size as the kernel prints it.
-pub fn parse_size(text: &str) -> Option<u64> {
-    let (digits, scale) = match text.chars().last()? {
-        'K' | 'k' => (&text[..text.len() - 1], 1 << 10),
-        'M' | 'm' => (&text[..text.len() - 1], 1 << 20),
-        'G' | 'g' => (&text[..text.len() - 1], 1 << 30),
-        _ => (text, 1),
-    };
-    digits.parse::<u64>().ok().map(|n| n * scale)
 }
 
 /// The plan for running `program` with `env` under `request`, on a machine
@@ -680,7 +533,14 @@ fn allowed_orders(
         )),
     }
     match march {
-        Ok(()) => orders.push(TileOrder::March),
+        // In 2-D the streamed wave meets its targets and the march was not
+        // measured against it: a march there only where asked.
+        Ok(()) if shape.rank >= 3 => orders.push(TileOrder::March),
+        Ok(()) => plan.reasons.push(
+            "c: no march: in 2-D only where asked (--cpu-order march); the wavefront is \
+             measured there"
+                .into(),
+        ),
         Err(why) => plan
             .reasons
             .push(format!("c: no march: it does not apply ({why})")),
