@@ -79,8 +79,10 @@ pub struct ScheduleArgs {
     pub threads: Option<u32>,
 
     /// Order of a time tile's inner steps for `--backend c`: `levels` (each
-    /// step over the whole tile) or `wavefront` (all steps in one wave along
-    /// the outermost axis) [default: chosen by the model].
+    /// step over the whole tile), `wavefront` (all steps in one wave along
+    /// the outermost axis) or `march` (tiles of the inner axes marching along
+    /// the outermost one, which they cover whole; one stencil part updating
+    /// one field of two levels) [default: chosen by the model].
     #[arg(long, value_name = "ORDER")]
     pub cpu_order: Option<CpuOrderArg>,
 }

@@ -6,40 +6,26 @@
 //! untiled) with a reduction and checks; the note where it does not apply;
 //! the model's choice at 512³; and the emitted march.
 
-use std::path::Path;
-
 use stencilc::exec::backend::RunOptions;
 use stencilc::exec::native;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, Value};
 use stencilc::schedule::cpu_tile::{march_shape, tile_shape, TileOrder};
 
-use super::time_tiling::{bindings, cc_available, parse, same_as_interpreter, two_stencils};
+use proptest::prelude::*;
+
+use super::time_tiling::{
+    bench_program, bindings, cc_available, example_and_bench_programs, ordered, parse, plans_order,
+    same_as_interpreter, two_stencils,
+};
 
 fn march(time: u32, tile: &[u32], threads: u32) -> RunOptions {
-    RunOptions {
-        time: Some(time),
-        cpu_tile: Some(tile.to_vec()),
-        threads: Some(threads),
-        cpu_order: Some(TileOrder::March),
-        ..RunOptions::default()
-    }
+    ordered(TileOrder::March, time, tile, threads)
 }
 
 /// Whether the plan for `options` marches.
 fn marches(program: &Program, env: &RunEnv, options: &RunOptions) -> bool {
-    native::plan(program, env, options)
-        .unwrap()
-        .tiling
-        .is_some_and(|t| t.order == TileOrder::March)
-}
-
-fn bench_program(name: &str) -> Program {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("bench/programs/{name}.sdsl"));
-    parse(
-        &format!("{name}.sdsl"),
-        &std::fs::read_to_string(path).unwrap(),
-    )
+    plans_order(program, env, options, TileOrder::March)
 }
 
 fn sized(program: &Program, n: i32, steps: i32) -> RunEnv {
@@ -61,17 +47,13 @@ fn every_example_and_bench_program_matches_the_interpreter_in_a_march() {
     }
     let mut marched = 0;
     let mut programs = 0;
-    for path in crate::common::example_and_bench_programs() {
-        let program = parse(
-            &path.display().to_string(),
-            &std::fs::read_to_string(&path).unwrap(),
-        );
+    for (path, program) in example_and_bench_programs() {
         let env = RunEnv::new(&program, &bindings(&program)).unwrap();
         let applies = tile_shape(&program).is_ok_and(|s| march_shape(&program, &s).is_ok());
         // Odd and even steps per sweep (an even sweep ends in a single
         // step), short tiles and tiles larger than these grids.
         for (time, tile) in [(3, [5u32, 3, 3]), (4, [7, 4, 2]), (5, [64, 64, 64])] {
-            let what = format!("{} with --time {time} marching", path.display());
+            let what = format!("{} with --time {time} marching", path);
             let options = march(time, &tile, 2);
             if same_as_interpreter(&program, &env, &options, &what) {
                 assert_eq!(marches(&program, &env, &options), applies, "{what}");
@@ -112,6 +94,47 @@ fn reach_one_and_two_and_3d_stencils_match_with_any_steps_and_threads() {
                 if time > 1 {
                     assert!(marches(&program, &env, &options), "{what}");
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn reads_within_a_plane_only_below_or_only_above_match() {
+    if !cc_available() {
+        return;
+    }
+    for (name, text) in [
+        // No reach along axis 0: one ring plane, no lag.
+        (
+            "rows_only",
+            "int n;\nint steps;\ngrid g[n][n];\ndouble griddata a on g at 0,1;\niterate steps {\n\
+             stencil s {\n [1:n-2][1:n-2] : [1]a[0][0] = 0.5*[0]a[0][-1] + 0.25*[0]a[0][1] + 0.25*[0]a[0][0];\n }\n}\n",
+        ),
+        // Only the row below: two ring planes, no lag.
+        (
+            "below_only",
+            "int n;\nint steps;\ngrid g[n][n];\nfloat griddata a on g at 0,1;\niterate steps {\n\
+             stencil s {\n [1:n-1][0:n-1] : [1]a[0][0] = 0.5f*[0]a[-1][0] + 0.25f*[0]a[0][0];\n }\n}\n",
+        ),
+        // Two planes above only, in 3-D: a lag of 2.
+        (
+            "above_two",
+            "int n;\nint steps;\ngrid g[n][n][n];\nfloat griddata a on g at 0,1;\niterate steps {\n\
+             stencil s {\n [0:n-3][1:n-2][0:n-1] : [1]a[0][0][0] = 0.5f*[0]a[2][0][0] + 0.2f*[0]a[1][1][0] + 0.3f*[0]a[0][-1][0];\n }\n}\n",
+        ),
+    ] {
+        let program = parse(&format!("{name}.sdsl"), text);
+        for n in [9, 23] {
+            let env = sized(&program, n, 11);
+            for (time, tile) in [(3, [4u32, 3, 3]), (5, [8, 16, 16]), (8, [5, 7, 2])] {
+                let options = march(time, &tile, 2);
+                let what = format!("{name} {n} T {time} tile {tile:?}");
+                assert!(
+                    same_as_interpreter(&program, &env, &options, &what),
+                    "{what}"
+                );
+                assert!(marches(&program, &env, &options), "{what}");
             }
         }
     }
@@ -193,6 +216,40 @@ fn every_boundary_mode_with_a_reduction_and_checks_matches_in_a_march() {
                 &what
             ));
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(crate::common::proptest_config(12))]
+
+    #[test]
+    fn random_subsets_steps_and_tiles_match_the_interpreter_in_a_march(
+        mode in 0usize..4,
+        subset in 0usize..3,
+        nx in 3i32..40,
+        ny in 3i32..30,
+        steps in 1i32..12,
+        kcheck in 1i32..6,
+        time in 1u32..10,
+        tile_x in 1u32..40,
+        tile_y in 1u32..20,
+        threads in 1u32..4,
+    ) {
+        if !cc_available() {
+            return Ok(());
+        }
+        let mode = ["clamp", "mirror", "zero", "none"][mode];
+        // Inside the grid, or (with a boundary mode) over all of it.
+        let subset = match (mode, subset) {
+            ("none", _) | (_, 0) => "[1:ny-2][2:nx-2]",
+            (_, 1) => "[0:ny-1][0:nx-1]",
+            _ => "[2:ny-3][3:nx-2]",
+        };
+        let program = one_part(mode, subset);
+        let env = env_of(&program, nx, ny, steps, kcheck, -1.0e9);
+        let options = march(time, &[tile_x, tile_y], threads);
+        let what = format!("{mode} {subset} {nx}x{ny} steps {steps} every {kcheck} T {time} tile {tile_x},{tile_y} threads {threads}");
+        same_as_interpreter(&program, &env, &options, &what);
     }
 }
 

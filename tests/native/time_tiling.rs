@@ -110,6 +110,52 @@ pub(super) fn same_as_interpreter(
         .is_some()
 }
 
+/// Time tiles of `time` steps and `tile` points (innermost first) in
+/// `order`, on `threads` threads.
+pub(super) fn ordered(order: TileOrder, time: u32, tile: &[u32], threads: u32) -> RunOptions {
+    RunOptions {
+        time: Some(time),
+        cpu_tile: Some(tile.to_vec()),
+        threads: Some(threads),
+        cpu_order: Some(order),
+        ..RunOptions::default()
+    }
+}
+
+/// Whether the plan for `options` runs its tiles in `order`.
+pub(super) fn plans_order(
+    program: &Program,
+    env: &RunEnv,
+    options: &RunOptions,
+    order: TileOrder,
+) -> bool {
+    native::plan(program, env, options)
+        .unwrap()
+        .tiling
+        .is_some_and(|t| t.order == order)
+}
+
+/// `bench/programs/<name>.sdsl`, parsed.
+pub(super) fn bench_program(name: &str) -> Program {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("bench/programs/{name}.sdsl"));
+    parse(
+        &format!("{name}.sdsl"),
+        &std::fs::read_to_string(path).unwrap(),
+    )
+}
+
+/// Every example and bench program, parsed, with its path.
+pub(super) fn example_and_bench_programs() -> Vec<(String, Program)> {
+    common::example_and_bench_programs()
+        .into_iter()
+        .map(|path| {
+            let name = path.display().to_string();
+            let program = parse(&name, &std::fs::read_to_string(&path).unwrap());
+            (name, program)
+        })
+        .collect()
+}
+
 /// Level-by-level time tiles (the wavefront order has its own tests, in
 /// `wavefront.rs`).
 fn tiled(time: u32, tile: &[u32]) -> RunOptions {

@@ -5,8 +5,6 @@
 //! short and tall and sizes that are not multiples of them; the note where it
 //! does not apply; and the emitted loop.
 
-use std::path::Path;
-
 use stencilc::exec::backend::RunOptions;
 use stencilc::exec::native;
 use stencilc::ir::env::RunEnv;
@@ -14,33 +12,17 @@ use stencilc::ir::{Program, Value};
 use stencilc::schedule::cpu_tile::{tile_shape, TileOrder};
 
 use super::time_tiling::{
-    bindings, cc_available, env_of, parse, same_as_interpreter, two_stencils, MODES,
+    bench_program, bindings, cc_available, env_of, ordered, parse, plans_order,
+    same_as_interpreter, two_stencils, MODES,
 };
 
 fn wave(time: u32, tile: &[u32], threads: u32) -> RunOptions {
-    RunOptions {
-        time: Some(time),
-        cpu_tile: Some(tile.to_vec()),
-        threads: Some(threads),
-        cpu_order: Some(TileOrder::Wavefront),
-        ..RunOptions::default()
-    }
+    ordered(TileOrder::Wavefront, time, tile, threads)
 }
 
 /// Whether the plan for `options` runs its tiles in a wave.
 fn in_a_wave(program: &Program, env: &RunEnv, options: &RunOptions) -> bool {
-    native::plan(program, env, options)
-        .unwrap()
-        .tiling
-        .is_some_and(|t| t.order == TileOrder::Wavefront)
-}
-
-fn bench_program(name: &str) -> Program {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("bench/programs/{name}.sdsl"));
-    parse(
-        &format!("{name}.sdsl"),
-        &std::fs::read_to_string(path).unwrap(),
-    )
+    plans_order(program, env, options, TileOrder::Wavefront)
 }
 
 #[test]

@@ -92,12 +92,7 @@ impl Writer<'_> {
         self.march_function(&march);
         self.blank();
         let uses = self.sweep_uses();
-        let mut params = self.signature(&uses);
-        if params == "void" {
-            params.clear();
-        } else {
-            params.push_str(", ");
-        }
+        let mut params = self.sweep_signature_head(&uses);
         let (tsteps, full, scratch) = (n.temp("tsteps"), n.temp("full"), n.temp("scratch"));
         let ty = names::c_type(p.fields[march.field.0].ty);
         let (read_in, write_in) = (
@@ -224,27 +219,15 @@ impl Writer<'_> {
         let field = march.field;
         let ty = names::c_type(p.fields[field.0].ty);
         let uses = self.sweep_uses();
-        let mut params = self.signature(&uses);
-        if params == "void" {
-            params.clear();
-        } else {
-            params.push_str(", ");
-        }
+        let mut params = self.sweep_signature_head(&uses);
         let [msteps, scratch, ntiles, tile, round, stage, plane, failed] = [
             "msteps", "scratch", "ntiles", "tile", "wave", "stage", "plane", "failed",
         ]
         .map(|role| n.temp(role));
-        let [plane_points, plane_bytes, plane_floats, ring, prev, first, last, fill] = [
-            "plane_points",
-            "plane_bytes",
-            "plane_floats",
-            "rings",
-            "prev",
-            "first",
-            "last",
-            "fill",
-        ]
-        .map(|role| n.temp(role));
+        let [plane_points, plane_bytes, plane_floats] =
+            ["plane_points", "plane_bytes", "plane_floats"].map(|role| n.temp(role));
+        let [ring, prev, first, last, fill] =
+            ["rings", "prev", "first", "last", "fill"].map(|role| n.temp(role));
         let time_lo = p.fields[field.0].time_lo;
         let (src, dst) = (
             self.level_name("in", field, march.read),

@@ -15,7 +15,9 @@
 //! writes the tile's centre of every level of the written fields back into the
 //! grid's own level buffers. The inner steps run level by level (here) or in
 //! a streamed wave along the outermost axis, which copies the window in and
-//! out a row at a time ([`crate::back::c::wavefront`]).
+//! out a row at a time ([`crate::back::c::wavefront`]). A march
+//! ([`crate::back::c::march`]) prints a sweep of its own: no window, out of
+//! place.
 //!
 //! **In place.** The halo a tile reads belongs to its neighbours, and those
 //! that ran before it have overwritten it; the values they had are kept in
@@ -89,6 +91,15 @@ impl Writer<'_> {
         uses
     }
 
+    /// The parameters a sweep (or a march) takes before its own: the
+    /// stencils' scalars and sizes, followed by `, `, or nothing.
+    pub(super) fn sweep_signature_head(&self, uses: &Uses) -> String {
+        match self.signature(uses).as_str() {
+            "void" => String::new(),
+            list => format!("{list}, "),
+        }
+    }
+
     /// `static int <program>_sweep(...)`: `tsteps` iterations of every
     /// stencil, tile by tile (see the module doc). Returns 3 when a window
     /// cannot be allocated.
@@ -104,12 +115,7 @@ impl Writer<'_> {
         let rank = shape.rank;
         let reach = shape.iteration_reach();
         let uses = self.sweep_uses();
-        let mut params = self.signature(&uses);
-        if params == "void" {
-            params.clear();
-        } else {
-            params.push_str(", ");
-        }
+        let mut params = self.sweep_signature_head(&uses);
         let [tsteps, tile, ntiles, window, window_points, level_bytes, failed] = [
             "tsteps",
             "tile",

@@ -569,11 +569,12 @@ fn best_order(
     orders
         .iter()
         .map(|&order| {
-            let tiling = CpuTiling {
-                steps,
-                tile: tile.clone(),
-                order,
-            };
+            let mut tile = tile.clone();
+            if order == TileOrder::March {
+                // A march covers the outermost axis whole.
+                tile[0] = inputs.dims[0];
+            }
+            let tiling = CpuTiling { steps, tile, order };
             (
                 predict_step_seconds(inputs, Some(&tiling), threads, caches),
                 tiling,
