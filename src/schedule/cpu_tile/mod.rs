@@ -633,8 +633,8 @@ fn choose(
         // 1.8x slower than untiled (they recompute too much halo), in a
         // wavefront (T = 8, 256 x 32 x 256) level with untiled.
         plan.reasons.push(
-            "c: untiled: 3-D time tiling has shown no gain on the machines measured (ask with \
-             --time T --cpu-tile X,Y,Z [--cpu-order wavefront] to try)"
+            "c: untiled: in 3-D only a march has shown a gain, and it does not apply (ask \
+             with --time T --cpu-tile X,Y,Z [--cpu-order wavefront] to try the others)"
                 .into(),
         );
         return;
