@@ -422,6 +422,7 @@ impl Writer<'_> {
             below_text(&s_lo0)
         ));
         self.march_fill(
+            march,
             rank,
             &ring_of(&format!("{stage} - 1"), &format!("{plane} % {k}")),
             true,
@@ -514,7 +515,7 @@ impl Writer<'_> {
         self.march = None;
         self.row_prefetch.clear();
         self.open(&format!("if (!{last} && {fill}) {{"));
-        self.march_fill(rank, &written, false);
+        self.march_fill(march, rank, &written, false);
         self.close("}");
         self.close("}");
         self.close("}");
@@ -643,14 +644,12 @@ impl Writer<'_> {
     /// step's level: every point when `whole` (a plane outside the subset
     /// along axis 0), else the rows and then the columns beyond the subset
     /// (loops that are empty for a tile inside it).
-    fn march_fill(&mut self, rank: usize, to: &str, whole: bool) {
+    fn march_fill(&mut self, march: &MarchShape, rank: usize, to: &str, whole: bool) {
         let p = self.program;
         let n = Rc::clone(&self.names);
-        let (shape, _) = self.tiling.clone().expect("a time tiling");
-        let march = march_shape(p, &shape).expect("a march");
+        let grid = self.tiling.as_ref().expect("a time tiling").0.grid;
         let field = march.field;
         let ty = names::c_type(p.fields[field.0].ty);
-        let grid = shape.grid;
         let [stage, plane, keep, row] = ["stage", "plane", "keep", "row"].map(|r| n.temp(r));
         let (src, dst) = (
             self.level_name("in", field, march.read),
