@@ -43,6 +43,13 @@ pub struct ScheduleArgs {
     #[arg(long, value_name = "X,Y[,Z]", value_parser = parse_axes)]
     pub tile: Option<Axes>,
 
+    /// Points computed per thread along x, consecutive, each row of them read
+    /// and written as one aligned vector access (2 or 4; at most 16 bytes:
+    /// `float4`, `double2`). Replaces the x of `--tile`; no field is then
+    /// staged in shared memory [default: chosen by the model]
+    #[arg(long, value_name = "W")]
+    pub vector: Option<u32>,
+
     /// Fields to stage in GPU shared memory: a comma-separated list of fields,
     /// `none`, or `auto` (let stencilc decide).
     #[arg(long, value_name = "LIST|none|auto", value_parser = parse_shm)]
@@ -126,6 +133,7 @@ impl ScheduleArgs {
         RunOptions {
             block: self.block.as_ref().map(|a| a.0.clone()),
             tile: self.tile.as_ref().map(|a| a.0.clone()),
+            vector: self.vector,
             shm: self.shm.as_ref().map(ShmChoice::to_option_string),
             fuse: self.fuse,
             results: self.results.clone(),

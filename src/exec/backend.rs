@@ -49,6 +49,9 @@ pub struct RunOptions {
     pub block: Option<Vec<u32>>,
     /// `--tile x,y,z`: points per thread, innermost axis first.
     pub tile: Option<Vec<u32>>,
+    /// `--vector W`: consecutive points per thread along x, read and written
+    /// as one vector access ([`crate::schedule::StencilSchedule::vector`]).
+    pub vector: Option<u32>,
     /// `--shm FIELD,...|none|auto`.
     pub shm: Option<String>,
     /// `--fuse`: fuse consecutive stencils into one GPU kernel where legal.
@@ -154,6 +157,7 @@ impl RunOptions {
         ScheduleRequest {
             block: self.block.clone(),
             tile: self.tile.clone(),
+            vector: self.vector,
             shm: self
                 .shm
                 .as_deref()

@@ -24,7 +24,7 @@ use crate::ir::BinaryOp;
 use crate::kir::{KExpr, KStmt, Origin, Space, Var, Vars};
 
 /// A load's identity: address space, array and index expressions.
-type LoadKey = (Space, Var, Vec<KExpr>);
+pub(crate) type LoadKey = (Space, Var, Vec<KExpr>);
 
 /// Gives every load that the straight-line `body` performs more than once one
 /// private variable declared at the top of `body` (in first-use order, so every
@@ -100,13 +100,17 @@ impl Counts {
 }
 
 /// Arrays stored into, and variables declared, anywhere in `body`.
-fn scan_writes(body: &[KStmt], stored: &mut BTreeSet<Var>, declared: &mut BTreeSet<Var>) {
+pub(crate) fn scan_writes(
+    body: &[KStmt],
+    stored: &mut BTreeSet<Var>,
+    declared: &mut BTreeSet<Var>,
+) {
     for stmt in body {
         match stmt {
             KStmt::Decl { var, .. } => {
                 declared.insert(*var);
             }
-            KStmt::Store { array, .. } => {
+            KStmt::Store { array, .. } | KStmt::VecStore { array, .. } => {
                 stored.insert(*array);
             }
             KStmt::For { var, body, .. } => {
@@ -126,12 +130,12 @@ fn scan_writes(body: &[KStmt], stored: &mut BTreeSet<Var>, declared: &mut BTreeS
 }
 
 /// Whether an index reads only variables declared before the run, and no memory.
-fn index_is_invariant(index: &[KExpr], declared: &BTreeSet<Var>) -> bool {
+pub(crate) fn index_is_invariant(index: &[KExpr], declared: &BTreeSet<Var>) -> bool {
     let mut ok = true;
     for e in index {
         e.visit(&mut |node| match node {
             KExpr::Var(v) if declared.contains(v) => ok = false,
-            KExpr::Load { .. } | KExpr::ShuffleDown(..) => ok = false,
+            KExpr::Load { .. } | KExpr::VecLoad { .. } | KExpr::ShuffleDown(..) => ok = false,
             _ => {}
         });
     }
@@ -139,7 +143,7 @@ fn index_is_invariant(index: &[KExpr], declared: &BTreeSet<Var>) -> bool {
 }
 
 /// The loads a statement always evaluates, in evaluation order.
-fn unconditional_loads(stmt: &KStmt, out: &mut Vec<LoadKey>) {
+pub(crate) fn unconditional_loads(stmt: &KStmt, out: &mut Vec<LoadKey>) {
     match stmt {
         KStmt::Decl { init: value, .. } | KStmt::Assign { value, .. } => {
             expr_unconditional(value, out)
@@ -147,6 +151,10 @@ fn unconditional_loads(stmt: &KStmt, out: &mut Vec<LoadKey>) {
         KStmt::Store { index, value, .. } => {
             index.iter().for_each(|i| expr_unconditional(i, out));
             expr_unconditional(value, out);
+        }
+        KStmt::VecStore { index, values, .. } => {
+            expr_unconditional(index, out);
+            values.iter().for_each(|v| expr_unconditional(v, out));
         }
         KStmt::Block(body) => body.iter().for_each(|s| unconditional_loads(s, out)),
         // A loop may run no iteration; a branch may not run.
@@ -156,7 +164,7 @@ fn unconditional_loads(stmt: &KStmt, out: &mut Vec<LoadKey>) {
 
 fn expr_unconditional(e: &KExpr, out: &mut Vec<LoadKey>) {
     match e {
-        KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) => {}
+        KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) | KExpr::Lane(..) => {}
         KExpr::Load {
             space,
             array,
@@ -165,6 +173,7 @@ fn expr_unconditional(e: &KExpr, out: &mut Vec<LoadKey>) {
             index.iter().for_each(|i| expr_unconditional(i, out));
             out.push((*space, *array, index.clone()));
         }
+        KExpr::VecLoad { index, .. } => expr_unconditional(index, out),
         KExpr::Unary(_, a) | KExpr::Cast(_, a) => expr_unconditional(a, out),
         // The right side of `&&` and `||` runs only when the left side says so.
         KExpr::Binary(BinaryOp::And | BinaryOp::Or, a, _) => expr_unconditional(a, out),
@@ -200,6 +209,10 @@ fn count_loads(stmt: &KStmt, counts: &mut Counts) {
             index.iter().for_each(&mut count);
             count(value);
         }
+        KStmt::VecStore { index, values, .. } => {
+            count(index);
+            values.iter().for_each(&mut count);
+        }
         KStmt::For {
             start,
             end,
@@ -233,6 +246,10 @@ fn rewrite_stmt(stmt: &mut KStmt, replace: &[(LoadKey, Var)]) {
         KStmt::Store { index, value, .. } => {
             index.iter_mut().for_each(|i| rewrite_expr(i, replace));
             rewrite_expr(value, replace);
+        }
+        KStmt::VecStore { index, values, .. } => {
+            rewrite_expr(index, replace);
+            values.iter_mut().for_each(|v| rewrite_expr(v, replace));
         }
         KStmt::For {
             start,
@@ -277,8 +294,9 @@ fn rewrite_expr(e: &mut KExpr, replace: &[(LoadKey, Var)]) {
         }
     }
     match e {
-        KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) => {}
+        KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) | KExpr::Lane(..) => {}
         KExpr::Load { index, .. } => index.iter_mut().for_each(|i| rewrite_expr(i, replace)),
+        KExpr::VecLoad { index, .. } => rewrite_expr(index, replace),
         KExpr::Unary(_, a) | KExpr::Cast(_, a) | KExpr::ShuffleDown(a, _) => {
             rewrite_expr(a, replace)
         }

@@ -11,6 +11,7 @@ pub mod cse;
 pub mod helpers;
 pub mod names;
 pub mod print;
+pub mod vector;
 pub mod verify;
 
 pub use helpers::Helper;
@@ -115,6 +116,10 @@ pub struct VarDecl {
     pub space: Space,
     /// Who chose the hint.
     pub origin: Origin,
+    /// Elements of `ty` the variable holds: 1 for a scalar, 2 or 4 for a
+    /// private vector (`float4`) that a [`KExpr::VecLoad`] fills and
+    /// [`KExpr::Lane`] reads.
+    pub lanes: u8,
 }
 
 /// A kernel parameter.
@@ -170,8 +175,17 @@ impl Vars {
             ty,
             space,
             origin,
+            lanes: 1,
         });
         Var(self.decls.len() as u32 - 1)
+    }
+
+    /// A private vector of `lanes` elements of `ty`, a temporary of the
+    /// generated code.
+    pub fn add_vector(&mut self, hint: impl Into<String>, ty: ScalarType, lanes: u8) -> Var {
+        let var = self.add(hint, ty, Space::Private, Origin::Generated);
+        self.decls[var.0 as usize].lanes = lanes;
+        var
     }
 
     /// A private `int` temporary of the generated code.
@@ -277,6 +291,21 @@ pub enum KExpr {
     /// `__shfl_down_sync(full mask, value, delta)`: only lowered for dialects with
     /// warp shuffles (`lower::Target::has_warp_shuffle`).
     ShuffleDown(Box<KExpr>, u32),
+    /// `lanes` consecutive elements of a global buffer from flat index
+    /// `index`, in one access: the index is a multiple of `lanes` and the
+    /// buffer's start is aligned (lowering proves the first; device
+    /// allocations give the second). Only as the initialiser of a vector
+    /// variable.
+    VecLoad {
+        /// The buffer.
+        array: Var,
+        /// Flat index of the first element.
+        index: Box<KExpr>,
+        /// Elements loaded: 2 or 4 (at most 16 bytes).
+        lanes: u8,
+    },
+    /// Element `lane` of a private vector variable (`v.x`).
+    Lane(Var, u8),
 }
 
 impl KExpr {
@@ -346,8 +375,9 @@ impl KExpr {
     pub fn visit(&self, f: &mut dyn FnMut(&KExpr)) {
         f(self);
         match self {
-            KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) => {}
+            KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) | KExpr::Lane(..) => {}
             KExpr::Load { index, .. } => index.iter().for_each(|e| e.visit(f)),
+            KExpr::VecLoad { index, .. } => index.visit(f),
             KExpr::Unary(_, a) | KExpr::Cast(_, a) | KExpr::ShuffleDown(a, _) => a.visit(f),
             KExpr::Binary(_, a, b) => {
                 a.visit(f);
@@ -419,6 +449,17 @@ pub enum KStmt {
     },
     /// `{ body }`: a scope for the body's declarations.
     Block(Vec<KStmt>),
+    /// `values.len()` consecutive elements of a global buffer stored in one
+    /// access from flat index `index` (a multiple of the count, as for
+    /// [`KExpr::VecLoad`]).
+    VecStore {
+        /// The buffer.
+        array: Var,
+        /// Flat index of the first element.
+        index: KExpr,
+        /// The values, 2 or 4.
+        values: Vec<KExpr>,
+    },
     /// A block-wide barrier on shared memory.
     Barrier,
     /// A comment line, for readers of the generated code.

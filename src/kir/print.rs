@@ -38,6 +38,11 @@ pub trait Dialect {
     fn math_name(&self, func: crate::ir::MathFn, float_form: bool) -> String;
     /// A warp shuffle-down of `value` by `delta` lanes.
     fn shuffle_down(&self, value: &str, delta: u32) -> String;
+    /// One load of the vector type `vector` (`float4`) from `pointer`, which
+    /// is aligned to the vector's size.
+    fn vector_load(&self, vector: &str, pointer: &str) -> String;
+    /// The statement storing `values` as one `vector` at `pointer`, aligned.
+    fn vector_store(&self, vector: &str, pointer: &str, values: &[String]) -> String;
     /// The pragma line asking to unroll the next loop, if any.
     fn unroll_pragma(&self) -> Option<&'static str>;
     /// The spelling of the 64-bit signed integer type (`long` where it is 64
@@ -222,11 +227,18 @@ pub fn visit_exprs(body: &[KStmt], f: &mut dyn FnMut(&KExpr)) {
                 visit_exprs(then, f);
                 visit_exprs(otherwise, f);
             }
+            KStmt::VecStore { index, values, .. } => {
+                index.visit(f);
+                values.iter().for_each(|v| v.visit(f));
+            }
             KStmt::Block(body) => visit_exprs(body, f),
             KStmt::Barrier | KStmt::Comment(_) => {}
         }
     }
 }
+
+/// The names of a vector's lanes, as CUDA and OpenCL C spell them.
+pub const LANE_NAMES: [&str; 4] = ["x", "y", "z", "w"];
 
 /// The one literal printer of every back-end (C, CUDA, OpenCL C): text that reads
 /// back as exactly `value` and is safe as an operand anywhere, so a negative
@@ -321,13 +333,27 @@ impl Printer<'_> {
         for stmt in body {
             match stmt {
                 KStmt::Decl { var, init } => {
-                    let ty = kernel.vars.decl(*var).ty;
                     let _ = writeln!(
                         out,
                         "{pad}{} {} = {};",
-                        self.dialect.type_name(ty),
+                        self.var_type(kernel, *var),
                         self.name(*var),
-                        self.expr(init)
+                        self.expr_in(kernel, init)
+                    );
+                }
+                KStmt::VecStore {
+                    array,
+                    index,
+                    values,
+                } => {
+                    let ty = kernel.vars.decl(*array).ty;
+                    let vector = format!("{}{}", self.dialect.type_name(ty), values.len());
+                    let values: Vec<String> = values.iter().map(|v| self.expr(v)).collect();
+                    let _ = writeln!(
+                        out,
+                        "{pad}{}",
+                        self.dialect
+                            .vector_store(&vector, &self.pointer(*array, index), &values)
                     );
                 }
                 KStmt::Assign { var, value } => {
@@ -404,6 +430,41 @@ impl Printer<'_> {
         }
     }
 
+    /// The type a variable is declared with: its scalar type, or the vector
+    /// type of its lanes (`float4`).
+    fn var_type(&self, kernel: &Kernel, var: Var) -> String {
+        let decl = kernel.vars.decl(var);
+        let scalar = self.dialect.type_name(decl.ty);
+        if decl.lanes > 1 {
+            format!("{scalar}{}", decl.lanes)
+        } else {
+            scalar.to_string()
+        }
+    }
+
+    /// `init`, where a vector load (which only initialises a vector
+    /// variable) is spelt with the buffer's element type.
+    fn expr_in(&self, kernel: &Kernel, init: &KExpr) -> String {
+        match init {
+            KExpr::VecLoad {
+                array,
+                index,
+                lanes,
+            } => {
+                let ty = kernel.vars.decl(*array).ty;
+                let vector = format!("{}{lanes}", self.dialect.type_name(ty));
+                self.dialect
+                    .vector_load(&vector, &self.pointer(*array, index))
+            }
+            other => self.expr(other),
+        }
+    }
+
+    /// `array + index`: the address of a buffer's element.
+    fn pointer(&self, array: Var, index: &KExpr) -> String {
+        format!("{} + {}", self.name(array), self.wrap(index, 10))
+    }
+
     fn indices(&self, index: &[KExpr]) -> String {
         index
             .iter()
@@ -472,6 +533,15 @@ impl Printer<'_> {
             }
             KExpr::Cast(ty, a) => format!("({}){}", dialect.type_name(*ty), self.wrap(a, 12)),
             KExpr::ShuffleDown(a, delta) => dialect.shuffle_down(&self.expr(a), *delta),
+            KExpr::Lane(var, lane) => {
+                format!("{}.{}", self.name(*var), LANE_NAMES[*lane as usize])
+            }
+            // Lowering puts a vector load only in a vector's declaration
+            // (`expr_in`); anywhere else it is spelt the same way, for the
+            // verifier's messages.
+            KExpr::VecLoad { array, index, .. } => {
+                format!("vector load {}", self.pointer(*array, index))
+            }
         }
     }
 }

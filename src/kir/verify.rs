@@ -173,11 +173,24 @@ impl Checker<'_> {
     fn stmt(&mut self, stmt: &KStmt, scope: &mut Scope, divergent: bool) {
         match stmt {
             KStmt::Decl { var, init } => {
-                let ty = self.expr(init, scope);
+                let ty = match init {
+                    KExpr::VecLoad {
+                        array,
+                        index,
+                        lanes,
+                    } => self.vector_load(*var, *array, index, *lanes, scope),
+                    _ => self.expr(init, scope),
+                };
                 if !self.exists(*var) {
                     return;
                 }
                 let decl = self.kernel.vars.decl(*var);
+                if decl.lanes > 1 && !matches!(init, KExpr::VecLoad { .. }) {
+                    self.errors.push(format!(
+                        "vector {} is initialised by something other than a vector load",
+                        self.hint(*var)
+                    ));
+                }
                 if decl.space != Space::Private {
                     self.errors.push(format!(
                         "{} is declared as a scalar but lives in {:?} memory",
@@ -245,6 +258,44 @@ impl Checker<'_> {
                         elem,
                         &format!("the value stored into {}", self.hint(*array)),
                     );
+                }
+                let read_only = self
+                    .kernel
+                    .params
+                    .iter()
+                    .any(|p| p.var == *array && p.kind == ParamKind::ReadOnlyBuffer);
+                if read_only {
+                    self.errors.push(format!(
+                        "a store into read-only buffer {}",
+                        self.hint(*array)
+                    ));
+                }
+            }
+            KStmt::VecStore {
+                array,
+                index,
+                values,
+            } => {
+                let types: Vec<Option<ScalarType>> =
+                    values.iter().map(|v| self.expr(v, scope)).collect();
+                let lanes = values.len();
+                if let Some(elem) =
+                    self.array(Space::Global, *array, std::slice::from_ref(index), scope)
+                {
+                    if !matches!(lanes, 2 | 4) || lanes * elem.size_bytes() > 16 {
+                        self.errors.push(format!(
+                            "a vector store of {lanes} {} into {} (2 or 4 elements, at most 16 bytes)",
+                            elem.name(),
+                            self.hint(*array)
+                        ));
+                    }
+                    for ty in types {
+                        self.expect_type(
+                            ty,
+                            elem,
+                            &format!("a value stored into {}", self.hint(*array)),
+                        );
+                    }
                 }
                 let read_only = self
                     .kernel
@@ -365,6 +416,12 @@ impl Checker<'_> {
         if !scope.visible.contains(&var) {
             self.errors
                 .push(format!("{} is used before it is declared", self.hint(var)));
+        }
+        if self.kernel.vars.decl(var).lanes > 1 {
+            self.errors.push(format!(
+                "vector {} is used as a scalar (read it by lane)",
+                self.hint(var)
+            ));
         }
         let space = self.kernel.vars.decl(var).space;
         if space != Space::Private {
@@ -545,7 +602,59 @@ impl Checker<'_> {
                 Some(*ty)
             }
             KExpr::ShuffleDown(a, _) => self.expr(a, scope),
+            KExpr::VecLoad { array, .. } => {
+                self.errors.push(format!(
+                    "a vector load of {} outside a vector's declaration",
+                    self.hint(*array)
+                ));
+                None
+            }
+            KExpr::Lane(var, lane) => {
+                if !self.exists(*var) {
+                    return None;
+                }
+                if !scope.visible.contains(var) {
+                    self.errors
+                        .push(format!("{} is used before it is declared", self.hint(*var)));
+                }
+                let decl = self.kernel.vars.decl(*var);
+                if *lane >= decl.lanes || decl.lanes < 2 {
+                    self.errors.push(format!(
+                        "lane {lane} of {}, which has {} lanes",
+                        self.hint(*var),
+                        decl.lanes
+                    ));
+                }
+                Some(decl.ty)
+            }
         }
+    }
+
+    /// Checks a vector load initialising `var`; returns the element type.
+    fn vector_load(
+        &mut self,
+        var: Var,
+        array: Var,
+        index: &KExpr,
+        lanes: u8,
+        scope: &Scope,
+    ) -> Option<ScalarType> {
+        let elem = self.array(Space::Global, array, std::slice::from_ref(index), scope)?;
+        if !matches!(lanes, 2 | 4) || usize::from(lanes) * elem.size_bytes() > 16 {
+            self.errors.push(format!(
+                "a vector load of {lanes} {} from {} (2 or 4 elements, at most 16 bytes)",
+                elem.name(),
+                self.hint(array)
+            ));
+        }
+        if self.exists(var) && self.kernel.vars.decl(var).lanes != lanes {
+            self.errors.push(format!(
+                "{} has {} lanes but is loaded with {lanes}",
+                self.hint(var),
+                self.kernel.vars.decl(var).lanes
+            ));
+        }
+        Some(elem)
     }
 
     /// Whether `e` may differ between the threads of one block.

@@ -64,6 +64,19 @@ pub struct Launch {
     /// For a grid-stride kernel, the most blocks along x, y, z (its threads
     /// loop over the rest); `None` when every block covers its own points.
     pub max_groups: Option<[u32; 3]>,
+    /// The blocks start at the subset's first x index rounded down to a
+    /// multiple of this (a kernel loading aligned vectors; 1: at the first
+    /// index), so the launch covers the x extent from there.
+    pub align_x: u32,
+}
+
+impl Launch {
+    /// The subset's first x index `lo` rounded down as the kernel's blocks
+    /// start ([`Launch::align_x`]).
+    pub fn aligned_lo_x(&self, lo: i64) -> i64 {
+        let align = i64::from(self.align_x.max(1));
+        lo - lo.rem_euclid(align)
+    }
 }
 
 /// How one reduction runs: its parts accumulated by the fused stencil kernel
@@ -167,7 +180,13 @@ pub fn launch_groups(
     bounds: &[(i64, i64)],
 ) -> Result<Option<[u32; 3]>, PlanError> {
     let cap = launch.max_groups.unwrap_or([u32::MAX; 3]);
-    groups_for_capped(bounds, launch.points_per_block, cap)
+    let mut bounds = bounds.to_vec();
+    if let Some((lo, hi)) = bounds.last_mut() {
+        if *lo <= *hi {
+            *lo = launch.aligned_lo_x(*lo);
+        }
+    }
+    groups_for_capped(&bounds, launch.points_per_block, cap)
 }
 
 fn groups_for_capped(

@@ -360,6 +360,7 @@ pub(crate) fn lower_pair(
         points_per_block: per_block,
         args,
         max_groups: None,
+        align_x: 1,
     }
 }
 

@@ -517,6 +517,7 @@ pub(crate) fn lower_reduction(
                 points_per_block: block,
                 args,
                 max_groups: Some(reduction_group_cap(rank)),
+                align_x: 1,
             },
         ));
     }
@@ -642,6 +643,7 @@ fn lower_fold(
         points_per_block: [REDUCTION_THREADS, 1, 1],
         args,
         max_groups: None,
+        align_x: 1,
     }
 }
 

@@ -454,6 +454,7 @@ pub(crate) fn lower_time_tile(
             points_per_block: tiling.per_block,
             args,
             max_groups: None,
+            align_x: 1,
         },
         steps: tiling.steps,
         staged: tiling.staged.clone(),

@@ -224,6 +224,13 @@ fn base_spec(
         role,
         block: launch.block,
         points_per_thread: [0, 1, 2].map(|d| launch.points_per_block[d] / launch.block[d].max(1)),
+        // Lowering aligns the blocks only for vectors of the x points.
+        vector: if launch.align_x > 1 {
+            launch.points_per_block[0] / launch.block[0].max(1)
+        } else {
+            1
+        },
+        align_x: launch.align_x.max(1),
         bounds,
         grid_dims,
         reads: vec![],

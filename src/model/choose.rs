@@ -20,7 +20,7 @@ use crate::lower::{lower, Target};
 use crate::model::{build, cost, estimated_registers, Device, Role};
 use crate::schedule::{
     hinted_shape, FieldPlacement, Schedule, ScheduleError, ScheduleRequest, ShmRequest,
-    StencilSchedule,
+    StencilSchedule, VECTOR_WIDTHS,
 };
 
 /// Relative differences of predicted time below this are ties.
@@ -138,8 +138,12 @@ fn choose_space(
         .max()
         .unwrap_or(1);
 
+    // A vector replaces the x of the thread's points: it is chosen only
+    // where `--tile` is left open too.
+    let vector_free = request.vector.is_none() && tile_free;
     let candidates: Vec<Candidate> = requests(request, rank, block_free, tile_free, shm_free)
         .into_iter()
+        .flat_map(|r| with_vectors(r, vector_free, env))
         .filter_map(|request| evaluate(program, request, env, target, device))
         .collect();
     let n = iterate.stencils.len();
@@ -218,6 +222,31 @@ fn stages(schedule: &StencilSchedule) -> bool {
         .fields
         .values()
         .any(|p| *p == FieldPlacement::SharedTile)
+}
+
+/// `request`, then, where the vector width is left open and `request` stages
+/// nothing, the same with vectors of 2 and 4 points ([`VECTOR_WIDTHS`]) as
+/// long as every grid's x size is a multiple of the width: otherwise every
+/// thread of the kernel would take its edge path, which the model does not
+/// cost. A width too wide for the fields fails to schedule and drops out.
+fn with_vectors(request: ScheduleRequest, vector_free: bool, env: &RunEnv) -> Vec<ScheduleRequest> {
+    let mut out = vec![request.clone()];
+    if !vector_free || request.shm != ShmRequest::None {
+        return out;
+    }
+    for width in VECTOR_WIDTHS.into_iter().filter(|&w| w > 1) {
+        let aligned = env
+            .grid_dims()
+            .iter()
+            .all(|dims| dims.last().is_some_and(|&x| x % width as usize == 0));
+        if aligned {
+            out.push(ScheduleRequest {
+                vector: Some(width),
+                ..request.clone()
+            });
+        }
+    }
+    out
 }
 
 /// The candidate requests, simplest first: `--shm none` at the default shape
@@ -329,8 +358,13 @@ fn reason(
     } else {
         format!("shared tiles {}", tiles.join(" "))
     };
+    let vector = if chosen.vector > 1 {
+        format!(" vector {}", chosen.vector)
+    } else {
+        String::new()
+    };
     let mut text = format!(
-        "{name}: block {} tile {}, {staging}: predicted {:.1} us per sweep on the {}",
+        "{name}: block {} tile {}{vector}, {staging}: predicted {:.1} us per sweep on the {}",
         join(&chosen.block),
         join(&chosen.tile),
         time * 1e6,

@@ -85,7 +85,7 @@ fn walk(body: &[KStmt], out: &mut HashSet<Var>, declared: &mut HashSet<Var>) {
                 walk(otherwise, out, declared);
             }
             KStmt::Block(body) => walk(body, out, declared),
-            KStmt::Store { .. } | KStmt::Barrier | KStmt::Comment(_) => {}
+            KStmt::Store { .. } | KStmt::VecStore { .. } | KStmt::Barrier | KStmt::Comment(_) => {}
         }
     }
 }
@@ -175,6 +175,24 @@ impl Counter<'_> {
                 let (n, d) = self.value(value, double);
                 (n + self.access(*space, *array, index), d)
             }
+            // One store instruction for every lane.
+            KStmt::VecStore {
+                array,
+                index,
+                values,
+            } => {
+                let double = self.vars.decl(*array).ty == ScalarType::Double;
+                let (mut n, mut d) = (0.0, 0.0);
+                for value in values {
+                    let (vn, vd) = self.value(value, double);
+                    n += vn;
+                    d += vd;
+                }
+                (
+                    n + self.access(Space::Global, *array, std::slice::from_ref(index)),
+                    d,
+                )
+            }
             KStmt::For {
                 start,
                 end,
@@ -235,7 +253,7 @@ impl Counter<'_> {
         let mut pure = true;
         e.visit(&mut |s| match s {
             KExpr::Var(v) if self.mutable.contains(v) => pure = false,
-            KExpr::Load { .. } | KExpr::ShuffleDown(..) => pure = false,
+            KExpr::Load { .. } | KExpr::VecLoad { .. } | KExpr::ShuffleDown(..) => pure = false,
             _ => {}
         });
         pure
@@ -246,7 +264,12 @@ impl Counter<'_> {
     fn expr(&mut self, e: &KExpr) -> (f64, f64) {
         let operation = !matches!(
             e,
-            KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) | KExpr::Load { .. }
+            KExpr::Lit(_)
+                | KExpr::Var(_)
+                | KExpr::Builtin(_)
+                | KExpr::Load { .. }
+                | KExpr::VecLoad { .. }
+                | KExpr::Lane(..)
         );
         if operation && self.pure(e) && !self.known.pure.insert(format!("{e:?}")) {
             return (0.0, 0.0);
@@ -261,8 +284,13 @@ impl Counter<'_> {
             n
         };
         match e {
-            KExpr::Lit(_) | KExpr::Var(_) => (0.0, 0.0),
+            KExpr::Lit(_) | KExpr::Var(_) | KExpr::Lane(..) => (0.0, 0.0),
             KExpr::Builtin(_) => (1.0, 0.0),
+            // One load instruction for every lane.
+            KExpr::VecLoad { array, index, .. } => (
+                self.access(Space::Global, *array, std::slice::from_ref(index)),
+                0.0,
+            ),
             KExpr::Load {
                 space,
                 array,

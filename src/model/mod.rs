@@ -188,6 +188,13 @@ pub struct KernelSpec {
     pub block: [u32; 3],
     /// Points per thread, x y z.
     pub points_per_thread: [u32; 3],
+    /// With more than 1, the thread's `points_per_thread[0]` x points are
+    /// consecutive and each row of them is one vector access of this many
+    /// elements (`--vector`); 1: they are `block[0]` apart.
+    pub vector: u32,
+    /// The blocks start at the first x index rounded down to a multiple of
+    /// this ([`crate::lower::plan::Launch::align_x`]).
+    pub align_x: u32,
     /// The points, inclusive bounds per axis, outermost first.
     pub bounds: Vec<(i64, i64)>,
     /// The grid's extent per axis, outermost first (row pitches).
@@ -436,7 +443,10 @@ pub fn cost(
         } else {
             POINTS_PER_ROUND
         };
-        points_per_thread.max(1).div_ceil(per_round)
+        // A row of vector points is one load per row read: one point's worth.
+        (points_per_thread / spec.vector.max(1))
+            .max(1)
+            .div_ceil(per_round)
     };
     let tile_rounds = traffic.rounds.max(1);
     let rounds = tile_rounds + run_rounds - 1;

@@ -21,6 +21,8 @@ fn copy_1d(n: i64, shift: i64) -> KernelSpec {
         role: Role::Stencil("copy".into()),
         block: [256, 1, 1],
         points_per_thread: [1, 1, 1],
+        vector: 1,
+        align_x: 1,
         bounds: vec![(0, n - 1)],
         grid_dims: vec![n as usize + 64],
         reads: vec![access("a", vec![shift])],
@@ -302,4 +304,30 @@ fn a_run_reads_the_tile_elements_its_points_share_once() {
     assert_eq!(tile.reads_per_thread_point([1, 8, 1]), 14.0 * 7.0 / 8.0);
     // A run along x shares columns instead: 7 rows of 14.
     assert_eq!(tile.reads_per_thread_point([8, 1, 1]), 7.0 * 14.0 / 8.0);
+}
+
+#[test]
+fn vectors_take_one_round_per_row_and_one_l1_access_per_aligned_group() {
+    let d = h100();
+    let mut spec = copy_1d(1 << 24, 0);
+    spec.grid_dims = vec![1 << 24];
+    let scalar = cost(&spec, d, Some(32)).unwrap();
+    // Four consecutive points a thread, one float4 each way: one round, not
+    // one per point, and a quarter of the threads, so a quarter of the
+    // waves and of the exposed latency.
+    spec.points_per_thread = [4, 1, 1];
+    spec.vector = 4;
+    spec.align_x = 32;
+    let vector = cost(&spec, d, Some(32)).unwrap();
+    assert_eq!(vector.memory_rounds, 1);
+    assert_eq!(vector.blocks * 4, scalar.blocks);
+    assert!((vector.times.latency * 4.0 - scalar.times.latency).abs() < 1e-12);
+    // L1: a warp's scalar access touches one 128-byte line per 32 points; a
+    // float4 access of the same 32 threads four lines for 128 points: the
+    // same per point. Counted per lane as strided scalars instead, it would
+    // be four times that.
+    assert!((scalar.l1_wavefronts_per_point - 2.0 / 32.0).abs() < 1e-9);
+    assert!((vector.l1_wavefronts_per_point - 2.0 / 32.0).abs() < 1e-9);
+    // The same traffic from DRAM.
+    assert!((vector.dram_bytes_per_point - scalar.dram_bytes_per_point).abs() < 1e-9);
 }

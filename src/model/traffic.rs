@@ -18,7 +18,7 @@
 //! Sample blocks sit one block in from the grid's corner, four along x so that
 //! row alignments average out.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::model::{Device, KernelSpec};
 
@@ -70,7 +70,11 @@ impl Geometry<'_> {
             counts[d] = ((h - l + 1).max(1))
                 .div_euclid(self.per_block[d] as i64)
                 .max(1);
-            lo[d] = *l;
+            lo[d] = if d == 0 {
+                l - l.rem_euclid(i64::from(self.spec.align_x.max(1)))
+            } else {
+                *l
+            };
         }
         let pick = |d: usize, k: i64| (if counts[d] > 1 { 1 + k } else { 0 }).min(counts[d] - 1);
         (0..4)
@@ -101,8 +105,14 @@ impl Geometry<'_> {
         for pz in 0..ppt[2] {
             for py in 0..ppt[1] {
                 for px in 0..ppt[0] {
+                    // Vectors: the x points are consecutive from `t * ppt`.
+                    let x = if self.spec.vector > 1 {
+                        t[0] * ppt[0] + px
+                    } else {
+                        t[0] + px * b[0] as i64
+                    };
                     out.push([
-                        base[0] + t[0] + px * b[0] as i64,
+                        base[0] + x,
                         base[1] + t[1] * ppt[1] + py,
                         base[2] + t[2] * ppt[2] + pz,
                     ]);
@@ -167,15 +177,24 @@ pub fn per_point(spec: &KernelSpec, device: &Device) -> Traffic {
                 }
                 lanes_total += per_lane.len() as f64;
             }
+            // One access per key, or with vectors per aligned group of
+            // `vector` elements (a vector load or store): the lines it touches.
+            let vector = i64::from(spec.vector.max(1));
+            let mut accesses: HashMap<(&str, i64), HashSet<i64>> = HashMap::new();
             for (level, elem, relative) in &keys {
-                let mut lines = HashSet::new();
+                let group = if vector > 1 {
+                    relative.div_euclid(vector)
+                } else {
+                    *relative
+                };
+                let lines = accesses.entry((*level, group)).or_default();
                 for pts in &per_lane {
                     let byte = (geo.element(pts[0], &[]) + relative) * *elem as i64;
                     lines.insert(byte.div_euclid(LINE));
                     sectors.insert((*level, byte.div_euclid(SECTOR)));
                 }
-                lines_total += lines.len() as f64;
             }
+            lines_total += accesses.values().map(|l| l.len() as f64).sum::<f64>();
             // Tile loads: each warp strides over the tile by the block size.
             for tile in &spec.tiles {
                 let extents = tile_extents(&geo, tile);

@@ -32,8 +32,11 @@ pub mod cpu_cost;
 pub mod cpu_tile;
 mod fusion;
 pub mod time;
+mod vector;
 
 pub use fusion::unfuse;
+use vector::check_vector;
+pub use vector::{MAX_VECTOR_BYTES, VECTOR_WIDTHS};
 
 use std::collections::BTreeMap;
 
@@ -83,6 +86,13 @@ pub struct StencilSchedule {
     /// streaming; with `block[2] = 1` a 3-D thread marches `tile[2]` planes:
     /// 2.5-D blocking). At most [`MAX_RUN_LENGTH`] per axis.
     pub tile: [u32; 3],
+    /// With more than 1 (2 or 4, at most 16 bytes of every field the stencil
+    /// reads or writes): along x a thread computes this many consecutive
+    /// points, reading and writing each row of them as one aligned vector
+    /// access (`float4`), instead of `tile[0]` points `block[0]` apart (which
+    /// is then 1). Wider accesses keep more bytes in flight per thread. No
+    /// field is staged in shared memory then.
+    pub vector: u32,
     /// Placement of every field time level the stencil reads.
     pub fields: BTreeMap<Level, FieldPlacement>,
     /// Placement of every coefficient table the stencil reads.
@@ -188,6 +198,9 @@ pub struct ScheduleRequest {
     pub block: Option<Vec<u32>>,
     /// Points per thread, innermost axis first.
     pub tile: Option<Vec<u32>>,
+    /// Consecutive points per thread along x read and written as one vector
+    /// (`--vector`; [`StencilSchedule::vector`]).
+    pub vector: Option<u32>,
     /// Shared-memory staging.
     pub shm: ShmRequest,
     /// Force every table to one placement.
@@ -508,10 +521,15 @@ impl Schedule {
                 .map(|(t, p)| format!("{}:{p:?}", program.tables[t.0].name))
                 .collect();
             lines.push(format!(
-                "{}: block {} tile {} shared tiles [{}] tables [{}]{}",
+                "{}: block {} tile {}{} shared tiles [{}] tables [{}]{}",
                 s.name,
                 join(&sched.block),
                 join(&sched.tile),
+                if sched.vector > 1 {
+                    format!(" vector {}", sched.vector)
+                } else {
+                    String::new()
+                },
                 tiles.join(" "),
                 tables.join(" "),
                 match (&sched.recompute, sched.fuse_with_next) {
@@ -624,9 +642,16 @@ fn group_schedule(
         Some(t) => axes3(t, "tile", rank, &leader.name)?,
         None => [1, 1, 1],
     };
-    check_points_per_block(block, tile, &leader.name)?;
-    check_run_length(tile, &leader.name)?;
     let parts: Vec<&crate::ir::StencilPart> = members.iter().flat_map(|s| &s.parts).collect();
+    let vector = request.vector.unwrap_or(1);
+    check_vector(program, &parts, vector, tile, request, &leader.name)?;
+    let points_x = if vector > 1 { [vector, 1, 1] } else { [1; 3] };
+    check_points_per_block(
+        block,
+        [0, 1, 2].map(|d| tile[d] * points_x[d]),
+        &leader.name,
+    )?;
+    check_run_length(tile, &leader.name)?;
     let mut footprints: Vec<Footprint> = parts
         .iter()
         .map(|p| Footprint::of_part(program, p))
@@ -652,6 +677,7 @@ fn group_schedule(
             let bytes = tile_bytes(reads, block, tile, field.ty.size_bytes());
             let wanted = match &request.shm {
                 ShmRequest::None => false,
+                _ if vector > 1 => false,
                 ShmRequest::Names(names) => names.contains(&field.name),
                 ShmRequest::Auto => {
                     reads.distinct >= TILE_MIN_REUSE
@@ -680,6 +706,7 @@ fn group_schedule(
     Ok(StencilSchedule {
         block,
         tile,
+        vector,
         fields,
         tables,
         fuse_with_next: false,

@@ -140,6 +140,7 @@ pub fn schedule_matrix(program: &Program, rank: usize) -> Vec<(String, ScheduleR
     let req = |block: &[u32], tile: &[u32], shm: ShmRequest| ScheduleRequest {
         block: Some(block.to_vec()),
         tile: Some(tile.to_vec()),
+        vector: None,
         shm,
         tables: None,
         fuse: false,

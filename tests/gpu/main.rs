@@ -23,6 +23,7 @@ mod opencl_fusion;
 mod opencl_recompute;
 mod opencl_streaming;
 mod opencl_time_tile;
+mod opencl_vector;
 mod schedule_requests;
 mod semantics;
 mod wide_indices;

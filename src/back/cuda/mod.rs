@@ -101,6 +101,17 @@ impl Dialect for Cuda {
         format!("__shfl_down_sync(0xffffffffu, {value}, {delta})")
     }
 
+    fn vector_load(&self, vector: &str, pointer: &str) -> String {
+        format!("*reinterpret_cast<const {vector}*>({pointer})")
+    }
+
+    fn vector_store(&self, vector: &str, pointer: &str, values: &[String]) -> String {
+        format!(
+            "*reinterpret_cast<{vector}*>({pointer}) = make_{vector}({});",
+            values.join(", ")
+        )
+    }
+
     fn unroll_pragma(&self) -> Option<&'static str> {
         Some("#pragma unroll")
     }

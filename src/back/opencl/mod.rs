@@ -98,6 +98,19 @@ impl Dialect for OpenCl {
         value.into()
     }
 
+    fn vector_load(&self, vector: &str, pointer: &str) -> String {
+        // A pointer cast rather than `vloadn`, which would allow any element
+        // alignment: the access is the aligned one the CUDA kernel makes.
+        format!("*(__global const {vector}*)({pointer})")
+    }
+
+    fn vector_store(&self, vector: &str, pointer: &str, values: &[String]) -> String {
+        format!(
+            "*(__global {vector}*)({pointer}) = ({vector})({});",
+            values.join(", ")
+        )
+    }
+
     fn unroll_pragma(&self) -> Option<&'static str> {
         None
     }

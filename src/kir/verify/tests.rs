@@ -253,3 +253,69 @@ fn a_store_into_a_global_table_is_caught() {
     assert!(e.contains("a store into table `K`"), "{e}");
     assert_eq!(e.lines().count(), 1, "{e}");
 }
+
+#[test]
+fn vector_loads_and_stores_are_checked() {
+    let good = module(|vars, out, _| {
+        let (tid, decl) = tid_decl(vars);
+        let v = vars.add_vector("v", ScalarType::Float, 4);
+        let index = KExpr::times(KExpr::var(tid), KExpr::int(4));
+        vec![
+            decl,
+            KStmt::Decl {
+                var: v,
+                init: KExpr::VecLoad {
+                    array: out,
+                    index: Box::new(index.clone()),
+                    lanes: 4,
+                },
+            },
+            KStmt::VecStore {
+                array: out,
+                index,
+                values: (0..4).map(|lane| KExpr::Lane(v, 3 - lane)).collect(),
+            },
+        ]
+    });
+    assert_eq!(verify(&good), Ok(()));
+    let bad = module(|vars, out, _| {
+        let (tid, decl) = tid_decl(vars);
+        let v = vars.add_vector("v", ScalarType::Float, 2);
+        let x = vars.add("x", ScalarType::Float, Space::Private, Origin::Program);
+        vec![
+            decl,
+            KStmt::Decl {
+                var: v,
+                init: KExpr::VecLoad {
+                    array: out,
+                    index: Box::new(KExpr::var(tid)),
+                    lanes: 4,
+                },
+            },
+            KStmt::Decl {
+                var: x,
+                init: KExpr::plus(KExpr::var(v), KExpr::Lane(v, 2)),
+            },
+            KStmt::VecStore {
+                array: out,
+                index: KExpr::var(tid),
+                values: vec![KExpr::var(x); 3],
+            },
+            store(
+                Space::Global,
+                out,
+                KExpr::VecLoad {
+                    array: out,
+                    index: Box::new(KExpr::int(0)),
+                    lanes: 2,
+                },
+            ),
+        ]
+    });
+    let e = errors(&bad);
+    assert!(e.contains("has 2 lanes but is loaded with 4"), "{e}");
+    assert!(e.contains("is used as a scalar (read it by lane)"), "{e}");
+    assert!(e.contains("lane 2 of `v`"), "{e}");
+    assert!(e.contains("a vector store of 3 float"), "{e}");
+    assert!(e.contains("outside a vector's declaration"), "{e}");
+}

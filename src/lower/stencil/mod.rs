@@ -171,7 +171,13 @@ fn lower_part(
     let subset = &parts[0].1.subset;
     let rank = subset.rank();
     let block = schedule.block;
-    let tile = schedule.tile;
+    let vector = schedule.vector.max(1);
+    // With vectors, a thread's x points are `vector` consecutive ones.
+    let tile = if vector > 1 {
+        [vector, schedule.tile[1], schedule.tile[2]]
+    } else {
+        schedule.tile
+    };
     // The schedule keeps block x tile within MAX_POINTS_PER_BLOCK; saturating
     // keeps a hand-made schedule from wrapping (the host plan then refuses it).
     let per_block: [u32; 3] = [0, 1, 2].map(|d| block[d].saturating_mul(tile[d]));
@@ -194,7 +200,31 @@ fn lower_part(
     }
     let lo_hi = subset_bounds(&mut ctx, rank);
     let threads: Vec<(Var, Var)> = vars.iter().map(|v| (v.thread, v.base)).collect();
-    let prologue = block_origin(&threads, &lo_hi, per_block);
+    let align_x = if vector > 1 {
+        vector_alignment(program, &footprint, vector)
+    } else {
+        1
+    };
+    let mut prologue = block_origin(&threads, &lo_hi, per_block);
+    if align_x > 1 {
+        // Blocks start at the subset's first x rounded down to `align_x`
+        // elements, so that every thread's vectors are aligned.
+        let lo = lo_hi[rank - 1].0.clone();
+        let aligned = KExpr::bin(
+            crate::ir::BinaryOp::Sub,
+            lo.clone(),
+            KExpr::bin(crate::ir::BinaryOp::Rem, lo, KExpr::int(i64::from(align_x))),
+        );
+        if let Some(KStmt::Decl { init, .. }) = prologue.get_mut(1) {
+            *init = KExpr::plus(
+                aligned,
+                KExpr::times(
+                    KExpr::Builtin(Builtin::BlockIdx(0)),
+                    KExpr::int(i64::from(per_block[0])),
+                ),
+            );
+        }
+    }
 
     // Shared tiles of the levels the schedule stages.
     let mut to_load = Vec::new();
@@ -275,6 +305,8 @@ fn lower_part(
         vars: &vars,
         hi: lo_hi.iter().map(|(_, hi)| hi.clone()).collect(),
         fold: epilogue.as_ref(),
+        vector,
+        lo_x: (align_x > 1).then(|| lo_hi[rank - 1].0.clone()),
     };
     let mut body = first_points(&shape);
     body.extend(thread_points(&mut ctx, parts, &shape, module));
@@ -346,7 +378,24 @@ fn lower_part(
         points_per_block: per_block,
         args,
         max_groups: None,
+        align_x,
     }
+}
+
+/// Where a kernel with vectors of `vector` elements starts its blocks along x:
+/// at multiples of 128 bytes of the widest element it accesses (a warp's
+/// accesses then start on a cache line), and at least of `vector`.
+fn vector_alignment(program: &Program, footprint: &Footprint, vector: u32) -> u32 {
+    let widest = footprint
+        .reads
+        .iter()
+        .map(|r| r.field)
+        .chain(footprint.written().into_iter().map(|(f, _)| f))
+        .map(|f| program.fields[f.0].ty.size_bytes() as u32)
+        .max()
+        .unwrap_or(4)
+        .max(1);
+    (128 / widest).max(vector)
 }
 
 /// Offsets beyond this are left to the boundary helpers: the interior

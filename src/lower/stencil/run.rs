@@ -16,7 +16,7 @@
 //! the edge path's loop alone.
 
 use crate::ir::{BinaryOp, StencilPart};
-use crate::kir::{cse, KExpr, KStmt, Module};
+use crate::kir::{cse, vector, KExpr, KStmt, Module};
 use crate::lower::point::{PointCtx, RunWindow};
 use crate::lower::reduce::FusedEpilogue;
 
@@ -35,6 +35,12 @@ pub(super) struct Shape<'a> {
     pub hi: Vec<KExpr>,
     /// A fused check's terms, folded at every point after its statements.
     pub fold: Option<&'a FusedEpilogue<'a>>,
+    /// With more than 1, `tile[0]` is this: the thread's x points are
+    /// consecutive and read and written as vectors ([`crate::kir::vector`]).
+    pub vector: u32,
+    /// The subset's first x index where the blocks start below it (aligned
+    /// for vectors): every point then also checks `ix >= lo_x`.
+    pub lo_x: Option<KExpr>,
 }
 
 impl Shape<'_> {
@@ -44,7 +50,7 @@ impl Shape<'_> {
 
     /// The distance between a thread's consecutive points along axis `d`.
     fn step(&self, d: usize) -> i64 {
-        if d == 0 {
+        if d == 0 && self.vector <= 1 {
             i64::from(self.block[0])
         } else {
             1
@@ -64,7 +70,7 @@ pub(super) fn first_points(shape: &Shape<'_>) -> Vec<KStmt> {
     for d in (0..shape.rank()).rev() {
         let v = &shape.vars[d];
         let thread = KExpr::var(v.thread);
-        let q = if d == 0 || !shape.runs(d) {
+        let q = if (d == 0 && shape.vector <= 1) || !shape.runs(d) {
             thread
         } else {
             KExpr::times(thread, KExpr::int(i64::from(shape.tile[d])))
@@ -127,6 +133,16 @@ pub(super) fn thread_points(
     // `i <= hi` for the last point of the thread along each axis with several
     // points per block (with one, the launch covers the axis exactly).
     let mut inside: Option<KExpr> = None;
+    if let Some(lo) = &shape.lo_x {
+        inside = and(
+            inside,
+            KExpr::bin(
+                BinaryOp::Ge,
+                KExpr::var(shape.vars[0].first_grid),
+                lo.clone(),
+            ),
+        );
+    }
     for d in 0..rank {
         if shape.block[d] == 1 && !shape.runs(d) {
             continue;
@@ -197,6 +213,35 @@ pub(super) fn thread_points(
         }
     }
     ctx.on_interior = false;
+    let mut inside = inside;
+    if shape.vector > 1 {
+        let done = vector::vectorize(
+            &mut run,
+            &mut ctx.params.vars,
+            shape.vars[0].first_grid,
+            shape.vector as u8,
+        );
+        // The rows are aligned only where the grids' x sizes are multiples
+        // of the width: otherwise every thread takes the edge path.
+        for size in done.sizes {
+            let multiple = KExpr::bin(
+                BinaryOp::Eq,
+                KExpr::bin(
+                    BinaryOp::Rem,
+                    KExpr::var(size),
+                    KExpr::int(i64::from(shape.vector)),
+                ),
+                KExpr::int(0),
+            );
+            inside = and(inside, multiple);
+        }
+        if done.loads + done.stores > 0 {
+            fast.push(KStmt::Comment(format!(
+                "{} rows of {} points read and {} written as one vector each",
+                done.loads, shape.vector, done.stores
+            )));
+        }
+    }
     cse::share_loads(&mut run, &mut ctx.params.vars);
     fast.extend(run);
     let edge = edge_path(ctx, parts, shape, module);
@@ -277,12 +322,13 @@ fn set_point(ctx: &mut PointCtx<'_>, shape: &Shape<'_>, p: [u32; 3], window: boo
             .push(KExpr::plus(KExpr::var(v.first_grid), KExpr::int(shift)));
         ctx.in_block
             .push(KExpr::plus(KExpr::var(v.first_in_block), KExpr::int(shift)));
-        ctx.run
-            .push((window && d > 0 && shape.runs(d)).then(|| RunWindow {
+        ctx.run.push(
+            (window && (d > 0 || shape.vector > 1) && shape.runs(d)).then(|| RunWindow {
                 first: KExpr::var(v.first_grid),
                 point: i64::from(p[d]),
                 len: i64::from(shape.tile[d]),
-            }));
+            }),
+        );
     }
 }
 
@@ -310,6 +356,12 @@ fn edge_path(
         ctx.in_block.push(KExpr::var(q));
     }
     let mut guard: Option<KExpr> = None;
+    if let Some(lo) = &shape.lo_x {
+        guard = and(
+            guard,
+            KExpr::bin(BinaryOp::Ge, ctx.coords[rank - 1].clone(), lo.clone()),
+        );
+    }
     for d in 0..rank {
         if shape.block[d] == 1 && !shape.runs(d) {
             continue;
@@ -368,45 +420,10 @@ fn edge_path(
 /// Whether `body` reads variable `var`.
 fn uses(body: &[KStmt], var: crate::kir::Var) -> bool {
     let mut found = false;
-    let mut look = |e: &KExpr| {
-        e.visit(&mut |node| {
-            if *node == KExpr::Var(var) {
-                found = true;
-            }
-        })
-    };
-    fn walk(body: &[KStmt], look: &mut dyn FnMut(&KExpr)) {
-        for stmt in body {
-            match stmt {
-                KStmt::Decl { init: e, .. } | KStmt::Assign { value: e, .. } => look(e),
-                KStmt::Store { index, value, .. } => {
-                    index.iter().for_each(&mut *look);
-                    look(value);
-                }
-                KStmt::For {
-                    start,
-                    end,
-                    step,
-                    body,
-                    ..
-                } => {
-                    [start, end, step].into_iter().for_each(&mut *look);
-                    walk(body, look);
-                }
-                KStmt::If {
-                    cond,
-                    then,
-                    otherwise,
-                } => {
-                    look(cond);
-                    walk(then, look);
-                    walk(otherwise, look);
-                }
-                KStmt::Block(body) => walk(body, look),
-                KStmt::Barrier | KStmt::Comment(_) => {}
-            }
+    crate::kir::print::visit_exprs(body, &mut |node| {
+        if *node == KExpr::Var(var) {
+            found = true;
         }
-    }
-    walk(body, &mut look);
+    });
     found
 }

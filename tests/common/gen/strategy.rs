@@ -235,6 +235,10 @@ pub struct GenSchedule {
     pub tables: Option<TablePlacement>,
     /// 64-bit flattened indices (`--index64`).
     pub wide_indices: bool,
+    /// Consecutive x points per thread as one vector access (`--vector`):
+    /// capped at 16 bytes of the program's widest field; with more than 1
+    /// the tile's x is 1 and nothing is staged.
+    pub vector: u32,
 }
 
 impl GenSchedule {
@@ -248,12 +252,25 @@ impl GenSchedule {
             let largest = block.iter_mut().max().expect("a block has an axis");
             *largest /= 2;
         }
+        let widest = generated
+            .fields
+            .iter()
+            .map(|f| if f.ty == Ty::Double { 8 } else { 4 })
+            .max()
+            .unwrap_or(4);
+        let vector = self.vector.min((16 / widest) as u32).max(1);
+        let mut tile = self.tile[..generated.rank()].to_vec();
+        if vector > 1 {
+            tile[0] = 1;
+        }
         ScheduleRequest {
             block: Some(block),
-            tile: Some(self.tile[..generated.rank()].to_vec()),
+            tile: Some(tile),
+            vector: (vector > 1).then_some(vector),
             shm: match self.shm {
                 Shm::None => ShmRequest::None,
                 Shm::Auto => ShmRequest::Auto,
+                Shm::All if vector > 1 => ShmRequest::None,
                 Shm::All => ShmRequest::Names(generated.shm_names()),
             },
             tables: self.tables,
@@ -289,15 +306,17 @@ pub fn schedule_strategy() -> impl Strategy<Value = GenSchedule> {
             Just(TablePlacement::Global),
         ]),
         any::<bool>(),
+        prop::sample::select(vec![1u32, 1, 2, 4]),
     )
         .prop_map(
-            |(block, tile, shm, fuse, tables, wide_indices)| GenSchedule {
+            |(block, tile, shm, fuse, tables, wide_indices, vector)| GenSchedule {
                 block,
                 tile,
                 shm,
                 fuse,
                 tables,
                 wide_indices,
+                vector,
             },
         )
 }

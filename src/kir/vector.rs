@@ -1,0 +1,503 @@
+//! Vector accesses of a run of consecutive points along x.
+//!
+//! A thread computing `W` consecutive points of a row (`--vector W`, see
+//! [`crate::schedule::StencilSchedule::vector`]) reads, for each row it
+//! touches, elements `ix0 + c` at a few constant offsets `c`, and writes
+//! elements `ix0 + p` for `p` in `0..W`. [`vectorize`] turns those into
+//! aligned vector accesses of `W` (or 2) elements: one load instruction
+//! brings 8 or 16 bytes, so a thread keeps more bytes in flight (f32 streams
+//! with one 4-byte load per row do not reach the copy bandwidth; f64 ones
+//! do: bench/gpu/probe), and one store writes the row's values together.
+//!
+//! The accesses are aligned because `ix0` is a multiple of `W` (the kernel's
+//! blocks start at an aligned x and each thread's run at `tx * W`), a row
+//! starts at a multiple of the grid's x size, which the caller's condition
+//! requires to be a multiple of `W` (the returned sizes), and device buffers
+//! start aligned. A vector never leaves its row then, so a vector with one
+//! lane inside the grid lies inside the buffer.
+//!
+//! What is loaded as a vector:
+//! - a global load the run performs unconditionally (as in [`super::cse`]),
+//!   of an array the run never stores into, whose index is `row + ix0 + c`
+//!   with `row` a multiple of a grid size variable (or absent, in 1-D) and
+//!   reading no variable declared in the run;
+//! - per row, each aligned group of `W` elements from which the run reads
+//!   two lanes or more, as the smallest aligned vector holding them (a
+//!   single lane stays a scalar load: it costs one instruction either way
+//!   and fewer registers).
+//!
+//! What is stored as a vector: a row of `W` points whose values are stored
+//! into an array at `row + ix0 + p`, once each, directly in the point's block
+//! (not under a condition), into an array the run never loads. Each value
+//! goes to a private variable and the row is stored after its last point.
+
+use std::collections::BTreeSet;
+
+use crate::ir::{BinaryOp, Value};
+use crate::kir::cse::{index_is_invariant, scan_writes, unconditional_loads};
+use crate::kir::{KExpr, KStmt, Origin, Space, Var, Vars};
+
+/// What [`vectorize`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Vectorized {
+    /// Vector loads declared at the top of the run.
+    pub loads: usize,
+    /// Rows stored as one vector.
+    pub stores: usize,
+    /// The grid size variables every vectorized row index is a multiple of:
+    /// the fast path must require each to be a multiple of the width.
+    pub sizes: Vec<Var>,
+}
+
+/// A global index split as `row + x + c`: the row (`None` in 1-D), the row's
+/// size variable and `c`.
+struct Split {
+    row: Option<KExpr>,
+    size: Option<Var>,
+    offset: i64,
+}
+
+/// `x`, `x + c` or `x - c`: `c`.
+fn x_offset(e: &KExpr, x: Var) -> Option<i64> {
+    match e {
+        KExpr::Var(v) if *v == x => Some(0),
+        KExpr::Binary(op @ (BinaryOp::Add | BinaryOp::Sub), a, b) => match (&**a, &**b) {
+            (KExpr::Var(v), KExpr::Lit(Value::Int(c))) if *v == x => {
+                Some(if *op == BinaryOp::Add {
+                    i64::from(*c)
+                } else {
+                    -i64::from(*c)
+                })
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn mentions(e: &KExpr, var: Var) -> bool {
+    let mut found = false;
+    e.visit(&mut |n| {
+        if *n == KExpr::Var(var) {
+            found = true
+        }
+    });
+    found
+}
+
+fn split(index: &KExpr, x: Var) -> Option<Split> {
+    if let Some(offset) = x_offset(index, x) {
+        return Some(Split {
+            row: None,
+            size: None,
+            offset,
+        });
+    }
+    let KExpr::Binary(BinaryOp::Add, row, xt) = index else {
+        return None;
+    };
+    let offset = x_offset(xt, x)?;
+    let KExpr::Binary(BinaryOp::Mul, _, size) = &**row else {
+        return None;
+    };
+    let KExpr::Var(size) = **size else {
+        return None;
+    };
+    if mentions(row, x) {
+        return None;
+    }
+    Some(Split {
+        row: Some((**row).clone()),
+        size: Some(size),
+        offset,
+    })
+}
+
+/// `row + (x + c)`.
+fn index_at(row: &Option<KExpr>, x: Var, c: i64) -> KExpr {
+    let xc = KExpr::plus(KExpr::var(x), KExpr::int(c));
+    match row {
+        None => xc,
+        Some(row) => KExpr::Binary(BinaryOp::Add, Box::new(row.clone()), Box::new(xc)),
+    }
+}
+
+/// One row of one array the run reads: the offsets it reads there.
+struct RowReads {
+    array: Var,
+    row: Option<KExpr>,
+    size: Option<Var>,
+    offsets: BTreeSet<i64>,
+}
+
+/// Rewrites the straight-line `run` (the fast path of a thread's `width`
+/// consecutive points from `x`, which is a multiple of `width`) to use vector
+/// loads and stores where it can; see the module documentation.
+pub fn vectorize(run: &mut Vec<KStmt>, vars: &mut Vars, x: Var, width: u8) -> Vectorized {
+    let w = i64::from(width);
+    let mut stored = BTreeSet::new();
+    let mut declared = BTreeSet::new();
+    scan_writes(run, &mut stored, &mut declared);
+    let mut unconditional = Vec::new();
+    for stmt in run.iter() {
+        unconditional_loads(stmt, &mut unconditional);
+    }
+    let loaded: BTreeSet<Var> = all_loaded(run);
+    let mut rows: Vec<RowReads> = Vec::new();
+    for (space, array, index) in &unconditional {
+        if *space != Space::Global
+            || stored.contains(array)
+            || index.len() != 1
+            || !index_is_invariant(index, &declared)
+            || usize::from(width) * vars.decl(*array).ty.size_bytes() > 16
+        {
+            continue;
+        }
+        let Some(s) = split(&index[0], x) else {
+            continue;
+        };
+        match rows
+            .iter_mut()
+            .find(|r| r.array == *array && r.row == s.row)
+        {
+            Some(r) => {
+                r.offsets.insert(s.offset);
+            }
+            None => rows.push(RowReads {
+                array: *array,
+                row: s.row,
+                size: s.size,
+                offsets: BTreeSet::from([s.offset]),
+            }),
+        }
+    }
+    let mut out = Vectorized::default();
+    let mut decls = Vec::new();
+    // (array, index) -> lane of a vector variable.
+    let mut replace: Vec<((Var, KExpr), KExpr)> = Vec::new();
+    let mut numbers: Vec<(Var, usize)> = Vec::new();
+    for r in &rows {
+        let groups: BTreeSet<i64> = r.offsets.iter().map(|c| c.div_euclid(w)).collect();
+        for k in groups {
+            let lanes: Vec<i64> = r
+                .offsets
+                .iter()
+                .filter(|c| c.div_euclid(w) == k)
+                .map(|c| c - k * w)
+                .collect();
+            if lanes.len() < 2 {
+                continue;
+            }
+            // The smallest aligned vector holding the lanes.
+            let (start, len) = if w == 4 && lanes.iter().all(|&l| l < 2) {
+                (0, 2)
+            } else if w == 4 && lanes.iter().all(|&l| l >= 2) {
+                (2, 2)
+            } else {
+                (0, w)
+            };
+            let n = match numbers.iter_mut().find(|(a, _)| *a == r.array) {
+                Some((_, n)) => {
+                    *n += 1;
+                    *n - 1
+                }
+                None => {
+                    numbers.push((r.array, 1));
+                    0
+                }
+            };
+            let decl = vars.decl(r.array);
+            let (hint, ty) = (format!("{}_v{n}", decl.hint), decl.ty);
+            let var = vars.add_vector(hint, ty, len as u8);
+            let first = k * w + start;
+            decls.push(KStmt::Decl {
+                var,
+                init: KExpr::VecLoad {
+                    array: r.array,
+                    index: Box::new(index_at(&r.row, x, first)),
+                    lanes: len as u8,
+                },
+            });
+            for lane in lanes {
+                let c = k * w + lane;
+                replace.push((
+                    (r.array, index_at(&r.row, x, c)),
+                    KExpr::Lane(var, (lane - start) as u8),
+                ));
+            }
+            if let Some(size) = r.size {
+                if !out.sizes.contains(&size) {
+                    out.sizes.push(size);
+                }
+            }
+            out.loads += 1;
+        }
+    }
+    if !replace.is_empty() {
+        for stmt in run.iter_mut() {
+            rewrite_stmt(stmt, &mut |e| {
+                let KExpr::Load {
+                    space: Space::Global,
+                    array,
+                    index,
+                } = e
+                else {
+                    return None;
+                };
+                let [index] = index.as_slice() else {
+                    return None;
+                };
+                replace
+                    .iter()
+                    .find(|((a, i), _)| a == array && i == index)
+                    .map(|(_, lane)| lane.clone())
+            });
+        }
+    }
+    vector_stores(run, vars, x, width, &loaded, &mut out);
+    decls.append(run);
+    *run = decls;
+    out
+}
+
+/// The arrays any global load of `body` reads.
+fn all_loaded(body: &[KStmt]) -> BTreeSet<Var> {
+    let mut loaded = BTreeSet::new();
+    crate::kir::print::visit_exprs(body, &mut |e| {
+        if let KExpr::Load {
+            space: Space::Global,
+            array,
+            ..
+        } = e
+        {
+            loaded.insert(*array);
+        }
+    });
+    loaded
+}
+
+/// The stores of one row of one array: (array, row, the row's size
+/// variable, the stores).
+type RowStores = (Var, Option<KExpr>, Option<Var>, Vec<RowStore>);
+
+/// A store directly in the point block at `run[block]`, statement `at`.
+struct RowStore {
+    block: usize,
+    at: usize,
+    lane: i64,
+}
+
+/// Turns each row of `width` stores (see the module documentation) into
+/// assignments to private variables and one vector store after the row's
+/// last point.
+fn vector_stores(
+    run: &mut Vec<KStmt>,
+    vars: &mut Vars,
+    x: Var,
+    width: u8,
+    loaded: &BTreeSet<Var>,
+    out: &mut Vectorized,
+) {
+    let w = i64::from(width);
+    // (array, row, size) -> stores.
+    let mut rows: Vec<RowStores> = Vec::new();
+    let mut refused: BTreeSet<Var> = loaded.clone();
+    for (b, stmt) in run.iter().enumerate() {
+        let KStmt::Block(body) = stmt else {
+            continue;
+        };
+        for (at, s) in body.iter().enumerate() {
+            let KStmt::Store {
+                space: Space::Global,
+                array,
+                index,
+                ..
+            } = s
+            else {
+                continue;
+            };
+            let split = match index.as_slice() {
+                [i] => split(i, x),
+                _ => None,
+            };
+            let fits = usize::from(width) * vars.decl(*array).ty.size_bytes() <= 16;
+            match split {
+                Some(s) if fits && (0..w).contains(&s.offset) => {
+                    let store = RowStore {
+                        block: b,
+                        at,
+                        lane: s.offset,
+                    };
+                    match rows.iter_mut().find(|r| r.0 == *array && r.1 == s.row) {
+                        Some(r) => r.3.push(store),
+                        None => rows.push((*array, s.row, s.size, vec![store])),
+                    }
+                }
+                _ => {
+                    refused.insert(*array);
+                }
+            }
+        }
+    }
+    // Stores anywhere else (under a condition) keep their array scalar.
+    let mut nested = BTreeSet::new();
+    for stmt in run.iter() {
+        if let KStmt::Block(body) = stmt {
+            for s in body {
+                if !matches!(s, KStmt::Store { .. }) {
+                    let mut declared = BTreeSet::new();
+                    scan_writes(std::slice::from_ref(s), &mut nested, &mut declared);
+                }
+            }
+        } else {
+            let mut declared = BTreeSet::new();
+            scan_writes(std::slice::from_ref(stmt), &mut nested, &mut declared);
+        }
+    }
+    refused.extend(nested);
+    // Insertions, applied from the back: (position in run, statements).
+    let mut before: Vec<(usize, Vec<KStmt>)> = Vec::new();
+    let mut after: Vec<(usize, KStmt)> = Vec::new();
+    for (array, row, size, stores) in rows {
+        let mut lanes: Vec<i64> = stores.iter().map(|s| s.lane).collect();
+        lanes.sort_unstable();
+        if refused.contains(&array) || lanes != (0..w).collect::<Vec<_>>() {
+            continue;
+        }
+        let decl = vars.decl(array);
+        let (hint, ty) = (decl.hint.clone(), decl.ty);
+        let mut temps = Vec::new();
+        for lane in 0..w {
+            temps.push(vars.add(
+                format!(
+                    "{hint}_w{}{}",
+                    out.stores,
+                    crate::kir::print::LANE_NAMES[lane as usize]
+                ),
+                ty,
+                Space::Private,
+                Origin::Derived,
+            ));
+        }
+        let mut first = stores.iter().map(|s| s.block).min().unwrap_or(0);
+        // Before the comment naming the row's first point.
+        if first > 0 && matches!(run[first - 1], KStmt::Comment(_)) {
+            first -= 1;
+        }
+        let last = stores.iter().map(|s| s.block).max().unwrap_or(0);
+        for s in &stores {
+            let KStmt::Block(body) = &mut run[s.block] else {
+                continue;
+            };
+            if let KStmt::Store { value, .. } = &body[s.at] {
+                body[s.at] = KStmt::Assign {
+                    var: temps[s.lane as usize],
+                    value: value.clone(),
+                };
+            }
+        }
+        let zero = KExpr::Lit(Value::Int(0).cast(ty));
+        before.push((
+            first,
+            temps
+                .iter()
+                .map(|&var| KStmt::Decl {
+                    var,
+                    init: zero.clone(),
+                })
+                .collect(),
+        ));
+        after.push((
+            last,
+            KStmt::VecStore {
+                array,
+                index: index_at(&row, x, 0),
+                values: temps.iter().map(|&t| KExpr::var(t)).collect(),
+            },
+        ));
+        if let Some(size) = size {
+            if !out.sizes.contains(&size) {
+                out.sizes.push(size);
+            }
+        }
+        out.stores += 1;
+    }
+    // Apply from the last position back so earlier positions stay valid;
+    // at one position the store goes after the block, declarations before.
+    let mut edits: Vec<(usize, bool, Vec<KStmt>)> = before
+        .into_iter()
+        .map(|(at, stmts)| (at, false, stmts))
+        .chain(after.into_iter().map(|(at, s)| (at + 1, true, vec![s])))
+        .collect();
+    edits.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    for (at, _, stmts) in edits {
+        let at = at.min(run.len());
+        for (i, s) in stmts.into_iter().enumerate() {
+            run.insert(at + i, s);
+        }
+    }
+}
+
+/// Replaces, in every expression of `stmt`, each sub-expression `f` maps.
+fn rewrite_stmt(stmt: &mut KStmt, f: &mut dyn FnMut(&KExpr) -> Option<KExpr>) {
+    match stmt {
+        KStmt::Decl { init: e, .. } | KStmt::Assign { value: e, .. } => rewrite_expr(e, f),
+        KStmt::Store { index, value, .. } => {
+            index.iter_mut().for_each(|i| rewrite_expr(i, f));
+            rewrite_expr(value, f);
+        }
+        KStmt::VecStore { index, values, .. } => {
+            rewrite_expr(index, f);
+            values.iter_mut().for_each(|v| rewrite_expr(v, f));
+        }
+        KStmt::For {
+            start,
+            end,
+            step,
+            body,
+            ..
+        } => {
+            for e in [start, end, step] {
+                rewrite_expr(e, f);
+            }
+            body.iter_mut().for_each(|s| rewrite_stmt(s, f));
+        }
+        KStmt::If {
+            cond,
+            then,
+            otherwise,
+        } => {
+            rewrite_expr(cond, f);
+            then.iter_mut()
+                .chain(otherwise.iter_mut())
+                .for_each(|s| rewrite_stmt(s, f));
+        }
+        KStmt::Block(body) => body.iter_mut().for_each(|s| rewrite_stmt(s, f)),
+        KStmt::Barrier | KStmt::Comment(_) => {}
+    }
+}
+
+fn rewrite_expr(e: &mut KExpr, f: &mut dyn FnMut(&KExpr) -> Option<KExpr>) {
+    if let Some(new) = f(e) {
+        *e = new;
+        return;
+    }
+    match e {
+        KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) | KExpr::Lane(..) => {}
+        KExpr::Load { index, .. } => index.iter_mut().for_each(|i| rewrite_expr(i, f)),
+        KExpr::VecLoad { index, .. } => rewrite_expr(index, f),
+        KExpr::Unary(_, a) | KExpr::Cast(_, a) | KExpr::ShuffleDown(a, _) => rewrite_expr(a, f),
+        KExpr::Binary(_, a, b) => {
+            rewrite_expr(a, f);
+            rewrite_expr(b, f);
+        }
+        KExpr::Select(c, a, b) => {
+            rewrite_expr(c, f);
+            rewrite_expr(a, f);
+            rewrite_expr(b, f);
+        }
+        KExpr::Call { args, .. } | KExpr::Helper(_, args) => {
+            args.iter_mut().for_each(|a| rewrite_expr(a, f))
+        }
+    }
+}
