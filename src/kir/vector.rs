@@ -28,8 +28,10 @@
 //!
 //! What is stored as a vector: a row of `W` points whose values are stored
 //! into an array at `row + ix0 + p`, once each, directly in the point's block
-//! (not under a condition), into an array the run never loads. Each value
-//! goes to a private variable and the row is stored after its last point.
+//! (not under a condition), into an array the run reads only by reading an
+//! element back later in the block that stored it (a fused check's terms).
+//! Each value goes to a private variable, which such a read then takes, and
+//! the row is stored after its last point.
 
 use std::collections::BTreeSet;
 
@@ -142,7 +144,6 @@ pub fn vectorize(run: &mut Vec<KStmt>, vars: &mut Vars, x: Var, width: u8) -> Ve
     for stmt in run.iter() {
         unconditional_loads(stmt, &mut unconditional);
     }
-    let loaded: BTreeSet<Var> = all_loaded(run);
     let mut rows: Vec<RowReads> = Vec::new();
     for (space, array, index) in &unconditional {
         if *space != Space::Global
@@ -254,26 +255,10 @@ pub fn vectorize(run: &mut Vec<KStmt>, vars: &mut Vars, x: Var, width: u8) -> Ve
             });
         }
     }
-    vector_stores(run, vars, x, width, &loaded, &mut out);
+    vector_stores(run, vars, x, width, &mut out);
     decls.append(run);
     *run = decls;
     out
-}
-
-/// The arrays any global load of `body` reads.
-fn all_loaded(body: &[KStmt]) -> BTreeSet<Var> {
-    let mut loaded = BTreeSet::new();
-    crate::kir::print::visit_exprs(body, &mut |e| {
-        if let KExpr::Load {
-            space: Space::Global,
-            array,
-            ..
-        } = e
-        {
-            loaded.insert(*array);
-        }
-    });
-    loaded
 }
 
 /// The stores of one row of one array: (array, row, the row's size
@@ -290,18 +275,11 @@ struct RowStore {
 /// Turns each row of `width` stores (see the module documentation) into
 /// assignments to private variables and one vector store after the row's
 /// last point.
-fn vector_stores(
-    run: &mut Vec<KStmt>,
-    vars: &mut Vars,
-    x: Var,
-    width: u8,
-    loaded: &BTreeSet<Var>,
-    out: &mut Vectorized,
-) {
+fn vector_stores(run: &mut Vec<KStmt>, vars: &mut Vars, x: Var, width: u8, out: &mut Vectorized) {
     let w = i64::from(width);
     // (array, row, size) -> stores.
     let mut rows: Vec<RowStores> = Vec::new();
-    let mut refused: BTreeSet<Var> = loaded.clone();
+    let mut refused = read_other_than_back(run);
     for (b, stmt) in run.iter().enumerate() {
         let KStmt::Block(body) = stmt else {
             continue;
@@ -389,11 +367,26 @@ fn vector_stores(
             let KStmt::Block(body) = &mut run[s.block] else {
                 continue;
             };
+            let temp = temps[s.lane as usize];
             if let KStmt::Store { value, .. } = &body[s.at] {
                 body[s.at] = KStmt::Assign {
-                    var: temps[s.lane as usize],
+                    var: temp,
                     value: value.clone(),
                 };
+            }
+            // A read of the element back (a fused check's term) takes the value.
+            let element = index_at(&row, x, s.lane);
+            for later in &mut body[s.at + 1..] {
+                rewrite_stmt(later, &mut |e| match e {
+                    KExpr::Load {
+                        space: Space::Global,
+                        array: a,
+                        index,
+                    } if *a == array && index.as_slice() == std::slice::from_ref(&element) => {
+                        Some(KExpr::var(temp))
+                    }
+                    _ => None,
+                });
             }
         }
         let zero = KExpr::Lit(Value::Int(0).cast(ty));
@@ -436,6 +429,52 @@ fn vector_stores(
             run.insert(at + i, s);
         }
     }
+}
+
+/// The arrays the run reads other than by reading back, later in the same
+/// point block, an element that block stored directly: those keep scalar
+/// stores (a vector store comes after the row's last point).
+fn read_other_than_back(run: &[KStmt]) -> BTreeSet<Var> {
+    let mut refused = BTreeSet::new();
+    for stmt in run {
+        let mut stored: Vec<(Var, KExpr)> = Vec::new();
+        let body = match stmt {
+            KStmt::Block(body) => body.as_slice(),
+            other => std::slice::from_ref(other),
+        };
+        let in_block = matches!(stmt, KStmt::Block(_));
+        for s in body {
+            crate::kir::print::visit_exprs(std::slice::from_ref(s), &mut |e| {
+                if let KExpr::Load {
+                    space: Space::Global,
+                    array,
+                    index,
+                } = e
+                {
+                    let back =
+                        matches!(index.as_slice(), [i] if stored.contains(&(*array, i.clone())));
+                    if !back {
+                        refused.insert(*array);
+                    }
+                }
+            });
+            if let (
+                true,
+                KStmt::Store {
+                    space: Space::Global,
+                    array,
+                    index,
+                    ..
+                },
+            ) = (in_block, s)
+            {
+                if let [i] = index.as_slice() {
+                    stored.push((*array, i.clone()));
+                }
+            }
+        }
+    }
+    refused
 }
 
 /// Replaces, in every expression of `stmt`, each sub-expression `f` maps.

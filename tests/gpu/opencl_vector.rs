@@ -299,3 +299,26 @@ fn nvrtc_compiles_every_vector_form_without_warnings() {
         }
     }
 }
+
+/// A fused check reads each new value back at its point: it takes the value
+/// the row's vector store will write, so the stores stay vectors.
+#[test]
+fn a_fused_check_reads_the_row_it_stores_as_a_vector() {
+    let program = bench_program("j2d5pt_check");
+    let source = emit(&program, &request(&program, 4, 2), GpuTarget::Cuda).expect("emits");
+    let fused = source
+        .split("j2d5pt_with_max_change(")
+        .nth(1)
+        .expect("a kernel with the check fused in");
+    let fast = fused
+        .split("// fast path")
+        .nth(1)
+        .and_then(|rest| rest.split("// edge path").next())
+        .expect("a fast path");
+    assert_eq!(fast.matches("make_float4(").count(), 2, "{fast}");
+    assert!(
+        !fast.contains("a_t1["),
+        "a read of the new level is left:\n{fast}"
+    );
+    assert!(fast.contains("fabsf(a_t1_w0x - a_t0_v1.x)"), "{fast}");
+}

@@ -77,6 +77,12 @@ impl Writer<'_> {
                     return "1".to_string();
                 }
                 let (lo, hi) = &bounds[rank - 1 - d];
+                // A kernel of vectors starts its blocks at `lo` rounded down.
+                let lo = if d == 0 && launch.align_x > 1 {
+                    format!("{lo} - {lo} % {}", launch.align_x)
+                } else {
+                    lo.clone()
+                };
                 format!(
                     "stencilc_blocks({lo}, {hi}, {}, {}, {}L)",
                     launch.points_per_block[d], cap[d], MAX_GROUPS[d]
