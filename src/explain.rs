@@ -140,7 +140,7 @@ pub fn explain(
     let choice = model::choose::choose(program, request, env, target, device).map_err(|e| {
         ExplainError::new(
             format!("cannot schedule `{}` for the GPU: {e}", program.name),
-            "change --block, --tile or --shm (or the region's pragma) as the message says",
+            "change --block, --tile, --vector or --shm (or the region's pragma) as the message says",
         )
     })?;
     let schedule = choice.schedule;

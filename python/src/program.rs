@@ -177,7 +177,7 @@ impl Program {
     /// `"cuda"`, the schedule `stencilc.tune` (or `stencilc tune`) recorded for
     /// this program, back-end and parameter values fills in the schedule
     /// keywords not given (`Result.tuned` and a note say so).
-    #[pyo3(signature = (backend = "auto", *, params = None, block = None, tile = None, time = None, shm = None, threads = None, tuned = true, inputs = None, **fields))]
+    #[pyo3(signature = (backend = "auto", *, params = None, block = None, tile = None, vector = None, time = None, shm = None, threads = None, tuned = true, inputs = None, **fields))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
@@ -186,6 +186,7 @@ impl Program {
         params: Option<&Bound<'_, PyDict>>,
         block: Option<Vec<u32>>,
         tile: Option<Vec<u32>>,
+        vector: Option<u32>,
         time: Option<u32>,
         shm: Option<&Bound<'_, PyAny>>,
         threads: Option<u32>,
@@ -196,6 +197,7 @@ impl Program {
         let schedule = Schedule {
             block,
             tile,
+            vector,
             time,
             shm,
             threads,
@@ -210,7 +212,7 @@ impl Program {
     /// `stencilc.Explain` (`str()` is the command's text, `.to_json()` its
     /// `--json`, `.kernels` the kernels as dicts). Every parameter needs a
     /// value in `params`; the schedule keywords are `run`'s.
-    #[pyo3(signature = (target = "cuda", device = None, *, params = None, block = None, tile = None, time = None, shm = None))]
+    #[pyo3(signature = (target = "cuda", device = None, *, params = None, block = None, tile = None, vector = None, time = None, shm = None))]
     #[allow(clippy::too_many_arguments)]
     fn explain(
         &self,
@@ -220,12 +222,14 @@ impl Program {
         params: Option<&Bound<'_, PyDict>>,
         block: Option<Vec<u32>>,
         tile: Option<Vec<u32>>,
+        vector: Option<u32>,
         time: Option<u32>,
         shm: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<crate::report::Explain> {
         let schedule = Schedule {
             block,
             tile,
+            vector,
             time,
             shm,
             threads: None,
@@ -236,7 +240,7 @@ impl Program {
     /// The code generated for `target` (`"c"`, `"cuda"` or `"opencl"`), as
     /// `stencilc emit` prints it. With every parameter in `params`, the code is
     /// that of a run at those sizes.
-    #[pyo3(signature = (target = "c", *, params = None, block = None, tile = None, time = None, shm = None, threads = None))]
+    #[pyo3(signature = (target = "c", *, params = None, block = None, tile = None, vector = None, time = None, shm = None, threads = None))]
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &self,
@@ -245,6 +249,7 @@ impl Program {
         params: Option<&Bound<'_, PyDict>>,
         block: Option<Vec<u32>>,
         tile: Option<Vec<u32>>,
+        vector: Option<u32>,
         time: Option<u32>,
         shm: Option<&Bound<'_, PyAny>>,
         threads: Option<u32>,
@@ -252,6 +257,7 @@ impl Program {
         let schedule = Schedule {
             block,
             tile,
+            vector,
             time,
             shm,
             threads,
@@ -277,7 +283,7 @@ impl Program {
             })?;
             gpu_emit::emit_with(&program, &request, target, emit_options).map_err(|e| {
                 PyValueError::new_err(format!(
-                    "cannot schedule `{}` for the GPU: {e}; change block, tile or shm",
+                    "cannot schedule `{}` for the GPU: {e}; change block, tile, vector or shm",
                     program.name
                 ))
             })

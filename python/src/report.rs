@@ -197,8 +197,8 @@ pub fn explain(
 }
 
 /// The outcome of `stencilc.tune`: the fastest schedule measured and what the
-/// search did. `best` holds its knobs (`block`, `tile`, `shm`, `fuse`, `time`,
-/// `cpu_tile`, `threads`; those the back-end chose itself absent), `seconds`
+/// search did. `best` holds its knobs (`block`, `tile`, `vector`, `shm`, `fuse`,
+/// `time`, `cpu_tile`, `threads`; those the back-end chose itself absent), `seconds`
 /// its median time per run, `flags` the `stencilc run` flags and `pragma` the
 /// region pragma (GPU back-ends) that ask for it; `database` is the tuning
 /// database it was recorded in (`None` with `save=False`), where a later

@@ -28,6 +28,8 @@ pub struct Schedule<'a, 'py> {
     pub block: Option<Vec<u32>>,
     /// Points per thread, innermost axis first.
     pub tile: Option<Vec<u32>>,
+    /// GPU consecutive x points per thread as one vector access (2 or 4).
+    pub vector: Option<u32>,
     /// Time steps per launch (GPU) or tile sweep (C).
     pub time: Option<u32>,
     /// `"none"`, `"auto"`, or field names.
@@ -82,6 +84,7 @@ impl Schedule<'_, '_> {
         Ok(RunOptions {
             block: self.block.clone(),
             tile: self.tile.clone(),
+            vector: self.vector,
             time: self.time,
             shm,
             threads: self.threads,

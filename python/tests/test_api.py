@@ -108,6 +108,16 @@ def test_emit(jacobi):
         jacobi.emit("fortran")
 
 
+def test_vector_keyword(jacobi):
+    cuda = jacobi.emit("cuda", vector=4, tile=[1, 2])
+    assert "float4" in cuda and "vector 4" in cuda
+    assert "float4" not in jacobi.emit("cuda", vector=1, tile=[1, 2])
+    with pytest.raises(ValueError, match="1, 2 or 4"):
+        jacobi.emit("cuda", vector=3)
+    with pytest.raises(ValueError, match="give --tile 1,"):
+        jacobi.emit("cuda", vector=4, tile=[2, 1])
+
+
 # --- bad input -------------------------------------------------------------------
 
 def test_compile_error_has_the_diagnostic_line_and_column():

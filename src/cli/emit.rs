@@ -172,7 +172,7 @@ fn gpu_source(
     gpu_emit::emit_with(program, &request, target, options).map_err(|e| {
         CliError::new(
             format!("cannot schedule `{}` for the GPU: {e}", program.name),
-            "change --block, --tile or --shm (or the region's pragma) as the message says",
+            "change --block, --tile, --vector or --shm (or the region's pragma) as the message says",
         )
     })
 }

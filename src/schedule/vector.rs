@@ -33,7 +33,8 @@ pub(super) fn check_vector(
     }
     if tile[0] > 1 {
         return Err(ScheduleError(format!(
-            "stencil `{stencil}`: --vector {vector} sets the thread's points along x;              give --tile 1,... (or leave --tile out) with it"
+            "stencil `{stencil}`: --vector {vector} sets the thread's points along x; \
+             give --tile 1,... (or leave --tile out) with it"
         )));
     }
     for part in parts {
@@ -48,7 +49,9 @@ pub(super) fn check_vector(
             let bytes = field.ty.size_bytes() * vector as usize;
             if bytes > MAX_VECTOR_BYTES {
                 return Err(ScheduleError(format!(
-                    "stencil `{stencil}`: --vector {vector} would access {vector} {} of field                      `{}` at once, {bytes} bytes; a vector access moves at most                      {MAX_VECTOR_BYTES}: give --vector {}",
+                    "stencil `{stencil}`: --vector {vector} would access {vector} {} elements of \
+                     field `{}` at once, {bytes} bytes; a vector access moves at most \
+                     {MAX_VECTOR_BYTES}: give --vector {}",
                     field.ty.name(),
                     field.name,
                     MAX_VECTOR_BYTES / field.ty.size_bytes()
@@ -57,7 +60,8 @@ pub(super) fn check_vector(
             if let ShmRequest::Names(names) = &request.shm {
                 if names.contains(&field.name) {
                     return Err(ScheduleError(format!(
-                        "stencil `{stencil}`: --vector {vector} reads fields from global                          memory, but --shm stages `{}`; drop one of the two",
+                        "stencil `{stencil}`: --vector {vector} reads fields from global \
+                         memory, but --shm stages `{}`; drop one of the two",
                         field.name
                     )));
                 }

@@ -30,6 +30,9 @@ pub struct Knobs {
     /// GPU points per thread, innermost axis first (`--tile`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tile: Option<Vec<u32>>,
+    /// GPU consecutive x points per thread as one vector access (`--vector`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector: Option<u32>,
     /// Shared-memory staging (`--shm none|auto|FIELDS`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shm: Option<String>,
@@ -62,6 +65,7 @@ impl Knobs {
         let mut out = options.clone();
         out.block = out.block.or_else(|| self.block.clone());
         out.tile = out.tile.or_else(|| self.tile.clone());
+        out.vector = out.vector.or(self.vector);
         out.shm = out.shm.or_else(|| self.shm.clone());
         out.fuse |= self.fuse;
         out.time = out.time.or(self.time);
@@ -75,6 +79,7 @@ impl Knobs {
         RunOptions {
             block: self.block.clone(),
             tile: self.tile.clone(),
+            vector: self.vector,
             shm: self.shm.clone(),
             fuse: self.fuse,
             time: self.time,
@@ -93,6 +98,9 @@ impl Knobs {
         }
         if let Some(t) = &self.tile {
             parts.push(format!("--tile {}", axes(t)));
+        }
+        if let Some(w) = self.vector {
+            parts.push(format!("--vector {w}"));
         }
         if let Some(s) = &self.shm {
             parts.push(format!("--shm {s}"));
@@ -114,7 +122,8 @@ impl Knobs {
 
     /// The region pragma asking for the GPU knobs, ready to paste:
     /// `#pragma sdsl begin gpu(block:32,8 tile:1,4 time:2)` (the pragma has
-    /// no spelling for staging or fusion: see [`Knobs::flags`] for those).
+    /// no spelling for vectors, staging or fusion: see [`Knobs::flags`] for
+    /// those).
     pub fn pragma(&self) -> String {
         let mut parts = Vec::new();
         if let Some(b) = &self.block {

@@ -40,6 +40,8 @@ pub struct Ranges {
     pub blocks: Vec<Vec<u32>>,
     /// GPU points per thread; empty: the back-end's choice.
     pub tiles: Vec<Vec<u32>>,
+    /// GPU vector widths (`--vector`; 1: none); empty: the back-end's choice.
+    pub vectors: Vec<u32>,
     /// Staging choices (`None`: the model decides).
     pub shm: Vec<Option<String>>,
     /// Fusion choices.
@@ -194,6 +196,7 @@ pub fn default_ranges(
     Ranges {
         blocks: blocks.iter().map(|b| b.to_vec()).collect(),
         tiles,
+        vectors: crate::schedule::VECTOR_WIDTHS.to_vec(),
         shm: vec![Some("none".into()), None],
         fuse: if stencils > 1 {
             vec![false, true]
@@ -239,6 +242,7 @@ pub fn config_ranges(config: &TuneConfig, backend: Backend, machine: &Machine) -
     Ranges {
         blocks: product(&config.blocks),
         tiles: product(&config.tiles),
+        vectors: vec![],
         shm: vec![None],
         fuse: vec![false],
         times,
@@ -259,25 +263,35 @@ pub fn combinations(ranges: &Ranges) -> Vec<Knobs> {
     let mut out = Vec::new();
     for block in or_none(&ranges.blocks) {
         for tile in or_none(&ranges.tiles) {
-            for shm in or_none(&ranges.shm) {
-                for fuse in or_none(&ranges.fuse) {
-                    for time in or_none(&ranges.times) {
-                        for cpu_tile in or_none(&ranges.cpu_tiles) {
-                            // One step per sweep is the untiled code whatever
-                            // the tile: measure it once, not once per tile.
-                            if time == Some(1) && cpu_tile.as_ref().is_some_and(Option::is_some) {
-                                continue;
-                            }
-                            for threads in or_none(&ranges.threads) {
-                                out.push(Knobs {
-                                    block: block.clone(),
-                                    tile: tile.clone(),
-                                    shm: shm.clone().flatten(),
-                                    fuse: fuse.unwrap_or(false),
-                                    time,
-                                    cpu_tile: cpu_tile.clone().flatten(),
-                                    threads: threads.flatten(),
-                                });
+            for vector in or_none(&ranges.vectors) {
+                // A vector stages nothing: `--shm none` is the same schedule.
+                let shms: &[Option<String>] = if vector.is_some_and(|w| w > 1) {
+                    &ranges.shm[..ranges.shm.len().min(1)]
+                } else {
+                    &ranges.shm
+                };
+                for shm in or_none(shms) {
+                    for fuse in or_none(&ranges.fuse) {
+                        for time in or_none(&ranges.times) {
+                            for cpu_tile in or_none(&ranges.cpu_tiles) {
+                                // One step per sweep is the untiled code whatever
+                                // the tile: measure it once, not once per tile.
+                                if time == Some(1) && cpu_tile.as_ref().is_some_and(Option::is_some)
+                                {
+                                    continue;
+                                }
+                                for threads in or_none(&ranges.threads) {
+                                    out.push(Knobs {
+                                        block: block.clone(),
+                                        tile: tile.clone(),
+                                        vector: vector.filter(|&w| w > 1),
+                                        shm: shm.clone().flatten(),
+                                        fuse: fuse.unwrap_or(false),
+                                        time,
+                                        cpu_tile: cpu_tile.clone().flatten(),
+                                        threads: threads.flatten(),
+                                    });
+                                }
                             }
                         }
                     }
@@ -549,6 +563,51 @@ mod tests {
         let (reason, count) = space.pruned_unrunnable.iter().next().unwrap();
         assert!(reason.contains("too many threads per block"), "{reason}");
         assert_eq!(*count, 1);
+    }
+
+    #[test]
+    fn the_gpu_space_tries_vectors_without_staging() {
+        let (program, env) = j2d(256, 3);
+        let device = Device::default_device();
+        let ranges = Ranges {
+            blocks: vec![vec![32, 8]],
+            tiles: vec![vec![1, 2]],
+            vectors: crate::schedule::VECTOR_WIDTHS.to_vec(),
+            shm: vec![Some("none".into()), None],
+            times: vec![1],
+            ..Ranges::default()
+        };
+        // Scalar: `--shm none` and the model's staging; vectors of 2 and 4:
+        // `--shm none` alone (a vector stages nothing).
+        let all = combinations(&ranges);
+        assert_eq!(all.len(), 4);
+        let flags: Vec<String> = all.iter().map(Knobs::flags).collect();
+        assert!(
+            flags.contains(&"--block 32,8 --tile 1,2 --vector 4 --shm none --time 1".to_string()),
+            "{flags:?}"
+        );
+        let space = build_space(
+            &program,
+            &env,
+            Family::Gpu(Target::Cuda, device),
+            &ranges,
+            &RunOptions::default(),
+            true,
+        );
+        assert_eq!(
+            space.candidates.len() + space.pruned_unrunnable.values().sum::<usize>(),
+            4
+        );
+        assert!(space
+            .candidates
+            .iter()
+            .any(|c| c.knobs.vector == Some(4) && c.predicted.is_some()));
+        // Tuned knobs carry the width into a run.
+        let tuned = Knobs {
+            vector: Some(4),
+            ..Knobs::default()
+        };
+        assert_eq!(tuned.fill(&RunOptions::default()).vector, Some(4));
     }
 
     #[test]

@@ -8,8 +8,8 @@
 
 `Program(source)` / `Program.from_file(path)` parse and check a program
 (`CompileError` with the rendered diagnostic, `.line` and `.column`);
-`Program.run(backend="auto", *, params=None, block=None, tile=None, time=None,
-shm=None, **fields)` runs it on arrays of the fields' dtypes and grid shapes and
+`Program.run(backend="auto", *, params=None, block=None, tile=None,
+vector=None, time=None, shm=None, **fields)` runs it on arrays of the fields' dtypes and grid shapes and
 returns a `Result` (`.fields`, `.iterations`, `.stopped_by_check`,
 `.reductions`, `.times`, `.backend`, `.params`, `.notes`, `.tuned`);
 `Program.emit(target)` returns the generated C, CUDA or OpenCL;

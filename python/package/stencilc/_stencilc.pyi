@@ -130,8 +130,8 @@ class TuneResult:
 
     @property
     def best(self) -> Dict[str, Any]:
-        """The fastest configuration's knobs: `block`, `tile`, `shm`, `fuse`,
-        `time`, `cpu_tile`, `threads` (those left to the back-end absent)."""
+        """The fastest configuration's knobs: `block`, `tile`, `vector`, `shm`,
+        `fuse`, `time`, `cpu_tile`, `threads` (those left to the back-end absent)."""
         ...
     @property
     def seconds(self) -> float: ...
@@ -204,6 +204,7 @@ class Program:
         params: Optional[Mapping[str, Number]] = None,
         block: Optional[Sequence[int]] = None,
         tile: Optional[Sequence[int]] = None,
+        vector: Optional[Literal[1, 2, 4]] = None,
         time: Optional[int] = None,
         shm: Union[None, Literal["none", "auto"], Sequence[str]] = None,
         threads: Optional[int] = None,
@@ -219,6 +220,7 @@ class Program:
         params: Optional[Mapping[str, Number]] = None,
         block: Optional[Sequence[int]] = None,
         tile: Optional[Sequence[int]] = None,
+        vector: Optional[Literal[1, 2, 4]] = None,
         time: Optional[int] = None,
         shm: Union[None, Literal["none", "auto"], Sequence[str]] = None,
     ) -> Explain: ...
@@ -229,6 +231,7 @@ class Program:
         params: Optional[Mapping[str, Number]] = None,
         block: Optional[Sequence[int]] = None,
         tile: Optional[Sequence[int]] = None,
+        vector: Optional[Literal[1, 2, 4]] = None,
         time: Optional[int] = None,
         shm: Union[None, Literal["none", "auto"], Sequence[str]] = None,
         threads: Optional[int] = None,
