@@ -238,81 +238,19 @@ fn count_loads(stmt: &KStmt, counts: &mut Counts) {
     }
 }
 
+/// Replaces each shared load by its variable.
 fn rewrite_stmt(stmt: &mut KStmt, replace: &[(LoadKey, Var)]) {
-    match stmt {
-        KStmt::Decl { init: value, .. } | KStmt::Assign { value, .. } => {
-            rewrite_expr(value, replace)
-        }
-        KStmt::Store { index, value, .. } => {
-            index.iter_mut().for_each(|i| rewrite_expr(i, replace));
-            rewrite_expr(value, replace);
-        }
-        KStmt::VecStore { index, values, .. } => {
-            rewrite_expr(index, replace);
-            values.iter_mut().for_each(|v| rewrite_expr(v, replace));
-        }
-        KStmt::For {
-            start,
-            end,
-            step,
-            body,
-            ..
-        } => {
-            for e in [start, end, step] {
-                rewrite_expr(e, replace);
-            }
-            body.iter_mut().for_each(|s| rewrite_stmt(s, replace));
-        }
-        KStmt::If {
-            cond,
-            then,
-            otherwise,
-        } => {
-            rewrite_expr(cond, replace);
-            then.iter_mut()
-                .chain(otherwise.iter_mut())
-                .for_each(|s| rewrite_stmt(s, replace));
-        }
-        KStmt::Block(body) => body.iter_mut().for_each(|s| rewrite_stmt(s, replace)),
-        KStmt::Barrier | KStmt::Comment(_) => {}
-    }
-}
-
-fn rewrite_expr(e: &mut KExpr, replace: &[(LoadKey, Var)]) {
-    if let KExpr::Load {
-        space,
-        array,
-        index,
-    } = e
-    {
-        let found = replace
+    super::rewrite::rewrite_stmt(stmt, &mut |e| match e {
+        KExpr::Load {
+            space,
+            array,
+            index,
+        } => replace
             .iter()
-            .find(|((s, a, i), _)| s == space && a == array && i == index);
-        if let Some((_, var)) = found {
-            *e = KExpr::Var(*var);
-            return;
-        }
-    }
-    match e {
-        KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) | KExpr::Lane(..) => {}
-        KExpr::Load { index, .. } => index.iter_mut().for_each(|i| rewrite_expr(i, replace)),
-        KExpr::VecLoad { index, .. } => rewrite_expr(index, replace),
-        KExpr::Unary(_, a) | KExpr::Cast(_, a) | KExpr::ShuffleDown(a, _) => {
-            rewrite_expr(a, replace)
-        }
-        KExpr::Binary(_, a, b) => {
-            rewrite_expr(a, replace);
-            rewrite_expr(b, replace);
-        }
-        KExpr::Select(c, a, b) => {
-            rewrite_expr(c, replace);
-            rewrite_expr(a, replace);
-            rewrite_expr(b, replace);
-        }
-        KExpr::Call { args, .. } | KExpr::Helper(_, args) => {
-            args.iter_mut().for_each(|a| rewrite_expr(a, replace))
-        }
-    }
+            .find(|((s, a, i), _)| s == space && a == array && i == index)
+            .map(|(_, var)| KExpr::Var(*var)),
+        _ => None,
+    });
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub mod cse;
 pub mod helpers;
 pub mod names;
 pub mod print;
+pub mod rewrite;
 pub mod vector;
 pub mod verify;
 

@@ -259,17 +259,7 @@ impl Checker<'_> {
                         &format!("the value stored into {}", self.hint(*array)),
                     );
                 }
-                let read_only = self
-                    .kernel
-                    .params
-                    .iter()
-                    .any(|p| p.var == *array && p.kind == ParamKind::ReadOnlyBuffer);
-                if read_only {
-                    self.errors.push(format!(
-                        "a store into read-only buffer {}",
-                        self.hint(*array)
-                    ));
-                }
+                self.writable(*array);
             }
             KStmt::VecStore {
                 array,
@@ -297,17 +287,7 @@ impl Checker<'_> {
                         );
                     }
                 }
-                let read_only = self
-                    .kernel
-                    .params
-                    .iter()
-                    .any(|p| p.var == *array && p.kind == ParamKind::ReadOnlyBuffer);
-                if read_only {
-                    self.errors.push(format!(
-                        "a store into read-only buffer {}",
-                        self.hint(*array)
-                    ));
-                }
+                self.writable(*array);
             }
             KStmt::For {
                 var,
@@ -627,6 +607,21 @@ impl Checker<'_> {
                 }
                 Some(decl.ty)
             }
+        }
+    }
+
+    /// Refuses a store into a buffer the kernel takes as read-only.
+    fn writable(&mut self, array: Var) {
+        let read_only = self
+            .kernel
+            .params
+            .iter()
+            .any(|p| p.var == array && p.kind == ParamKind::ReadOnlyBuffer);
+        if read_only {
+            self.errors.push(format!(
+                "a store into read-only buffer {}",
+                self.hint(array)
+            ));
         }
     }
 

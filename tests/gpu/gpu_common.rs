@@ -11,6 +11,47 @@ use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::schedule::{ScheduleRequest, ShmRequest, TablePlacement, ThorinVariant};
 use stencilc::source::SourceFile;
 
+/// Whether an OpenCL device is here (else the caller's test returns, and CI,
+/// which requires OpenCL, fails).
+pub fn opencl_here() -> bool {
+    crate::common::runtime_available(
+        "opencl",
+        stencilc::exec::opencl::probe()
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+    )
+}
+
+/// Whether NVRTC is here (as [`opencl_here`]).
+pub fn nvrtc_here() -> bool {
+    crate::common::runtime_available("nvrtc", stencilc::exec::cuda::nvrtc::load().map(|_| ()))
+}
+
+/// Compiles `source` with NVRTC for sm_80 and sm_90 and asserts an empty
+/// log, naming `what` otherwise.
+pub fn assert_nvrtc_compiles_cleanly(source: &str, what: &str) {
+    for arch in ["sm_80", "sm_90"] {
+        let compiled = stencilc::exec::cuda::nvrtc::compile_with_log(source, arch)
+            .unwrap_or_else(|e| panic!("{what} {arch}: {e}\n{source}"));
+        assert!(
+            compiled.log.is_empty(),
+            "{what} {arch}: NVRTC said\n{}\n{source}",
+            compiled.log
+        );
+    }
+}
+
+/// A program of bench/programs/.
+pub fn bench_program(name: &str) -> Program {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("bench/programs")
+        .join(format!("{name}.sdsl"));
+    parse(
+        name,
+        &std::fs::read_to_string(path).expect("bench program exists"),
+    )
+}
+
 /// The examples, with small parameter values (sizes not multiples of any block).
 pub const EXAMPLES: &[(&str, &[(&str, f64)])] = &[
     ("gaussian_blur", &[("width", 37.0), ("height", 23.0)]),

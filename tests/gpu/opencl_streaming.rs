@@ -6,40 +6,14 @@
 //! path run), and 1-point grids, on OpenCL (PoCL in CI). The same kernels
 //! compile with NVRTC for sm_80 and sm_90 with an empty log.
 
-use std::path::Path;
-
-use crate::common;
 use crate::gpu_common;
 
 use gpu_common::*;
 use stencilc::back::gpu_emit::{emit, GpuTarget};
-use stencilc::exec::cuda::nvrtc;
 use stencilc::exec::{interp, opencl};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::Program;
 use stencilc::schedule::{Schedule, ScheduleRequest, ShmRequest, MAX_RUN_LENGTH};
-
-fn opencl_here() -> bool {
-    common::runtime_available(
-        "opencl",
-        opencl::probe().map(|_| ()).map_err(|e| e.to_string()),
-    )
-}
-
-fn nvrtc_here() -> bool {
-    common::runtime_available("nvrtc", nvrtc::load().map(|_| ()))
-}
-
-/// A program of bench/programs/.
-fn bench_program(name: &str) -> Program {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("bench/programs")
-        .join(format!("{name}.sdsl"));
-    parse(
-        name,
-        &std::fs::read_to_string(path).expect("bench program exists"),
-    )
-}
 
 /// Every field staged (`shm`) or none.
 fn request(program: &Program, block: &[u32], tile: &[u32], shm: bool) -> ScheduleRequest {
@@ -357,16 +331,7 @@ fn nvrtc_compiles_every_streaming_form_without_warnings() {
                 let request = request(program, &block, &tile, shm);
                 let source = emit(program, &request, GpuTarget::Cuda)
                     .unwrap_or_else(|e| panic!("{}: {e}", program.name));
-                for arch in ["sm_80", "sm_90"] {
-                    let compiled = nvrtc::compile_with_log(&source, arch)
-                        .unwrap_or_else(|e| panic!("{} {arch}: {e}\n{source}", program.name));
-                    assert!(
-                        compiled.log.is_empty(),
-                        "{} {arch} {request:?}: NVRTC said\n{}\n{source}",
-                        program.name,
-                        compiled.log
-                    );
-                }
+                assert_nvrtc_compiles_cleanly(&source, &format!("{} {request:?}", program.name));
             }
         }
     }
