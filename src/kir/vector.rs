@@ -14,7 +14,9 @@
 //! starts at a multiple of the grid's x size, which the caller's condition
 //! requires to be a multiple of `W` (the returned sizes), and device buffers
 //! start aligned. A vector never leaves its row then, so a vector with one
-//! lane inside the grid lies inside the buffer.
+//! lane inside the grid lies inside the buffer. A 1-D index has no row and
+//! no size to require: there only the vector of the run's own points (which
+//! the fast path's condition puts inside the subset) is loaded as one.
 //!
 //! What is loaded as a vector:
 //! - a global load the run performs unconditionally (as in [`super::cse`]),
@@ -187,7 +189,9 @@ pub fn vectorize(run: &mut Vec<KStmt>, vars: &mut Vars, x: Var, width: u8) -> Ve
                 .filter(|c| c.div_euclid(w) == k)
                 .map(|c| c - k * w)
                 .collect();
-            if lanes.len() < 2 {
+            // In 1-D no size condition keeps a vector inside the buffer:
+            // only the run's own points (group 0) are known to be inside.
+            if lanes.len() < 2 || (r.row.is_none() && k != 0) {
                 continue;
             }
             // The smallest aligned vector holding the lanes.

@@ -289,3 +289,37 @@ fn a_fused_check_reads_the_row_it_stores_as_a_vector() {
     );
     assert!(fast.contains("fabsf(a_t1_w0x - a_t0_v1.x)"), "{fast}");
 }
+
+/// In 1-D nothing requires the grid's size to be a multiple of the width, so
+/// only the run's own points are loaded as a vector; reads beyond them stay
+/// scalars, which never pass the buffer's end.
+#[test]
+fn a_1d_run_loads_only_its_own_points_as_a_vector() {
+    let program = parse(
+        "wide_1d",
+        "int n;\ngrid g[n];\nfloat griddata a on g at 0,1;\niterate 2 {\n  stencil s {\n    \
+         [4:n-6] : [1]a[0] = [0]a[-4] + [0]a[-1] + [0]a[0] + [0]a[1] + [0]a[2] + [0]a[5];\n  \
+         }\n}\n",
+    );
+    let request = ScheduleRequest {
+        block: Some(vec![8]),
+        vector: Some(4),
+        shm: ShmRequest::None,
+        ..ScheduleRequest::default()
+    };
+    let source = emit(&program, &request, GpuTarget::Cuda).expect("emits");
+    assert_eq!(source.matches("float4 a_t0_v").count(), 1, "{source}");
+    assert!(
+        source.contains("a_t0[ix0 + 5]") && source.contains("a_t0[ix0 - 4]"),
+        "{source}"
+    );
+    if opencl_here() {
+        let env = RunEnv::new(&program, &bindings(&program, &[("n", 30.0)])).expect("binds");
+        let mut expected = initial_state(&program, &env);
+        interp::run(&program, &env, &mut expected).expect("interpreter runs");
+        let schedule = Schedule::new(&program, &request).expect("schedules");
+        let mut actual = initial_state(&program, &env);
+        opencl::run_with_schedule(&program, &env, &mut actual, &schedule).expect("runs");
+        assert_close(&program, &expected, &actual, "wide_1d vector 4");
+    }
+}
