@@ -27,6 +27,25 @@ except Exception as e:
     print("failed:", open(sys.argv[1]).read().strip().splitlines()[:1])' "$out/err.txt")"
 }
 
+# The vector rows (issue 8's 16-byte loads): the first thing to time on a
+# short lease, alone with ONLY_VECTORS=1 (about 54 runs).
+vectors() {
+    echo "== vectors (--vector W: W consecutive x points a thread, float4/float2 rows), f32"
+    for w in 1 2 4; do for t in 1 2 4; do
+        one "j2d5pt block 32,8 tile 1,$t vector $w" "$P/j2d5pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,$t --vector $w
+        one "j2d9pt block 32,8 tile 1,$t vector $w" "$P/j2d9pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,$t --vector $w
+        one "box2d2r block 32,8 tile 1,$t vector $w" "$P/box2d2r.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,$t --vector $w
+        one "star3d1r block 32,8,1 tile 1,1,$t vector $w" "$P/star3d1r.sdsl" --backend cuda --set n=512 --set steps=40 --block 32,8,1 --tile 1,1,$t --vector $w
+        one "j3d27pt block 32,4,1 tile 1,1,$t vector $w" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40 --block 32,4,1 --tile 1,1,$t --vector $w
+        one "blur block 64,4 tile 1,$t vector $w" "$P/gaussian_blur.sdsl" --backend cuda --set width=3840 --set height=2160 --set steps=400 --block 64,4 --tile 1,$t --vector $w
+    done; done
+}
+
+if [ "${ONLY_VECTORS:-0}" = 1 ]; then
+    { date -u; vectors; date -u; } 2>&1 | tee "$out/sweep.log"
+    exit 0
+fi
+
 {
 date -u
 python3 -c 'import numpy as np; np.save("/tmp/r512.npy", np.random.default_rng(1).random((512, 512, 512)))'
@@ -40,15 +59,7 @@ for b in 32,8 64,4 128,2 32,4; do for t in 1 2 4 8; do
     one "j2d5pt block $b tile 1,$t" "$P/j2d5pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block $b --tile 1,$t
 done; done
 one "j2d5pt block 32,8 tile 1,16" "$P/j2d5pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,16
-echo "== vectors (--vector W: W consecutive x points a thread, float4/float2 rows), f32"
-for w in 1 2 4; do for t in 1 2 4; do
-    one "j2d5pt block 32,8 tile 1,$t vector $w" "$P/j2d5pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,$t --vector $w
-    one "j2d9pt block 32,8 tile 1,$t vector $w" "$P/j2d9pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,$t --vector $w
-    one "box2d2r block 32,8 tile 1,$t vector $w" "$P/box2d2r.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,$t --vector $w
-    one "star3d1r block 32,8,1 tile 1,1,$t vector $w" "$P/star3d1r.sdsl" --backend cuda --set n=512 --set steps=40 --block 32,8,1 --tile 1,1,$t --vector $w
-    one "j3d27pt block 32,4,1 tile 1,1,$t vector $w" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40 --block 32,4,1 --tile 1,1,$t --vector $w
-    one "blur block 64,4 tile 1,$t vector $w" "$P/gaussian_blur.sdsl" --backend cuda --set width=3840 --set height=2160 --set steps=400 --block 64,4 --tile 1,$t --vector $w
-done; done
+vectors
 echo "== j2d5pt f64 (the float_to_double text) 16384^2, 40 steps"
 sed -e 's/\bfloat\b/double/g' -e 's/\([0-9]\)f\b/\1/g' "$P/j2d5pt.sdsl" > /tmp/j2d5pt_f64.sdsl
 for b in 32,8; do for t in 1 2 4; do

@@ -38,6 +38,10 @@ pub trait Dialect {
     fn math_name(&self, func: crate::ir::MathFn, float_form: bool) -> String;
     /// A warp shuffle-down of `value` by `delta` lanes.
     fn shuffle_down(&self, value: &str, delta: u32) -> String;
+    /// The vector type of `lanes` elements of `ty` (`float4`, `long2`).
+    fn vector_type(&self, ty: ScalarType, lanes: u8) -> String {
+        format!("{}{lanes}", self.type_name(ty))
+    }
     /// One load of the vector type `vector` (`float4`) from `pointer`, which
     /// is aligned to the vector's size.
     fn vector_load(&self, vector: &str, pointer: &str) -> String;
@@ -347,7 +351,7 @@ impl Printer<'_> {
                     values,
                 } => {
                     let ty = kernel.vars.decl(*array).ty;
-                    let vector = format!("{}{}", self.dialect.type_name(ty), values.len());
+                    let vector = self.dialect.vector_type(ty, values.len() as u8);
                     let values: Vec<String> = values.iter().map(|v| self.expr(v)).collect();
                     let _ = writeln!(
                         out,
@@ -434,11 +438,10 @@ impl Printer<'_> {
     /// type of its lanes (`float4`).
     fn var_type(&self, kernel: &Kernel, var: Var) -> String {
         let decl = kernel.vars.decl(var);
-        let scalar = self.dialect.type_name(decl.ty);
         if decl.lanes > 1 {
-            format!("{scalar}{}", decl.lanes)
+            self.dialect.vector_type(decl.ty, decl.lanes)
         } else {
-            scalar.to_string()
+            self.dialect.type_name(decl.ty).to_string()
         }
     }
 
@@ -452,7 +455,7 @@ impl Printer<'_> {
                 lanes,
             } => {
                 let ty = kernel.vars.decl(*array).ty;
-                let vector = format!("{}{lanes}", self.dialect.type_name(ty));
+                let vector = self.dialect.vector_type(ty, *lanes);
                 self.dialect
                     .vector_load(&vector, &self.pointer(*array, index))
             }

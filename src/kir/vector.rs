@@ -16,7 +16,8 @@
 //! start aligned. A vector never leaves its row then, so a vector with one
 //! lane inside the grid lies inside the buffer. A 1-D index has no row and
 //! no size to require: there only the vector of the run's own points (which
-//! the fast path's condition puts inside the subset) is loaded as one.
+//! the fast path's condition puts inside the subset, hence inside the grid of
+//! the fields written) of a field on that grid is loaded as one.
 //!
 //! What is loaded as a vector:
 //! - a global load the run performs unconditionally (as in [`super::cse`]),
@@ -138,7 +139,15 @@ struct RowReads {
 /// Rewrites the straight-line `run` (the fast path of a thread's `width`
 /// consecutive points from `x`, which is a multiple of `width`) to use vector
 /// loads and stores where it can; see the module documentation.
-pub fn vectorize(run: &mut Vec<KStmt>, vars: &mut Vars, x: Var, width: u8) -> Vectorized {
+/// `own`: the buffers of fields on the grid the run's subset lies in (in 1-D
+/// only theirs are vectorized).
+pub fn vectorize(
+    run: &mut Vec<KStmt>,
+    vars: &mut Vars,
+    x: Var,
+    width: u8,
+    own: &BTreeSet<Var>,
+) -> Vectorized {
     let w = i64::from(width);
     let mut stored = BTreeSet::new();
     let mut declared = BTreeSet::new();
@@ -190,8 +199,9 @@ pub fn vectorize(run: &mut Vec<KStmt>, vars: &mut Vars, x: Var, width: u8) -> Ve
                 .map(|c| c - k * w)
                 .collect();
             // In 1-D no size condition keeps a vector inside the buffer:
-            // only the run's own points (group 0) are known to be inside.
-            if lanes.len() < 2 || (r.row.is_none() && k != 0) {
+            // only the run's own points (group 0) of a field on the run's
+            // grid are known to be inside.
+            if lanes.len() < 2 || (r.row.is_none() && (k != 0 || !own.contains(&r.array))) {
                 continue;
             }
             // The smallest aligned vector holding the lanes.

@@ -217,6 +217,21 @@ pub(crate) struct Params {
 }
 
 impl Params {
+    /// The buffers registered so far of the levels of fields on `grid`.
+    pub(crate) fn buffers_on(
+        &self,
+        program: &Program,
+        grid: crate::ir::GridId,
+    ) -> std::collections::BTreeSet<Var> {
+        self.buffers
+            .iter()
+            .filter_map(|(p, source)| match source {
+                ArgSource::Level(f, _) if program.fields[f.0].grid == grid => Some(p.var),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The buffer of a field time level, registering it (a later use as a
     /// written buffer upgrades a read-only one).
     pub(crate) fn level(

@@ -44,6 +44,9 @@ pub(crate) struct RunWindow {
     pub point: i64,
     /// Points in the run.
     pub len: i64,
+    /// The grid the run's subset lies in: only reads of fields on it are
+    /// points of the run (a field on another grid may be smaller).
+    pub grid: crate::ir::GridId,
 }
 
 /// Everything needed to lower the code run at one point.
@@ -65,6 +68,12 @@ pub(crate) struct PointCtx<'a> {
     pub interior: BTreeMap<Level, Vec<(i64, i64)>>,
     /// Whether the code being lowered is on that path.
     pub on_interior: bool,
+    /// The grid the point lies in (that of the levels the kernel writes),
+    /// where the lowering knows it: a read at offset zero of a field on
+    /// another grid is mapped by its boundary mode (that grid may be
+    /// smaller). `None`: only a field on the only grid of its rank is read
+    /// at offset zero as it is.
+    pub grid: Option<crate::ir::GridId>,
     /// Tiled levels.
     pub tiles: BTreeMap<Level, Tile>,
     /// Table placements.
@@ -104,6 +113,7 @@ impl<'a> PointCtx<'a> {
             run: Vec::new(),
             interior: BTreeMap::new(),
             on_interior: false,
+            grid: None,
             tiles: BTreeMap::new(),
             tables: BTreeMap::new(),
             shared_tables: Vec::new(),
@@ -116,6 +126,24 @@ impl<'a> PointCtx<'a> {
             params: Params::default(),
             uses_double: false,
             wide: false,
+        }
+    }
+
+    /// Whether the point lies in `grid`: the grid the kernel writes when the
+    /// lowering named it ([`PointCtx::grid`]), else the only grid of its rank
+    /// (subsets lie inside their grids).
+    fn holds_point(&self, grid: crate::ir::GridId) -> bool {
+        match self.grid {
+            Some(own) => own == grid,
+            None => {
+                let rank = self.program.grids[grid.0].rank();
+                self.program
+                    .grids
+                    .iter()
+                    .filter(|g| g.rank() == rank)
+                    .count()
+                    == 1
+            }
         }
     }
 
@@ -428,7 +456,12 @@ impl<'a> PointCtx<'a> {
         let mut coords = Vec::new();
         let mut inside: Option<KExpr> = None;
         for (a, (o, value)) in offsets.into_iter().enumerate() {
-            let window = self.run.get(a).cloned().flatten();
+            let window = self
+                .run
+                .get(a)
+                .cloned()
+                .flatten()
+                .filter(|w| w.grid == grid);
             // On a run's fast path a literal offset is taken from the run's first
             // point: `first + (point + offset)`, the same at every point.
             let from_run = match (&window, value) {
@@ -452,7 +485,8 @@ impl<'a> PointCtx<'a> {
                 (&proved, value),
                 (Some(range), Some(v)) if range[a].0 <= v && v <= range[a].1
             );
-            if value == Some(0) || mode == BoundaryMode::None || proved_inside {
+            let own_point = value == Some(0) && self.holds_point(grid);
+            if own_point || mode == BoundaryMode::None || proved_inside {
                 // Inside the grid: the analysis checked reads of `none` fields,
                 // and the interior path's condition the others.
                 coords.push(c);

@@ -323,3 +323,146 @@ fn a_1d_run_loads_only_its_own_points_as_a_vector() {
         assert_close(&program, &expected, &actual, "wide_1d vector 4");
     }
 }
+
+/// Runs `program` under `request` on OpenCL against the interpreter.
+fn agree_with(program: &Program, params: &[(&str, f64)], request: &ScheduleRequest, what: &str) {
+    let env = RunEnv::new(program, &bindings(program, params)).expect("binds");
+    let mut expected = initial_state(program, &env);
+    interp::run(program, &env, &mut expected).expect("interpreter runs");
+    let schedule = Schedule::new(program, request).expect("schedules");
+    let mut actual = initial_state(program, &env);
+    opencl::run_with_schedule(program, &env, &mut actual, &schedule)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_close(program, &expected, &actual, what);
+}
+
+/// A field on a smaller grid than the one the stencil writes: its reads at a
+/// point of the run are not points of the run (they take the boundary mode),
+/// and in 1-D it is never loaded as a vector (nothing keeps the vector inside
+/// its buffer). The same along y for a run of rows.
+#[test]
+fn a_field_on_a_smaller_grid_keeps_its_boundary_mode_and_its_bounds() {
+    let one_d = parse(
+        "smaller_1d",
+        "int n;\nint m;\ngrid ga[n];\ngrid gb[m];\nfloat griddata a on ga at 0,1;\n\
+         float griddata b on gb at 0 boundary clamp;\niterate 1 {\n  stencil s {\n    \
+         [0:n-1] : [1]a[0] = [0]b[-1] + [0]b[0] + [0]b[1] + [0]a[0];\n  }\n}\n",
+    );
+    let request = ScheduleRequest {
+        block: Some(vec![8]),
+        vector: Some(4),
+        shm: ShmRequest::None,
+        ..ScheduleRequest::default()
+    };
+    let source = emit(&one_d, &request, GpuTarget::Cuda).expect("emits");
+    assert!(!source.contains("float4 b_v"), "{source}");
+    assert!(
+        source.contains("float4 a_t0_v") || source.contains("a_t0["),
+        "{source}"
+    );
+    let two_d = parse(
+        "smaller_2d",
+        "int n;\nint m;\ngrid ga[n][n];\ngrid gb[m][m];\nfloat griddata a on ga at 0,1;\n\
+         float griddata b on gb at 0 boundary clamp;\niterate 1 {\n  stencil s {\n    \
+         [0:n-1][0:n-1] : [1]a[0][0] = [0]b[1][0] + [0]b[0][1] + [0]b[-1][-1];\n  }\n}\n",
+    );
+    let rows = ScheduleRequest {
+        block: Some(vec![8, 2]),
+        tile: Some(vec![1, 4]),
+        shm: ShmRequest::None,
+        ..ScheduleRequest::default()
+    };
+    if opencl_here() {
+        for m in [3.0, 5.0, 16.0] {
+            agree_with(
+                &one_d,
+                &[("n", 16.0), ("m", m)],
+                &request,
+                "smaller_1d vector 4",
+            );
+            agree_with(
+                &two_d,
+                &[("n", 16.0), ("m", m)],
+                &rows,
+                "smaller_2d tile 1,4",
+            );
+            let vectors = ScheduleRequest {
+                vector: Some(4),
+                ..rows.clone()
+            };
+            agree_with(
+                &two_d,
+                &[("n", 16.0), ("m", m)],
+                &vectors,
+                "smaller_2d vector 4",
+            );
+        }
+    }
+}
+
+/// A reduction reading a field on a smaller grid at offset zero maps the
+/// read by the field's boundary mode, as the interpreter does (its kernel
+/// does not know the point's grid: two grids of one rank).
+#[test]
+fn a_reduction_reads_a_field_on_a_smaller_grid_through_its_boundary_mode() {
+    let program = parse(
+        "reduce_smaller",
+        "int n;\nint m;\ngrid ga[n];\ngrid gb[m];\nfloat griddata a on ga at 0,1;\n\
+         float griddata b on gb at 0 boundary clamp;\niterate 1 {\n  stencil s {\n    \
+         [0:n-1] : [1]a[0] = [0]a[0] + 1.0f;\n  }\n  reduction total + {\n    \
+         [0:n-1] : [0]b[0];\n  }\n}\n",
+    );
+    if !opencl_here() {
+        return;
+    }
+    let env =
+        RunEnv::new(&program, &bindings(&program, &[("n", 40.0), ("m", 3.0)])).expect("binds");
+    let mut expected = initial_state(&program, &env);
+    let reference = interp::run(&program, &env, &mut expected).expect("interpreter runs");
+    let schedule = Schedule::new(&program, &ScheduleRequest::default()).expect("schedules");
+    let mut actual = initial_state(&program, &env);
+    let summary = opencl::run_with_schedule(&program, &env, &mut actual, &schedule).expect("runs");
+    // The same values, summed in another order.
+    let value = |r: &[(String, Option<stencilc::ir::Value>)]| match r {
+        [(_, Some(v))] => v.as_f64(),
+        other => panic!("one reduction value, not {other:?}"),
+    };
+    let (got, want) = (value(&summary.reductions), value(&reference.reductions));
+    assert!(
+        (got - want).abs() <= 1e-5 * want.abs(),
+        "{got} against {want}"
+    );
+}
+
+/// `long` fields take `--vector 2`: CUDA spells the vector `longlong2`.
+#[test]
+fn long_fields_take_vectors_of_two() {
+    let program = parse(
+        "long_2d",
+        "int n;\ngrid g[n][n];\nlong griddata a on g at 0,1;\niterate 2 {\n  stencil s {\n    \
+         [1:n-2][1:n-2] : [1]a[0][0] = [0]a[0][-1] + [0]a[0][1] + [0]a[-1][0] + [0]a[0][0];\n  \
+         }\n}\n",
+    );
+    let request = ScheduleRequest {
+        block: Some(vec![8, 2]),
+        tile: Some(vec![1, 2]),
+        vector: Some(2),
+        shm: ShmRequest::None,
+        ..ScheduleRequest::default()
+    };
+    let cuda = emit(&program, &request, GpuTarget::Cuda).expect("emits");
+    assert!(
+        cuda.contains("longlong2 a_t0_v") && cuda.contains("make_longlong2("),
+        "{cuda}"
+    );
+    let opencl_source = emit(&program, &request, GpuTarget::OpenCl).expect("emits");
+    assert!(opencl_source.contains("long2 a_t0_v"), "{opencl_source}");
+    if nvrtc_here() {
+        assert_nvrtc_compiles_cleanly(&cuda, "long_2d vector 2");
+    }
+    if opencl_here() {
+        for n in [12.0, 13.0] {
+            agree_with(&program, &[("n", n)], &request, "long_2d vector 2");
+        }
+    }
+}

@@ -101,6 +101,14 @@ impl Dialect for Cuda {
         format!("__shfl_down_sync(0xffffffffu, {value}, {delta})")
     }
 
+    fn vector_type(&self, ty: crate::ir::ScalarType, lanes: u8) -> String {
+        match ty {
+            // `long long` is one word in CUDA's vector types.
+            crate::ir::ScalarType::Long => format!("longlong{lanes}"),
+            other => format!("{}{lanes}", self.type_name(other)),
+        }
+    }
+
     fn vector_load(&self, vector: &str, pointer: &str) -> String {
         format!("*reinterpret_cast<const {vector}*>({pointer})")
     }

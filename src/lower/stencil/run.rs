@@ -41,6 +41,10 @@ pub(super) struct Shape<'a> {
     /// The subset's first x index where the blocks start below it (aligned
     /// for vectors): every point then also checks `ix >= lo_x`.
     pub lo_x: Option<KExpr>,
+    /// The grid every level the kernel writes lies in (its subset is inside
+    /// it); `None` when they lie in several, and then no read is taken as a
+    /// point of the run.
+    pub grid: Option<crate::ir::GridId>,
 }
 
 impl Shape<'_> {
@@ -215,11 +219,16 @@ pub(super) fn thread_points(
     ctx.on_interior = false;
     let mut inside = inside;
     if shape.vector > 1 {
+        let own = match shape.grid {
+            Some(grid) => ctx.params.buffers_on(ctx.program, grid),
+            None => Default::default(),
+        };
         let done = vector::vectorize(
             &mut run,
             &mut ctx.params.vars,
             shape.vars[0].first_grid,
             shape.vector as u8,
+            &own,
         );
         // The rows are aligned only where the grids' x sizes are multiples
         // of the width: otherwise every thread takes the edge path.
@@ -322,13 +331,14 @@ fn set_point(ctx: &mut PointCtx<'_>, shape: &Shape<'_>, p: [u32; 3], window: boo
             .push(KExpr::plus(KExpr::var(v.first_grid), KExpr::int(shift)));
         ctx.in_block
             .push(KExpr::plus(KExpr::var(v.first_in_block), KExpr::int(shift)));
-        ctx.run.push(
-            (window && (d > 0 || shape.vector > 1) && shape.runs(d)).then(|| RunWindow {
+        let windowed = window && (d > 0 || shape.vector > 1) && shape.runs(d);
+        ctx.run
+            .push(shape.grid.filter(|_| windowed).map(|grid| RunWindow {
                 first: KExpr::var(v.first_grid),
                 point: i64::from(p[d]),
                 len: i64::from(shape.tile[d]),
-            }),
-        );
+                grid,
+            }));
     }
 }
 
