@@ -425,6 +425,7 @@ fn run_options(program: &Program, args: &RunArgs) -> Result<RunOptions, CliError
     }
     Ok(RunOptions {
         verbose: args.verbose,
+        quiet: args.quiet,
         cflags: args.cflags.clone(),
         fast_math: args.fast_math,
         fma: args.fma.fma,

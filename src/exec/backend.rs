@@ -85,6 +85,9 @@ pub struct RunOptions {
     pub fast_math: bool,
     /// Print progress (compilation, cache hits) to stderr.
     pub verbose: bool,
+    /// Print no `note:` lines (`run -q`, and the tuner's candidates, which
+    /// would repeat one per candidate).
+    pub quiet: bool,
     /// Told after each iteration of the iterate loop by the back-ends that run
     /// the loop on the host (the interpreter, OpenCL, CUDA); the compiled C runs
     /// its loop inside the kernel and tells nothing.
@@ -194,9 +197,11 @@ impl RunOptions {
         let choice = crate::model::choose::choose(program, &request, env, target, device)
             .map_err(|e| ExecError::Failed(e.to_string()))?;
         // What was clamped about time tiling, or why it was not applied,
-        // is said whether or not --verbose.
-        for note in &choice.schedule.time_notes {
-            let _ = writeln!(std::io::stderr(), "stencilc: note: {note}");
+        // is said whether or not --verbose (not under `quiet`).
+        if !self.quiet {
+            for note in &choice.schedule.time_notes {
+                let _ = writeln!(std::io::stderr(), "stencilc: note: {note}");
+            }
         }
         if self.verbose {
             for note in choice.schedule.notes.iter().chain(&choice.reasons) {

@@ -74,9 +74,11 @@ impl Knobs {
         out
     }
 
-    /// `options` with these knobs replacing its own (the tuner's candidates).
+    /// `options` with these knobs replacing its own (the tuner's candidates,
+    /// which print no notes: one per candidate would bury the tuner's report).
     pub fn apply(&self, options: &RunOptions) -> RunOptions {
         RunOptions {
+            quiet: true,
             block: self.block.clone(),
             tile: self.tile.clone(),
             vector: self.vector,

@@ -459,3 +459,55 @@ fn verify_fails_where_fast_math_changes_the_results() {
     assert!(field["max_abs_diff"].as_f64().unwrap() > 0.0);
     assert_eq!(field["worst_index"].as_array().unwrap().len(), 2);
 }
+
+/// `--quiet` silences every `note:` line, the time-tiling one included: a
+/// `--time` the kernels cannot take is said without it and not with it.
+#[test]
+fn quiet_silences_the_time_tiling_note() {
+    let probe = stencilc::exec::opencl::probe()
+        .map(|_| ())
+        .map_err(|e| e.to_string());
+    if !common::runtime_available("opencl", probe) {
+        return;
+    }
+    let run = |extra: &[&str]| {
+        stencilc()
+            .args([
+                "run",
+                "bench/programs/rician3d.sdsl",
+                "--backend",
+                "opencl",
+                "--set",
+                "dim0=16",
+                "--set",
+                "dim1=16",
+                "--set",
+                "dim2=16",
+                "--set",
+                "steps=2",
+                "--set",
+                "sigma=0.05",
+                "--set",
+                "lambda=0.065",
+                "--time",
+                "2",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let loud = run(&[]);
+    assert!(loud.status.success(), "{}", text(&loud.stderr));
+    assert!(
+        text(&loud.stderr).contains("runs untiled in time"),
+        "{}",
+        text(&loud.stderr)
+    );
+    let quiet = run(&["--quiet"]);
+    assert!(quiet.status.success(), "{}", text(&quiet.stderr));
+    assert!(
+        !text(&quiet.stderr).contains("note:"),
+        "{}",
+        text(&quiet.stderr)
+    );
+}
