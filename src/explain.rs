@@ -92,7 +92,7 @@ pub struct Report {
     /// Where ptxas was, or why there are no ptxas figures.
     pub ptxas: PtxasStatus,
     /// How instructions are counted.
-    pub instructions_counted: &'static str,
+    pub instructions_counted: String,
     /// Every kernel, in launch order.
     pub kernels: Vec<KernelReport>,
     /// Predicted seconds of one sweep (every stencil kernel once).
@@ -262,7 +262,11 @@ pub fn explain(
         parameters,
         schedule: schedule.describe(program),
         ptxas: status,
-        instructions_counted: INSTRUCTIONS_COUNTED,
+        instructions_counted: if schedule.fma {
+            format!("{INSTRUCTIONS_COUNTED}; under --fma a floating-point a * b + c is one FFMA")
+        } else {
+            INSTRUCTIONS_COUNTED.to_string()
+        },
         kernels,
         sweep_seconds: sweep,
         iteration_seconds: iteration,
@@ -332,8 +336,8 @@ fn assemble(
     device: &Device,
     ptxas_path: &Path,
 ) -> Result<BTreeMap<String, PtxasFigures>, String> {
-    let source = crate::back::cuda::print(&lowered.module);
-    let compiled = crate::exec::cuda::nvrtc::compile_with_log(&source, device.arch)
+    // The module's own NVRTC options: `--fmad=true` under `--fma`.
+    let (_, compiled) = crate::exec::cuda::nvrtc::compile_module(&lowered.module, device.arch)
         .map_err(|e| format!("NVRTC could not compile the kernels to PTX: {e}"))?;
     ptxas::run(ptxas_path, &compiled.ptx, device.arch)
 }

@@ -5,7 +5,9 @@ bench program at its target size in f32, under the default schedule and under
 written, and with `--results out`, which leaves it unwritten), and a Rician
 iteration with its check. Prints a Markdown table (and `--json` the figures).
 
-    python3 bench/gpu/targets.py [STENCILC] [--device h100] [--json]
+    python3 bench/gpu/targets.py [STENCILC] [--device h100] [--json] [--fma]
+
+`--fma` is passed to every `explain` (the contracted kernels' predictions).
 
 STENCILC defaults to target/release/stencilc. The model needs no GPU; with
 NVRTC and ptxas found (see README), occupancy uses ptxas's register counts.
@@ -45,6 +47,10 @@ def to_float(text):
     return re.sub(r"\bdouble\b", "float", text)
 
 
+# Flags passed to every `explain` (set by main).
+EXTRA = []
+
+
 def explain(stencilc, path, params, flags, device, tmp):
     text = open(path).read()
     if path.endswith("heat3d.sdsl"):
@@ -52,7 +58,7 @@ def explain(stencilc, path, params, flags, device, tmp):
     program = os.path.join(tmp, os.path.basename(path))
     with open(program, "w") as f:
         f.write(text)
-    args = [stencilc, "explain", program, "--device", device, "--json"] + flags
+    args = [stencilc, "explain", program, "--device", device, "--json"] + flags + EXTRA
     for name, value in params.items():
         args += ["--set", "%s=%s" % (name, value)]
     out = subprocess.run(args, capture_output=True, text=True)
@@ -65,6 +71,9 @@ def main():
     argv = [a for a in sys.argv[1:]]
     as_json = "--json" in argv
     argv = [a for a in argv if a != "--json"]
+    if "--fma" in argv:
+        EXTRA.append("--fma")
+        argv.remove("--fma")
     device = "h100"
     if "--device" in argv:
         i = argv.index("--device")

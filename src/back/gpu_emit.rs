@@ -47,6 +47,12 @@ pub fn emit_with(
         GpuTarget::Cuda => Target::Cuda,
         GpuTarget::OpenCl => Target::OpenCl,
     };
+    // The model counts contracted multiply-adds under --fma; lowering marks
+    // the module from the schedule.
+    let request = &ScheduleRequest {
+        fma: request.fma || options.fma,
+        ..request.clone()
+    };
     // With the sizes, the schedule `run` would choose (the model of the
     // default device); without them, the static heuristic's.
     let (schedule, reasons) = match options.env {
@@ -57,9 +63,7 @@ pub fn emit_with(
         }
         None => (Schedule::new(program, request)?, Vec::new()),
     };
-    let lowered = lower(program, &schedule, kind);
-    let mut module = lowered.module;
-    module.fma = options.fma;
+    let module = lower(program, &schedule, kind).module;
     let text = match target {
         GpuTarget::Cuda => crate::back::cuda::print(&module),
         GpuTarget::OpenCl => crate::back::opencl::print(&module),

@@ -11,7 +11,7 @@ use stencilc::explain::{self, Report};
 use stencilc::lower::Target;
 use stencilc::model::Device;
 
-use crate::cli::args::{ParamArgs, ProgramArgs, ScheduleArgs};
+use crate::cli::args::{FmaArgs, ParamArgs, ProgramArgs, ScheduleArgs};
 use crate::cli::error::CliError;
 use crate::cli::{params, program};
 
@@ -43,6 +43,9 @@ pub struct ExplainArgs {
 
     #[command(flatten)]
     schedule: ScheduleArgs,
+
+    #[command(flatten)]
+    fma: FmaArgs,
 
     /// Print one JSON object on stdout (also on errors).
     #[arg(long)]
@@ -104,7 +107,8 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
         ExplainTarget::Cuda => Target::Cuda,
         ExplainTarget::Opencl => Target::OpenCl,
     };
-    let request = args.schedule.run_options().schedule_request();
+    let mut request = args.schedule.run_options().schedule_request();
+    request.fma = args.fma.fma;
     explain::explain(&program, &env, target, device, &request)
         .map_err(|e| CliError::new(e.message, e.help))
 }

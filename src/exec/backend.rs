@@ -171,6 +171,7 @@ impl RunOptions {
             results: self.results.clone(),
             wide_indices: self.index64,
             time_steps: self.time,
+            fma: self.fma,
         }
     }
 

@@ -294,7 +294,7 @@ fn vector_stores(run: &mut Vec<KStmt>, vars: &mut Vars, x: Var, width: u8, out: 
     let w = i64::from(width);
     // (array, row, size) -> stores.
     let mut rows: Vec<RowStores> = Vec::new();
-    let mut refused = read_other_than_back(run);
+    let mut refused = kept_scalar(run);
     for (b, stmt) in run.iter().enumerate() {
         let KStmt::Block(body) = stmt else {
             continue;
@@ -332,22 +332,6 @@ fn vector_stores(run: &mut Vec<KStmt>, vars: &mut Vars, x: Var, width: u8, out: 
             }
         }
     }
-    // Stores anywhere else (under a condition) keep their array scalar.
-    let mut nested = BTreeSet::new();
-    for stmt in run.iter() {
-        if let KStmt::Block(body) = stmt {
-            for s in body {
-                if !matches!(s, KStmt::Store { .. }) {
-                    let mut declared = BTreeSet::new();
-                    scan_writes(std::slice::from_ref(s), &mut nested, &mut declared);
-                }
-            }
-        } else {
-            let mut declared = BTreeSet::new();
-            scan_writes(std::slice::from_ref(stmt), &mut nested, &mut declared);
-        }
-    }
-    refused.extend(nested);
     // Insertions, applied from the back: (position in run, statements).
     let mut before: Vec<(usize, Vec<KStmt>)> = Vec::new();
     let mut after: Vec<(usize, KStmt)> = Vec::new();
@@ -446,18 +430,18 @@ fn vector_stores(run: &mut Vec<KStmt>, vars: &mut Vars, x: Var, width: u8, out: 
     }
 }
 
-/// The arrays the run reads other than by reading back, later in the same
-/// point block, an element that block stored directly: those keep scalar
-/// stores (a vector store comes after the row's last point).
-fn read_other_than_back(run: &[KStmt]) -> BTreeSet<Var> {
+/// The arrays whose stores stay scalar: those the run reads other than by
+/// reading back, later in the same point block, an element that block stored
+/// directly (a vector store comes after the row's last point), and those
+/// stored anywhere but directly in a point block (under a condition, say).
+fn kept_scalar(run: &[KStmt]) -> BTreeSet<Var> {
     let mut refused = BTreeSet::new();
     for stmt in run {
         let mut stored: Vec<(Var, KExpr)> = Vec::new();
-        let body = match stmt {
-            KStmt::Block(body) => body.as_slice(),
-            other => std::slice::from_ref(other),
+        let (body, in_block) = match stmt {
+            KStmt::Block(body) => (body.as_slice(), true),
+            other => (std::slice::from_ref(other), false),
         };
-        let in_block = matches!(stmt, KStmt::Block(_));
         for s in body {
             crate::kir::print::visit_exprs(std::slice::from_ref(s), &mut |e| {
                 if let KExpr::Load {
@@ -473,18 +457,20 @@ fn read_other_than_back(run: &[KStmt]) -> BTreeSet<Var> {
                     }
                 }
             });
-            if let (
-                true,
+            match s {
                 KStmt::Store {
-                    space: Space::Global,
+                    space,
                     array,
                     index,
                     ..
-                },
-            ) = (in_block, s)
-            {
-                if let [i] = index.as_slice() {
-                    stored.push((*array, i.clone()));
+                } if in_block => {
+                    if let (Space::Global, [i]) = (space, index.as_slice()) {
+                        stored.push((*array, i.clone()));
+                    }
+                }
+                _ => {
+                    let mut declared = BTreeSet::new();
+                    scan_writes(std::slice::from_ref(s), &mut refused, &mut declared);
                 }
             }
         }

@@ -77,7 +77,7 @@ pub fn lower_for(
         name: program.name.clone(),
         constants: Vec::new(),
         kernels: Vec::new(),
-        fma: false,
+        fma: schedule.fma,
     };
     let mut plan = HostPlan {
         wide_indices: schedule.wide_indices,

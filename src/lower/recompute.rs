@@ -94,7 +94,8 @@ pub(crate) fn lower_pair(
     }
     let lo_hi = crate::lower::stencil::subset_bounds(&mut ctx, rank);
     let threads: Vec<(Var, Var)> = vars.iter().map(|v| (v.thread, v.base)).collect();
-    let mut kernel_body = crate::lower::stencil::block_origin(&threads, &lo_hi, per_block);
+    // Fused pairs keep scalar accesses: their blocks need no alignment.
+    let mut kernel_body = crate::lower::stencil::block_origin(&threads, &lo_hi, per_block, 1);
     let shape = Shape {
         rank,
         block,

@@ -141,10 +141,12 @@ pub(crate) fn lower_time_tile(
     let zeros = vec![KExpr::int(0); rank];
     let lo_hi: Vec<(KExpr, KExpr)> = zeros.iter().map(|z| (z.clone(), z.clone())).collect();
     let pairs: Vec<(Var, Var)> = threads.iter().copied().zip(bases.iter().copied()).collect();
+    // Time tiles keep scalar accesses: their blocks need no alignment.
     body.extend(crate::lower::stencil::block_origin(
         &pairs,
         &lo_hi,
         tiling.per_block,
+        1,
     ));
 
     // 1. Load every level of every staged field.

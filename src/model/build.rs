@@ -212,7 +212,7 @@ fn base_spec(
     role: Role,
 ) -> KernelSpec {
     let kernel = &lowered.module.kernels[launch.kernel];
-    let count = instr::count(kernel);
+    let count = instr::count(kernel, lowered.module.fma);
     let bounds = launch
         .subset
         .as_ref()

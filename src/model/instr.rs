@@ -20,6 +20,12 @@
 //! `end / step` times on average. An `if` with an `else` (a streaming run's
 //! fast path, then its edge path) costs its first branch, which nearly every
 //! thread takes; an `if` without one costs its body.
+//!
+//! Under `--fma` ([`crate::kir::Module::fma`]) a floating-point `a * b + c`
+//! or `a * b - c` is one instruction (`FFMA`): NVRTC's `--fmad=true` contracts
+//! every such pair, a product other points share included (the NVPTX back-end
+//! fuses a multiply into each add that uses it), so the product is neither
+//! charged nor remembered as computed.
 
 use std::collections::HashSet;
 
@@ -37,8 +43,9 @@ pub struct InstrCount {
     pub exact: bool,
 }
 
-/// Counts the instructions of one thread of `kernel`.
-pub fn count(kernel: &Kernel) -> InstrCount {
+/// Counts the instructions of one thread of `kernel`, its floating-point
+/// multiply-adds contracted when `fma`.
+pub fn count(kernel: &Kernel, fma: bool) -> InstrCount {
     let mut mutable = HashSet::new();
     reassigned(&kernel.body, &mut mutable);
     let mut counter = Counter {
@@ -46,6 +53,8 @@ pub fn count(kernel: &Kernel) -> InstrCount {
         exact: true,
         mutable,
         known: Known::default(),
+        fma,
+        float: false,
     };
     let (total, fp64) = counter.stmts(&kernel.body);
     InstrCount {
@@ -106,6 +115,11 @@ struct Counter<'k> {
     /// See [`reassigned`].
     mutable: HashSet<Var>,
     known: Known,
+    /// Whether `a * b + c` is contracted ([`count`]).
+    fma: bool,
+    /// Whether the expression being counted is floating point (the type of
+    /// what it is assigned to; inside a cast, a condition or an index, not).
+    float: bool,
 }
 
 fn literal(e: &KExpr) -> Option<f64> {
@@ -145,9 +159,43 @@ impl Counter<'_> {
         total
     }
 
-    fn value(&mut self, e: &KExpr, double: bool) -> (f64, f64) {
+    fn value(&mut self, e: &KExpr, ty: ScalarType) -> (f64, f64) {
+        self.float = ty.is_float();
         let (n, arithmetic) = self.expr(e);
-        (n, if double { arithmetic } else { 0.0 })
+        self.float = false;
+        (
+            n,
+            if ty == ScalarType::Double {
+                arithmetic
+            } else {
+                0.0
+            },
+        )
+    }
+
+    /// `e` counted as an integer or boolean expression.
+    fn not_float(&mut self, e: &KExpr) -> (f64, f64) {
+        let float = std::mem::replace(&mut self.float, false);
+        let n = self.expr(e);
+        self.float = float;
+        n
+    }
+
+    /// The operands of `a * b ± c` when it is contracted into one `FFMA`:
+    /// `(a, b, c)`.
+    fn contracted<'e>(&self, e: &'e KExpr) -> Option<(&'e KExpr, &'e KExpr, &'e KExpr)> {
+        if !(self.fma && self.float) {
+            return None;
+        }
+        let KExpr::Binary(BinaryOp::Add | BinaryOp::Sub, left, right) = e else {
+            return None;
+        };
+        match (&**left, &**right) {
+            (KExpr::Binary(BinaryOp::Mul, a, b), c) | (c, KExpr::Binary(BinaryOp::Mul, a, b)) => {
+                Some((a, b, c))
+            }
+            _ => None,
+        }
     }
 
     /// The statements of a loop body or a branch: what they compute first is
@@ -162,8 +210,7 @@ impl Counter<'_> {
     fn stmt(&mut self, s: &KStmt) -> (f64, f64) {
         match s {
             KStmt::Decl { var, init } | KStmt::Assign { var, value: init } => {
-                let double = self.vars.decl(*var).ty == ScalarType::Double;
-                self.value(init, double)
+                self.value(init, self.vars.decl(*var).ty)
             }
             KStmt::Store {
                 space,
@@ -171,8 +218,7 @@ impl Counter<'_> {
                 index,
                 value,
             } => {
-                let double = self.vars.decl(*array).ty == ScalarType::Double;
-                let (n, d) = self.value(value, double);
+                let (n, d) = self.value(value, self.vars.decl(*array).ty);
                 (n + self.access(*space, *array, index), d)
             }
             // One store instruction for every lane.
@@ -181,10 +227,10 @@ impl Counter<'_> {
                 index,
                 values,
             } => {
-                let double = self.vars.decl(*array).ty == ScalarType::Double;
+                let ty = self.vars.decl(*array).ty;
                 let (mut n, mut d) = (0.0, 0.0);
                 for value in values {
-                    let (vn, vd) = self.value(value, double);
+                    let (vn, vd) = self.value(value, ty);
                     n += vn;
                     d += vd;
                 }
@@ -274,6 +320,15 @@ impl Counter<'_> {
         if operation && self.pure(e) && !self.known.pure.insert(format!("{e:?}")) {
             return (0.0, 0.0);
         }
+        if let Some((a, b, c)) = self.contracted(e) {
+            let mut n = (1.0, 1.0);
+            for operand in [a, b, c] {
+                let (x, y) = self.expr(operand);
+                n.0 += x;
+                n.1 += y;
+            }
+            return n;
+        }
         let both = |s: &mut Self, own: f64, arithmetic: bool, args: &[&KExpr]| {
             let mut n = (own, if arithmetic { own } else { 0.0 });
             for a in args {
@@ -298,7 +353,7 @@ impl Counter<'_> {
             } => (self.access(*space, *array, index), 0.0),
             KExpr::Unary(_, a) => both(self, 1.0, true, &[a]),
             KExpr::Cast(_, a) => {
-                let (n, d) = self.expr(a);
+                let (n, d) = self.not_float(a);
                 (n + 1.0, d)
             }
             KExpr::Binary(op, a, b) => {
@@ -310,14 +365,21 @@ impl Counter<'_> {
                 let (x, y) = both(self, 0.0, false, &[a, b]);
                 (own + x, 1.0 + y)
             }
-            KExpr::Select(c, a, b) => both(self, 1.0, false, &[c, a, b]),
+            KExpr::Select(c, a, b) => {
+                let (n, d) = self.not_float(c);
+                let (m, e) = both(self, 1.0, false, &[a, b]);
+                (n + m, d + e)
+            }
             KExpr::Call { func, args, .. } => {
                 let args: Vec<&KExpr> = args.iter().collect();
                 both(self, call_cost(*func), true, &args)
             }
             KExpr::Helper(h, args) => {
+                let float = std::mem::replace(&mut self.float, false);
                 let args: Vec<&KExpr> = args.iter().collect();
-                both(self, helper_cost(*h), false, &args)
+                let n = both(self, helper_cost(*h), false, &args);
+                self.float = float;
+                n
             }
             KExpr::ShuffleDown(a, _) => both(self, 2.0, false, &[a]),
         }
@@ -408,6 +470,11 @@ mod tests {
         }
     }
 
+    /// The count without `--fma`.
+    fn count_plain(kernel: &Kernel) -> InstrCount {
+        count(kernel, false)
+    }
+
     #[test]
     fn counts_a_store_of_a_weighted_sum_by_hand() {
         // out[i] = 0.5 * in[i-1] + in[i+1]: the first load 3 (access, the row's
@@ -429,11 +496,76 @@ mod tests {
             index: vec![KExpr::var(I)],
             value,
         }];
-        let c = count(&kernel(body.clone(), ScalarType::Float));
+        let c = count_plain(&kernel(body.clone(), ScalarType::Float));
         assert_eq!(c.total, 8.0);
         assert_eq!(c.fp64, 0.0);
         assert!(c.exact);
-        assert_eq!(count(&kernel(body, ScalarType::Double)).fp64, 2.0);
+        assert_eq!(
+            count_plain(&kernel(body.clone(), ScalarType::Double)).fp64,
+            2.0
+        );
+        // Under --fma the multiply and the add are one FFMA: 7, of which one
+        // arithmetic instruction in double.
+        assert_eq!(
+            count(&kernel(body.clone(), ScalarType::Float), true).total,
+            7.0
+        );
+        assert_eq!(count(&kernel(body, ScalarType::Double), true).fp64, 1.0);
+    }
+
+    #[test]
+    fn fma_contracts_float_multiply_adds_only() {
+        let product = || {
+            KExpr::bin(
+                BinaryOp::Mul,
+                KExpr::Lit(Value::Float(0.25)),
+                KExpr::var(TX),
+            )
+        };
+        // f = f - 0.25 * tx; g = 0.25 * tx + f, with f and g of type `ty`.
+        let kernel_of = |ty| {
+            let mut k = kernel(vec![], ScalarType::Float);
+            let f = k.vars.add("f", ty, Space::Private, Origin::Generated);
+            let g = k.vars.add("g", ty, Space::Private, Origin::Generated);
+            k.body = vec![
+                KStmt::Assign {
+                    var: f,
+                    value: KExpr::bin(BinaryOp::Sub, KExpr::var(f), product()),
+                },
+                KStmt::Assign {
+                    var: g,
+                    value: KExpr::bin(BinaryOp::Add, product(), KExpr::var(f)),
+                },
+            ];
+            k
+        };
+        // Two FFMAs in float; the shared product is not remembered (each add
+        // takes it into its FFMA).
+        assert_eq!(count(&kernel_of(ScalarType::Float), true).total, 2.0);
+        assert_eq!(count(&kernel_of(ScalarType::Double), true).fp64, 2.0);
+        // Without --fma: the product once (then shared), two adds.
+        assert_eq!(count(&kernel_of(ScalarType::Float), false).total, 3.0);
+        // Integers are not contracted by --fma.
+        assert_eq!(count(&kernel_of(ScalarType::Int), true).total, 3.0);
+        // Nor is a product inside a cast: f = (float)(tx * 2 + 1) is two
+        // integer instructions and the conversion.
+        let mut k = kernel(vec![], ScalarType::Float);
+        let f = k
+            .vars
+            .add("f", ScalarType::Float, Space::Private, Origin::Generated);
+        let cast = KExpr::Cast(
+            ScalarType::Float,
+            Box::new(KExpr::bin(
+                BinaryOp::Add,
+                KExpr::bin(BinaryOp::Mul, KExpr::var(TX), KExpr::int(2)),
+                KExpr::int(1),
+            )),
+        );
+        k.body = vec![KStmt::Assign {
+            var: f,
+            value: cast,
+        }];
+        assert_eq!(count(&k, true).total, 3.0);
     }
 
     #[test]
@@ -456,7 +588,7 @@ mod tests {
             then: vec![copy.clone()],
             otherwise: vec![copy.clone(), copy],
         }];
-        assert_eq!(count(&kernel(body, ScalarType::Float)).total, 7.0);
+        assert_eq!(count_plain(&kernel(body, ScalarType::Float)).total, 7.0);
     }
 
     #[test]
@@ -480,7 +612,10 @@ mod tests {
             unroll: false,
             body: vec![store.clone()],
         };
-        assert_eq!(count(&kernel(vec![fixed], ScalarType::Float)).total, 18.0);
+        assert_eq!(
+            count_plain(&kernel(vec![fixed], ScalarType::Float)).total,
+            18.0
+        );
         // for (l = tx; l < 40; l += 32): 40/32 = 1.25 trips on average.
         let strided = KStmt::For {
             var: L,
@@ -491,7 +626,7 @@ mod tests {
             body: vec![store],
         };
         assert_eq!(
-            count(&kernel(vec![strided], ScalarType::Float)).total,
+            count_plain(&kernel(vec![strided], ScalarType::Float)).total,
             1.25 * 6.0
         );
     }
@@ -519,7 +654,7 @@ mod tests {
             load_at(1, 0),
         );
         let body = vec![KStmt::Decl { var: L, init: sum }];
-        assert_eq!(count(&kernel(body, ScalarType::Float)).total, 9.0);
+        assert_eq!(count_plain(&kernel(body, ScalarType::Float)).total, 9.0);
     }
 
     #[test]
@@ -537,7 +672,7 @@ mod tests {
             init: product(),
         };
         assert_eq!(
-            count(&kernel(vec![decl(I), decl(L)], ScalarType::Float)).total,
+            count_plain(&kernel(vec![decl(I), decl(L)], ScalarType::Float)).total,
             1.0
         );
         // With tx reassigned in between, both are computed.
@@ -549,7 +684,7 @@ mod tests {
             },
             decl(L),
         ];
-        assert_eq!(count(&kernel(body, ScalarType::Float)).total, 2.0);
+        assert_eq!(count_plain(&kernel(body, ScalarType::Float)).total, 2.0);
         // Known before a branch, known inside it; first met inside, not after.
         let body = vec![
             KStmt::If {
@@ -560,6 +695,6 @@ mod tests {
             decl(I),
         ];
         // The branch 1 (condition free), its product 1, the product after it 1.
-        assert_eq!(count(&kernel(body, ScalarType::Float)).total, 3.0);
+        assert_eq!(count_plain(&kernel(body, ScalarType::Float)).total, 3.0);
     }
 }

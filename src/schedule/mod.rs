@@ -137,6 +137,9 @@ pub struct Schedule {
     /// What was clamped about the time-tile size, or why the run is not
     /// time-tiled: printed as notices whether or not `--verbose`.
     pub time_notes: Vec<String>,
+    /// The kernels may contract `a * b + c` into fused multiply-adds
+    /// ([`ScheduleRequest::fma`]; lowering marks the kernel module with it).
+    pub fma: bool,
 }
 
 /// The most points a grid may have for kernels that index with 32-bit `int`
@@ -219,6 +222,10 @@ pub struct ScheduleRequest {
     /// tiling): `None` leaves it to the pragma's `time:` / `time_steps:`, then
     /// to the heuristic.
     pub time_steps: Option<u32>,
+    /// Let the compiler contract `a * b + c` into one fused multiply-add
+    /// (`--fma`): not a shape, but the kernels' instruction counts, hence the
+    /// model's choice, depend on it.
+    pub fma: bool,
 }
 
 impl ScheduleRequest {
@@ -399,6 +406,7 @@ impl Schedule {
                 wide_indices: request.wide_indices,
                 time: None,
                 time_notes: vec![],
+                fma: request.fma,
             });
         };
         check_shm_names(program, request)?;
@@ -437,6 +445,7 @@ impl Schedule {
             wide_indices,
             time: None,
             time_notes: vec![],
+            fma: request.fma,
         };
         if let Some(env) = env {
             let asked = time::requested_time_steps(program, request, env)

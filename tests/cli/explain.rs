@@ -106,6 +106,53 @@ fn ptxas_figures_and_a_staging_warning_for_j2d9pt() {
 }
 
 #[test]
+fn fma_counts_a_multiply_add_as_one_instruction() {
+    let path = bench("gaussian_blur.sdsl");
+    // The 7x7 blur with runs of 16 rows: 49 multiplies and 49 adds a point,
+    // the products of its symmetric table shared between points (33.25 a
+    // point in ptxas 12.8's SASS, 532 FMUL for 16 points); under --fma, 49
+    // FFMAs and no FMUL (784 for 16 points).
+    let args = [
+        path.as_str(),
+        "--json",
+        "--set",
+        "width=3840",
+        "--set",
+        "height=2160",
+        "--set",
+        "steps=1",
+        "--block",
+        "32,8",
+        "--tile",
+        "1,16",
+        "--vector",
+        "1",
+    ];
+    let per_point = |report: &Value| {
+        report["kernels"][0]["cost"]["instructions_per_point"]
+            .as_f64()
+            .unwrap()
+    };
+    let plain = json(&explain(&args, &[]));
+    let fused = explain(&[&args[..], &["--fma"]].concat(), &[]);
+    assert!(fused.status.success(), "{}", stderr(&fused));
+    let fused = json(&fused);
+    let saved = per_point(&plain) - per_point(&fused);
+    assert!((saved - 33.25).abs() < 0.01, "{saved}");
+    let counted = fused["instructions_counted"].as_str().unwrap();
+    assert!(counted.contains("under --fma"), "{counted}");
+    assert!(!plain["instructions_counted"]
+        .as_str()
+        .unwrap()
+        .contains("--fma"));
+    // ptxas assembles the PTX NVRTC made with --fmad=true.
+    if nvrtc() && ptxas() {
+        assert!(fused["ptxas"]["error"].is_null(), "{fused}");
+        assert!(fused["kernels"][0]["ptxas"]["registers"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
 fn an_unknown_device_lists_the_known_ones() {
     let path = bench("j2d5pt.sdsl");
     let out = explain(

@@ -188,6 +188,7 @@ pub fn schedule_matrix(program: &Program, rank: usize) -> Vec<(String, ScheduleR
         results: None,
         wide_indices: false,
         time_steps: None,
+        fma: false,
     };
     let mut list = vec![
         ("default".to_string(), ScheduleRequest::default()),

@@ -97,10 +97,15 @@ pub(crate) fn subset_bounds(ctx: &mut PointCtx<'_>, rank: usize) -> Vec<(KExpr, 
 
 /// Declares each thread axis's `(thread index, block's first grid index)`
 /// variables (x first): `t = threadIdx`, `base = lo + blockIdx * per_block`.
+/// With `align_x` > 1 the blocks start at the subset's first x rounded down to
+/// a multiple of `align_x` elements (`lo - lo % align_x`), so that every
+/// thread's vectors are aligned (the launch's `align_x` tells the
+/// host); other kernels pass 1.
 pub(crate) fn block_origin(
     threads: &[(Var, Var)],
     lo_hi: &[(KExpr, KExpr)],
     per_block: [u32; 3],
+    align_x: u32,
 ) -> Vec<KStmt> {
     let rank = threads.len();
     let mut out = Vec::new();
@@ -109,10 +114,20 @@ pub(crate) fn block_origin(
             var: thread,
             init: KExpr::Builtin(Builtin::ThreadIdx(d as u8)),
         });
+        let lo = lo_hi[rank - 1 - d].0.clone();
+        let first = if d == 0 && align_x > 1 {
+            KExpr::bin(
+                crate::ir::BinaryOp::Sub,
+                lo.clone(),
+                KExpr::bin(crate::ir::BinaryOp::Rem, lo, KExpr::int(i64::from(align_x))),
+            )
+        } else {
+            lo
+        };
         out.push(KStmt::Decl {
             var: base,
             init: KExpr::plus(
-                lo_hi[rank - 1 - d].0.clone(),
+                first,
                 KExpr::times(
                     KExpr::Builtin(Builtin::BlockIdx(d as u8)),
                     KExpr::int(per_block[d] as i64),
@@ -206,26 +221,7 @@ fn lower_part(
     } else {
         1
     };
-    let mut prologue = block_origin(&threads, &lo_hi, per_block);
-    if align_x > 1 {
-        // Blocks start at the subset's first x rounded down to `align_x`
-        // elements, so that every thread's vectors are aligned.
-        let lo = lo_hi[rank - 1].0.clone();
-        let aligned = KExpr::bin(
-            crate::ir::BinaryOp::Sub,
-            lo.clone(),
-            KExpr::bin(crate::ir::BinaryOp::Rem, lo, KExpr::int(i64::from(align_x))),
-        );
-        if let Some(KStmt::Decl { init, .. }) = prologue.get_mut(1) {
-            *init = KExpr::plus(
-                aligned,
-                KExpr::times(
-                    KExpr::Builtin(Builtin::BlockIdx(0)),
-                    KExpr::int(i64::from(per_block[0])),
-                ),
-            );
-        }
-    }
+    let prologue = block_origin(&threads, &lo_hi, per_block, align_x);
 
     // Shared tiles of the levels the schedule stages.
     let mut to_load = Vec::new();

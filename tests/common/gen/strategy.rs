@@ -278,6 +278,8 @@ impl GenSchedule {
             fuse: self.fuse,
             wide_indices: self.wide_indices,
             time_steps: None,
+            // Results are compared with the interpreter's bit for bit.
+            fma: false,
         }
     }
 }

@@ -246,21 +246,27 @@ pub fn predict_lowered(
 pub fn predict_case(case: &BenchCase, device_name: &str) -> Result<Prediction, String> {
     let program = load_program(case).map_err(|e| e.to_string())?;
     let env = case_env(&program, case).map_err(|e| e.to_string())?;
-    let schedule = case_schedule(&program, case, &env, device_name)?;
+    let schedule = case_schedule(&program, case, &env, device_name, false)?;
     let lowered = lower_for(&program, &schedule, Target::Cuda, Some(&env));
     predict_lowered(&program, &schedule, &lowered, &env, device_name)
 }
 
 /// A case's schedule as `stencilc run` chooses it: what the case's request
-/// fixes, the rest chosen by the model for the preset of `device_name`.
+/// fixes, the rest chosen by the model for the preset of `device_name`
+/// (counting contracted multiply-adds under `fma`).
 fn case_schedule(
     program: &Program,
     case: &BenchCase,
     env: &RunEnv,
     device_name: &str,
+    fma: bool,
 ) -> Result<Schedule, String> {
     let device = preset_for_name(device_name).unwrap_or_else(crate::model::Device::default_device);
-    crate::model::choose::choose(program, &case.request, env, Target::Cuda, device)
+    let request = ScheduleRequest {
+        fma,
+        ..case.request.clone()
+    };
+    crate::model::choose::choose(program, &request, env, Target::Cuda, device)
         .map(|choice| choice.schedule)
         .map_err(|e| e.to_string())
 }
@@ -431,9 +437,8 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
         .map_err(|_| ExecError::Unavailable("CUDA runtime poisoned".into()))?;
     let device = format!("{} ({})", rt.name, rt.arch);
     let (ctx, stream, arch) = (rt.ctx.clone(), rt.stream.clone(), rt.arch.clone());
-    let schedule = case_schedule(&program, case, &env, &device).map_err(failed)?;
-    let mut lowered = lower_for(&program, &schedule, Target::Cuda, Some(&env));
-    lowered.module.fma = options.fma;
+    let schedule = case_schedule(&program, case, &env, &device, options.fma).map_err(failed)?;
+    let lowered = lower_for(&program, &schedule, Target::Cuda, Some(&env));
     let mut session = Session {
         rt,
         module: None,

@@ -18,8 +18,8 @@ pub fn ptxas_registers(
     device: &Device,
 ) -> Result<BTreeMap<String, u32>, String> {
     let path = ptxas::find()?;
-    let source = crate::back::cuda::print(&lowered.module);
-    let compiled = crate::exec::cuda::nvrtc::compile_with_log(&source, device.arch)
+    // The module's own NVRTC options: `--fmad=true` under `--fma`.
+    let (_, compiled) = crate::exec::cuda::nvrtc::compile_module(&lowered.module, device.arch)
         .map_err(|e| format!("NVRTC could not compile the kernels to PTX: {e}"))?;
     let figures = ptxas::run(&path, &compiled.ptx, device.arch)?;
     Ok(figures

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# What the next GPU lease should run, most wanted first, in one call of at
+# most BUDGET seconds (default 540, inside the device tool's 600 s a call):
+#
+#   1. the `gpu_*` tests (the default schedules now use vector accesses, never
+#      run on CUDA yet);                                           about 45 s
+#   2. the `--vector 1, 2, 4` rows of schedule_sweep.sh, to confirm or refit
+#      the model's rounds term for vectors;                       about 150 s
+#   3. bench-gpu on the f32 set (the vector defaults against the naive
+#      kernels and the copy bandwidth, with the model's predictions); about 150 s
+#   4. whole runs: the default schedules, the separable blur fused and
+#      unfused, and `--fma` against the default.                   about 60 s
+#
+# A part starts only if the time it needs is left. Prepare here with
+# bench/gpu/device_prepare.sh, then with the device tool:
+#
+#   run: bash bench/gpu/next_lease.sh   (carry: .devbin, target/release/stencilc)
+#
+# Files back (at most 8): $OUT/env.log, tests.log, vectors.log, f32/RESULTS.md,
+# f32/results.json, series.log. Then, here:
+#   python3 bench/gpu/sweep_check.py <files_at>/vectors.log
+set -uo pipefail
+root="$(pwd)"
+out="${OUT:-/tmp/next-lease}"
+budget="${BUDGET:-540}"
+mkdir -p "$out"
+
+# Runs `$2...` if `$1` seconds are left, under a timeout of what is left.
+part() {
+    local need="$1"
+    shift
+    local left=$((budget - SECONDS))
+    if [ "$left" -lt "$need" ]; then
+        echo "== skipped (needs ${need} s, ${left} s left): $*"
+        return 0
+    fi
+    timeout "$left" "$@"
+}
+
+# 1. Tests (device_check.sh writes env.log and tests.log).
+part 60 env OUT="$out" SKIP_BENCH=1 SERIES=none SKIP_SERIES=1 bash "$root/bench/gpu/device_check.sh"
+rm -f "$out/series.log"
+
+# 2. The vector rows (schedule_sweep.sh's scratch files stay out of $OUT).
+part 150 env OUT=/tmp/vector-sweep ONLY_VECTORS=1 bash "$root/bench/gpu/schedule_sweep.sh"
+[ -f /tmp/vector-sweep/sweep.log ] && cp /tmp/vector-sweep/sweep.log "$out/vectors.log"
+
+# 3 and 4. bench-gpu f32, then the whole runs.
+part 200 env OUT="$out" SKIP_TESTS=1 SKIP_RICIAN=1 SERIES="defaults fusion fma" \
+    bash "$root/bench/gpu/device_check.sh"
+echo "== next_lease.sh done after ${SECONDS} s"
