@@ -42,6 +42,7 @@ part 60 env OUT="$out" SKIP_BENCH=1 SERIES=none SKIP_SERIES=1 bash "$root/bench/
 rm -f "$out/series.log"
 
 # 2. The vector rows (schedule_sweep.sh's scratch files stay out of $OUT).
+rm -rf /tmp/vector-sweep
 part 150 env OUT=/tmp/vector-sweep ONLY_VECTORS=1 bash "$root/bench/gpu/schedule_sweep.sh"
 [ -f /tmp/vector-sweep/sweep.log ] && cp /tmp/vector-sweep/sweep.log "$out/vectors.log"
 

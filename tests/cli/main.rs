@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bench_scripts;
 mod check_kernel;
 mod errors;
 mod explain;
