@@ -223,6 +223,14 @@ impl Footprint {
         self.writes.iter().map(LevelExtent::level).collect()
     }
 
+    /// The grid of every level written, if they share one: the grid a
+    /// stencil part's points lie in ([`Program::holds_point`]).
+    pub fn written_grid(&self, program: &Program) -> Option<crate::ir::GridId> {
+        let mut grids = self.writes.iter().map(|w| program.fields[w.field.0].grid);
+        let first = grids.next()?;
+        grids.all(|g| g == first).then_some(first)
+    }
+
     /// Whether every write is at offset zero on every axis.
     pub fn writes_only_center(&self) -> bool {
         self.writes.iter().all(LevelExtent::only_center)

@@ -33,6 +33,24 @@ pub struct Program {
     pub hints: ScheduleHints,
 }
 
+impl Program {
+    /// Whether a point lies in `grid`, the point being one of a subset on
+    /// `point_grid` (the grid of the levels a stencil part writes) when that
+    /// is known, else of a subset on the only grid of `grid`'s rank (subsets
+    /// lie inside their grids). A read at offset zero of a field on a grid
+    /// that does not hold the point may fall outside it (that grid may be
+    /// smaller) and takes the field's boundary mode.
+    pub fn holds_point(&self, point_grid: Option<GridId>, grid: GridId) -> bool {
+        match point_grid {
+            Some(own) => own == grid,
+            None => {
+                let rank = self.grids[grid.0].rank();
+                self.grids.iter().filter(|g| g.rank() == rank).count() == 1
+            }
+        }
+    }
+}
+
 /// A parameter, bound to a value when the program runs.
 #[derive(Clone, Debug)]
 pub struct Param {

@@ -133,18 +133,7 @@ impl<'a> PointCtx<'a> {
     /// lowering named it ([`PointCtx::grid`]), else the only grid of its rank
     /// (subsets lie inside their grids).
     fn holds_point(&self, grid: crate::ir::GridId) -> bool {
-        match self.grid {
-            Some(own) => own == grid,
-            None => {
-                let rank = self.program.grids[grid.0].rank();
-                self.program
-                    .grids
-                    .iter()
-                    .filter(|g| g.rank() == rank)
-                    .count()
-                    == 1
-            }
-        }
+        self.program.holds_point(self.grid, grid)
     }
 
     /// Declares a variable for each of the part's locals (the namer keeps the

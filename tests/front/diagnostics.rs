@@ -196,6 +196,21 @@ fn unknown_boundary_mode() {
     ));
 }
 
+/// A griddata whose declaration failed (unknown grid, unknown boundary mode,
+/// time offsets not consecutive) and is used later, in a stencil and as a
+/// point function's argument: its declaration's error alone, no panic and no
+/// second error at the uses.
+#[test]
+fn a_failed_griddata_declaration_used_later() {
+    insta::assert_snapshot!(errors(
+        "int n;\ngrid g[n];\nfloat griddata a on g at 0,1;\nfloat griddata c on gx at 0;\n\
+         float griddata d on g at 0,2;\nfloat griddata e on g at 0 boundary wrap;\n\
+         pointfunction f(x, y) {\n  [1]y[0] = [0]x[0];\n}\n\
+         iterate 2 {\n  stencil s {\n    [0:n-1] : [1]a[0] = [0]c[0] + [0]d[0] + [0]e[0];\n    \
+         [0:n-1] : f(c, a);\n  }\n}\n"
+    ));
+}
+
 #[test]
 fn reduction_outside_the_check() {
     insta::assert_snapshot!(errors(&with_decls(

@@ -400,6 +400,48 @@ fn a_field_on_a_smaller_grid_keeps_its_boundary_mode_and_its_bounds() {
     }
 }
 
+/// A field on a smaller grid read at offsets that never pass the point (`-1`
+/// and `0`): the interior fast path's condition must still bound the run's
+/// last point by that grid's size, not only by the offsets past the point.
+#[test]
+fn the_interior_path_bounds_reads_of_a_smaller_grid_at_offset_zero() {
+    let one_d = parse(
+        "behind_1d",
+        "int n;\nint m;\ngrid ga[n];\ngrid gb[m];\nfloat griddata a on ga at 0,1;\n\
+         float griddata b on gb at 0 boundary clamp;\niterate 1 {\n  stencil s {\n    \
+         [0:n-1] : [1]a[0] = [0]b[-1] + [0]b[0] + [0]a[0];\n  }\n}\n",
+    );
+    let two_d = parse(
+        "behind_2d",
+        "int n;\nint m;\ngrid ga[n][n];\ngrid gb[m][m];\nfloat griddata a on ga at 0,1;\n\
+         float griddata b on gb at 0 boundary mirror;\niterate 1 {\n  stencil s {\n    \
+         [0:n-1][0:n-1] : [1]a[0][0] = [0]b[-1][0] + [0]b[0][-2] + [0]b[0][0];\n  }\n}\n",
+    );
+    if !opencl_here() {
+        return;
+    }
+    let run = |block: Vec<u32>, tile: Vec<u32>| ScheduleRequest {
+        block: Some(block),
+        tile: Some(tile),
+        shm: ShmRequest::None,
+        ..ScheduleRequest::default()
+    };
+    for m in [3.0, 5.0, 16.0] {
+        agree_with(
+            &one_d,
+            &[("n", 40.0), ("m", m)],
+            &run(vec![8], vec![4]),
+            "behind_1d tile 4",
+        );
+        agree_with(
+            &two_d,
+            &[("n", 16.0), ("m", m)],
+            &run(vec![8, 2], vec![1, 4]),
+            "behind_2d tile 1,4",
+        );
+    }
+}
+
 /// A reduction reading a field on a smaller grid at offset zero maps the
 /// read by the field's boundary mode, as the interpreter does (its kernel
 /// does not know the point's grid: two grids of one rank).

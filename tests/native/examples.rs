@@ -72,8 +72,16 @@ fn check(path: &std::path::Path) {
     let program = stencilc::front::parse_program(SourceFile::new(path.display().to_string(), text))
         .and_then(stencilc::analysis::checked)
         .unwrap_or_else(|d| panic!("{d}"));
-    let env = RunEnv::new(&program, &bindings(&program))
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let params = bindings(&program);
+    check_bound(&program, &params, &path.display().to_string());
+}
+
+/// `program` bound by `params` on C against the interpreter: every level,
+/// the reductions and the iterations equal.
+fn check_bound(program: &Program, params: &Bindings, label: &str) {
+    let program = program.clone();
+    let path = std::path::Path::new(label);
+    let env = RunEnv::new(&program, params).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut expected = state(&program, &env);
     let want = interp::run(&program, &env, &mut expected).unwrap();
     let mut got = state(&program, &env);
@@ -200,6 +208,44 @@ fn a_written_field_is_not_read_in_place() {
         error.contains("field `a` is written by a stencil"),
         "{error}"
     );
+}
+
+/// Fields on a second grid, smaller, equal or larger than the one the
+/// stencil writes, read at offset zero and next to it: where the point lies
+/// outside that grid the read takes the field's boundary mode (clamp, mirror,
+/// periodic, zero), in the stencil and in a reduction, as the interpreter
+/// reads it. The C used to read such a field at offset zero as it is.
+#[test]
+fn fields_on_another_grid_read_at_offset_zero_take_their_boundary_mode() {
+    if !cc_available() {
+        return;
+    }
+    let programs = [
+        "int n;\nint m;\ngrid ga[n];\ngrid gb[m];\nfloat griddata a on ga at 0,1;\n\
+         float griddata b on gb at 0 boundary clamp;\niterate 3 {\n  stencil s {\n    \
+         [0:n-1] : [1]a[0] = [0]b[-1] + [0]b[0] + [0]a[0];\n  }\n}\n",
+        "int n;\nint m;\ngrid ga[n][n];\ngrid gb[m][m];\nfloat griddata a on ga at 0,1;\n\
+         float griddata b on gb at 0 boundary mirror;\niterate 3 {\n  stencil s {\n    \
+         [0:n-1][0:n-1] : [1]a[0][0] = [0]b[-1][0] + [0]b[0][-2] + [0]b[0][0];\n  }\n}\n",
+        "int n;\nint m;\ngrid ga[n][n];\ngrid gb[m][m];\nfloat griddata a on ga at 0,1;\n\
+         float griddata b on gb at 0 boundary zero;\nfloat griddata c on gb at 0 boundary periodic;\n\
+         iterate 2 {\n  stencil s {\n    \
+         [0:n-1][0:n-1] : [1]a[0][0] = [0]b[0][0] + [0]c[0][0] + [0]a[0][0];\n  }\n  \
+         reduction total + {\n    [0:n-1][0:n-1] : [0]b[0][0] + [0]c[0][0];\n  }\n}\n",
+    ];
+    for (i, text) in programs.into_iter().enumerate() {
+        let label = format!("two_grids_{i}");
+        let program =
+            stencilc::front::parse_program(SourceFile::new(format!("{label}.sdsl"), text))
+                .and_then(stencilc::analysis::checked)
+                .unwrap_or_else(|d| panic!("{d}"));
+        for (n, m) in [(40, 3), (64, 5), (30, 29), (7, 9), (12, 12)] {
+            let params = Bindings {
+                params: vec![Value::Int(n), Value::Int(m)],
+            };
+            check_bound(&program, &params, &format!("{label} n={n} m={m}"));
+        }
+    }
 }
 
 #[test]

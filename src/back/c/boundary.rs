@@ -26,11 +26,17 @@ pub(super) enum Reach {
 }
 
 impl Reach {
-    /// Reads only at offset zero stay inside the grid (subsets lie inside their
-    /// grid, which is checked before a run): nothing to peel.
-    fn simplified(self) -> Reach {
+    /// Reads only at offset zero of fields on the grid that holds the point
+    /// stay inside it (subsets lie inside their grid, which is checked before
+    /// a run): nothing to peel. A field on another grid read at offset zero
+    /// keeps its entry: that grid may be smaller.
+    fn simplified(self, program: &Program, point_grid: Option<GridId>) -> Reach {
         match &self {
-            Reach::Known(map) if map.values().all(|axes| axes.iter().all(|&r| r == (0, 0))) => {
+            Reach::Known(map)
+                if map.iter().all(|(&grid, axes)| {
+                    program.holds_point(point_grid, grid) && axes.iter().all(|&r| r == (0, 0))
+                }) =>
+            {
                 Reach::Inside
             }
             _ => self,
@@ -74,20 +80,22 @@ impl Reach {
     }
 }
 
-/// The reach of a list of statements (a stencil part's body).
-pub(super) fn reach_of_body(program: &Program, body: &[Stmt]) -> Reach {
-    reach_of(program, &Footprint::of_body(program, body))
+/// The reach of a stencil part's body, its points on `point_grid` (the grid
+/// it writes, when it writes one; see [`Program::holds_point`]).
+pub(super) fn reach_of_body(program: &Program, body: &[Stmt], point_grid: Option<GridId>) -> Reach {
+    reach_of(program, &Footprint::of_body(program, body), point_grid)
 }
 
-/// The reach of one expression (a reduction part's value).
+/// The reach of one expression (a reduction part's value; its points lie on
+/// no grid it writes).
 pub(super) fn reach_of_expr(program: &Program, value: &Expr) -> Reach {
-    reach_of(program, &Footprint::of_expr(program, value))
+    reach_of(program, &Footprint::of_expr(program, value), None)
 }
 
 /// The reach of the reads of fields with a boundary mode, from the shared
 /// footprint analysis (offsets over the loops' ranges; unknown when an offset
 /// depends on a parameter or is not affine).
-fn reach_of(program: &Program, footprint: &Footprint) -> Reach {
+fn reach_of(program: &Program, footprint: &Footprint, point_grid: Option<GridId>) -> Reach {
     let mut reach = Reach::Inside;
     for extent in &footprint.reads {
         let field = &program.fields[extent.field.0];
@@ -95,7 +103,7 @@ fn reach_of(program: &Program, footprint: &Footprint) -> Reach {
             reach.merge(field.grid, extent.static_box());
         }
     }
-    reach.simplified()
+    reach.simplified(program, point_grid)
 }
 
 /// The value of an integer offset expression when it is known as the C is
@@ -151,12 +159,31 @@ mod tests {
         let program =
             crate::front::parse_program(SourceFile::new("reach.sdsl", text)).expect("compiles");
         let part = &program.iterate.as_ref().expect("an iterate").stencils[0].parts[0];
-        let reach = reach_of_body(&program, &part.body);
         let grid = program.fields[0].grid;
+        let reach = reach_of_body(&program, &part.body, Some(grid));
         assert_eq!(
             reach,
             Reach::Known(BTreeMap::from([(grid, vec![(-2, 1)])])),
             "the offset `-R` is known from the constant"
         );
+    }
+
+    #[test]
+    fn a_read_at_offset_zero_of_a_field_on_another_grid_reaches_it() {
+        let text = "int n;\nint m;\ngrid ga[n];\ngrid gb[m];\n\
+                    float griddata a on ga at 0,1;\nfloat griddata b on gb at 0 boundary clamp;\n\
+                    iterate 1 {\n  stencil s {\n    [0:n-1] : [1]a[0] = [0]b[0];\n  }\n}\n";
+        let program =
+            crate::front::parse_program(SourceFile::new("two.sdsl", text)).expect("compiles");
+        let part = &program.iterate.as_ref().expect("an iterate").stencils[0].parts[0];
+        let (ga, gb) = (program.fields[0].grid, program.fields[1].grid);
+        // The points lie on `ga`: `b` on `gb` may be smaller, so the loops are
+        // bounded by its size too.
+        assert_eq!(
+            reach_of_body(&program, &part.body, Some(ga)),
+            Reach::Known(BTreeMap::from([(gb, vec![(0, 0)])]))
+        );
+        // Had the points been on `gb`, nothing would reach outside.
+        assert_eq!(reach_of_body(&program, &part.body, Some(gb)), Reach::Inside);
     }
 }

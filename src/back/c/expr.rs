@@ -163,16 +163,18 @@ impl Writer<'_> {
             .map(|(axis, o)| shifted(&self.names.axis_var(axis), o))
             .collect();
         let sizes: Vec<String> = (0..coords.len()).map(|a| self.read_size(grid, a)).collect();
+        // An axis read at offset zero is inside the grid when the grid holds
+        // the point; another grid may be smaller.
+        let held = program.holds_point(self.point_grid, grid);
         match Helper::for_mode(field.boundary) {
             Some(helper) => {
                 self.helpers.insert(helper);
-                // An axis read at offset zero is inside the grid (the point is).
                 let resolved: Vec<String> = coords
                     .iter()
                     .zip(&sizes)
                     .zip(&offsets)
                     .map(|((c, n), o)| {
-                        if o == "0" {
+                        if held && o == "0" {
                             c.clone()
                         } else {
                             format!("{}({c}, {n})", helper.name())
@@ -188,7 +190,7 @@ impl Writer<'_> {
                     .iter()
                     .zip(&sizes)
                     .zip(&offsets)
-                    .filter(|(_, o)| *o != "0")
+                    .filter(|(_, o)| !held || *o != "0")
                     .map(|((c, n), _)| format!("sdsl_inside({c}, {n})"))
                     .collect();
                 if test.is_empty() {

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use crate::analysis::Footprint;
 use crate::back::c::boundary::{self, Helper, Reach};
 use crate::back::c::expr::{Access, Scope};
 use crate::back::c::names;
@@ -36,6 +37,9 @@ pub(super) struct Nest<'s> {
     pub subset: &'s Subset,
     /// How far reads of fields with a boundary mode reach.
     pub reach: &'s Reach,
+    /// The grid the points lie in, when known ([`crate::ir::Program::holds_point`]):
+    /// reads at offset zero of a field on another grid are bounded by its size.
+    pub point_grid: Option<GridId>,
     /// Grids whose point index (`g_p`) the body uses.
     pub grids: &'s BTreeSet<GridId>,
     /// The OpenMP line put before every outermost loop (e.g. `#pragma omp for`).
@@ -111,7 +115,9 @@ impl Writer<'_> {
         for l in &nest.before {
             self.line(l);
         }
+        let outer_grid = std::mem::replace(&mut self.point_grid, nest.point_grid);
         self.axis(nest, 0, split, point);
+        self.point_grid = outer_grid;
         for l in &nest.after {
             self.line(l);
         }
@@ -150,7 +156,9 @@ impl Writer<'_> {
             ["lo", "hi", "in_lo", "in_hi"].map(|role| self.names.axis_temp(role, axis));
         let innermost = axis + 1 == rank;
         let reaches = match nest.reach {
-            Reach::Known(per_grid) => per_grid.values().any(|r| r[axis] != (0, 0)),
+            Reach::Known(per_grid) => per_grid.iter().any(|(&grid, r)| {
+                r[axis] != (0, 0) || !self.program.holds_point(nest.point_grid, grid)
+            }),
             _ => false,
         };
         let split = match split {
@@ -312,7 +320,8 @@ impl Writer<'_> {
         omp: String,
         clip: Vec<(Option<String>, Option<String>)>,
     ) {
-        let reach = boundary::reach_of_body(self.program, &part.body);
+        let point_grid = Footprint::of_part(self.program, part).written_grid(self.program);
+        let reach = boundary::reach_of_body(self.program, &part.body, point_grid);
         self.part_nest(part, omp, clip, &reach);
     }
 
@@ -343,6 +352,7 @@ impl Writer<'_> {
         let nest = Nest {
             subset: &part.subset,
             reach,
+            point_grid: Footprint::of_part(program, part).written_grid(program),
             grids: &grids,
             omp,
             row_start: Vec::new(),

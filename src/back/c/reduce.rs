@@ -58,6 +58,8 @@ impl Writer<'_> {
                 ReduceOp::Max | ReduceOp::Min => Nest {
                     subset: &part.subset,
                     reach: &reach,
+                    // A reduction's points lie on no grid it writes.
+                    point_grid: None,
                     grids: &grids,
                     omp: self.omp_parallel(&format!(
                         " for schedule(static) reduction({}: {value})",
@@ -74,6 +76,8 @@ impl Writer<'_> {
                     // a sequential loop folds them the same way.
                     subset: &part.subset,
                     reach: &reach,
+                    // A reduction's points lie on no grid it writes.
+                    point_grid: None,
                     grids: &grids,
                     omp: "/* 1-D: partials of 256 points folded in order, as the interpreter does */".into(),
                     row_start: Vec::new(),
@@ -85,6 +89,8 @@ impl Writer<'_> {
                 ReduceOp::Sum | ReduceOp::Product => Nest {
                     subset: &part.subset,
                     reach: &reach,
+                    // A reduction's points lie on no grid it writes.
+                    point_grid: None,
                     grids: &grids,
                     omp: self.omp_parallel(" for schedule(static)"),
                     row_start: vec![format!("{ty} {row} = {identity};")],

@@ -81,6 +81,10 @@ pub(crate) struct Writer<'a> {
     /// In a march: lines printed before every innermost loop of a step's
     /// nest (the prefetches of the rows ahead).
     pub(super) row_prefetch: Vec<String>,
+    /// The grid the points of the nest being printed lie in, when known
+    /// ([`crate::ir::Program::holds_point`]): a border read at offset zero of
+    /// a field on another grid takes its boundary mode.
+    pub(super) point_grid: Option<GridId>,
 }
 
 /// How a march's loop nest addresses the field it updates.
@@ -108,6 +112,7 @@ impl<'a> Writer<'a> {
             linkage,
             sizes_read: BTreeSet::new(),
             points_read: BTreeSet::new(),
+            point_grid: None,
             threads: None,
             tiling: None,
             window: false,

@@ -648,7 +648,10 @@ impl Sema {
             }
         }
         match self.scope.get(&name.name).map(|d| d.symbol) {
-            Some(Symbol::Field(id)) => Some(id),
+            Some(Symbol::Field(id)) if id.0 < self.program.fields.len() => Some(id),
+            // Declared, but its declaration failed (an unknown grid or
+            // boundary mode, bad time offsets) and said why: nothing more.
+            Some(Symbol::Field(_)) => None,
             Some(other) => {
                 self.errors.push(
                     Diagnostic::error(

@@ -209,7 +209,7 @@ fn lower_part(
         .map(|(_, p)| Footprint::of_part(program, p))
         .collect();
     let footprint = Footprint::merge(&footprints);
-    ctx.grid = written_grid(program, &footprint);
+    ctx.grid = footprint.written_grid(program);
     // Written levels first so their buffers are the kernel's first parameters.
     for (f, t) in footprint.written() {
         ctx.params.level(program, f, t, true);
@@ -378,16 +378,6 @@ fn lower_part(
         max_groups: None,
         align_x,
     }
-}
-
-/// The grid of every level `footprint` writes, if they share one.
-fn written_grid(program: &Program, footprint: &Footprint) -> Option<crate::ir::GridId> {
-    let mut grids = footprint
-        .written()
-        .into_iter()
-        .map(|(f, _)| program.fields[f.0].grid);
-    let first = grids.next()?;
-    grids.all(|g| g == first).then_some(first)
 }
 
 /// Where a kernel with vectors of `vector` elements starts its blocks along x:

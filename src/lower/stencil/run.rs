@@ -276,6 +276,8 @@ pub(super) fn thread_points(
 /// `first + lo >= 0 && first + last + hi <= size - 1` on every axis and grid
 /// of the levels in [`PointCtx::interior`]: the whole run reads inside the
 /// grids, so those reads need no boundary mode. `None` when no level needs one.
+/// The upper bound is tested on a grid other than the run's own even where
+/// no offset passes the point (`hi` = 0): that grid may be smaller.
 fn interior_condition(ctx: &mut PointCtx<'_>, shape: &Shape<'_>) -> Option<KExpr> {
     let rank = shape.rank();
     // Per (grid, axis), the widest offsets of any level on that grid.
@@ -297,7 +299,10 @@ fn interior_condition(ctx: &mut PointCtx<'_>, shape: &Shape<'_>) -> Option<KExpr
                 KExpr::bin(BinaryOp::Ge, first.clone(), KExpr::int(-lo)),
             );
         }
-        if hi > 0 {
+        // The run's points lie in its own grid; another grid may be smaller,
+        // so even a read at offset 0 of a field on it needs the bound.
+        let own = shape.grid == Some(crate::ir::GridId(grid));
+        if hi > 0 || !own {
             let last = (i64::from(shape.tile[d]) - 1) * shape.step(d);
             let size = ctx
                 .params
