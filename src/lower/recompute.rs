@@ -13,9 +13,14 @@
 //!    computed there; any other cell takes what the level holds in global
 //!    memory, as a tile load would. With `write_back`, a cell that is one of
 //!    the block's own points also goes to global memory (each point of the
-//!    subset is written by exactly one block);
+//!    subset is written by exactly one block). A block whose whole tile, and
+//!    every read of the producer from it, lies inside the grid and the subset
+//!    (nearly every block) takes an **interior path** instead: its cells are
+//!    their grid coordinates and the producer reads with no boundary mode;
 //! 3. a barrier, then the consumer at each of the thread's points, reading the
-//!    produced level from the tile.
+//!    produced level from the tile: a run of consecutive points lowered as a
+//!    stencil kernel's (`lower/stencil/run.rs`), whose fast path shares the
+//!    tile reads of its points in registers.
 //!
 //! The schedule (`schedule/fusion.rs`) guarantees what makes this equal to the
 //! two sweeps: the producer does not read its level, and the consumer writes
@@ -28,32 +33,8 @@ use crate::kir::{Helper, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Spac
 use crate::lower::letter;
 use crate::lower::plan::Launch;
 use crate::lower::point::{in_range, PointCtx, Tile};
+use crate::lower::stencil::{axis_vars, linear_thread, run, AxisVars};
 use crate::schedule::{FieldPlacement, HaloRecompute, StencilSchedule, TablePlacement};
-
-/// Variables of the thread's position along thread axis `d`.
-struct AxisVars {
-    /// Thread index (`tx`).
-    thread: Var,
-    /// Tile point loop variable (`px`).
-    point: Var,
-    /// Point within the block's points (`qx`).
-    in_block: Var,
-    /// Grid index (`ix`).
-    grid: Var,
-    /// First grid index of the block (`base_x`).
-    base: Var,
-}
-
-fn axis_vars(d: usize, vars: &mut Vars) -> AxisVars {
-    let l = ["x", "y", "z"][d];
-    AxisVars {
-        thread: vars.temp_int(format!("t{l}")),
-        point: vars.temp_int(format!("p{l}")),
-        in_block: vars.temp_int(format!("q{l}")),
-        grid: vars.temp_int(format!("i{l}")),
-        base: vars.temp_int(format!("base_{l}")),
-    }
-}
 
 /// The fused kernel of `producer` and `consumer` (single-part stencils over
 /// the same subset) and its launch.
@@ -74,12 +55,14 @@ pub(crate) fn lower_pair(
     let tile = schedule.tile;
     let per_block: [u32; 3] = [0, 1, 2].map(|d| block[d].saturating_mul(tile[d]));
     let mut kernel_vars = Vars::default();
-    let vars: Vec<AxisVars> = (0..rank).map(|d| axis_vars(d, &mut kernel_vars)).collect();
+    let vars: Vec<AxisVars> = (0..rank)
+        .map(|d| axis_vars(d, tile[d] > 1, &mut kernel_vars))
+        .collect();
     let point_coords: Vec<KExpr> = (0..rank)
-        .map(|a| KExpr::var(vars[rank - 1 - a].grid))
+        .map(|a| KExpr::var(vars[rank - 1 - a].first_grid))
         .collect();
     let in_block = (0..rank)
-        .map(|a| KExpr::var(vars[rank - 1 - a].in_block))
+        .map(|a| KExpr::var(vars[rank - 1 - a].first_in_block))
         .collect();
     let mut ctx = PointCtx::new(program, point_coords.clone(), in_block);
     ctx.wide = wide;
@@ -175,6 +158,43 @@ pub(crate) fn lower_pair(
         &shape,
         &recompute.halo,
     );
+    // The producer at a cell: its loads from global memory (the tiles cover
+    // only the consumer's reads), its store of the level into the tile.
+    let staged = std::mem::take(&mut ctx.tiles);
+    let producer_reads =
+        crate::lower::stencil::interior_levels(program, &Footprint::of_part(program, made), &ctx);
+    // Where the block's whole tile and every read of the producer from it
+    // lie inside the grid and the subset (nearly every block): the cells are
+    // their grid coordinates, the producer reads with no boundary mode.
+    // Lowered first, so that its variables keep the plain names.
+    let fast_cells = Cells::new(&mut ctx, &shape, &recompute.halo, field_id);
+    let fast_at: Vec<Var> = (0..rank)
+        .map(|a| ctx.params.vars.temp_int(format!("g{}", letter(rank, a))))
+        .collect();
+    let fast_exprs: Vec<KExpr> = fast_at.iter().map(|&v| KExpr::var(v)).collect();
+    let fast_test = block_inside(
+        &mut ctx,
+        &producer_reads,
+        (&vars, &shape, &lo_hi),
+        &recompute.halo,
+        fast_cells.grid,
+    );
+    ctx.interior = producer_reads;
+    ctx.on_interior = true;
+    let fast = compute_cell(
+        &mut ctx,
+        made,
+        &fast_exprs,
+        &fast_exprs,
+        (&fast_cells, &shape, &lo_hi),
+        (field_id, level_buffer, produced, recompute.write_back),
+        module,
+    );
+    ctx.on_interior = false;
+    ctx.interior = Default::default();
+
+    // Elsewhere a cell outside the grid takes the level's boundary mode, and
+    // one outside the producer's subset what the level holds.
     let cells = Cells::new(&mut ctx, &shape, &recompute.halo, field_id);
     let at = cells.at(&vars);
     let grid_at: Vec<Var> = (0..rank)
@@ -194,46 +214,17 @@ pub(crate) fn lower_pair(
         cell_body.push(KStmt::Decl { var, init });
     }
     let cell_exprs: Vec<KExpr> = cell_at.iter().map(|&v| KExpr::var(v)).collect();
-    // The producer at the cell: its loads from global memory (the tiles cover
-    // only the consumer's reads), its store of the level into the tile.
-    let staged = std::mem::take(&mut ctx.tiles);
-    ctx.coords = cell_exprs.clone();
-    ctx.name_locals(&made.locals);
-    let mut code = ctx.declare_locals(made);
-    code.extend(ctx.stmts(&made.body, module, 1));
+    let computed = compute_cell(
+        &mut ctx,
+        made,
+        &cell_exprs,
+        &grid_exprs,
+        (&cells, &shape, &lo_hi),
+        (field_id, level_buffer, produced, recompute.write_back),
+        module,
+    );
     ctx.coords = point_coords;
     ctx.tiles = staged;
-    let mut computed = vec![KStmt::Block(redirect_stores(
-        code,
-        level_buffer,
-        produced,
-        &cells.tile_index(),
-    ))];
-    if recompute.write_back {
-        let own = own_point(&cells, &grid_exprs, &shape, &lo_hi);
-        let index = ctx.linear(field_id, cell_exprs.clone());
-        let store = KStmt::Store {
-            space: Space::Global,
-            array: level_buffer,
-            index: vec![index],
-            value: KExpr::Load {
-                space: Space::Shared,
-                array: produced,
-                index: cells.tile_index(),
-            },
-        };
-        computed.push(KStmt::Comment(format!(
-            "the block's own points of {hint} also go to global memory"
-        )));
-        computed.push(match own {
-            Some(cond) => KStmt::If {
-                cond,
-                then: vec![store],
-                otherwise: vec![],
-            },
-            None => store,
-        });
-    }
     let held = {
         let index = ctx.linear(field_id, cell_exprs.clone());
         KStmt::Store {
@@ -266,20 +257,42 @@ pub(crate) fn lower_pair(
         }];
     }
     cell_body.extend(resolved);
+    let halo_text = recompute
+        .halo
+        .iter()
+        .map(|(lo, hi)| format!("[{lo}:{hi}]"))
+        .collect::<String>();
+    let mut fast_body: Vec<KStmt> = fast_at
+        .iter()
+        .zip(fast_cells.at(&vars))
+        .map(|(&var, init)| KStmt::Decl { var, init })
+        .collect();
+    fast_body.extend(fast);
     let recompute_phase = vec![
         KStmt::Comment(format!(
-            "recompute phase: {} over the block's points and a halo of {} into {hint}_tile \
-             ({} mode outside the grid; points outside {}'s subset keep what {hint} holds)",
-            producer.name,
-            recompute
-                .halo
-                .iter()
-                .map(|(lo, hi)| format!("[{lo}:{hi}]"))
-                .collect::<String>(),
-            field.boundary.name(),
+            "recompute phase: {} over the block's points and a halo of {halo_text} into \
+             {hint}_tile",
             producer.name
         )),
-        cells.nest(&shape, &vars, cell_body),
+        KStmt::If {
+            cond: fast_test,
+            then: vec![
+                KStmt::Comment(
+                    "the block's tile and every read of it lie inside the grid and the \
+                     subset: no boundary mode"
+                        .to_string(),
+                ),
+                fast_cells.nest(&shape, &vars, fast_body),
+            ],
+            otherwise: vec![
+                KStmt::Comment(format!(
+                    "{} mode outside the grid; cells outside {}'s subset keep what {hint} holds",
+                    field.boundary.name(),
+                    producer.name
+                )),
+                cells.nest(&shape, &vars, cell_body),
+            ],
+        },
     ];
     ctx.tiles.insert(
         recompute.level,
@@ -290,15 +303,33 @@ pub(crate) fn lower_pair(
         },
     );
 
-    // 3. The consumer at the thread's points.
-    ctx.name_locals(&used.locals);
-    let mut point_body = vec![KStmt::Comment(format!(
+    // 3. The consumer at the thread's points: a run of consecutive points
+    //    along the outermost axis, as a stencil kernel's (its reads of the
+    //    tile shared between the run's points in registers).
+    let consumer_footprint = Footprint::of_part(program, used);
+    ctx.interior = crate::lower::stencil::interior_levels(program, &consumer_footprint, &ctx);
+    ctx.grid = consumer_footprint.written_grid(program);
+    let run_shape = run::Shape {
+        block,
+        tile,
+        vars: &vars,
+        hi: lo_hi.iter().map(|(_, hi)| hi.clone()).collect(),
+        fold: None,
+        vector: 1,
+        lo_x: None,
+        grid: ctx.grid,
+    };
+    let mut body = vec![KStmt::Comment(format!(
         "stencil {}, reading {hint} from {hint}_tile",
         consumer.name
     ))];
-    point_body.extend(ctx.declare_locals(used));
-    point_body.extend(ctx.stmts(&used.body, module, 1));
-    let body = point_loops(point_body, &vars, &shape, &lo_hi);
+    body.extend(run::first_points(&run_shape));
+    body.extend(run::thread_points(
+        &mut ctx,
+        &[(consumer.name.as_str(), used)],
+        &run_shape,
+        module,
+    ));
 
     let threads: u32 = block.iter().product();
     if !ctx.shared_tables.is_empty() {
@@ -363,6 +394,110 @@ pub(crate) fn lower_pair(
         max_groups: None,
         align_x: 1,
     }
+}
+
+/// The producer's code at a cell whose coordinates (after any boundary
+/// mapping) are `cell`, `at` before it, its stores sent to the tile; with
+/// `write_back`, the block's own points also stored to global memory.
+fn compute_cell(
+    ctx: &mut PointCtx<'_>,
+    made: &crate::ir::StencilPart,
+    cell: &[KExpr],
+    at: &[KExpr],
+    (cells, shape, lo_hi): (&Cells, &Shape, &[(KExpr, KExpr)]),
+    (field, level_buffer, produced, write_back): (crate::ir::FieldId, Var, Var, bool),
+    module: &mut Module,
+) -> Vec<KStmt> {
+    ctx.coords = cell.to_vec();
+    ctx.name_locals(&made.locals);
+    let mut code = ctx.declare_locals(made);
+    code.extend(ctx.stmts(&made.body, module, 1));
+    let mut computed = vec![KStmt::Block(redirect_stores(
+        code,
+        level_buffer,
+        produced,
+        &cells.tile_index(),
+    ))];
+    if write_back {
+        let own = own_point(cells, at, shape, lo_hi);
+        let hint = ctx.params.vars.decl(level_buffer).hint.clone();
+        let index = ctx.linear(field, cell.to_vec());
+        let store = KStmt::Store {
+            space: Space::Global,
+            array: level_buffer,
+            index: vec![index],
+            value: KExpr::Load {
+                space: Space::Shared,
+                array: produced,
+                index: cells.tile_index(),
+            },
+        };
+        computed.push(KStmt::Comment(format!(
+            "the block's own points of {hint} also go to global memory"
+        )));
+        computed.push(match own {
+            Some(cond) => KStmt::If {
+                cond,
+                then: vec![store],
+                otherwise: vec![],
+            },
+            None => store,
+        });
+    }
+    computed
+}
+
+/// Whether the whole tile of cells (the block's points widened by `halo`)
+/// lies inside the subset `lo_hi`, and every read of `reads` (per level, the
+/// box of offsets) from every cell inside its grid: then no cell needs a
+/// boundary mode, and every cell is computed.
+fn block_inside(
+    ctx: &mut PointCtx<'_>,
+    reads: &std::collections::BTreeMap<crate::analysis::Level, Vec<(i64, i64)>>,
+    (vars, shape, lo_hi): (&[AxisVars], &Shape, &[(KExpr, KExpr)]),
+    halo: &[(i64, i64)],
+    cells_grid: crate::ir::GridId,
+) -> KExpr {
+    let rank = shape.rank;
+    let mut tests = Vec::new();
+    for a in 0..rank {
+        let d = rank - 1 - a;
+        let base = KExpr::var(vars[d].base);
+        let first = KExpr::plus(base.clone(), KExpr::int(halo[a].0));
+        let last = KExpr::plus(
+            base,
+            KExpr::int(i64::from(shape.per_block[d]) - 1 + halo[a].1),
+        );
+        if halo[a].0 < 0 {
+            tests.push(KExpr::bin(BinaryOp::Ge, first.clone(), lo_hi[a].0.clone()));
+        }
+        tests.push(KExpr::bin(BinaryOp::Le, last.clone(), lo_hi[a].1.clone()));
+        for (&(field, _), range) in reads {
+            let grid = ctx.program.fields[field.0].grid;
+            let (lo, hi) = range[a];
+            if lo < 0 {
+                tests.push(KExpr::bin(
+                    BinaryOp::Ge,
+                    KExpr::plus(first.clone(), KExpr::int(lo)),
+                    KExpr::int(0),
+                ));
+            }
+            // The cells lie in the produced level's grid; another may be smaller.
+            let own = ctx.program.holds_point(Some(cells_grid), grid);
+            if hi > 0 || !own {
+                let size = ctx.params.grid_size(ctx.program, grid, a);
+                tests.push(KExpr::bin(
+                    BinaryOp::Lt,
+                    KExpr::plus(last.clone(), KExpr::int(hi)),
+                    size,
+                ));
+            }
+        }
+    }
+    tests
+        .into_iter()
+        .reduce(|a, b| KExpr::bin(BinaryOp::And, a, b))
+        .unwrap_or(KExpr::Lit(Value::Int(1)))
 }
 
 /// The block's shape.
@@ -621,83 +756,4 @@ pub(crate) fn redirect_stores(
             other => other,
         })
         .collect()
-}
-
-/// The consumer's code at each of the thread's points, guarded at the
-/// subset's upper edge.
-fn point_loops(
-    point_body: Vec<KStmt>,
-    vars: &[AxisVars],
-    shape: &Shape,
-    lo_hi: &[(KExpr, KExpr)],
-) -> Vec<KStmt> {
-    let rank = shape.rank;
-    let mut guard: Option<KExpr> = None;
-    for (d, v) in vars.iter().enumerate() {
-        if shape.per_block[d] == 1 && shape.block[d] == 1 {
-            // One point per block along this axis: always inside the subset.
-            continue;
-        }
-        let a = rank - 1 - d;
-        let test = KExpr::bin(BinaryOp::Le, KExpr::var(v.grid), lo_hi[a].1.clone());
-        guard = Some(match guard {
-            None => test,
-            Some(g) => KExpr::bin(BinaryOp::And, g, test),
-        });
-    }
-    let mut body = match guard {
-        Some(cond) => vec![KStmt::If {
-            cond,
-            then: point_body,
-            otherwise: vec![],
-        }],
-        None => point_body,
-    };
-    for (d, v) in vars.iter().enumerate() {
-        let points = shape.per_block[d] / shape.block[d].max(1);
-        let mut inner = vec![
-            KStmt::Decl {
-                var: v.in_block,
-                init: if points == 1 {
-                    KExpr::var(v.thread)
-                } else {
-                    KExpr::plus(
-                        KExpr::var(v.thread),
-                        KExpr::times(KExpr::var(v.point), KExpr::int(shape.block[d] as i64)),
-                    )
-                },
-            },
-            KStmt::Decl {
-                var: v.grid,
-                init: KExpr::plus(KExpr::var(v.base), KExpr::var(v.in_block)),
-            },
-        ];
-        inner.extend(body);
-        body = if points == 1 {
-            inner
-        } else {
-            vec![KStmt::For {
-                var: v.point,
-                start: KExpr::int(0),
-                end: KExpr::int(points as i64),
-                step: KExpr::int(1),
-                unroll: true,
-                body: inner,
-            }]
-        };
-    }
-    body
-}
-
-/// The thread's index within its block, `tx + bx * (ty + by * tz)`.
-fn linear_thread(rank: usize, block: [u32; 3], vars: &[AxisVars]) -> KExpr {
-    let mut e: Option<KExpr> = None;
-    for d in (0..rank).rev() {
-        let t = KExpr::var(vars[d].thread);
-        e = Some(match e {
-            None => t,
-            Some(outer) => KExpr::plus(t, KExpr::times(KExpr::int(block[d] as i64), outer)),
-        });
-    }
-    e.unwrap_or_else(|| KExpr::int(0))
 }

@@ -296,6 +296,17 @@ fn requests() -> Vec<(&'static str, ScheduleRequest)> {
                 ..fuse()
             },
         ),
+        // Runs of 8 rows: the consumer's fast path (its tile reads shared in
+        // registers) and edge path, and blocks whose whole tile is inside the
+        // grid (the recompute phase without boundary modes) beside others.
+        (
+            "fused-b8x2-t1x8",
+            ScheduleRequest {
+                block: Some(vec![8, 2]),
+                tile: Some(vec![1, 8]),
+                ..fuse()
+            },
+        ),
     ]
 }
 
@@ -306,7 +317,13 @@ fn fused_pairs_agree_with_the_interpreter_on_opencl_in_every_boundary_mode() {
     }
     for mode in ["clamp", "mirror", "periodic", "zero"] {
         let program = pair_program(mode, 0);
-        for (w, h) in [(1.0, 1.0), (3.0, 2.0), (37.0, 13.0), (70.0, 29.0)] {
+        for (w, h) in [
+            (1.0, 1.0),
+            (3.0, 2.0),
+            (37.0, 13.0),
+            (70.0, 29.0),
+            (45.0, 61.0),
+        ] {
             agree(&program, &[("w", w), ("h", h)], &requests());
         }
     }

@@ -11,7 +11,7 @@ use crate::lower::reduce::{fused_epilogue, FusedTerms};
 use run::{first_points, thread_points, Shape};
 use tile_load::{load_tiles, TileToLoad};
 
-mod run;
+pub(super) mod run;
 mod tile_load;
 
 use crate::schedule::{FieldPlacement, StencilSchedule, TablePlacement};
@@ -157,7 +157,7 @@ pub(super) struct AxisVars {
     pub base: Var,
 }
 
-fn axis_vars(d: usize, runs: bool, vars: &mut Vars) -> AxisVars {
+pub(super) fn axis_vars(d: usize, runs: bool, vars: &mut Vars) -> AxisVars {
     let l = ["x", "y", "z"][d];
     let first = if runs { "0" } else { "" };
     AxisVars {
@@ -403,7 +403,7 @@ const MAX_INTERIOR_OFFSET: i64 = 1 << 20;
 /// The levels read from global memory at offsets a boundary mode would map,
 /// with the box of offsets each is read at: a run whose whole box lies inside
 /// the grid reads them as they are (see `run::interior_condition`).
-fn interior_levels(
+pub(super) fn interior_levels(
     program: &Program,
     footprint: &Footprint,
     ctx: &PointCtx<'_>,
@@ -423,7 +423,7 @@ fn interior_levels(
 }
 
 /// The thread's index within its block, `tx + bx * (ty + by * tz)`.
-fn linear_thread(rank: usize, block: [u32; 3], vars: &[AxisVars]) -> KExpr {
+pub(super) fn linear_thread(rank: usize, block: [u32; 3], vars: &[AxisVars]) -> KExpr {
     let mut e: Option<KExpr> = None;
     for d in (0..rank).rev() {
         let t = KExpr::var(vars[d].thread);

@@ -27,7 +27,7 @@ pub const MAX_UNROLLED_POINTS: u32 = 16;
 
 /// The shape of a kernel's threads: per thread axis (x first) the block, the
 /// points per thread, and the variables.
-pub(super) struct Shape<'a> {
+pub(in crate::lower) struct Shape<'a> {
     pub block: [u32; 3],
     pub tile: [u32; 3],
     pub vars: &'a [AxisVars],
@@ -69,7 +69,7 @@ impl Shape<'_> {
 
 /// The run's first point along each axis: `q = thread * tile` (x: `thread`)
 /// within the block, `i = base + q` in the grid.
-pub(super) fn first_points(shape: &Shape<'_>) -> Vec<KStmt> {
+pub(in crate::lower) fn first_points(shape: &Shape<'_>) -> Vec<KStmt> {
     let mut out = Vec::new();
     for d in (0..shape.rank()).rev() {
         let v = &shape.vars[d];
@@ -126,7 +126,7 @@ fn and(guard: Option<KExpr>, test: KExpr) -> Option<KExpr> {
 }
 
 /// The code of a thread's points (after the first points are declared).
-pub(super) fn thread_points(
+pub(in crate::lower) fn thread_points(
     ctx: &mut PointCtx<'_>,
     parts: &[(&str, &StencilPart)],
     shape: &Shape<'_>,
