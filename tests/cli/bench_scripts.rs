@@ -14,20 +14,7 @@ fn bench_dir() -> PathBuf {
 
 /// Every file under `bench/` whose extension is `extension`.
 fn bench_files(extension: &str) -> Vec<PathBuf> {
-    fn walk(dir: &Path, extension: &str, found: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, extension, found);
-            } else if path.extension().is_some_and(|e| e == extension) {
-                found.push(path);
-            }
-        }
-    }
-    let mut found = Vec::new();
-    walk(&bench_dir(), extension, &mut found);
-    found.sort();
-    found
+    common::files_under(&bench_dir(), extension)
 }
 
 fn python3() -> bool {
@@ -44,13 +31,11 @@ fn python3() -> bool {
     common::runtime_available("python3", probe)
 }
 
-#[test]
-fn every_bench_shell_script_parses() {
-    let scripts = bench_files("sh");
-    assert!(scripts.len() >= 5, "{scripts:?}");
+/// Runs `command` with `args` then each script, asserting that it succeeds.
+fn each_succeeds(scripts: Vec<PathBuf>, command: &str, args: &[&str]) {
     for script in scripts {
-        let out = Command::new("bash")
-            .arg("-n")
+        let out = Command::new(command)
+            .args(args)
             .arg(&script)
             .output()
             .unwrap();
@@ -64,29 +49,22 @@ fn every_bench_shell_script_parses() {
 }
 
 #[test]
+fn every_bench_shell_script_parses() {
+    let scripts = bench_files("sh");
+    assert!(scripts.len() >= 5, "{scripts:?}");
+    each_succeeds(scripts, "bash", &["-n"]);
+}
+
+#[test]
 fn every_bench_python_script_parses() {
     if !python3() {
         return;
     }
     let scripts = bench_files("py");
     assert!(scripts.len() >= 4, "{scripts:?}");
-    for script in scripts {
-        // Parsed, not compiled: nothing is written beside the script.
-        let out = Command::new("python3")
-            .args([
-                "-c",
-                "import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])",
-            ])
-            .arg(&script)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}: {}",
-            script.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    // Parsed, not compiled: nothing is written beside the script.
+    let parse = "import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])";
+    each_succeeds(scripts, "python3", &["-c", parse]);
 }
 
 #[test]

@@ -50,20 +50,7 @@ fn a_skip_names_the_running_test() {
 
 /// Every file under `tests/` whose extension is `extension`.
 fn files_under_tests(extension: &str) -> Vec<PathBuf> {
-    fn walk(dir: &Path, extension: &str, found: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, extension, found);
-            } else if path.extension().is_some_and(|e| e == extension) {
-                found.push(path);
-            }
-        }
-    }
-    let mut found = Vec::new();
-    walk(&root().join("tests"), extension, &mut found);
-    found.sort();
-    found
+    common::files_under(&root().join("tests"), extension)
 }
 
 fn root() -> &'static Path {

@@ -13,6 +13,24 @@ pub fn examples_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples")
 }
 
+/// Every file under `dir` (recursively) whose extension is `extension`, sorted.
+pub fn files_under(dir: &std::path::Path, extension: &str) -> Vec<PathBuf> {
+    fn walk(dir: &std::path::Path, extension: &str, found: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, extension, found);
+            } else if path.extension().is_some_and(|e| e == extension) {
+                found.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(dir, extension, &mut found);
+    found.sort();
+    found
+}
+
 /// Every `.sdsl` program of `examples/` and then of `bench/programs/`, each
 /// folder's sorted by name.
 pub fn example_and_bench_programs() -> Vec<PathBuf> {
