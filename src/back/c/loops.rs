@@ -322,7 +322,7 @@ impl Writer<'_> {
     ) {
         let point_grid = Footprint::of_part(self.program, part).written_grid(self.program);
         let reach = boundary::reach_of_body(self.program, &part.body, point_grid);
-        self.part_nest(part, omp, clip, &reach);
+        self.part_nest(part, omp, clip, &reach, point_grid);
     }
 
     /// A stencil part's loop nest clipped to `clip`, with no OpenMP line and
@@ -332,7 +332,8 @@ impl Writer<'_> {
         part: &StencilPart,
         clip: Vec<(Option<String>, Option<String>)>,
     ) {
-        self.part_nest(part, String::new(), clip, &Reach::Inside);
+        let point_grid = Footprint::of_part(self.program, part).written_grid(self.program);
+        self.part_nest(part, String::new(), clip, &Reach::Inside, point_grid);
     }
 
     fn part_nest(
@@ -341,6 +342,7 @@ impl Writer<'_> {
         omp: String,
         clip: Vec<(Option<String>, Option<String>)>,
         reach: &Reach,
+        point_grid: Option<GridId>,
     ) {
         let program = self.program;
         self.source_comment(part.span);
@@ -352,7 +354,7 @@ impl Writer<'_> {
         let nest = Nest {
             subset: &part.subset,
             reach,
-            point_grid: Footprint::of_part(program, part).written_grid(program),
+            point_grid,
             grids: &grids,
             omp,
             row_start: Vec::new(),
