@@ -16,12 +16,16 @@
 //!   integer `/` and `%` (`int` and `long`) divide by anything known only at run
 //!   time (zero, -1 and `MIN` included, whose results the language defines), and
 //!   conversions of scaled values to `int`/`long` are often out of range;
+//! - fields that no stencil writes may lie on a second grid `h` a few points
+//!   smaller or larger than `g` (a `boundary none` one only where `h` is nowhere
+//!   smaller), so reads at points of `g` beyond `h` take their boundary mode;
 //! - a read at the parameter offset `k * scale` (which may wrap in `int`) is
 //!   printed so only for a field with a boundary mode that its stencil does not
 //!   write.
 #![allow(dead_code)]
 
 mod ast;
+mod names;
 mod print;
 mod strategy;
 

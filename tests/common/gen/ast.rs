@@ -269,6 +269,18 @@ pub struct GenReduction {
     pub parts: Vec<([AxisSel; 3], GenExpr)>,
 }
 
+/// A second grid `h` of the same rank, each axis `max(1, n + delta)` points
+/// (`int mK;` parameters), on which some read-only fields lie: a read of such
+/// a field at a point of `g` beyond `h`'s size takes the field's boundary mode.
+#[derive(Clone, Copy, Debug)]
+pub struct SecondGrid {
+    /// Size difference from `g` per axis (outermost first), -3 to 2.
+    pub deltas: [i8; 3],
+    /// Bit `f` asks for field `f` on `h`; granted when no stencil writes the
+    /// field and, for a `boundary none` field, `h` is nowhere smaller.
+    pub fields: u8,
+}
+
 /// A whole generated program.
 #[derive(Clone, Debug)]
 pub struct GenProgram {
@@ -292,4 +304,6 @@ pub struct GenProgram {
     pub check: Option<(usize, i8, u8)>,
     /// Iterate count.
     pub iterations: u8,
+    /// A second grid holding some read-only fields.
+    pub second: Option<SecondGrid>,
 }

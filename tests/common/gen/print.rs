@@ -310,6 +310,29 @@ impl GenProgram {
         self.sizes.len()
     }
 
+    /// Whether field `f` lies on the second grid `h` (see [`SecondGrid`]).
+    fn on_second(&self, f: usize) -> bool {
+        let Some(second) = self.second else {
+            return false;
+        };
+        let written = self
+            .stencils
+            .iter()
+            .flatten()
+            .any(|part| self.targets(part).contains(&f));
+        let never_smaller = second.deltas[..self.rank()].iter().all(|&d| d >= 0);
+        f < 8
+            && second.fields & (1 << f) != 0
+            && !written
+            && (self.fields[f].boundary != Boundary::None || never_smaller)
+    }
+
+    /// The size of the second grid along `axis`.
+    fn second_size(&self, axis: usize) -> i64 {
+        let delta = self.second.map_or(0, |s| i64::from(s.deltas[axis]));
+        (self.sizes[axis] + delta).max(1)
+    }
+
     fn targets(&self, part: &GenPart) -> Vec<usize> {
         let n = self.fields.len();
         match &part.body {
@@ -383,7 +406,14 @@ impl GenProgram {
                     let v = match self.generator_name(&p.name) {
                         "alpha" => self.alpha,
                         "k" => self.shift() as f64,
-                        name => self.sizes[name[1..].parse::<usize>().expect("size param")] as f64,
+                        name => {
+                            let axis = name[1..].parse::<usize>().expect("size param");
+                            if name.starts_with('m') {
+                                self.second_size(axis) as f64
+                            } else {
+                                self.sizes[axis] as f64
+                            }
+                        }
                     };
                     Value::Double(v).cast(p.ty)
                 })
@@ -441,80 +471,6 @@ impl GenProgram {
             names.push("K".into());
         }
         names.iter().map(|n| self.rename(n).to_string()).collect()
-    }
-
-    /// The generator's names and the reserved words (of C, C++, OpenCL C, CUDA)
-    /// and generated-code names that replace them in every other program: the
-    /// back-ends must name their output around any of them.
-    fn renames(&self) -> &'static [(&'static str, &'static str)] {
-        const RESERVED: &[(&str, &str)] = &[
-            ("f0", "scratch"),
-            ("f1", "kernel"),
-            ("f2", "local"),
-            ("f3", "a_tile"),
-            ("n0", "short"),
-            ("n1", "g_n0"),
-            ("n2", "restrict"),
-            ("alpha", "threadIdx"),
-            ("c0", "global"),
-            ("c1", "private"),
-            ("c2", "half"),
-            ("c3", "signed"),
-            ("K", "int4"),
-            ("g", "constant"),
-            ("s0", "tid"),
-            ("s1", "blockDim"),
-            ("s2", "get_global_id"),
-            ("r0", "partials"),
-            ("r1", "__syncthreads"),
-            ("t0", "value"),
-            ("t1", "float2"),
-            ("t2", "iter"),
-            ("t3", "size_x"),
-        ];
-        if self.iterations % 2 == 1 {
-            RESERVED
-        } else {
-            &[]
-        }
-    }
-
-    /// The name `name` of the generator has in the printed program.
-    fn rename<'n>(&self, name: &'n str) -> &'n str {
-        match self.renames().iter().find(|(from, _)| *from == name) {
-            Some((_, to)) => to,
-            None => name,
-        }
-    }
-
-    /// The generator's name of a name of the printed program.
-    fn generator_name<'n>(&self, name: &'n str) -> &'n str {
-        match self.renames().iter().find(|(_, to)| *to == name) {
-            Some((from, _)) => from,
-            None => name,
-        }
-    }
-
-    /// `text` with every identifier renamed by [`GenProgram::rename`].
-    fn renamed(&self, text: &str) -> String {
-        let mut out = String::with_capacity(text.len());
-        let mut word = String::new();
-        for c in text.chars().chain(std::iter::once('\n')) {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                word.push(c);
-                continue;
-            }
-            // A number (`1.5f`, `0x1`) is not an identifier.
-            if word.starts_with(|d: char| d.is_ascii_digit()) {
-                out.push_str(&word);
-            } else {
-                out.push_str(self.rename(&word));
-            }
-            word.clear();
-            out.push(c);
-        }
-        out.pop();
-        out
     }
 
     fn write_part(
@@ -641,6 +597,11 @@ impl fmt::Display for GenProgram {
         for axis in 0..self.rank() {
             writeln!(head, "int n{axis};").unwrap();
         }
+        if self.second.is_some() {
+            for axis in 0..self.rank() {
+                writeln!(head, "int m{axis};").unwrap();
+            }
+        }
         writeln!(head, "double alpha;").unwrap();
         writeln!(head, "int k;").unwrap();
         for (i, (ty, v)) in self.constants.iter().enumerate() {
@@ -674,6 +635,10 @@ impl fmt::Display for GenProgram {
         }
         let dims: String = (0..self.rank()).map(|a| format!("[n{a}]")).collect();
         writeln!(head, "grid g{dims};").unwrap();
+        if self.second.is_some() {
+            let dims: String = (0..self.rank()).map(|a| format!("[m{a}]")).collect();
+            writeln!(head, "grid h{dims};").unwrap();
+        }
         for (i, field) in self.fields.iter().enumerate() {
             let at = match field.levels {
                 1 => "0",
@@ -687,9 +652,10 @@ impl fmt::Display for GenProgram {
                 Boundary::Periodic => " boundary periodic",
                 Boundary::Zero => " boundary zero",
             };
+            let grid = if self.on_second(i) { "h" } else { "g" };
             writeln!(
                 head,
-                "{} griddata f{i} on g at {at}{boundary};",
+                "{} griddata f{i} on {grid} at {at}{boundary};",
                 field.ty.word()
             )
             .unwrap();
