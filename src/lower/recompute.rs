@@ -409,9 +409,7 @@ fn compute_cell(
     module: &mut Module,
 ) -> Vec<KStmt> {
     ctx.coords = cell.to_vec();
-    ctx.name_locals(&made.locals);
-    let mut code = ctx.declare_locals(made);
-    code.extend(ctx.stmts(&made.body, module, 1));
+    let code = ctx.part_code(made, module);
     let mut computed = vec![KStmt::Block(redirect_stores(
         code,
         level_buffer,

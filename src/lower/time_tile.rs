@@ -280,9 +280,7 @@ pub(crate) fn lower_time_tile(
                 let buffer = ctx.params.level(program, wf, wt, false);
                 let mut parts = Vec::new();
                 for part in &stencil.parts {
-                    ctx.name_locals(&part.locals);
-                    let mut code = ctx.declare_locals(part);
-                    code.extend(ctx.stmts(&part.body, module, 1));
+                    let code = ctx.part_code(part, module);
                     let code =
                         crate::lower::recompute::redirect_stores(code, buffer, target, cells);
                     let cond = in_subset(ctx, &part.subset, &coords, module);

@@ -101,9 +101,7 @@ pub(super) fn point_code(
 ) -> Vec<KStmt> {
     let mut point_body = Vec::new();
     for (stencil, part) in parts {
-        ctx.name_locals(&part.locals);
-        let mut code = ctx.declare_locals(part);
-        code.extend(ctx.stmts(&part.body, module, 1));
+        let code = ctx.part_code(part, module);
         if parts.len() == 1 {
             point_body = code;
         } else {
