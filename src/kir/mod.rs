@@ -12,6 +12,7 @@ pub mod helpers;
 pub mod names;
 pub mod print;
 pub mod rewrite;
+pub mod scopes;
 pub mod vector;
 pub mod verify;
 

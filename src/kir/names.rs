@@ -243,6 +243,14 @@ impl Namer {
     /// (`__syncthreads` becomes `syncthreads`), and a reserved prefix gets a `v_`
     /// before it (`sdsl_min` becomes `v_sdsl_min`).
     pub fn fresh(&mut self, preferred: &str) -> String {
+        let candidate = self.free_candidate(preferred, |_| true);
+        self.taken.insert(candidate.clone());
+        candidate
+    }
+
+    /// The first of [`Namer::fresh`]'s candidates for `preferred` that is free
+    /// here and that `also_free` accepts, not taken.
+    pub fn free_candidate(&self, preferred: &str, also_free: impl Fn(&str) -> bool) -> String {
         let mut base = identifier(preferred);
         if base.contains("__") || base.starts_with('_') {
             let parts: Vec<&str> = base.split('_').filter(|p| !p.is_empty()).collect();
@@ -260,16 +268,16 @@ impl Namer {
         } else {
             format!("{base}_")
         };
+        let free = |name: &str| self.is_free(name) && also_free(name);
         let mut candidate = base.clone();
-        if !self.is_free(&candidate) {
+        if !free(&candidate) {
             candidate = stem.clone();
         }
         let mut n = 2;
-        while !self.is_free(&candidate) {
+        while !free(&candidate) {
             candidate = format!("{stem}{n}");
             n += 1;
         }
-        self.taken.insert(candidate.clone());
         candidate
     }
 

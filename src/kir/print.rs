@@ -4,11 +4,13 @@
 //! same for every dialect, so the CUDA and OpenCL back-ends stay thin and a
 //! difference between them can only be one of spelling.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use crate::ir::{ScalarType, UnaryOp, Value};
 use crate::kir::helpers::{self, Spelling};
 use crate::kir::names::Namer;
+use crate::kir::scopes::{declaration_scopes, overlap};
 use crate::kir::{Builtin, Helper, KExpr, KParam, KStmt, Kernel, Module, Origin, Var};
 
 /// How a GPU language spells the kernel IR's constructs.
@@ -161,18 +163,29 @@ pub fn module_namer(module: &Module) -> Namer {
 
 /// The printed name of every variable of `kernel`, by [`Var`] index: the
 /// program's names first, then the generated temporaries, each as close to its
-/// hint as the [`Namer`] allows; tables by their module-scope names.
+/// hint as the [`Namer`] allows; tables by their module-scope names. Variables
+/// of disjoint scopes may share a name (see [`crate::kir::scopes`]).
 pub fn kernel_names(module: &Module, kernel: &Kernel, module_names: &Namer) -> Vec<String> {
-    let mut namer = module_names.clone();
+    let scopes = declaration_scopes(kernel);
     let decls = &kernel.vars.decls;
     let mut names = vec![String::new(); decls.len()];
+    // Each name given, with the variables that have it.
+    let mut given: HashMap<String, Vec<usize>> = HashMap::new();
     for pass in [Origin::Program, Origin::Derived, Origin::Generated] {
         for (i, decl) in decls.iter().enumerate() {
             match decl.origin {
                 Origin::Table(t) if pass == Origin::Program => {
                     names[i] = module.constants[t].name.clone()
                 }
-                origin if origin == pass => names[i] = namer.fresh(&decl.hint),
+                origin if origin == pass => {
+                    let name = module_names.free_candidate(&decl.hint, |name| {
+                        given.get(name).is_none_or(|holders| {
+                            holders.iter().all(|&h| !overlap(&scopes[h], &scopes[i]))
+                        })
+                    });
+                    given.entry(name.clone()).or_default().push(i);
+                    names[i] = name;
+                }
                 _ => {}
             }
         }
