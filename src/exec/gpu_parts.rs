@@ -90,13 +90,13 @@ impl<D: GpuDevice> GpuParts<D> {
             shm: ShmRequest::None,
             fuse: false,
             time_steps: Some(1),
+            fma,
             ..Default::default()
         };
         let mut schedule =
             Schedule::new(program, &request).map_err(|e| ExecError::Failed(e.to_string()))?;
         schedule.time = None;
-        let mut lowered = lower_for(program, &schedule, target, Some(env));
-        lowered.module.fma = fma;
+        let lowered = lower_for(program, &schedule, target, Some(env));
         let iterate = program.iterate.as_ref();
         // Reductions are folded on the host (in the interpreter's order), so
         // a check fused into the last stencil's kernel is never launched.

@@ -123,6 +123,7 @@ pub fn rewrite_host_for_cuda_in(
         let program = &region.program;
         let request = ScheduleRequest {
             wide_indices: options.wide_indices,
+            fma: options.fma,
             ..ScheduleRequest::default()
         };
         let mut schedule = Schedule::new(program, &request)
@@ -155,7 +156,6 @@ pub fn rewrite_host_for_cuda_in(
             (None, _) => {}
         }
         let mut lowered = lower(program, &schedule, Target::Cuda);
-        lowered.module.fma = options.fma;
         crate::lower::check_limits(&lowered.module, &DeviceLimits::CUDA_DEFAULT).map_err(|e| {
             ScheduleError(format!(
                 "region {}: {}; for -b overtile, change the pragma's `block:`",

@@ -434,24 +434,17 @@ pub fn run(
     // preset's choice (any schedule computes the same results).
     let device = crate::model::Device::default_device();
     let schedule = options.schedule(program, env, Target::OpenCl, device)?;
-    run_scheduled(
-        program,
-        env,
-        state,
-        &schedule,
-        options.fma,
-        options.progress.as_ref(),
-    )
+    run_scheduled(program, env, state, &schedule, options.progress.as_ref())
 }
 
-/// Runs `program` through OpenCL under `schedule` (without `--fma`).
+/// Runs `program` through OpenCL under `schedule` (contracting `a * b + c` when its `fma` says so).
 pub fn run_with_schedule(
     program: &Program,
     env: &RunEnv,
     state: &mut FieldState,
     schedule: &Schedule,
 ) -> Result<RunSummary, ExecError> {
-    run_scheduled(program, env, state, schedule, false, None)
+    run_scheduled(program, env, state, schedule, None)
 }
 
 fn run_scheduled(
@@ -459,12 +452,10 @@ fn run_scheduled(
     env: &RunEnv,
     state: &mut FieldState,
     schedule: &Schedule,
-    fma: bool,
     progress: Option<&ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
     crate::exec::check_inputs(program, env, state)?;
-    let mut lowered = lower_for(program, schedule, Target::OpenCl, Some(env));
-    lowered.module.fma = fma;
+    let lowered = lower_for(program, schedule, Target::OpenCl, Some(env));
     let mut session = Session::open()?;
     crate::exec::host_plan::run_observed(&mut session, program, &lowered, env, state, progress)
 }
