@@ -99,6 +99,8 @@ pub enum Cmp {
     Ge,
     /// `!=`
     Ne,
+    /// `==`
+    Eq,
 }
 
 impl Cmp {
@@ -109,8 +111,20 @@ impl Cmp {
             Cmp::Gt => ">",
             Cmp::Ge => ">=",
             Cmp::Ne => "!=",
+            Cmp::Eq => "==",
         }
     }
+}
+
+/// A logical operator over comparisons (each yields the `int` 0 or 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Logic {
+    /// `((a c b) && (c c d))`
+    And,
+    /// `((a c b) || (c c d))`
+    Or,
+    /// `(!(a c b))`: the second comparison is not printed.
+    Not,
 }
 
 /// An expression; indices are resolved modulo what exists when printed.
@@ -151,6 +165,9 @@ pub enum GenExpr {
     MinMax(bool, bool, Box<GenExpr>, Box<GenExpr>),
     /// `(a CMP b) ? c : d`
     Select(Cmp, Box<[GenExpr; 4]>),
+    /// Comparisons combined by `&&`, `||` or `!`, an `int` 0 or 1 used as a
+    /// value.
+    Logic(Logic, [Cmp; 2], Box<[GenExpr; 4]>),
     /// `((int)(a) / (int)(b))`, `%` when `rem`, in `long` when `long`: integer
     /// division by any value, zero, -1 and `MIN` included (the operands are
     /// conversions that may be out of range, which saturate).

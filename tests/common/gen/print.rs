@@ -96,6 +96,7 @@ impl Ctx<'_> {
             GenExpr::Neg(a) => self.is_int(a),
             GenExpr::Add(a, b) | GenExpr::Sub(a, b) => self.is_int(a) && self.is_int(b),
             GenExpr::Select(_, parts) => self.is_int(&parts[2]) && self.is_int(&parts[3]),
+            GenExpr::Logic(..) => true,
             GenExpr::IntDiv { long, .. } | GenExpr::BigCast(long, _) => !long,
             _ => false,
         }
@@ -213,6 +214,20 @@ impl Ctx<'_> {
                 };
                 format!("(({t})(({}) * {scale}))", self.expr(a))
             }
+            GenExpr::Logic(op, [c1, c2], parts) => {
+                let compare = |a: &GenExpr, c: &Cmp, b: &GenExpr| {
+                    format!("({} {} {})", self.expr(a), c.symbol(), self.expr(b))
+                };
+                let first = compare(&parts[0], c1, &parts[1]);
+                match op {
+                    Logic::Not => format!("(!{first})"),
+                    Logic::And | Logic::Or => format!(
+                        "({first} {} {})",
+                        if *op == Logic::And { "&&" } else { "||" },
+                        compare(&parts[2], c2, &parts[3])
+                    ),
+                }
+            }
             GenExpr::Select(cmp, parts) => format!(
                 "(({} {} {}) ? {} : {})",
                 self.expr(&parts[0]),
@@ -269,6 +284,10 @@ impl Ctx<'_> {
                 self.reads(b, out);
             }
             GenExpr::Select(_, parts) => parts.iter().for_each(|p| self.reads(p, out)),
+            GenExpr::Logic(op, _, parts) => {
+                let printed = if *op == Logic::Not { 2 } else { 4 };
+                parts[..printed].iter().for_each(|p| self.reads(p, out))
+            }
         }
     }
 
@@ -760,6 +779,6 @@ fn is_constant(e: &GenExpr) -> bool {
         | GenExpr::SafeDiv(a, b)
         | GenExpr::MinMax(_, _, a, b)
         | GenExpr::IntDiv { a, b, .. } => is_constant(a) && is_constant(b),
-        GenExpr::Select(_, parts) => parts.iter().all(is_constant),
+        GenExpr::Select(_, parts) | GenExpr::Logic(_, _, parts) => parts.iter().all(is_constant),
     }
 }

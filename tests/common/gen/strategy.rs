@@ -74,6 +74,16 @@ pub fn expr_strategy(flavor: Flavor) -> BoxedStrategy<GenExpr> {
             prop_oneof![Just(Math1::Fabs), Just(Math1::SqrtFabs), Just(Math1::Floor)].boxed()
         }
     };
+    let cmp = || {
+        prop_oneof![
+            Just(Cmp::Lt),
+            Just(Cmp::Le),
+            Just(Cmp::Gt),
+            Just(Cmp::Ge),
+            Just(Cmp::Ne),
+            Just(Cmp::Eq)
+        ]
+    };
     leaf.prop_recursive(3, 12, 4, move |inner| {
         let b = || inner.clone().prop_map(Box::new);
         prop_oneof![
@@ -88,11 +98,14 @@ pub fn expr_strategy(flavor: Flavor) -> BoxedStrategy<GenExpr> {
             2 => (math.clone(), any::<bool>(), b()).prop_map(|(m, s, a)| GenExpr::Math1(m, s, a)),
             1 => (any::<bool>(), any::<bool>(), b(), b())
                 .prop_map(|(m, s, a, c)| GenExpr::MinMax(m, s, a, c)),
+            1 => (cmp(), [inner.clone(), inner.clone(), inner.clone(), inner.clone()])
+                .prop_map(|(c, parts)| GenExpr::Select(c, Box::new(parts))),
             1 => (
-                prop_oneof![Just(Cmp::Lt), Just(Cmp::Le), Just(Cmp::Gt), Just(Cmp::Ge), Just(Cmp::Ne)],
+                prop_oneof![Just(Logic::And), Just(Logic::Or), Just(Logic::Not)],
+                [cmp(), cmp()],
                 [inner.clone(), inner.clone(), inner.clone(), inner.clone()],
             )
-                .prop_map(|(c, parts)| GenExpr::Select(c, Box::new(parts))),
+                .prop_map(|(op, c, parts)| GenExpr::Logic(op, c, Box::new(parts))),
         ]
     })
     .boxed()
