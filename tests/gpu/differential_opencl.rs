@@ -4,6 +4,11 @@
 //! interpreter: f32 within 1e-5 and f64 within 1e-12 of the largest magnitude of
 //! each level, ints exactly; iteration counts and the check exactly.
 //!
+//! A second property takes the schedule the model chooses (`model::choose`,
+//! what `run` does without schedule flags) for a random device preset, with
+//! or without `--fuse`, runs it on OpenCL against the interpreter, and
+//! renders `explain`'s report of it as text and JSON.
+//!
 //! The programs use only correctly rounded operations (`Flavor::CorrectlyRounded`,
 //! no `exp`), so that a `floor` or a comparison cannot turn an ulp of difference
 //! in a transcendental function into a large one.
@@ -15,7 +20,8 @@ use proptest::prelude::*;
 use stencilc::exec::{interp, opencl, FieldState};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ReduceOp, ScalarType, Value};
-use stencilc::schedule::Schedule;
+use stencilc::lower::Target;
+use stencilc::schedule::{Schedule, ScheduleRequest};
 
 fn opencl_here() -> bool {
     common::runtime_available(
@@ -139,6 +145,51 @@ proptest! {
         if let Err(msg) = fields_close(&program, &expected, &actual) {
             prop_assert!(false, "{}\n{}", msg, what);
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(common::proptest_config(gen::cases(16)))]
+
+    #[test]
+    fn the_schedules_the_model_chooses_agree_with_the_interpreter(
+        generated in gen::program_strategy(Flavor::CorrectlyRounded),
+        device in prop::sample::select(stencilc::model::device::DEVICES),
+        fuse in any::<bool>(),
+    ) {
+        if !opencl_here() {
+            return Ok(());
+        }
+        let (text, program) = generated.parse();
+        let env = RunEnv::new(&program, &generated.bindings(&program))
+            .unwrap_or_else(|e| panic!("analysis refused a generated program:\n{text}\n{e}"));
+        let mut expected = generated.initial_state(&program, &env);
+        let want = interp::run(&program, &env, &mut expected)
+            .unwrap_or_else(|e| panic!("the interpreter failed:\n{text}\n{e}"));
+        prop_assume!(gen::all_finite(&expected));
+        let request = ScheduleRequest { fuse, ..ScheduleRequest::default() };
+        let what = format!("{text}\ndevice {}, fuse {fuse}", device.name);
+        let choice = stencilc::model::choose::choose(&program, &request, &env, Target::OpenCl, &device)
+            .unwrap_or_else(|e| panic!("the model chose no schedule: {e}\n{what}"));
+        let what = format!("{what}\nchosen: {}", choice.reasons.join("; "));
+        let mut actual = generated.initial_state(&program, &env);
+        let have = opencl::run_with_schedule(&program, &env, &mut actual, &choice.schedule)
+            .unwrap_or_else(|e| panic!("OpenCL failed: {e}\n{what}"));
+        prop_assert_eq!(have.iterations, want.iterations, "iterations\n{}", what);
+        prop_assert_eq!(have.stopped_by_check, want.stopped_by_check, "check\n{}", what);
+        for ((name, a), (_, b)) in want.reductions.iter().zip(&have.reductions) {
+            if let Err(msg) = reduction_close(&program, &env, name, *a, *b) {
+                prop_assert!(false, "{}\n{}", msg, what);
+            }
+        }
+        if let Err(msg) = fields_close(&program, &expected, &actual) {
+            prop_assert!(false, "{}\n{}", msg, what);
+        }
+        let report = stencilc::explain::explain(&program, &env, Target::Cuda, &device, &request)
+            .unwrap_or_else(|e| panic!("explain failed: {e:?}\n{what}"));
+        prop_assert!(report.render().contains(&program.name), "{}", what);
+        let json = serde_json::to_string(&report).expect("the report serializes");
+        prop_assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok(), "{}", what);
     }
 }
 
