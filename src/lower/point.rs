@@ -278,8 +278,11 @@ impl<'a> PointCtx<'a> {
                 let a = self.expr(a, module);
                 let b = self.expr(b, module);
                 if let (KExpr::Lit(x), KExpr::Lit(y)) = (&a, &b) {
-                    if !x.ty().is_float() {
-                        // The interpreter's operator: `7 / 0` is 0, not a C error.
+                    // The interpreter's operator: `7 / 0` is 0, not a C error. A
+                    // comparison or logic of float literals is exact too (its
+                    // result is an int), and left unfolded it makes the OpenCL
+                    // and C compilers warn (`1.5 != 1.5`).
+                    if !x.ty().is_float() || !e.ty.is_float() {
                         return KExpr::Lit(binary_value(*op, *x, *y));
                     }
                 }
@@ -299,11 +302,19 @@ impl<'a> PointCtx<'a> {
                 cond,
                 then,
                 otherwise,
-            } => KExpr::Select(
-                Box::new(self.expr(cond, module)),
-                Box::new(self.expr(then, module)),
-                Box::new(self.expr(otherwise, module)),
-            ),
+            } => match self.expr(cond, module) {
+                // A condition known here picks its branch (as `?:` evaluates only
+                // that one, dropping the other changes nothing).
+                KExpr::Lit(c) => {
+                    let taken = if c.is_true() { then } else { otherwise };
+                    self.expr(taken, module)
+                }
+                cond => KExpr::Select(
+                    Box::new(cond),
+                    Box::new(self.expr(then, module)),
+                    Box::new(self.expr(otherwise, module)),
+                ),
+            },
             ExprKind::Call {
                 func,
                 float_form,
@@ -593,6 +604,7 @@ impl<'a> PointCtx<'a> {
         self.name_locals(&part.locals);
         let mut code = self.declare_locals(part);
         code.extend(self.stmts(&part.body, module, 1));
+        drop_unread_locals(&mut code, &self.locals);
         declare_at_first_assignment(&mut code);
         code
     }
@@ -647,6 +659,52 @@ fn declare_at_first_assignment(code: &mut Vec<KStmt>) {
         }
         at += 1;
     }
+}
+
+/// Removes the declarations and assignments of the `locals` that nothing in
+/// `code` reads, until none is left: a branch a literal condition dropped may
+/// hold a local's only read, and NVRTC warns of a variable set but never used.
+/// (Values are pure, so dropping an assignment changes nothing else.)
+fn drop_unread_locals(code: &mut Vec<KStmt>, locals: &[Var]) {
+    loop {
+        let mut read = BTreeSet::new();
+        crate::kir::print::visit_exprs(code, &mut |e| {
+            if let KExpr::Var(v) = e {
+                read.insert(*v);
+            }
+        });
+        let unread: BTreeSet<Var> = locals
+            .iter()
+            .copied()
+            .filter(|v| !read.contains(v))
+            .collect();
+        if !remove_writes(code, &unread) {
+            return;
+        }
+    }
+}
+
+/// Removes every declaration or assignment of a variable of `vars` from `code`,
+/// at any depth; whether it removed one.
+fn remove_writes(code: &mut Vec<KStmt>, vars: &BTreeSet<Var>) -> bool {
+    let before = code.len();
+    code.retain(
+        |s| !matches!(s, KStmt::Decl { var, .. } | KStmt::Assign { var, .. } if vars.contains(var)),
+    );
+    let mut removed = code.len() != before;
+    for stmt in code.iter_mut() {
+        match stmt {
+            KStmt::For { body, .. } | KStmt::Block(body) => removed |= remove_writes(body, vars),
+            KStmt::If {
+                then, otherwise, ..
+            } => {
+                removed |= remove_writes(then, vars);
+                removed |= remove_writes(otherwise, vars);
+            }
+            _ => {}
+        }
+    }
+    removed
 }
 
 /// Whether `expr` reads `var`.
