@@ -17,6 +17,7 @@ mod point;
 mod recompute;
 mod reduce;
 mod stencil;
+mod tidy;
 mod time_tile;
 
 pub use stencil::{loads_per_thread, MAX_UNROLLED_POINTS, MAX_UNROLLED_TILE_LOADS};
