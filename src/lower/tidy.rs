@@ -187,4 +187,40 @@ mod tests {
             assert!(declared_first, "{folded:?}");
         }
     }
+
+    #[test]
+    fn a_chain_of_unread_locals_goes_as_a_whole_and_read_ones_stay() {
+        let (a, b, kept) = (Var(0), Var(1), Var(2));
+        let store = KStmt::Store {
+            space: crate::kir::Space::Global,
+            array: Var(3),
+            index: vec![KExpr::int(0)],
+            value: KExpr::var(kept),
+        };
+        let mut code = vec![
+            zero(a),
+            zero(b),
+            zero(kept),
+            assign(a, KExpr::int(1)),
+            KStmt::If {
+                cond: KExpr::int(1),
+                then: vec![assign(b, KExpr::var(a))],
+                otherwise: vec![],
+            },
+            assign(kept, KExpr::int(2)),
+            store.clone(),
+        ];
+        drop_unread_locals(&mut code, &[a, b, kept]);
+        let expected = vec![
+            zero(kept),
+            KStmt::If {
+                cond: KExpr::int(1),
+                then: vec![],
+                otherwise: vec![],
+            },
+            assign(kept, KExpr::int(2)),
+            store,
+        ];
+        assert_eq!(format!("{code:?}"), format!("{expected:?}"));
+    }
 }
