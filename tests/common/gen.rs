@@ -35,8 +35,43 @@ pub use ast::*;
 #[allow(unused_imports)]
 pub use strategy::*;
 
-use stencilc::exec::{Buffer, FieldState};
-use stencilc::ir::{ScalarType, Value};
+use stencilc::exec::{interp, Buffer, FieldState, RunSummary};
+use stencilc::ir::env::RunEnv;
+use stencilc::ir::{Program, ScalarType, Value};
+
+/// A generated program run on the interpreter: its text, program, bindings,
+/// final state and summary.
+pub struct Interpreted {
+    /// The printed program.
+    pub text: String,
+    /// The program.
+    pub program: Program,
+    /// Its parameters bound.
+    pub env: RunEnv,
+    /// Every level of every field after the run.
+    pub state: FieldState,
+    /// Iterations, check and reductions.
+    pub summary: RunSummary,
+}
+
+/// Parses, binds and runs `generated` in the interpreter; panics (with the
+/// program text) when any step refuses it, since the generator promises
+/// valid programs.
+pub fn interpret(generated: &GenProgram) -> Interpreted {
+    let (text, program) = generated.parse();
+    let env = RunEnv::new(&program, &generated.bindings(&program))
+        .unwrap_or_else(|e| panic!("analysis refused a generated program:\n{text}\n{e}"));
+    let mut state = generated.initial_state(&program, &env);
+    let summary = interp::run(&program, &env, &mut state)
+        .unwrap_or_else(|e| panic!("the interpreter failed:\n{text}\n{e}"));
+    Interpreted {
+        text,
+        program,
+        env,
+        state,
+        summary,
+    }
+}
 
 /// Whether every value of every level is finite (programs whose raw stores
 /// overflowed are discarded rather than compared).

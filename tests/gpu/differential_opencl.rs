@@ -15,9 +15,10 @@
 
 use crate::common;
 
-use common::gen::{self, Flavor};
+use common::gen::{self, Flavor, GenProgram, Interpreted};
 use proptest::prelude::*;
-use stencilc::exec::{interp, opencl, FieldState};
+use proptest::test_runner::TestCaseError;
+use stencilc::exec::{opencl, FieldState};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ReduceOp, ScalarType, Value};
 use stencilc::lower::Target;
@@ -110,6 +111,49 @@ fn fields_close(
     Ok(())
 }
 
+/// The interpreter's run of `generated`; rejected (not compared) when a value
+/// overflowed.
+fn interpreted(generated: &GenProgram) -> Result<Interpreted, TestCaseError> {
+    let run = gen::interpret(generated);
+    prop_assume!(gen::all_finite(&run.state));
+    Ok(run)
+}
+
+/// Runs the program on OpenCL under `plan` from the same inputs and compares
+/// it with the interpreter's run; `what` describes the case.
+fn opencl_agrees(
+    generated: &GenProgram,
+    want: &Interpreted,
+    plan: &Schedule,
+    what: &str,
+) -> Result<(), TestCaseError> {
+    let (program, env) = (&want.program, &want.env);
+    let mut actual = generated.initial_state(program, env);
+    let have = opencl::run_with_schedule(program, env, &mut actual, plan)
+        .unwrap_or_else(|e| panic!("OpenCL failed: {e}\n{what}"));
+    prop_assert_eq!(
+        have.iterations,
+        want.summary.iterations,
+        "iterations\n{}",
+        what
+    );
+    prop_assert_eq!(
+        have.stopped_by_check,
+        want.summary.stopped_by_check,
+        "check\n{}",
+        what
+    );
+    for ((name, a), (_, b)) in want.summary.reductions.iter().zip(&have.reductions) {
+        if let Err(msg) = reduction_close(program, env, name, *a, *b) {
+            prop_assert!(false, "{}\n{}", msg, what);
+        }
+    }
+    if let Err(msg) = fields_close(program, &want.state, &actual) {
+        prop_assert!(false, "{}\n{}", msg, what);
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(common::proptest_config(gen::cases(24)))]
 
@@ -121,30 +165,12 @@ proptest! {
         if !opencl_here() {
             return Ok(());
         }
-        let (text, program) = generated.parse();
-        let env = RunEnv::new(&program, &generated.bindings(&program))
-            .unwrap_or_else(|e| panic!("analysis refused a generated program:\n{text}\n{e}"));
-        let mut expected = generated.initial_state(&program, &env);
-        let want = interp::run(&program, &env, &mut expected)
-            .unwrap_or_else(|e| panic!("the interpreter failed:\n{text}\n{e}"));
-        prop_assume!(gen::all_finite(&expected));
+        let want = interpreted(&generated)?;
         let request = schedule.request(&generated);
-        let what = format!("{text}\nschedule {request:?}");
-        let plan = Schedule::new(&program, &request)
+        let what = format!("{}\nschedule {request:?}", want.text);
+        let plan = Schedule::new(&want.program, &request)
             .unwrap_or_else(|e| panic!("the schedule was refused: {e}\n{what}"));
-        let mut actual = generated.initial_state(&program, &env);
-        let have = opencl::run_with_schedule(&program, &env, &mut actual, &plan)
-            .unwrap_or_else(|e| panic!("OpenCL failed: {e}\n{what}"));
-        prop_assert_eq!(have.iterations, want.iterations, "iterations\n{}", what);
-        prop_assert_eq!(have.stopped_by_check, want.stopped_by_check, "check\n{}", what);
-        for ((name, a), (_, b)) in want.reductions.iter().zip(&have.reductions) {
-            if let Err(msg) = reduction_close(&program, &env, name, *a, *b) {
-                prop_assert!(false, "{}\n{}", msg, what);
-            }
-        }
-        if let Err(msg) = fields_close(&program, &expected, &actual) {
-            prop_assert!(false, "{}\n{}", msg, what);
-        }
+        opencl_agrees(&generated, &want, &plan, &what)?;
     }
 }
 
@@ -160,32 +186,15 @@ proptest! {
         if !opencl_here() {
             return Ok(());
         }
-        let (text, program) = generated.parse();
-        let env = RunEnv::new(&program, &generated.bindings(&program))
-            .unwrap_or_else(|e| panic!("analysis refused a generated program:\n{text}\n{e}"));
-        let mut expected = generated.initial_state(&program, &env);
-        let want = interp::run(&program, &env, &mut expected)
-            .unwrap_or_else(|e| panic!("the interpreter failed:\n{text}\n{e}"));
-        prop_assume!(gen::all_finite(&expected));
+        let want = interpreted(&generated)?;
+        let (program, env) = (&want.program, &want.env);
         let request = ScheduleRequest { fuse, ..ScheduleRequest::default() };
-        let what = format!("{text}\ndevice {}, fuse {fuse}", device.name);
-        let choice = stencilc::model::choose::choose(&program, &request, &env, Target::OpenCl, &device)
+        let what = format!("{}\ndevice {}, fuse {fuse}", want.text, device.name);
+        let choice = stencilc::model::choose::choose(program, &request, env, Target::OpenCl, &device)
             .unwrap_or_else(|e| panic!("the model chose no schedule: {e}\n{what}"));
         let what = format!("{what}\nchosen: {}", choice.reasons.join("; "));
-        let mut actual = generated.initial_state(&program, &env);
-        let have = opencl::run_with_schedule(&program, &env, &mut actual, &choice.schedule)
-            .unwrap_or_else(|e| panic!("OpenCL failed: {e}\n{what}"));
-        prop_assert_eq!(have.iterations, want.iterations, "iterations\n{}", what);
-        prop_assert_eq!(have.stopped_by_check, want.stopped_by_check, "check\n{}", what);
-        for ((name, a), (_, b)) in want.reductions.iter().zip(&have.reductions) {
-            if let Err(msg) = reduction_close(&program, &env, name, *a, *b) {
-                prop_assert!(false, "{}\n{}", msg, what);
-            }
-        }
-        if let Err(msg) = fields_close(&program, &expected, &actual) {
-            prop_assert!(false, "{}\n{}", msg, what);
-        }
-        let report = stencilc::explain::explain(&program, &env, Target::Cuda, &device, &request)
+        opencl_agrees(&generated, &want, &choice.schedule, &what)?;
+        let report = stencilc::explain::explain(program, env, Target::Cuda, &device, &request)
             .unwrap_or_else(|e| panic!("explain failed: {e:?}\n{what}"));
         prop_assert!(report.render().contains(&program.name), "{}", what);
         let json = serde_json::to_string(&report).expect("the report serializes");

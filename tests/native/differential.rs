@@ -10,11 +10,10 @@ use crate::common;
 
 use std::sync::OnceLock;
 
-use common::gen::{self, Flavor, GenProgram};
+use common::gen::{self, Flavor};
 use proptest::prelude::*;
 use stencilc::exec::backend::RunOptions;
-use stencilc::exec::{interp, native, FieldState, RunSummary};
-use stencilc::ir::env::RunEnv;
+use stencilc::exec::native;
 
 /// Compiled objects go to a private temporary cache, shared by the cases of
 /// this run and removed with the process's temporary directory.
@@ -33,33 +32,12 @@ fn cc_available() -> bool {
     )
 }
 
-/// Parses, binds and runs `generated` in the interpreter; panics (with the
-/// program text) when any step refuses it, since the generator promises
-/// valid programs.
-fn interpret(
-    generated: &GenProgram,
-) -> (
-    String,
-    stencilc::ir::Program,
-    RunEnv,
-    FieldState,
-    RunSummary,
-) {
-    let (text, program) = generated.parse();
-    let env = RunEnv::new(&program, &generated.bindings(&program))
-        .unwrap_or_else(|e| panic!("analysis refused a generated program:\n{text}\n{e}"));
-    let mut state = generated.initial_state(&program, &env);
-    let summary = interp::run(&program, &env, &mut state)
-        .unwrap_or_else(|e| panic!("the interpreter failed:\n{text}\n{e}"));
-    (text, program, env, state, summary)
-}
-
 proptest! {
     #![proptest_config(common::proptest_config(gen::cases(200)))]
 
     #[test]
     fn generated_programs_are_valid(generated in gen::program_strategy(Flavor::Full)) {
-        interpret(&generated);
+        gen::interpret(&generated);
     }
 }
 
@@ -72,7 +50,8 @@ proptest! {
             return Ok(());
         }
         use_private_cache();
-        let (text, program, env, expected, want) = interpret(&generated);
+        let gen::Interpreted { text, program, env, state: expected, summary: want } =
+            gen::interpret(&generated);
         // Raw stores may overflow to inf and then NaN: nothing to compare bitwise.
         prop_assume!(gen::all_finite(&expected));
         let mut actual = generated.initial_state(&program, &env);
