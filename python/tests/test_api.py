@@ -3,6 +3,7 @@ kind (each a Python exception with a message that says what to do), inputs
 never changed, two threads at once, Ctrl-C between iterations."""
 
 import _thread
+import signal
 import threading
 
 import numpy as np
@@ -256,7 +257,17 @@ def test_two_programs_from_two_threads():
 SLOW_INTERP_ITERATIONS = 300_000
 
 
-def test_ctrl_c_interrupts_between_iterations_and_changes_nothing():
+@pytest.fixture
+def sigint_handled():
+    """Python's own SIGINT handler for the test. A process started as a
+    background job of a non-interactive shell has SIGINT ignored, Python then
+    installs no handler, and `_thread.interrupt_main` does nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_interrupts_between_iterations_and_changes_nothing(sigint_handled):
     prog = stencilc.Program(
         SLOW.replace("iterate 100000000", f"iterate {SLOW_INTERP_ITERATIONS}")
     )
@@ -293,7 +304,7 @@ SLOW_C = SLOW.replace("iterate 100000000", f"iterate {SLOW_C_ITERATIONS}")
 
 
 @pytest.mark.skipif(not has_c_compiler(), reason="no C compiler (cc) for the C back-end")
-def test_ctrl_c_interrupts_the_c_loop_between_iterations_and_changes_nothing():
+def test_ctrl_c_interrupts_the_c_loop_between_iterations_and_changes_nothing(sigint_handled):
     prog = stencilc.Program(SLOW_C)
     a = np.arange(1000, dtype=np.float64)
     before = a.copy()
