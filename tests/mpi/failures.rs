@@ -225,6 +225,63 @@ fn bad_decompositions_fail_on_every_rank_without_output() {
     }
 }
 
+/// Layouts that cannot be cut say what would work: a block thinner than the
+/// reach names the most ranks the axis takes, and grids of different sizes
+/// point to one rank (no decomposition helps them).
+#[test]
+fn layouts_that_cannot_be_cut_say_what_would_work() {
+    if !mpirun_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let two_grids = dir.path().join("two_grids.sdsl");
+    std::fs::write(
+        &two_grids,
+        "int n;\nint m;\ngrid g[n][n];\ngrid h[m][m];\n\
+         float griddata a on g at 0,1;\nfloat griddata b on h at 0;\n\
+         iterate 2 {\n    stencil s {\n        [1:n-2][1:n-2] : [1]a[0][0] = [0]a[0][1] + [0]b[0][0];\n    }\n}\n",
+    )
+    .expect("program");
+    let box2d2r = common::examples_dir().join("../bench/programs/box2d2r.sdsl");
+    let output = dir.path().join("out.npy");
+    let cases = [
+        (
+            &two_grids,
+            &["n=8", "m=10"][..],
+            "2x1",
+            "has grids of different sizes (8x8, 10x10)",
+            "or run it on one rank (`mpirun -np 1`",
+        ),
+        (
+            &box2d2r,
+            &["n=5", "steps=1"][..],
+            "3x1",
+            "blocks of 1 points along axis 0 are thinner than the program's reach (2)",
+            "give fewer ranks along axis 0 (at most 2)",
+        ),
+    ];
+    for (program, sets, decomposition, message, help) in cases {
+        let np: usize = decomposition
+            .split('x')
+            .map(|d| d.parse::<usize>().unwrap())
+            .product();
+        let mut command = mpirun(np);
+        command.arg(STENCILC).arg("run").arg(program);
+        for set in sets {
+            command.args(["--set", set]);
+        }
+        command
+            .arg(format!("--output=a={}", output.display()))
+            .args(["--decompose", decomposition]);
+        let ran = run_limited(command);
+        let stderr = String::from_utf8_lossy(&ran.stderr);
+        assert!(!ran.status.success(), "succeeded: {stderr}");
+        assert!(stderr.contains(message), "{message:?} not in: {stderr}");
+        assert!(stderr.contains(help), "{help:?} not in: {stderr}");
+        assert!(!output.exists(), "an output was written");
+    }
+}
+
 #[test]
 fn an_input_missing_on_one_rank_fails_every_rank() {
     if !mpirun_available() {

@@ -169,7 +169,7 @@ mod with_mpi {
             ));
         }
         let layout = Layout::new(&program, &env, &dims);
-        layout.map_err(|e| CliError::new(e, "choose another decomposition, or fewer ranks"))?;
+        layout.map_err(|e| CliError::new(e.message, e.help))?;
         Ok(Setup {
             program,
             env,

@@ -46,6 +46,34 @@ pub struct HaloBoxes {
     pub written: Vec<Bounds>,
 }
 
+/// Why a grid cannot be cut as asked ([`Layout::new`]): what is wrong, and
+/// what to change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutError {
+    /// What is wrong.
+    pub message: String,
+    /// What to change.
+    pub help: String,
+}
+
+impl LayoutError {
+    fn new(message: impl Into<String>, help: impl Into<String>) -> LayoutError {
+        LayoutError {
+            message: message.into(),
+            help: help.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for LayoutError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.message, self.help)
+    }
+}
+
+/// Help for what only a single-process run can do.
+const ONE_RANK: &str = "run it on one rank (`mpirun -np 1`, or without mpirun)";
+
 /// What `--decompose` asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DecomposeSpec {
@@ -74,7 +102,7 @@ pub fn parse_spec(text: &str) -> Result<DecomposeSpec, String> {
 
 /// The farthest read below and above the point, per axis, over every stencil
 /// and reduction (parameter values known).
-fn reach(program: &Program, env: &RunEnv, rank: usize) -> Result<Vec<(usize, usize)>, String> {
+fn reach(program: &Program, env: &RunEnv, rank: usize) -> Result<Vec<(usize, usize)>, LayoutError> {
     let Some(iterate) = &program.iterate else {
         return Ok(vec![(0, 0); rank]);
     };
@@ -86,10 +114,13 @@ fn reach(program: &Program, env: &RunEnv, rank: usize) -> Result<Vec<(usize, usi
         for read in &footprint.reads {
             for (axis, extent) in read.axes.iter().enumerate() {
                 let Some((lo, hi)) = extent else {
-                    return Err(format!(
-                        "field `{}` is read at an offset that is not known before the run, so \
-                         its ghost layers cannot be sized",
-                        program.fields[read.field.0].name
+                    return Err(LayoutError::new(
+                        format!(
+                            "field `{}` is read at an offset that is not known before the run, \
+                             so its ghost layers cannot be sized",
+                            program.fields[read.field.0].name
+                        ),
+                        format!("give the offset's parameters with --set, or {ONE_RANK}"),
                     ));
                 };
                 reach[axis].0 = reach[axis].0.max((-lo).max(0) as usize);
@@ -104,41 +135,65 @@ impl Layout {
     /// The layout of `program` over `dims` ranks per axis. Refuses several grids
     /// of different sizes, more ranks than points on an axis, and blocks
     /// thinner than the ghost layers their neighbours need.
-    pub fn new(program: &Program, env: &RunEnv, dims: &[usize]) -> Result<Layout, String> {
-        let global = env
-            .grid_dims()
-            .first()
-            .cloned()
-            .ok_or_else(|| format!("`{}` declares no grid to decompose", program.name))?;
+    pub fn new(program: &Program, env: &RunEnv, dims: &[usize]) -> Result<Layout, LayoutError> {
+        let global = env.grid_dims().first().cloned().ok_or_else(|| {
+            LayoutError::new(
+                format!("`{}` declares no grid to decompose", program.name),
+                ONE_RANK,
+            )
+        })?;
         if env.grid_dims().iter().any(|d| *d != global) {
-            return Err(format!(
-                "`{}` has grids of different sizes; --decompose needs every grid to have the same size",
-                program.name
+            let sizes: Vec<String> = env
+                .grid_dims()
+                .iter()
+                .map(|d| d.iter().map(usize::to_string).collect::<Vec<_>>().join("x"))
+                .collect();
+            return Err(LayoutError::new(
+                format!(
+                    "`{}` has grids of different sizes ({}); a decomposed run cuts every grid \
+                     in the same blocks, so they must have one size",
+                    program.name,
+                    sizes.join(", ")
+                ),
+                format!("give the grids one size with --set, or {ONE_RANK}"),
             ));
         }
         if dims.len() != global.len() {
-            return Err(format!(
-                "--decompose gives {} axes but the grid of `{}` has {}",
-                dims.len(),
-                program.name,
-                global.len()
+            return Err(LayoutError::new(
+                format!(
+                    "--decompose gives {} axes but the grid of `{}` has {}",
+                    dims.len(),
+                    program.name,
+                    global.len()
+                ),
+                format!(
+                    "give one count per axis ({} here), or `--decompose auto`",
+                    global.len()
+                ),
             ));
         }
         let reach = reach(program, env, global.len())?;
         let mut ghost = Vec::with_capacity(dims.len());
         for (axis, (&d, &n)) in dims.iter().zip(&global).enumerate() {
             if d > n {
-                return Err(format!(
-                    "{d} ranks along axis {axis}, which has only {n} points; give at most {n}"
+                return Err(LayoutError::new(
+                    format!("{d} ranks along axis {axis}, which has only {n} points"),
+                    format!("give at most {n} ranks along axis {axis}, or run on fewer ranks"),
                 ));
             }
             let (lo, hi) = if d > 1 { reach[axis] } else { (0, 0) };
             let thinnest = n / d;
             if d > 1 && thinnest < lo.max(hi) {
-                return Err(format!(
-                    "blocks of {thinnest} points along axis {axis} are thinner than the \
-                     program's reach ({}) there; use fewer ranks along axis {axis}",
-                    lo.max(hi)
+                return Err(LayoutError::new(
+                    format!(
+                        "blocks of {thinnest} points along axis {axis} are thinner than the \
+                         program's reach ({}) there",
+                        lo.max(hi)
+                    ),
+                    format!(
+                        "give fewer ranks along axis {axis} (at most {}), or run on fewer ranks",
+                        n / lo.max(hi).max(1)
+                    ),
                 ));
             }
             ghost.push((lo, hi));
