@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::alias::{call_obstacle, check_aliasing};
+use super::deptest::{constant_ranges, test_pair};
 use super::subscript::{delinearise, Context, Poly, Sub};
 use crate::front::c::loops::{Assign, BinOp, CUnit, Expr, Function, Loop, Ref, Stmt, Var};
 
@@ -511,6 +512,7 @@ fn dependences(facts: &mut NestFacts, ambiguous: &BTreeSet<String>) {
         loop_vars: &loop_vars,
         written: &written_scalars,
     };
+    let ranges = constant_ranges(&facts.loops, ambiguous);
     let mut by_array: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, a) in facts.accesses.iter().enumerate() {
         by_array.entry(a.array.clone()).or_default().push(i);
@@ -563,7 +565,8 @@ fn dependences(facts: &mut NestFacts, ambiguous: &BTreeSet<String>) {
                     .take_while(|(p, q)| p == q)
                     .count();
                 let common: Vec<String> = a.loops[..shared].to_vec();
-                let Some(distance) = test_pair(&subs[x], &subs[y], &common, &loop_vars) else {
+                let Some(distance) = test_pair(&subs[x], &subs[y], &common, &loop_vars, &ranges)
+                else {
                     continue;
                 };
                 // Distances are of the second access's iteration minus the first's:
@@ -665,107 +668,4 @@ fn scalar_written_inside(loops: &BTreeMap<String, Loop>, var: &str, name: &str) 
         });
         found
     })
-}
-
-/// The distance vector over the common loops of two accesses' subscripts, or
-/// `None` when they provably never touch the same element.
-fn test_pair(
-    a: &[Sub],
-    b: &[Sub],
-    common: &[String],
-    loop_vars: &BTreeSet<String>,
-) -> Option<Vec<(String, Option<i64>)>> {
-    let unknown = || common.iter().map(|v| (v.clone(), None)).collect::<Vec<_>>();
-    if a.len() != b.len() {
-        return Some(unknown());
-    }
-    let mut fixed: BTreeMap<String, i64> = BTreeMap::new();
-    for (sa, sb) in a.iter().zip(b) {
-        match (sa, sb) {
-            (Sub::Modulo(x, k1, m1), Sub::Modulo(y, k2, m2))
-                if x == y
-                    && m1 == m2
-                    && k1.checked_sub(*k2).is_some_and(|d| d.rem_euclid(*m1) != 0) =>
-            {
-                return None;
-            }
-            (Sub::Affine(p), Sub::Affine(q)) => {
-                let (pv, qv) = (p.without_constant(), q.without_constant());
-                let Some(diff) = p.constant_term().checked_sub(q.constant_term()) else {
-                    continue;
-                };
-                // Symbols that are not loop variables must cancel.
-                let terms = |x: &Poly| -> BTreeMap<Vec<String>, i64> { x.0.clone() };
-                if terms(&pv) == terms(&qv) {
-                    let vars: Vec<(String, i64)> =
-                        pv.0.iter()
-                            .filter(|(m, _)| m.len() == 1 && loop_vars.contains(&m[0]))
-                            .map(|(m, c)| (m[0].clone(), *c))
-                            .collect();
-                    let invariant_only =
-                        pv.0.keys()
-                            .all(|m| m.iter().all(|s| !loop_vars.contains(s)) || m.len() == 1);
-                    if !invariant_only {
-                        continue;
-                    }
-                    match vars.as_slice() {
-                        [] => {
-                            if diff != 0 {
-                                return None;
-                            }
-                        }
-                        [(v, c)] if common.contains(v) => {
-                            if diff.checked_rem(*c).is_none_or(|r| r != 0) {
-                                return None;
-                            }
-                            let d = diff.checked_div(*c).unwrap_or(0);
-                            if let Some(prev) = fixed.insert(v.clone(), d) {
-                                if prev != d {
-                                    return None;
-                                }
-                            }
-                        }
-                        _ => {
-                            let g = vars.iter().fold(0, |g, (_, c)| gcd(g, c.abs()));
-                            if g != 0 && diff.checked_rem(g).is_some_and(|r| r != 0) {
-                                return None;
-                            }
-                        }
-                    }
-                } else {
-                    // GCD test over all coefficients of loop variables (as separate unknowns).
-                    let mut g = 0;
-                    let mut symbolic = false;
-                    for x in [&pv, &qv] {
-                        for (m, c) in &x.0 {
-                            if m.len() == 1 && loop_vars.contains(&m[0]) {
-                                g = gcd(g, c.abs());
-                            } else {
-                                symbolic = true;
-                            }
-                        }
-                    }
-                    if !symbolic && g != 0 && diff.checked_rem(g).is_some_and(|r| r != 0) {
-                        return None;
-                    }
-                }
-            }
-            (Sub::Invariant(x), Sub::Invariant(y)) if x == y => {}
-            _ => {}
-        }
-    }
-    Some(
-        common
-            .iter()
-            .map(|v| (v.clone(), fixed.get(v).copied()))
-            .collect(),
-    )
-}
-
-fn gcd(a: i64, b: i64) -> i64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
 }

@@ -15,6 +15,7 @@ pub mod analysis;
 pub mod callee;
 pub mod criteria;
 pub mod cuda;
+pub mod deptest;
 pub mod device;
 pub mod lift;
 pub mod opencl;

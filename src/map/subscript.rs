@@ -57,6 +57,15 @@ impl Poly {
         self.0.get(&Vec::new()).copied().unwrap_or(0)
     }
 
+    /// The value of a polynomial without symbols.
+    pub fn as_constant(&self) -> Option<i64> {
+        match self.0.len() {
+            0 => Some(0),
+            1 => self.0.get(&Vec::new()).copied(),
+            _ => None,
+        }
+    }
+
     /// The polynomial without its constant term.
     pub fn without_constant(&self) -> Poly {
         let mut p = self.clone();
@@ -113,6 +122,17 @@ impl Context<'_> {
             Expr::Bin(BinOp::Sub, a, b) => self.poly(a)?.add(&self.poly(b)?, -1),
             Expr::Bin(BinOp::Mul, a, b) => self.poly(a)?.mul(&self.poly(b)?),
             Expr::Unary('-', a) => Poly::default().add(&self.poly(a)?, -1),
+            // Constants only (`N / 2` once the preprocessor has expanded
+            // `N`): C's truncating division and remainder.
+            Expr::Bin(op @ (BinOp::Div | BinOp::Mod), a, b) => {
+                let (a, b) = (self.poly(a)?.as_constant()?, self.poly(b)?.as_constant()?);
+                let value = if *op == BinOp::Div {
+                    a.checked_div(b)
+                } else {
+                    a.checked_rem(b)
+                };
+                value.map(Poly::constant)
+            }
             Expr::Cast(t, a) if t == "int" || t == "long" => self.poly(a),
             _ => None,
         }
@@ -321,6 +341,43 @@ mod tests {
             body: Vec::new(),
             lines: (1, 1),
         }
+    }
+
+    #[test]
+    fn constant_division_folds_as_c_truncates() {
+        let vars: BTreeSet<String> = ["i"].iter().map(|s| s.to_string()).collect();
+        let written = BTreeSet::new();
+        let cx = Context {
+            loop_vars: &vars,
+            written: &written,
+        };
+        // i + 1000 / 2 - 7 % 4 and -7 / 2 (C: -3)
+        let e = bin(
+            BinOp::Sub,
+            bin(
+                BinOp::Add,
+                var("i"),
+                bin(BinOp::Div, Expr::Int(1000), Expr::Int(2)),
+            ),
+            bin(BinOp::Mod, Expr::Int(7), Expr::Int(4)),
+        );
+        let Sub::Affine(p) = cx.sub(&e) else {
+            panic!("not affine: {:?}", cx.sub(&e));
+        };
+        assert_eq!(p.constant_term(), 497);
+        let Sub::Affine(p) = cx.sub(&bin(BinOp::Div, Expr::Int(-7), Expr::Int(2))) else {
+            panic!("not affine");
+        };
+        assert_eq!(p.as_constant(), Some(-3));
+        // Not folded: a division by zero, and a loop variable divided.
+        assert!(!matches!(
+            cx.sub(&bin(BinOp::Div, Expr::Int(7), Expr::Int(0))),
+            Sub::Affine(_)
+        ));
+        assert!(!matches!(
+            cx.sub(&bin(BinOp::Div, var("i"), Expr::Int(2))),
+            Sub::Affine(_)
+        ));
     }
 
     #[test]

@@ -218,6 +218,53 @@ fn unparsable_c_is_an_error_at_its_line_and_column() {
     assert!(err.contains("int x = 1 +;"), "{err}");
 }
 
+/// Dependences that the subscripts allow but the loop bounds do not: the
+/// second half of an array copied onto the first, and a row read 20 rows
+/// away (or mirrored about row 10) by loops of 9 rows. All three nests are
+/// parallel, and the mapped program prints what the original prints.
+#[test]
+fn loop_bounds_rule_out_dependences_the_subscripts_allow() {
+    if !cc_available() {
+        return;
+    }
+    let text = "#include <stdio.h>\n#define N 1000\n\
+                static double a[N], b[40][40];\n\
+                int main(void) {\n\
+                \x20   for (int i = 0; i < N; i++) a[i] = i * 0.5;\n\
+                \x20   for (int i = 0; i < 40; i++) for (int j = 0; j < 40; j++) b[i][j] = i - j;\n\
+                \x20   for (int i = 0; i < N / 2; i++)\n\
+                \x20       a[i] = a[i + N / 2] * 2.0;\n\
+                \x20   for (int i = 1; i < 10; i++)\n\
+                \x20       for (int j = 0; j < 10; j++)\n\
+                \x20           b[i][j] = b[i + 20][j] + b[20 - i][j + 1];\n\
+                \x20   for (int i = 0; i < N; i += 97) printf(\"%.17g\\n\", a[i]);\n\
+                \x20   for (int i = 0; i < 10; i++) printf(\"%.17g\\n\", b[i][i]);\n\
+                \x20   return 0;\n}\n";
+    let (out, dir) = map_text("bounds.c", text, &["--report"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = stdout(&out);
+    for nest in [
+        "nest main:7 (lines 7-8): stencil, mapped (parallel loops: i)",
+        "nest main:9",
+    ] {
+        assert!(report.contains(nest), "{nest:?} not in:\n{report}");
+    }
+    assert!(
+        report.contains("(parallel loops: i, j)"),
+        "the b nest is not parallel:\n{report}"
+    );
+    assert!(!report.contains("dependence on"), "{report}");
+    let mapped = dir.path().join("bounds.omp.c");
+    let out = map(
+        dir.path(),
+        &["bounds.c", "--target", "c", "-o", mapped.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let original = compile_and_run(&dir.path().join("bounds.c"), &dir.path().join("o"), false);
+    let parallel = compile_and_run(&mapped, &dir.path().join("m"), true);
+    assert_eq!(original, parallel);
+}
+
 #[test]
 fn constructs_the_analysis_cannot_follow_keep_the_nest_on_the_cpu() {
     if !cc_available() {
