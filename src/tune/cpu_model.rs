@@ -92,7 +92,7 @@ pub fn predict(program: &Program, env: &RunEnv, knobs: &Knobs, machine: &Machine
         time: knobs.time,
         tile: knobs.cpu_tile.clone(),
         threads: knobs.threads,
-        order: None,
+        order: knobs.cpu_order,
     };
     if let (Ok(shape), Ok(plan)) = (
         tile_shape(program),

@@ -6,7 +6,7 @@
 //!
 //! Everything the tuner varies is a field of [`RunOptions`]: it tunes whatever
 //! the back-ends honour (block, points per thread, staging, fusion, time
-//! tiling, CPU tiles, threads) and nothing else, through the same run API as
+//! tiling, CPU tiles, threads, the order of a CPU tile's steps) and nothing else, through the same run API as
 //! `stencilc run`.
 
 pub mod config;
@@ -19,6 +19,7 @@ pub mod tuner;
 use serde::{Deserialize, Serialize};
 
 use crate::exec::backend::RunOptions;
+use crate::schedule::cpu_tile::TileOrder;
 
 /// The schedule knobs of one configuration: the [`RunOptions`] fields the
 /// tuner sets. `None` leaves a knob to the back-end's own choice.
@@ -48,6 +49,9 @@ pub struct Knobs {
     /// OpenMP threads of the C back-end (`--threads`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<u32>,
+    /// The order of the C back-end's time tiles' inner steps (`--cpu-order`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_order: Option<TileOrder>,
 }
 
 fn axes(sizes: &[u32]) -> String {
@@ -71,6 +75,7 @@ impl Knobs {
         out.time = out.time.or(self.time);
         out.cpu_tile = out.cpu_tile.or_else(|| self.cpu_tile.clone());
         out.threads = out.threads.or(self.threads);
+        out.cpu_order = out.cpu_order.or(self.cpu_order);
         out
     }
 
@@ -87,6 +92,7 @@ impl Knobs {
             time: self.time,
             cpu_tile: self.cpu_tile.clone(),
             threads: self.threads,
+            cpu_order: self.cpu_order,
             ..options.clone()
         }
     }
@@ -115,6 +121,9 @@ impl Knobs {
         }
         if let Some(t) = self.time {
             parts.push(format!("--time {t}"));
+        }
+        if let Some(order) = self.cpu_order {
+            parts.push(format!("--cpu-order {}", order.spelling()));
         }
         if let Some(n) = self.threads {
             parts.push(format!("--threads {n}"));
@@ -175,5 +184,31 @@ mod tests {
         );
         assert_eq!(tuned.flags(), "--block 64,4 --tile 1,4 --time 3");
         assert_eq!(Knobs::default().label(), "default");
+    }
+
+    #[test]
+    fn the_cpu_order_is_a_flag_and_a_database_field() {
+        let march = Knobs {
+            time: Some(5),
+            cpu_order: Some(TileOrder::March),
+            ..Knobs::default()
+        };
+        assert_eq!(march.flags(), "--time 5 --cpu-order march");
+        let json = serde_json::to_string(&march).unwrap();
+        assert!(json.contains(r#""cpu_order":"march""#), "{json}");
+        assert_eq!(serde_json::from_str::<Knobs>(&json).unwrap(), march);
+        // Records written before the field existed still read.
+        let old: Knobs = serde_json::from_str(r#"{"time":5,"fuse":false}"#).unwrap();
+        assert_eq!(old.cpu_order, None);
+        // A `--cpu-order` given on the command line wins over the record.
+        let given = RunOptions {
+            cpu_order: Some(TileOrder::Wavefront),
+            ..RunOptions::default()
+        };
+        assert_eq!(march.fill(&given).cpu_order, Some(TileOrder::Wavefront));
+        assert_eq!(
+            march.fill(&RunOptions::default()).cpu_order,
+            Some(TileOrder::March)
+        );
     }
 }

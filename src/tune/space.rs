@@ -5,7 +5,10 @@
 //! GPU (OpenCL, CUDA): block shapes x points per thread (a run along the
 //! streaming axis) x time-tile sizes x staging (`--shm none` or the model's
 //! choice) x fusion (when the program has several stencils). CPU (C): tile
-//! sizes x time-tile sizes x threads. A `--config` file replaces the block,
+//! sizes x time-tile sizes x threads x the order of a tile's steps (the
+//! back-end's choice, and the march where it applies: the heuristic takes a
+//! march in 3-D only, and in 2-D it won by up to 1.2x on some stencils and
+//! lost on others, bench/NOTES.md). A `--config` file replaces the block,
 //! tile and time lists by its ranges.
 //!
 //! Pruned as unable to run: a schedule the scheduler refuses, kernels beyond
@@ -23,6 +26,7 @@ use crate::ir::env::RunEnv;
 use crate::ir::Program;
 use crate::lower::{lower, Target};
 use crate::model::{build, cost, Device};
+use crate::schedule::cpu_tile::{march_shape, tile_shape, TileOrder};
 use crate::schedule::time::requested_time_steps;
 
 use super::config::TuneConfig;
@@ -52,6 +56,8 @@ pub struct Ranges {
     pub cpu_tiles: Vec<Option<Vec<u32>>>,
     /// Thread counts (`None`: OpenMP's default).
     pub threads: Vec<Option<u32>>,
+    /// Orders of a CPU tile's inner steps (`None`: the back-end's choice).
+    pub cpu_orders: Vec<Option<TileOrder>>,
 }
 
 /// A configuration to measure, with the model's prediction (seconds per
@@ -161,6 +167,7 @@ pub fn default_ranges(
                 .collect(),
             shm: vec![None],
             fuse: vec![false],
+            cpu_orders: cpu_orders(program),
             ..Ranges::default()
         };
     }
@@ -206,6 +213,17 @@ pub fn default_ranges(
         times,
         cpu_tiles: vec![None],
         threads: vec![None],
+        cpu_orders: vec![None],
+    }
+}
+
+/// The back-end's choice of order, and the march where it applies.
+fn cpu_orders(program: &Program) -> Vec<Option<TileOrder>> {
+    let marches = tile_shape(program).is_ok_and(|shape| march_shape(program, &shape).is_ok());
+    if marches {
+        vec![None, Some(TileOrder::March)]
+    } else {
+        vec![None]
     }
 }
 
@@ -236,6 +254,8 @@ pub fn config_ranges(config: &TuneConfig, backend: Backend, machine: &Machine) -
                 .collect(),
             shm: vec![None],
             fuse: vec![false],
+            // The file has no spelling for the order: the back-end's choice.
+            cpu_orders: vec![None],
             ..Ranges::default()
         };
     }
@@ -248,6 +268,7 @@ pub fn config_ranges(config: &TuneConfig, backend: Backend, machine: &Machine) -
         times,
         cpu_tiles: vec![None],
         threads: vec![None],
+        cpu_orders: vec![None],
     }
 }
 
@@ -281,16 +302,24 @@ pub fn combinations(ranges: &Ranges) -> Vec<Knobs> {
                                     continue;
                                 }
                                 for threads in or_none(&ranges.threads) {
-                                    out.push(Knobs {
-                                        block: block.clone(),
-                                        tile: tile.clone(),
-                                        vector: vector.filter(|&w| w > 1),
-                                        shm: shm.clone().flatten(),
-                                        fuse: fuse.unwrap_or(false),
-                                        time,
-                                        cpu_tile: cpu_tile.clone().flatten(),
-                                        threads: threads.flatten(),
-                                    });
+                                    for cpu_order in or_none(&ranges.cpu_orders) {
+                                        let cpu_order = cpu_order.flatten();
+                                        // Untiled, no order applies.
+                                        if time == Some(1) && cpu_order.is_some() {
+                                            continue;
+                                        }
+                                        out.push(Knobs {
+                                            block: block.clone(),
+                                            tile: tile.clone(),
+                                            vector: vector.filter(|&w| w > 1),
+                                            shm: shm.clone().flatten(),
+                                            fuse: fuse.unwrap_or(false),
+                                            time,
+                                            cpu_tile: cpu_tile.clone().flatten(),
+                                            threads: threads.flatten(),
+                                            cpu_order,
+                                        });
+                                    }
                                 }
                             }
                         }
@@ -406,11 +435,20 @@ fn assess(
                         dims.len()
                     ));
                 }
-                // A tile larger than the grid is the whole grid along that axis.
+                // A tile larger than the grid is the whole grid along that
+                // axis; a march covers the outermost axis whole.
+                let marches = knobs.cpu_order == Some(TileOrder::March);
                 effective.cpu_tile = Some(
                     tile.iter()
                         .zip(dims.iter().rev())
-                        .map(|(&t, &d)| t.min(d as u32))
+                        .enumerate()
+                        .map(|(axis, (&t, &d))| {
+                            if marches && axis + 1 == dims.len() {
+                                d as u32
+                            } else {
+                                t.min(d as u32)
+                            }
+                        })
                         .collect(),
                 );
             }
@@ -512,19 +550,22 @@ mod tests {
         let ranges = default_ranges(&program, Backend::C, 2, &MACHINE);
         let base = RunOptions::default();
         let full = build_space(&program, &env, Family::Cpu(MACHINE), &ranges, &base, true);
-        // 11 tiles x 8 times x 2 thread counts, less the 10 explicit tiles of
-        // T = 1 (untiled whatever the tile); times 6, 8, 16 and 32 exceed 4
-        // iterations.
-        assert_eq!(full.considered, (11 * 8 - 10) * 2);
+        // 11 tiles x 8 times x 2 orders (the back-end's, the march) x 2
+        // thread counts, but T = 1 (untiled whatever the tile and order) once
+        // per thread count; times 6, 8, 16 and 32 exceed 4 iterations.
+        assert_eq!(full.considered, (11 * 7 * 2 + 1) * 2);
         let clamped: usize = full
             .pruned_unrunnable
             .iter()
             .filter(|(k, _)| k.contains("time-tile size above"))
             .map(|(_, v)| v)
             .sum();
-        assert_eq!(clamped, 11 * 4 * 2);
-        // Times 1, 2, 3 and 4 remain, T = 1 once.
-        assert_eq!(full.candidates.len(), (11 * 4 - 10) * 2);
+        assert_eq!(clamped, 11 * 4 * 2 * 2);
+        // Times 1, 2, 3 and 4 remain, T = 1 once. A march covers the
+        // outermost axis whole, so its 10 tiles are 4 row lengths (256, 512,
+        // 1024, 2048): 6 are the same schedule as another.
+        let marches = 11 - 6;
+        assert_eq!(full.candidates.len(), ((11 + marches) * 3 + 1) * 2);
         assert_eq!(full.pruned_hopeless, 0);
         let pruned = build_space(&program, &env, Family::Cpu(MACHINE), &ranges, &base, false);
         assert_eq!(
@@ -538,6 +579,50 @@ mod tests {
             .all(|c| c.predicted.unwrap() <= best * HOPELESS));
         // Best predicted first.
         assert_eq!(pruned.candidates[0].predicted, Some(best));
+    }
+
+    #[test]
+    fn the_cpu_space_tries_the_march_where_it_applies() {
+        let (program, env) = j2d(4096, 8);
+        let ranges = default_ranges(&program, Backend::C, 2, &MACHINE);
+        assert_eq!(ranges.cpu_orders, vec![None, Some(TileOrder::March)]);
+        let all = combinations(&ranges);
+        let march = all
+            .iter()
+            .find(|k| k.cpu_order == Some(TileOrder::March))
+            .expect("a march");
+        assert!(
+            march.flags().contains("--cpu-order march"),
+            "{}",
+            march.flags()
+        );
+        assert!(march.time.is_some_and(|t| t > 1));
+        assert!(!all
+            .iter()
+            .any(|k| k.time == Some(1) && k.cpu_order.is_some()));
+        // Its prediction is the back-end's model of the march it plans.
+        let predicted = cpu_model::predict(&program, &env, march, &MACHINE);
+        let plain = Knobs {
+            cpu_order: None,
+            ..march.clone()
+        };
+        assert_ne!(
+            predicted,
+            cpu_model::predict(&program, &env, &plain, &MACHINE)
+        );
+        // No march for a program it does not apply to (1-D), nor on a GPU.
+        let text = "int n;\ngrid g[n];\nfloat griddata a on g at 0,1;\n\
+            iterate 4 {\n  stencil s {\n    [1:n-2] : [1]a[0] = 0.5f*([0]a[-1] + [0]a[1]);\n  }\n}\n";
+        let line = crate::front::parse_program(crate::source::SourceFile::new("l.sdsl", text))
+            .expect("valid");
+        assert_eq!(
+            default_ranges(&line, Backend::C, 1, &MACHINE).cpu_orders,
+            vec![None]
+        );
+        assert_eq!(
+            default_ranges(&program, Backend::OpenCl, 2, &MACHINE).cpu_orders,
+            vec![None]
+        );
     }
 
     #[test]

@@ -320,7 +320,10 @@ fn dead_levels(program: &Program, written: &[FieldId]) -> Vec<(FieldId, i32, usi
 }
 
 /// The order in which a tile runs its inner steps.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum TileOrder {
     /// Level by level: each inner step over the whole window before the next
     /// (`for tstep { for part { rows } }`); the window is meant to stay in L2.
@@ -341,7 +344,7 @@ pub enum TileOrder {
 }
 
 impl TileOrder {
-    /// `levels` or `wavefront`, as `--cpu-order` spells it.
+    /// `levels`, `wavefront` or `march`, as `--cpu-order` spells it.
     pub fn spelling(self) -> &'static str {
         match self {
             TileOrder::Levels => "levels",
