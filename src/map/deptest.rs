@@ -269,57 +269,30 @@ mod tests {
 
     #[test]
     fn the_pair_test_gives_distances_unless_the_bounds_exclude_it() {
-        let i = vars(&["i"]);
-        let common = vec!["i".to_string()];
-        let r = ranges(&[("i", 1, 9)]);
-        let affine = |p: Poly| vec![Sub::Affine(p)];
-        // a[i] and a[i - 1]: distance 1.
-        assert_eq!(
+        // a[i] against a[i + offset], i in 1..=9 (or unbounded).
+        let pair = |offset: i64, ranges: &BTreeMap<String, (i64, i64)>| {
             test_pair(
-                &affine(poly(0, &[("i", 1)])),
-                &affine(poly(-1, &[("i", 1)])),
-                &common,
-                &i,
-                &r
-            ),
-            Some(vec![("i".to_string(), Some(1))])
-        );
-        // a[i] and a[i + 20]: i runs 1..=9, so never.
-        assert_eq!(
-            test_pair(
-                &affine(poly(0, &[("i", 1)])),
-                &affine(poly(20, &[("i", 1)])),
-                &common,
-                &i,
-                &r
-            ),
-            None
-        );
+                &[Sub::Affine(poly(0, &[("i", 1)]))],
+                &[Sub::Affine(poly(offset, &[("i", 1)]))],
+                &["i".to_string()],
+                &vars(&["i"]),
+                ranges,
+            )
+        };
+        let bounded = ranges(&[("i", 1, 9)]);
+        assert_eq!(pair(-1, &bounded), Some(vec![("i".to_string(), Some(1))]));
+        // a[i + 20] is never reached by i in 1..=9.
+        assert_eq!(pair(20, &bounded), None);
         // Without bounds, the same pair is a dependence at distance -20.
         assert_eq!(
-            test_pair(
-                &affine(poly(0, &[("i", 1)])),
-                &affine(poly(20, &[("i", 1)])),
-                &common,
-                &i,
-                &BTreeMap::new()
-            ),
+            pair(20, &BTreeMap::new()),
             Some(vec![("i".to_string(), Some(-20))])
         );
     }
 
     #[test]
     fn ranges_come_from_constant_bounds_only() {
-        let lp = |v: &str, lower: i64, upper: Expr| Loop {
-            var: v.into(),
-            declared: true,
-            lower: Expr::Int(lower),
-            upper,
-            step: 1,
-            not_canonical: None,
-            body: Vec::new(),
-            lines: (1, 1),
-        };
+        let lp = Loop::counted;
         let half = Expr::Bin(
             BinOp::Div,
             Box::new(Expr::Int(1000)),

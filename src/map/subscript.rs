@@ -331,26 +331,22 @@ mod tests {
         Expr::Bin(op, Box::new(a), Box::new(b))
     }
     fn lp(v: &str, lower: i64, upper: Expr) -> Loop {
-        Loop {
-            var: v.into(),
-            declared: true,
-            lower: Expr::Int(lower),
-            upper,
-            step: 1,
-            not_canonical: None,
-            body: Vec::new(),
-            lines: (1, 1),
+        Loop::counted(v, lower, upper)
+    }
+
+    /// The subscript of `e` in a nest over `vars` that writes no scalar.
+    fn sub_in(vars: &[&str], e: &Expr) -> Sub {
+        let vars: BTreeSet<String> = vars.iter().map(|s| s.to_string()).collect();
+        let written = BTreeSet::new();
+        Context {
+            loop_vars: &vars,
+            written: &written,
         }
+        .sub(e)
     }
 
     #[test]
     fn constant_division_folds_as_c_truncates() {
-        let vars: BTreeSet<String> = ["i"].iter().map(|s| s.to_string()).collect();
-        let written = BTreeSet::new();
-        let cx = Context {
-            loop_vars: &vars,
-            written: &written,
-        };
         // i + 1000 / 2 - 7 % 4 and -7 / 2 (C: -3)
         let e = bin(
             BinOp::Sub,
@@ -361,23 +357,21 @@ mod tests {
             ),
             bin(BinOp::Mod, Expr::Int(7), Expr::Int(4)),
         );
-        let Sub::Affine(p) = cx.sub(&e) else {
-            panic!("not affine: {:?}", cx.sub(&e));
+        let Sub::Affine(p) = sub_in(&["i"], &e) else {
+            panic!("not affine: {:?}", sub_in(&["i"], &e));
         };
         assert_eq!(p.constant_term(), 497);
-        let Sub::Affine(p) = cx.sub(&bin(BinOp::Div, Expr::Int(-7), Expr::Int(2))) else {
+        let Sub::Affine(p) = sub_in(&["i"], &bin(BinOp::Div, Expr::Int(-7), Expr::Int(2))) else {
             panic!("not affine");
         };
         assert_eq!(p.as_constant(), Some(-3));
         // Not folded: a division by zero, and a loop variable divided.
-        assert!(!matches!(
-            cx.sub(&bin(BinOp::Div, Expr::Int(7), Expr::Int(0))),
-            Sub::Affine(_)
-        ));
-        assert!(!matches!(
-            cx.sub(&bin(BinOp::Div, var("i"), Expr::Int(2))),
-            Sub::Affine(_)
-        ));
+        for e in [
+            bin(BinOp::Div, Expr::Int(7), Expr::Int(0)),
+            bin(BinOp::Div, var("i"), Expr::Int(2)),
+        ] {
+            assert!(!matches!(sub_in(&["i"], &e), Sub::Affine(_)), "{e}");
+        }
     }
 
     #[test]

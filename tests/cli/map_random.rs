@@ -361,31 +361,52 @@ fn with_loops_reversed(lines: &[&str], loops: &[usize]) -> Option<String> {
     Some(out.join("\n") + "\n")
 }
 
-fn check(nests: &[Nest]) -> Result<(), TestCaseError> {
-    let dir = tempfile::tempdir().unwrap();
-    let source = program(nests);
-    let original_path = dir.path().join("nests.c");
-    std::fs::write(&original_path, &source).unwrap();
-    let original = build_and_run(&original_path, &dir.path().join("original"), &[OPT]);
+/// A random program in a fresh folder (`nests.c`) and what `map --target
+/// TARGET -o OUT` made of it.
+struct Mapped {
+    dir: tempfile::TempDir,
+    source: String,
+    path: std::path::PathBuf,
+}
 
-    let mapped_path = dir.path().join("nests.omp.c");
-    let out = map(
-        dir.path(),
-        &[
-            "nests.c",
-            "--target",
-            "c",
-            "-o",
-            mapped_path.to_str().unwrap(),
-        ],
-    );
-    prop_assert!(
-        out.status.success(),
-        "map failed:\n{}\n{source}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mapped = std::fs::read_to_string(&mapped_path).unwrap();
-    let threaded = build_and_run(&mapped_path, &dir.path().join("mapped"), &[OPT, "-fopenmp"]);
+impl Mapped {
+    fn new(nests: &[Nest], target: &str, out: &str) -> Result<Mapped, TestCaseError> {
+        let dir = tempfile::tempdir().unwrap();
+        let source = program(nests);
+        write(&dir.path().join("nests.c"), &source);
+        let path = dir.path().join(out);
+        let ran = map(
+            dir.path(),
+            &["nests.c", "--target", target, "-o", path.to_str().unwrap()],
+        );
+        prop_assert!(
+            ran.status.success(),
+            "map failed:\n{}\n{source}",
+            String::from_utf8_lossy(&ran.stderr)
+        );
+        Ok(Mapped { dir, source, path })
+    }
+
+    fn original_path(&self) -> std::path::PathBuf {
+        self.dir.path().join("nests.c")
+    }
+
+    /// What the original program prints.
+    fn original_output(&self) -> String {
+        build_and_run(
+            &self.original_path(),
+            &self.dir.path().join("original"),
+            &[OPT],
+        )
+    }
+}
+
+fn check(nests: &[Nest]) -> Result<(), TestCaseError> {
+    let m = Mapped::new(nests, "c", "nests.omp.c")?;
+    let (dir, source, mapped_path) = (&m.dir, &m.source, &m.path);
+    let original = m.original_output();
+    let mapped = std::fs::read_to_string(mapped_path).unwrap();
+    let threaded = build_and_run(mapped_path, &dir.path().join("mapped"), &[OPT, "-fopenmp"]);
     prop_assert!(
         threaded == original,
         "the mapped program prints otherwise under OpenMP\n--- original\n{source}\n--- mapped\n{mapped}"
@@ -393,7 +414,7 @@ fn check(nests: &[Nest]) -> Result<(), TestCaseError> {
 
     // Nests lifted into SDSL programs run on the interpreter from the arrays
     // C holds before them, and must leave what C leaves, bit for bit.
-    let (lifted_nests, original_lines) = lifted(&original_path);
+    let (lifted_nests, original_lines) = lifted(&m.original_path());
     for nest in &lifted_nests {
         lift_against_c("nests", &original_lines, nest, None);
     }
@@ -459,33 +480,15 @@ proptest! {
 /// stencil loops, what stays on the CPU) on PoCL prints what the original
 /// prints, bit for bit.
 fn check_opencl(nests: &[Nest]) -> Result<(), TestCaseError> {
-    let dir = tempfile::tempdir().unwrap();
-    let source = program(nests);
-    let original_path = dir.path().join("nests.c");
-    write(&original_path, &source);
-    let original = build_and_run(&original_path, &dir.path().join("original"), &[OPT]);
-    let mapped_path = dir.path().join("nests.cl.c");
-    let out = map(
-        dir.path(),
-        &[
-            "nests.c",
-            "--target",
-            "opencl",
-            "-o",
-            mapped_path.to_str().unwrap(),
-        ],
-    );
-    prop_assert!(
-        out.status.success(),
-        "map failed:\n{}\n{source}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ran = build_and_run(&mapped_path, &dir.path().join("mapped"), &[OPT, "-lOpenCL"]);
+    let m = Mapped::new(nests, "opencl", "nests.cl.c")?;
+    let original = m.original_output();
+    let ran = build_and_run(&m.path, &m.dir.path().join("mapped"), &[OPT, "-lOpenCL"]);
     prop_assert!(
         ran == original,
-        "the OpenCL program prints otherwise\n--- original\n{source}\n--- mapped\n{}\n--- report\n{}",
-        std::fs::read_to_string(&mapped_path).unwrap(),
-        report(dir.path())
+        "the OpenCL program prints otherwise\n--- original\n{}\n--- mapped\n{}\n--- report\n{}",
+        m.source,
+        std::fs::read_to_string(&m.path).unwrap(),
+        report(m.dir.path())
     );
     Ok(())
 }
@@ -509,20 +512,9 @@ proptest! {
 /// CUDA runtime headers (running it needs a GPU: `gpu_map_cuda_runs_as_the_original`).
 fn check_cuda(nests: &[Nest], includes: &[std::path::PathBuf]) -> Result<(), TestCaseError> {
     use stencilc::exec::cuda::nvrtc;
-    let dir = tempfile::tempdir().unwrap();
-    let source = program(nests);
-    write(&dir.path().join("nests.c"), &source);
-    let cu = dir.path().join("nests.cu");
-    let out = map(
-        dir.path(),
-        &["nests.c", "--target", "cuda", "-o", cu.to_str().unwrap()],
-    );
-    prop_assert!(
-        out.status.success(),
-        "map failed:\n{}\n{source}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let output = std::fs::read_to_string(&cu).unwrap();
+    let m = Mapped::new(nests, "cuda", "nests.cu")?;
+    let (source, cu) = (&m.source, &m.path);
+    let output = std::fs::read_to_string(cu).unwrap();
     for unit in kernel_units(&output) {
         let compiled =
             nvrtc::compile_source(&unit, "sm_90", stencilc::back::cuda::NVRTC_OPTIONS, &[]);
@@ -532,7 +524,7 @@ fn check_cuda(nests: &[Nest], includes: &[std::path::PathBuf]) -> Result<(), Tes
             compiled.err().unwrap()
         );
     }
-    compile_host_part("nests", &cu, includes);
+    compile_host_part("nests", cu, includes);
     Ok(())
 }
 

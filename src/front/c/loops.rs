@@ -182,6 +182,23 @@ pub enum BinOp {
     Shr,
 }
 
+#[cfg(test)]
+impl Loop {
+    /// `for (int var = lower; var < upper; var++) {}` on line 1 (unit tests).
+    pub fn counted(var: &str, lower: i64, upper: Expr) -> Loop {
+        Loop {
+            var: var.into(),
+            declared: true,
+            lower: Expr::Int(lower),
+            upper,
+            step: 1,
+            not_canonical: None,
+            body: Vec::new(),
+            lines: (1, 1),
+        }
+    }
+}
+
 impl BinOp {
     /// The C spelling.
     pub fn symbol(self) -> &'static str {
