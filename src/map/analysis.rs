@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::alias::{call_obstacle, check_aliasing};
-use super::deptest::{constant_ranges, test_pair};
+use super::deptest::{loop_ranges, ranges_around, test_pair};
 use super::subscript::{delinearise, Context, Poly, Sub};
 use crate::front::c::loops::{Assign, BinOp, CUnit, Expr, Function, Loop, Ref, Stmt, Var};
 
@@ -146,7 +146,7 @@ pub fn analyse(
         check_aliasing(&mut facts, function, unit);
     }
     classify_scalars(&mut facts, root, &events, &locals, function);
-    dependences(&mut facts, &ambiguous);
+    dependences(&mut facts, &ambiguous, &locals);
     facts
 }
 
@@ -500,19 +500,22 @@ fn private_at(root: &Loop, events: &[&ScalarEvent]) -> Option<String> {
 
 /// Tests every pair of accesses to an array (one of them a write) and marks
 /// the loops their dependences carry as sequential.
-fn dependences(facts: &mut NestFacts, ambiguous: &BTreeSet<String>) {
+fn dependences(
+    facts: &mut NestFacts,
+    ambiguous: &BTreeSet<String>,
+    locals: &BTreeMap<String, Vec<String>>,
+) {
     let loop_vars: BTreeSet<String> = facts.loops.keys().cloned().collect();
-    let written_scalars: BTreeSet<String> = facts
-        .scalars
-        .iter()
-        .filter(|(_, r)| !matches!(r, ScalarRole::Local(_)))
-        .map(|(n, _)| n.clone())
-        .collect();
+    // Every scalar written in the nest varies, and so does every local (its
+    // initialiser runs again in each iteration of the loops around it).
+    let written_scalars: BTreeSet<String> =
+        facts.scalars.keys().chain(locals.keys()).cloned().collect();
     let cx = Context {
         loop_vars: &loop_vars,
         written: &written_scalars,
     };
-    let ranges = constant_ranges(&facts.loops, ambiguous);
+    let definitions = local_definitions(facts, locals, &cx);
+    let ranges = loop_ranges(&facts.loops, ambiguous, &cx);
     let mut by_array: BTreeMap<String, Vec<usize>> = BTreeMap::new();
     for (i, a) in facts.accesses.iter().enumerate() {
         by_array.entry(a.array.clone()).or_default().push(i);
@@ -522,7 +525,10 @@ fn dependences(facts: &mut NestFacts, ambiguous: &BTreeSet<String>) {
     for (array, ids) in &by_array {
         let mut subs: Vec<Vec<Sub>> = ids
             .iter()
-            .map(|&i| facts.accesses[i].index.iter().map(|e| cx.sub(e)).collect())
+            .map(|&i| {
+                let index = facts.accesses[i].index.iter();
+                index.map(|e| cx.sub(&definitions.apply(e))).collect()
+            })
             .collect();
         // One linear subscript everywhere: try to delinearise.
         if subs
@@ -538,6 +544,16 @@ fn dependences(facts: &mut NestFacts, ambiguous: &BTreeSet<String>) {
                 .collect();
             let mut bounds = facts.loops.clone();
             bounds.retain(|v, _| !ambiguous.contains(v));
+            // A loop's bounds say nothing of its variable read after the
+            // loop (`a[i*n + j]` below the `j` loop is `a[(i+1)*n]`).
+            for (&i, p) in ids.iter().zip(&polys) {
+                let around = &facts.accesses[i].loops;
+                for v in p.0.keys().flatten() {
+                    if !around.contains(v) {
+                        bounds.remove(v);
+                    }
+                }
+            }
             if let Some(dims) = delinearise(&polys, &bounds, &loop_vars) {
                 facts
                     .delinearised
@@ -565,8 +581,17 @@ fn dependences(facts: &mut NestFacts, ambiguous: &BTreeSet<String>) {
                     .take_while(|(p, q)| p == q)
                     .count();
                 let common: Vec<String> = a.loops[..shared].to_vec();
-                let Some(distance) = test_pair(&subs[x], &subs[y], &common, &loop_vars, &ranges)
-                else {
+                let around = [
+                    ranges_around(&ranges, &a.loops),
+                    ranges_around(&ranges, &b.loops),
+                ];
+                let Some(distance) = test_pair(
+                    &subs[x],
+                    &subs[y],
+                    &common,
+                    &loop_vars,
+                    [&around[0], &around[1]],
+                ) else {
                     continue;
                 };
                 // Distances are of the second access's iteration minus the first's:
@@ -640,6 +665,70 @@ fn dependences(facts: &mut NestFacts, ambiguous: &BTreeSet<String>) {
         }
     }
     facts.sequential = sequential;
+}
+
+/// Locals of the nest that subscripts may read through: each declared once,
+/// never assigned after, and initialised by an expression affine in the
+/// variables of the loops around its declaration and in invariants (`int c
+/// = i * n + j;`). Within its scope that expression has the local's value,
+/// so a subscript reading the local reads the expression.
+struct Definitions(Vec<(String, Expr)>);
+
+impl Definitions {
+    /// `e` with every such local replaced by its definition.
+    fn apply(&self, e: &Expr) -> Expr {
+        self.0.iter().fold(e.clone(), |e, (name, by)| {
+            super::transform::normalise::substitute(&e, name, by)
+        })
+    }
+}
+
+fn local_definitions(
+    facts: &NestFacts,
+    locals: &BTreeMap<String, Vec<String>>,
+    cx: &Context,
+) -> Definitions {
+    // Per local, its declarations by line (a nested loop's body is walked
+    // again from each loop around it).
+    let mut decls: BTreeMap<String, BTreeMap<usize, Option<Expr>>> = BTreeMap::new();
+    let mut assigned: BTreeSet<String> = BTreeSet::new();
+    for l in facts.loops.values() {
+        walk(&l.body, &mut |s| match s {
+            Stmt::Decl { name, init, line } => {
+                decls
+                    .entry(name.clone())
+                    .or_default()
+                    .insert(*line, init.clone());
+            }
+            Stmt::Assign(a) if a.target.index.is_empty() => {
+                assigned.insert(a.target.name.clone());
+            }
+            _ => {}
+        });
+    }
+    let mut found = Vec::new();
+    for (name, around) in locals {
+        let Some(set) = decls.get(name).filter(|d| d.len() == 1) else {
+            continue;
+        };
+        let Some((_, Some(init))) = set.first_key_value() else {
+            continue;
+        };
+        if assigned.contains(name) {
+            continue;
+        }
+        // Affine, reading no written scalar (other locals included), and no
+        // loop variable but those around the declaration.
+        let Some(p) = cx.poly(init) else { continue };
+        let outside =
+            p.0.keys()
+                .flatten()
+                .any(|s| cx.loop_vars.contains(s) && !around.contains(s));
+        if !outside {
+            found.push((name.clone(), init.clone()));
+        }
+    }
+    Definitions(found)
 }
 
 /// Whether loop `inner` is `outer` or nested in it.

@@ -199,6 +199,7 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
             "{p}stencilc_cuda_from_device(d_{f}, &h_{f}, sizeof(int));\n{p}{f} = h_{f};\n{p}cudaFree(d_{f});\n"
         ));
     }
+    g.push_str(&super::opencl::loop_exits(k, &p));
     g.push_str(&format!("{indent}}}\n"));
     g
 }

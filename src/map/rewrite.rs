@@ -11,7 +11,7 @@ use crate::front::c::loops::{Function, Loop};
 use crate::front::c::CFile;
 
 /// Whether `word` occurs as an identifier in `text`.
-fn mentions(text: &str, word: &str) -> bool {
+pub(super) fn mentions(text: &str, word: &str) -> bool {
     let bytes = text.as_bytes();
     let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut from = 0;
@@ -26,6 +26,20 @@ fn mentions(text: &str, word: &str) -> bool {
         from = end;
     }
     false
+}
+
+/// The text after the nest, up to the end of the function: what may read
+/// a value the nest leaves (a name it mentions is taken as live).
+pub(super) fn text_after(root: &Loop, function: &Function, file: &CFile) -> String {
+    let after: String = ((root.lines.1 + 1)..=function.lines.1)
+        .map(|l| file.original_line(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let last_line = file.original_line(root.lines.1);
+    format!(
+        "{}\n{after}",
+        last_line.rsplit_once('}').map_or("", |(_, rest)| rest)
+    )
 }
 
 /// The `#pragma omp parallel for` line for a nest whose parallel loops are
@@ -44,16 +58,7 @@ pub fn omp_clause(
             root.lines.0
         ));
     }
-    // The text after the nest, up to the end of the function: what is live after it.
-    let after: String = ((root.lines.1 + 1)..=function.lines.1)
-        .map(|l| file.original_line(l))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let last_line = file.original_line(root.lines.1);
-    let after = format!(
-        "{}\n{after}",
-        last_line.rsplit_once('}').map_or("", |(_, rest)| rest)
-    );
+    let after = text_after(root, function, file);
 
     // Collapse the band when the inner bounds do not depend on the outer loops.
     let mut collapse = 1;

@@ -12,12 +12,27 @@ use crate::front::c::loops::{BinOp, Expr, Loop};
 pub struct Poly(pub BTreeMap<Vec<String>, i64>);
 
 impl Poly {
-    fn constant(c: i64) -> Poly {
+    /// The constant `c`.
+    pub fn constant(c: i64) -> Poly {
         let mut p = Poly::default();
         if c != 0 {
             p.0.insert(Vec::new(), c);
         }
         p
+    }
+
+    /// `coefficient * m` (the product of the names of `m`).
+    pub fn monomial(m: Vec<String>, coefficient: i64) -> Poly {
+        let mut p = Poly::default();
+        if coefficient != 0 {
+            p.0.insert(m, coefficient);
+        }
+        p
+    }
+
+    /// `self * factor`; `None` on overflow.
+    pub fn scale(&self, factor: i64) -> Option<Poly> {
+        self.mul(&Poly::constant(factor))
     }
 
     fn symbol(name: &str) -> Poly {
@@ -27,7 +42,7 @@ impl Poly {
     }
 
     /// `self + sign * other`; `None` on overflow.
-    fn add(&self, other: &Poly, sign: i64) -> Option<Poly> {
+    pub fn add(&self, other: &Poly, sign: i64) -> Option<Poly> {
         let mut out = self.clone();
         for (m, c) in &other.0 {
             let e = out.0.entry(m.clone()).or_insert(0);
@@ -112,7 +127,10 @@ impl Context<'_> {
         ok
     }
 
-    fn poly(&self, e: &Expr) -> Option<Poly> {
+    /// `e` as a polynomial over loop variables and invariant scalars, or
+    /// `None` (a written scalar, an array element, a call, a division of
+    /// symbols...).
+    pub fn poly(&self, e: &Expr) -> Option<Poly> {
         match e {
             Expr::Int(v) => Some(Poly::constant(*v)),
             Expr::Load(r) if r.index.is_empty() && !self.written.contains(&r.name) => {

@@ -265,6 +265,194 @@ fn loop_bounds_rule_out_dependences_the_subscripts_allow() {
     assert_eq!(original, parallel);
 }
 
+/// Bounds that are symbols: `u[i]` against `u[i + n]` for `i < n` never
+/// meet, whatever `n` is. And a loop variable read after its loop is past
+/// its range: `a[j + 1][i - 10]` below `for (i = 0; i < 10; i++)` reads
+/// `a[j + 1][0]`, which the next `j` writes, and `r[i*n + j]` below the `j`
+/// loop is `r[(i + 1)*n]` (no row of its own: not delinearised), so `j` and
+/// `i` stay sequential.
+#[test]
+fn symbolic_bounds_rule_out_dependences_and_variables_after_their_loop_do_not() {
+    if !cc_available() {
+        return;
+    }
+    let text = "#include <stdio.h>\n\
+                static double u[200], a[8][16], s[8], r[48], t[8];\n\
+                static void halves(int n) {\n\
+                \x20   for (int i = 0; i < n; i++)\n\
+                \x20       u[i] = 0.5 * u[i + n] + 1.0;\n\
+                }\n\
+                static void rows(int m, int n, double *restrict r, double *restrict t) {\n\
+                \x20   int i, j;\n\
+                \x20   for (i = 0; i < m - 1; i++) {\n\
+                \x20       for (j = 0; j < n; j++)\n\
+                \x20           r[i * n + j] = r[i * n + j] * 2.0;\n\
+                \x20       t[i] = r[i * n + j];\n\
+                \x20   }\n\
+                }\n\
+                int main(void) {\n\
+                \x20   int i, j;\n\
+                \x20   for (i = 0; i < 200; i++) u[i] = i % 7;\n\
+                \x20   for (i = 0; i < 48; i++) r[i] = i;\n\
+                \x20   for (j = 0; j < 8; j++) for (i = 0; i < 16; i++) a[j][i] = j + i;\n\
+                \x20   halves(100);\n\
+                \x20   rows(8, 6, r, t);\n\
+                \x20   for (j = 0; j < 7; j++) {\n\
+                \x20       for (i = 0; i < 10; i++)\n\
+                \x20           a[j][i] = a[j][i] * 2.0;\n\
+                \x20       s[j] = a[j + 1][i - 10];\n\
+                \x20   }\n\
+                \x20   for (i = 0; i < 100; i += 9) printf(\"%.17g\\n\", u[i]);\n\
+                \x20   for (j = 0; j < 7; j++) printf(\"%.17g %.17g\\n\", s[j], t[j]);\n\
+                \x20   return 0;\n}\n";
+    let (out, dir) = map_text("after.c", text, &["--report"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = stdout(&out);
+    let nest = |header: &str| -> String {
+        let at = report
+            .find(header)
+            .unwrap_or_else(|| panic!("{header:?} not in:\n{report}"));
+        let rest = &report[at..];
+        rest[..rest[1..].find("\nnest ").map_or(rest.len(), |e| e + 1)].to_string()
+    };
+    let halves = nest("nest halves:4 (lines 4-5): parallel, mapped (parallel loops: i)");
+    assert!(!halves.contains("dependence on"), "{halves}");
+    let rows = nest("nest rows:9");
+    assert!(
+        rows.contains("i (line 9): 0 .. (m - 1); sequential: anti dependence on `r`"),
+        "{rows}"
+    );
+    assert!(!rows.contains("delinearisation: `r`"), "{rows}");
+    let sweep = nest("nest main:22");
+    assert!(
+        sweep.contains("j (line 22): 0 .. 7, 7 iterations; sequential: anti dependence on `a`"),
+        "{sweep}"
+    );
+    let mapped = dir.path().join("after.omp.c");
+    let out = map(
+        dir.path(),
+        &["after.c", "--target", "c", "-o", mapped.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let original = compile_and_run(&dir.path().join("after.c"), &dir.path().join("o"), false);
+    let parallel = compile_and_run(&mapped, &dir.path().join("m"), true);
+    assert_eq!(original, parallel);
+}
+
+/// Loop variables declared outside their loops, on a device: a statement
+/// after an inner loop reads the thread's own variable (`k`), the host sets
+/// the parallel loops' variables as the loops leave them (`i`, `j`, printed
+/// after), and a private scalar read after its nest (`t`) keeps that nest on
+/// the CPU, since a kernel would leave its last value on the device.
+#[test]
+fn loop_variables_read_after_their_loops_keep_their_values_on_opencl() {
+    if !cc_available() || !opencl_available() || !opencl_headers_available() {
+        return;
+    }
+    let text = "#include <stdio.h>\n\
+                static double A[16][8], B[16];\n\
+                int main(void) {\n\
+                \x20   int i, j, k;\n\
+                \x20   double t = 0.0;\n\
+                \x20   for (i = 0; i < 16; i++)\n\
+                \x20       for (j = 0; j < 8; j++)\n\
+                \x20           A[i][j] = i * 8 + j;\n\
+                \x20   printf(\"%d %d\\n\", i, j);\n\
+                \x20   for (i = 0; i < 16; i++) {\n\
+                \x20       for (k = 0; k < 8; k++)\n\
+                \x20           A[i][k] = A[i][k] * 0.5;\n\
+                \x20       B[i] = A[i][k - 1] + k;\n\
+                \x20   }\n\
+                \x20   for (i = 1; i < 15; i++) {\n\
+                \x20       t = B[i] + 1.0;\n\
+                \x20       B[i] = t * t;\n\
+                \x20   }\n\
+                \x20   printf(\"%d %.17g\\n\", i, t);\n\
+                \x20   for (j = 0; j < 16; j++)\n\
+                \x20       printf(\"%.17g\\n\", B[j]);\n\
+                \x20   return 0;\n}\n";
+    let (out, dir) = map_text("after.c", text, &["--target", "opencl", "--report"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = stdout(&out);
+    for expected in [
+        "nest main:6 (lines 6-8): parallel, mapped (parallel loops: i, j)",
+        "nest main:10 (lines 10-14): stencil, mapped (parallel loops: i)",
+        "`t` is read after the nest, and a kernel leaves its last value on the device",
+    ] {
+        assert!(report.contains(expected), "{expected:?} not in:\n{report}");
+    }
+    let mapped = dir.path().join("after.cl.c");
+    let out = map(
+        dir.path(),
+        &[
+            "after.c",
+            "--target",
+            "opencl",
+            "-o",
+            mapped.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let program = std::fs::read_to_string(&mapped).unwrap();
+    for expected in [
+        "\"    int k;\\n\"\n    \"    for (k = 0; k < 8; k += 1) {\\n\"",
+        "i = (0) < (16) ? (16) : (0);",
+        "if ((0) < (16)) j = (0) < (8) ? (8) : (0);",
+    ] {
+        assert!(
+            program.contains(expected),
+            "{expected:?} not in:\n{program}"
+        );
+    }
+    let original = compile_and_run(&dir.path().join("after.c"), &dir.path().join("o"), false);
+    let on_opencl = build_and_run(&mapped, &dir.path().join("m"), &["-lOpenCL"]);
+    assert!(original.starts_with("16 8\n15 "), "{original}");
+    assert_eq!(original, on_opencl);
+}
+
+/// A local declared in the nest takes a new value in each iteration: `int m
+/// = j % 2; u[j + m]` writes `u[2]` from `j = 1` and `j = 2`, so `j` is
+/// sequential; a local defined by an affine expression (`int m = i * 3`) is
+/// read through it (`u[3i + 20]` against `u[3i + 21]`: never equal).
+#[test]
+fn locals_in_subscripts_vary_with_their_loops() {
+    if !cc_available() {
+        return;
+    }
+    let text = "#include <stdio.h>\n\
+                static double u[64];\n\
+                int main(void) {\n\
+                \x20   for (int i = 0; i < 4; i++)\n\
+                \x20       for (int j = 0; j < 10; j++) {\n\
+                \x20           int m = j % 2;\n\
+                \x20           u[j + m] = u[j + m] + i * 10 + j;\n\
+                \x20       }\n\
+                \x20   for (int i = 0; i < 4; i++) {\n\
+                \x20       int m = i * 3;\n\
+                \x20       u[m + 20] = u[m + 21] + 1.0;\n\
+                \x20   }\n\
+                \x20   for (int i = 0; i < 34; i++) printf(\"%.17g\\n\", u[i]);\n\
+                \x20   return 0;\n}\n";
+    let (out, dir) = map_text("locals.c", text, &["--report"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = stdout(&out);
+    for expected in [
+        "j (line 5): 0 .. 10, 10 iterations; sequential: anti dependence on `u` (lines 7 and 7), distance (i: *, j: *)",
+        "nest main:9 (lines 9-12): parallel, mapped (parallel loops: i)",
+    ] {
+        assert!(report.contains(expected), "{expected:?} not in:\n{report}");
+    }
+    let mapped = dir.path().join("locals.omp.c");
+    let out = map(
+        dir.path(),
+        &["locals.c", "--target", "c", "-o", mapped.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let original = compile_and_run(&dir.path().join("locals.c"), &dir.path().join("o"), false);
+    let parallel = compile_and_run(&mapped, &dir.path().join("m"), true);
+    assert_eq!(original, parallel);
+}
+
 #[test]
 fn constructs_the_analysis_cannot_follow_keep_the_nest_on_the_cpu() {
     if !cc_available() {

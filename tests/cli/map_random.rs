@@ -7,7 +7,10 @@
 //! each statement an array element written from others at random affine
 //! subscripts (coefficients -1 to 2 per loop variable), so that flow, anti and
 //! output dependences of every distance and direction occur, and loops that
-//! carry none. Then:
+//! carry none; now and then a statement between the loops, before the
+//! innermost one or after it (reading its variable past the loop), and a
+//! write whose first subscript goes through a local (`int m = ...;`, affine
+//! or not). Then:
 //!
 //! - the mapped program, under OpenMP on three threads, prints what the
 //!   original prints, bit for bit (a wrong rewrite shows; a race may not);
@@ -28,7 +31,8 @@ use super::map::{build_and_run, cc_available, map, opencl_available, opencl_head
 use super::map_lift::{compile_host_part, cuda_include_dirs, kernel_units, lift_against_c, lifted};
 
 /// The arrays' edge, and the offset added to every subscript: loop variables
-/// run below [`MAX_TRIP`] + 2, so a subscript stays in `[3, 70]`.
+/// stay within `[0, MAX_TRIP + 2]` (the upper end read after a loop), so a
+/// subscript stays in `[0, 76]`.
 const EDGE: i64 = 80;
 const OFFSET: i64 = 26;
 const MAX_TRIP: i64 = 6;
@@ -38,9 +42,9 @@ const ARRAYS: [&str; 2] = ["A", "B"];
 /// Every program here is built at `-O1`. gcc 12.2's loop vectorizer (on at
 /// `-O2`) miscompiles some of them: `for i < 4 { for j < 3 { A[26][i + j + 26]
 /// = 0.5 * B[j + 26][i + 26] + 1.0; } }` leaves `A[26][27]` from iteration
-/// `(0, 1)` rather than the later `(1, 0)` (right at `-O0`, `-O1` and with
-/// `-fno-tree-vectorize`; found by this test, its seed kept beside it). The
-/// oracle must not be the compiler's bug.
+/// `(0, 1)` rather than the later `(1, 0)` (right at `-O0`, `-O1`, `-O3`,
+/// with `-fno-tree-loop-vectorize` and with Clang 15; found by this test, its
+/// seed kept beside it). The oracle must not be the compiler's bug.
 const OPT: &str = "-O1";
 
 /// `c0 * v0 + c1 * v1 + ... + constant`, over the nest's loop variables.
@@ -56,12 +60,25 @@ struct Access {
     subscripts: [Affine; 2],
 }
 
-/// `write = scale * read0 (+|-) read1 ... + 1.0`.
+/// `write = scale * read0 (+|-) read1 ... + 1.0`, the write's first
+/// subscript through a local where `local` says so.
 #[derive(Clone, Debug)]
 struct Statement {
     write: Access,
     reads: Vec<(bool, Access)>,
     scale: &'static str,
+    local: Option<Local>,
+}
+
+/// A local scalar declared before the statement, in the write's first
+/// subscript: `{ int m = SUBSCRIPT; A[m][...] = ...; }`, or one that is not
+/// affine in the loop variables, `{ int m = (SUBSCRIPT) % 3; A[(SUBSCRIPT) -
+/// m][...] = ...; }` (a multiple of 3: iterations that differ in the loop
+/// variables write one element).
+#[derive(Clone, Copy, Debug)]
+enum Local {
+    Affine,
+    Folded,
 }
 
 #[derive(Clone, Debug)]
@@ -73,6 +90,10 @@ struct Nest {
     /// A statement before the innermost loop (over the outer variables
     /// only): an imperfect nest.
     before_inner: Option<Statement>,
+    /// A statement after the innermost loop, over every variable: the
+    /// innermost one is then past its loop (its upper bound). The nest's
+    /// variables are declared outside its loops.
+    after_inner: Option<Statement>,
     /// Added to every subscript (the loops of a Jacobi-like nest run
     /// there instead, and its subscripts are the bare variables).
     offset: i64,
@@ -97,26 +118,51 @@ fn access(depth: usize) -> impl Strategy<Value = Access> {
 /// often 0) per subscript, as stencils read and write, so that many nests
 /// have parallel loops; else at any affine subscripts.
 fn unit_biased_access(depth: usize) -> impl Strategy<Value = Access> {
-    let unit = |depth: usize| {
-        (
-            0..depth.max(1),
-            prop::sample::select(vec![0i64, 0, 0, -1, 1, -2, 2]),
-        )
-            .prop_map(move |(var, constant)| {
-                let mut coefs = vec![0; depth];
-                if depth > 0 {
-                    coefs[var] = 1;
-                }
-                Affine { coefs, constant }
-            })
-    };
+    let small = || vec![0i64, 0, 0, -1, 1, -2, 2];
     prop_oneof![
-        3 => (0usize..2, unit(depth), unit(depth)).prop_map(|(array, a, b)| Access {
-            array,
-            subscripts: [a, b],
+        3 => (0usize..2, unit(depth, small()), unit(depth, small())).prop_map(|(array, a, b)| {
+            Access {
+                array,
+                subscripts: [a, b],
+            }
         }),
         1 => access(depth),
     ]
+}
+
+/// A loop variable plus one of `constants`.
+fn unit(depth: usize, constants: Vec<i64>) -> impl Strategy<Value = Affine> {
+    (0..depth.max(1), prop::sample::select(constants)).prop_map(move |(var, constant)| {
+        let mut coefs = vec![0; depth];
+        if depth > 0 {
+            coefs[var] = 1;
+        }
+        Affine { coefs, constant }
+    })
+}
+
+/// A statement after the innermost loop: its accesses at a loop variable
+/// minus up to [`MAX_TRIP`], so that they reach back into what the loop
+/// touched (`a[i - 1]`, the last element written, as code often reads it).
+fn after_statement(depth: usize) -> impl Strategy<Value = Statement> {
+    let back = || (-MAX_TRIP..=2).collect::<Vec<i64>>();
+    let access = move || {
+        (0usize..2, unit(depth, back()), unit(depth, back())).prop_map(|(array, a, b)| Access {
+            array,
+            subscripts: [a, b],
+        })
+    };
+    (
+        access(),
+        prop::collection::vec((any::<bool>(), access()), 1..=2),
+        prop::sample::select(vec!["0.5", "2.0"]),
+    )
+        .prop_map(|(write, reads, scale)| Statement {
+            write,
+            reads,
+            scale,
+            local: None,
+        })
 }
 
 fn statement(depth: usize) -> impl Strategy<Value = Statement> {
@@ -129,6 +175,14 @@ fn statement(depth: usize) -> impl Strategy<Value = Statement> {
             write,
             reads,
             scale,
+            local: None,
+        })
+        .prop_flat_map(|s| {
+            let local = prop::option::weighted(
+                0.25,
+                prop::sample::select(vec![Local::Affine, Local::Folded]),
+            );
+            (Just(s), local).prop_map(|(s, local)| Statement { local, ..s })
         })
 }
 
@@ -159,6 +213,7 @@ fn jacobi_nest() -> impl Strategy<Value = Nest> {
         prop::sample::select(vec!["0.5", "0.25", "2.0", "1.0"]),
     )
         .prop_map(|(array, reads, scale)| Statement {
+            local: None,
             write: Access {
                 array,
                 subscripts: [
@@ -186,13 +241,14 @@ fn jacobi_nest() -> impl Strategy<Value = Nest> {
                 .collect(),
             body,
             before_inner: None,
+            after_inner: None,
             offset: 0,
         })
 }
 
 /// One to three loops, most accesses at a loop variable per subscript,
 /// others at any affine subscripts; now and then a statement between the
-/// loops.
+/// loops, before or after the innermost one.
 fn affine_nest() -> impl Strategy<Value = Nest> {
     (1usize..=3).prop_flat_map(|depth| {
         (
@@ -200,15 +256,20 @@ fn affine_nest() -> impl Strategy<Value = Nest> {
                 .prop_map(|b| b.into_iter().map(|(lo, n)| (lo, lo + n)).collect()),
             prop::collection::vec(statement(depth), 1..=3),
             if depth > 1 {
-                prop::option::weighted(0.2, statement(depth - 1)).boxed()
+                (
+                    prop::option::weighted(0.2, statement(depth - 1)),
+                    prop::option::weighted(0.25, after_statement(depth)),
+                )
+                    .boxed()
             } else {
-                Just(None).boxed()
+                Just((None, None)).boxed()
             },
         )
-            .prop_map(|(bounds, body, before_inner)| Nest {
+            .prop_map(|(bounds, body, (before_inner, after_inner))| Nest {
                 bounds,
                 body,
                 before_inner,
+                after_inner,
                 offset: OFFSET,
             })
     })
@@ -258,16 +319,30 @@ fn render_statement(s: &Statement, offset: i64) -> String {
             render_access(read, offset)
         );
     }
-    format!("{} = {rhs} + 1.0;", render_access(&s.write, offset))
+    let w = &s.write;
+    let first = render_affine(&w.subscripts[0], offset);
+    let second = render_affine(&w.subscripts[1], offset);
+    let array = ARRAYS[w.array];
+    let assign = |row: &str| format!("{array}[{row}][{second}] = {rhs} + 1.0;");
+    match s.local {
+        None => assign(&first),
+        Some(Local::Affine) => format!("{{ int m = {first}; {} }}", assign("m")),
+        Some(Local::Folded) => format!(
+            "{{ int m = ({first}) % 3; {} }}",
+            assign(&format!("({first}) - m"))
+        ),
+    }
 }
 
-/// The whole C program: fill, the nests, print every element.
+/// The whole C program: fill, the nests, print the loop variables declared
+/// outside their loops and every element.
 fn program(nests: &[Nest]) -> String {
     let mut c = format!(
         "#include <stdio.h>\n\
          #define S {EDGE}\n\
          static double A[S][S], B[S][S];\n\
          int main(void) {{\n\
+         \x20   int i = -1, j = -1, k = -1;\n\
          \x20   for (int i = 0; i < S; i++)\n\
          \x20       for (int j = 0; j < S; j++) {{\n\
          \x20           A[i][j] = (double)((i * 7 + j * 3) % 13);\n\
@@ -276,10 +351,15 @@ fn program(nests: &[Nest]) -> String {
     );
     for nest in nests {
         let depth = nest.bounds.len();
+        let declare = if nest.after_inner.is_some() {
+            ""
+        } else {
+            "int "
+        };
         for (level, &(lo, hi)) in nest.bounds.iter().enumerate() {
             let pad = "    ".repeat(level + 1);
             let var = VARS[level];
-            c += &format!("{pad}for (int {var} = {lo}; {var} < {hi}; {var}++) {{\n");
+            c += &format!("{pad}for ({declare}{var} = {lo}; {var} < {hi}; {var}++) {{\n");
             if level + 2 == depth {
                 if let Some(s) = &nest.before_inner {
                     c += &format!("{pad}    {}\n", render_statement(s, nest.offset));
@@ -291,9 +371,15 @@ fn program(nests: &[Nest]) -> String {
             c += &format!("{pad}{}\n", render_statement(s, nest.offset));
         }
         for level in (0..depth).rev() {
-            c += &format!("{}}}\n", "    ".repeat(level + 1));
+            let pad = "    ".repeat(level + 1);
+            c += &format!("{pad}}}\n");
+            if let Some(s) = nest.after_inner.as_ref().filter(|_| level + 1 == depth) {
+                c += &format!("{pad}{}\n", render_statement(s, nest.offset));
+            }
         }
     }
+    // The variables as the nests declared outside their loops leave them.
+    c += "    printf(\"%d %d %d\\n\", i, j, k);\n";
     c += "    for (int i = 0; i < S; i++)\n\
           \x20       for (int j = 0; j < S; j++)\n\
           \x20           printf(\"%d %d %.17g %.17g\\n\", i, j, A[i][j], B[i][j]);\n\
@@ -331,16 +417,22 @@ fn sites(lines: &[&str]) -> Vec<Site> {
     sites
 }
 
-/// `for (int v = LO; v < HI; v++)` run backwards, or `None` for a header of
-/// another form.
+/// `for ([int ]v = LO; v < HI; v++)` run backwards, or `None` for a header
+/// of another form. The loop still leaves `v` at `HI` (or `LO` if it never
+/// ran), as the forward loop does, for statements that read it after.
 fn reversed(header: &str) -> Option<String> {
     let indent = &header[..header.len() - header.trim_start().len()];
-    let rest = header.trim_start().strip_prefix("for (int ")?;
+    let rest = header.trim_start().strip_prefix("for (")?;
+    let (declare, rest) = match rest.strip_prefix("int ") {
+        Some(rest) => ("int ", rest),
+        None => ("", rest),
+    };
     let (var, rest) = rest.split_once(" = ")?;
     let (lo, rest) = rest.split_once(&format!("; {var} < "))?;
     let (hi, tail) = rest.split_once(&format!("; {var}++)"))?;
     Some(format!(
-        "{indent}for (int {var} = ({hi}) - 1; {var} >= ({lo}); {var}--){tail}"
+        "{indent}for ({declare}{var} = ({hi}) - 1; {var} >= ({lo}) || \
+         (({var} = ({hi}) > ({lo}) ? ({hi}) : ({lo})), 0); {var}--){tail}"
     ))
 }
 
@@ -556,7 +648,13 @@ proptest! {
 fn reversal_turns_a_header_around_and_leaves_other_forms_alone() {
     assert_eq!(
         reversed("        for (int j = 2; j < n - 1; j++) {").as_deref(),
-        Some("        for (int j = (n - 1) - 1; j >= (2); j--) {")
+        Some(
+            "        for (int j = (n - 1) - 1; j >= (2) || ((j = (n - 1) > (2) ? (n - 1) : (2)), 0); j--) {"
+        )
+    );
+    assert_eq!(
+        reversed("for (i = 0; i < 4; i++)").as_deref(),
+        Some("for (i = (4) - 1; i >= (0) || ((i = (4) > (0) ? (4) : (0)), 0); i--)")
     );
     assert_eq!(reversed("for (int i = 0; i < N; i += 4)"), None);
     let lines = [
@@ -570,7 +668,7 @@ fn reversal_turns_a_header_around_and_leaves_other_forms_alone() {
     assert_eq!(found[0].loops, vec![1, 2]);
     let text = with_loops_reversed(&lines, &[2]).unwrap();
     assert!(!text.contains("#pragma"));
-    assert!(text.contains("for (int j = (3) - 1; j >= (0); j--)"));
+    assert!(text.contains("for (int j = (3) - 1; j >= (0) ||"));
 }
 
 /// The reversal check finds a carried dependence: a recurrence that the
@@ -593,4 +691,27 @@ fn a_recurrence_run_backwards_prints_otherwise() {
     let b = build_and_run(&dir.path().join("b.c"), &dir.path().join("b"), &[]);
     assert_eq!(f.trim(), "7");
     assert_ne!(f, b);
+}
+
+/// A loop run backwards leaves its variable where the forward loop does, so
+/// that a statement reading it after the loop sees the same value.
+#[test]
+fn a_loop_run_backwards_leaves_its_variable_where_the_forward_loop_does() {
+    if !cc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let forward = "#include <stdio.h>\nint main(void) {\n    int i, n = 0;\n\
+                   \x20   for (i = 2; i < 7; i++)\n        n++;\n\
+                   \x20   printf(\"%d %d\\n\", i, n);\n\
+                   \x20   for (i = 5; i < 3; i++)\n        n++;\n\
+                   \x20   printf(\"%d %d\\n\", i, n);\n    return 0;\n}\n";
+    let lines: Vec<&str> = forward.lines().collect();
+    let backward = with_loops_reversed(&lines, &[3, 6]).unwrap();
+    write(&dir.path().join("f.c"), forward);
+    write(&dir.path().join("b.c"), &backward);
+    let f = build_and_run(&dir.path().join("f.c"), &dir.path().join("f"), &[]);
+    let b = build_and_run(&dir.path().join("b.c"), &dir.path().join("b"), &[]);
+    assert_eq!(f, "7 5\n5 5\n");
+    assert_eq!(b, f, "{backward}");
 }

@@ -223,7 +223,9 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
     for f in &k.flags {
         g.push_str(&format!("{p}stencilc_cl_from_device(d_{f}, &h_{f}, sizeof(int));\n{p}{f} = h_{f};\n{p}clReleaseMemObject(d_{f});\n"));
     }
-    g.push_str(&format!("{p}clReleaseKernel(kernel);\n{indent}}}\n"));
+    g.push_str(&format!("{p}clReleaseKernel(kernel);\n"));
+    g.push_str(&super::loop_exits(k, &p));
+    g.push_str(&format!("{indent}}}\n"));
     g
 }
 

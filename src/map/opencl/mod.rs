@@ -5,10 +5,14 @@
 //! the kernels' source are put at the top of the file.
 //!
 //! What a kernel can hold is narrower than what OpenMP can: arrays need
-//! constant extents (their size is `sizeof`), scalars live after the nest
-//! are not supported, and floating-point reductions stay on the CPU (a
-//! device reduction would reorder them); `&&`/`||` flags are reductions the
-//! kernel writes into a one-element buffer, which is exact.
+//! constant extents (their size is `sizeof`), private scalars and the
+//! variables of loops inside the kernel read after the nest are not
+//! supported (a kernel leaves their last values on the device), and
+//! floating-point reductions stay on the CPU (a device reduction would
+//! reorder them); `&&`/`||` flags are reductions the kernel writes into a
+//! one-element buffer, which is exact. The variables of the parallel loops,
+//! when declared outside them and read after the nest, are set by the host
+//! glue to what the loops leave ([`loop_exits`]).
 
 mod host;
 
@@ -50,6 +54,10 @@ pub struct KernelPlan {
     /// stages tiles in local memory (it takes counts and needs whole
     /// blocks); empty for the others.
     pub local: Vec<i64>,
+    /// The parallel loops (indices into `band`) whose variables are
+    /// declared outside them and read after the nest: the host sets them
+    /// as the loops leave them.
+    pub live_out: Vec<usize>,
 }
 
 /// A read-only array a CUDA kernel reads from constant memory.
@@ -101,11 +109,37 @@ pub fn kernel(
         return Err("the nest shares its first or last line with other code".into());
     }
     let dims = thread_loops(band, facts);
+    let after = super::rewrite::text_after(root, function, file);
+    let read_after = |name: &str| super::rewrite::mentions(&after, name);
+    // Loops inside the kernel whose variables are declared outside them:
+    // each thread declares its own (a statement after such a loop reads it).
+    let inner_vars: BTreeSet<String> = facts
+        .loops
+        .iter()
+        .filter(|(v, l)| !l.declared && !dims.iter().any(|(d, _, _)| d == *v))
+        .map(|(v, _)| v.clone())
+        .collect();
+    if let Some(v) = inner_vars.iter().find(|v| read_after(v)) {
+        return Err(format!(
+            "the loop variable `{v}` is read after the nest, and a kernel leaves its last value on the device"
+        ));
+    }
+    let live_out: Vec<usize> = dims
+        .iter()
+        .enumerate()
+        .filter(|(_, (v, _, _))| facts.loops.get(v).is_some_and(|l| !l.declared) && read_after(v))
+        .map(|(k, _)| k)
+        .collect();
     let mut flags = Vec::new();
     let mut privates = Vec::new();
     for (name, role) in &facts.scalars {
         match role {
             ScalarRole::Local(_) => {}
+            ScalarRole::Private(_) if read_after(name) => {
+                return Err(format!(
+                    "`{name}` is read after the nest, and a kernel leaves its last value on the device"
+                ))
+            }
             ScalarRole::Private(_) => privates.push(name.clone()),
             ScalarRole::Reduction(op) if op == "&&" || op == "||" => flags.push(name.clone()),
             ScalarRole::Reduction(op) => {
@@ -148,6 +182,11 @@ pub fn kernel(
             locals.insert(name.clone());
         }
     });
+    if let Some(name) = declared_twice(&root.body) {
+        return Err(format!(
+            "`{name}` is declared more than once in the nest (in separate blocks); rename one"
+        ));
+    }
     let mut read = BTreeSet::new();
     let mut calls = Vec::new();
     let mut visit = |e: &Expr| {
@@ -210,6 +249,7 @@ pub fn kernel(
         unit,
         cuda,
         staged: &staged,
+        declared_in_kernel: &inner_vars,
     };
     let mut specialised = Vec::new();
     let mut constants = Vec::new();
@@ -358,6 +398,12 @@ pub fn kernel(
             .unwrap_or("double");
         src.push_str(&format!("    {ty} {p};\n"));
     }
+    for v in &inner_vars {
+        let ty = lookup(v, function, unit)
+            .and_then(|x| cl_type(&x.elem))
+            .unwrap_or("int");
+        src.push_str(&format!("    {ty} {v};\n"));
+    }
     printer.block(kernel_body(root, depth), 1, &mut src)?;
     src.push_str("}\n");
     Ok(KernelPlan {
@@ -372,7 +418,51 @@ pub fn kernel(
         declaration,
         functions,
         local,
+        live_out,
     })
+}
+
+/// A name declared twice in one statement list of `body`: the loop
+/// front-end flattens `{ ... }` blocks, so two blocks' locals of one name
+/// would meet in one scope of the kernel.
+fn declared_twice(body: &[Stmt]) -> Option<String> {
+    let mut names = BTreeSet::new();
+    for s in body {
+        let inner = match s {
+            Stmt::Decl { name, .. } if !names.insert(name) => return Some(name.clone()),
+            Stmt::For(l) => declared_twice(&l.body),
+            Stmt::If { then, els, .. } => declared_twice(then).or_else(|| declared_twice(els)),
+            Stmt::Other { body, .. } => declared_twice(body),
+            _ => None,
+        };
+        if inner.is_some() {
+            return inner;
+        }
+    }
+    None
+}
+
+/// Host code after a kernel: the variables of its parallel loops in
+/// [`KernelPlan::live_out`] set as the loops leave them: the upper bound
+/// where the loop ran (its step is 1), else the lower; an inner loop's
+/// variable only where every loop around it ran.
+pub(super) fn loop_exits(k: &KernelPlan, pad: &str) -> String {
+    let mut out = String::new();
+    // The band's bounds do not read its variables, so the order is free.
+    for &d in &k.live_out {
+        let (v, lower, upper) = &k.band[d];
+        let ran: Vec<String> = k.band[..d]
+            .iter()
+            .map(|(_, lo, hi)| format!("({lo}) < ({hi})"))
+            .collect();
+        let set = format!("{v} = ({lower}) < ({upper}) ? ({upper}) : ({lower});");
+        if ran.is_empty() {
+            out.push_str(&format!("{pad}{set}\n"));
+        } else {
+            out.push_str(&format!("{pad}if ({}) {set}\n", ran.join(" && ")));
+        }
+    }
+    out
 }
 
 /// The parallel loops a kernel maps onto threads (var, lower, upper),
@@ -421,6 +511,9 @@ pub(crate) struct Printer<'a> {
     cuda: bool,
     /// Arrays read from their tile in local (shared) memory.
     staged: &'a BTreeMap<String, Tile>,
+    /// Loop variables the kernel declares at its top (declared outside
+    /// their loops in C): their loops assign them, not declare them.
+    declared_in_kernel: &'a BTreeSet<String>,
 }
 
 impl<'a> Printer<'a> {
@@ -430,9 +523,11 @@ impl<'a> Printer<'a> {
         static NO_EXTENTS: std::sync::OnceLock<BTreeMap<String, (Vec<i64>, &'static str)>> =
             std::sync::OnceLock::new();
         static NO_TILES: std::sync::OnceLock<BTreeMap<String, Tile>> = std::sync::OnceLock::new();
+        static NO_VARS: std::sync::OnceLock<BTreeSet<String>> = std::sync::OnceLock::new();
         Printer {
             extents: NO_EXTENTS.get_or_init(BTreeMap::new),
             staged: NO_TILES.get_or_init(BTreeMap::new),
+            declared_in_kernel: NO_VARS.get_or_init(BTreeSet::new),
             flags: &[],
             function,
             unit,
@@ -478,11 +573,16 @@ impl<'a> Printer<'a> {
                     out.push_str(&format!("{pad}}}\n"));
                 }
                 Stmt::For(l) => {
-                    let ty = lookup(&l.var, self.function, self.unit)
-                        .and_then(|v| cl_type(&v.elem))
-                        .unwrap_or("int");
+                    let ty = if self.declared_in_kernel.contains(&l.var) {
+                        String::new()
+                    } else {
+                        let ty = lookup(&l.var, self.function, self.unit)
+                            .and_then(|v| cl_type(&v.elem))
+                            .unwrap_or("int");
+                        format!("{ty} ")
+                    };
                     out.push_str(&format!(
-                        "{pad}for ({ty} {v} = {}; {v} < {}; {v} += {}) {{\n",
+                        "{pad}for ({ty}{v} = {}; {v} < {}; {v} += {}) {{\n",
                         self.expr(&l.lower),
                         self.expr(&l.upper),
                         l.step,
