@@ -218,6 +218,20 @@ fn unparsable_c_is_an_error_at_its_line_and_column() {
     assert!(err.contains("int x = 1 +;"), "{err}");
 }
 
+/// Maps `name` in `dir` with `--target c` and checks that the mapped
+/// program, under OpenMP, prints what the original prints.
+fn assert_openmp_prints_as_written(dir: &Path, name: &str) {
+    let mapped = dir.join(name.replace(".c", ".omp.c"));
+    let out = map(
+        dir,
+        &[name, "--target", "c", "-o", mapped.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let original = compile_and_run(&dir.join(name), &dir.join("o"), false);
+    let parallel = compile_and_run(&mapped, &dir.join("m"), true);
+    assert_eq!(original, parallel);
+}
+
 /// Dependences that the subscripts allow but the loop bounds do not: the
 /// second half of an array copied onto the first, and a row read 20 rows
 /// away (or mirrored about row 10) by loops of 9 rows. All three nests are
@@ -254,15 +268,7 @@ fn loop_bounds_rule_out_dependences_the_subscripts_allow() {
         "the b nest is not parallel:\n{report}"
     );
     assert!(!report.contains("dependence on"), "{report}");
-    let mapped = dir.path().join("bounds.omp.c");
-    let out = map(
-        dir.path(),
-        &["bounds.c", "--target", "c", "-o", mapped.to_str().unwrap()],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let original = compile_and_run(&dir.path().join("bounds.c"), &dir.path().join("o"), false);
-    let parallel = compile_and_run(&mapped, &dir.path().join("m"), true);
-    assert_eq!(original, parallel);
+    assert_openmp_prints_as_written(dir.path(), "bounds.c");
 }
 
 /// Bounds that are symbols: `u[i]` against `u[i + n]` for `i < n` never
@@ -328,15 +334,7 @@ fn symbolic_bounds_rule_out_dependences_and_variables_after_their_loop_do_not() 
         sweep.contains("j (line 22): 0 .. 7, 7 iterations; sequential: anti dependence on `a`"),
         "{sweep}"
     );
-    let mapped = dir.path().join("after.omp.c");
-    let out = map(
-        dir.path(),
-        &["after.c", "--target", "c", "-o", mapped.to_str().unwrap()],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let original = compile_and_run(&dir.path().join("after.c"), &dir.path().join("o"), false);
-    let parallel = compile_and_run(&mapped, &dir.path().join("m"), true);
-    assert_eq!(original, parallel);
+    assert_openmp_prints_as_written(dir.path(), "after.c");
 }
 
 /// Loop variables declared outside their loops, on a device: a statement
@@ -442,15 +440,7 @@ fn locals_in_subscripts_vary_with_their_loops() {
     ] {
         assert!(report.contains(expected), "{expected:?} not in:\n{report}");
     }
-    let mapped = dir.path().join("locals.omp.c");
-    let out = map(
-        dir.path(),
-        &["locals.c", "--target", "c", "-o", mapped.to_str().unwrap()],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let original = compile_and_run(&dir.path().join("locals.c"), &dir.path().join("o"), false);
-    let parallel = compile_and_run(&mapped, &dir.path().join("m"), true);
-    assert_eq!(original, parallel);
+    assert_openmp_prints_as_written(dir.path(), "locals.c");
 }
 
 #[test]
