@@ -411,7 +411,8 @@ fn loop_variables_read_after_their_loops_keep_their_values_on_opencl() {
 /// A local declared in the nest takes a new value in each iteration: `int m
 /// = j % 2; u[j + m]` writes `u[2]` from `j = 1` and `j = 2`, so `j` is
 /// sequential; a local defined by an affine expression (`int m = i * 3`) is
-/// read through it (`u[3i + 20]` against `u[3i + 21]`: never equal).
+/// read through it (`u[3i + 20]` against `u[3i + 21]`: never equal; `int c
+/// = i * n + j` delinearises).
 #[test]
 fn locals_in_subscripts_vary_with_their_loops() {
     if !cc_available() {
@@ -441,6 +442,24 @@ fn locals_in_subscripts_vary_with_their_loops() {
         assert!(report.contains(expected), "{expected:?} not in:\n{report}");
     }
     assert_openmp_prints_as_written(dir.path(), "locals.c");
+
+    // `int c = i * n + j;` is read through its definition: the accesses
+    // delinearise and both loops are parallel.
+    let text = "void f(int m, int n, double *restrict a, double *restrict b) {\n\
+                \x20   for (int i = 1; i < m - 1; i++)\n\
+                \x20       for (int j = 1; j < n - 1; j++) {\n\
+                \x20           int c = i * n + j;\n\
+                \x20           b[c] = 0.25 * (a[c - 1] + a[c + 1] + a[c - n] + a[c + n]);\n\
+                \x20       }\n}\n";
+    let (out, _dir) = map_text("index.c", text, &["--report"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = stdout(&out);
+    for expected in [
+        "nest f:2 (lines 2-6): stencil, mapped (parallel loops: i, j)",
+        "delinearisation: `b`'s linear subscripts split into 2 dimensions",
+    ] {
+        assert!(report.contains(expected), "{expected:?} not in:\n{report}");
+    }
 }
 
 #[test]
