@@ -112,6 +112,12 @@ fn check_pure_body(
             Expr::Unsupported(what) => {
                 *result = Err(format!("a call of `{}`, which holds {what}", f.name))
             }
+            Expr::Str(_) => {
+                *result = Err(format!(
+                    "a call of `{}`, which holds a string literal",
+                    f.name
+                ))
+            }
             Expr::Load(r) if !r.index.is_empty() || !own_scalar(&r.name) => {
                 *result = Err(format!(
                     "a call of `{}`, which reads `{}` beyond its scalar parameters and locals",

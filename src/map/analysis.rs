@@ -101,7 +101,8 @@ pub struct NestFacts {
     pub dependences: Vec<Dependence>,
     /// Scalars written in the nest (loop variables excluded).
     pub scalars: BTreeMap<String, ScalarRole>,
-    /// Loops of the nest by variable.
+    /// Loops of the nest by variable (the last of sibling loops sharing
+    /// one, `declared` only if all of them declare it).
     pub loops: BTreeMap<String, Loop>,
     /// Per loop variable: why it is sequential (empty: parallel).
     pub sequential: BTreeMap<String, Vec<String>>,
@@ -186,6 +187,13 @@ impl Walker<'_> {
         if let Some(other) = self.facts.loops.insert(l.var.clone(), l.clone()) {
             if other.lower != l.lower || other.upper != l.upper {
                 self.ambiguous.insert(l.var.clone());
+            }
+            // Sibling loops share the entry: the variable is declared in
+            // the nest only if every one of them declares it.
+            if !other.declared {
+                if let Some(entry) = self.facts.loops.get_mut(&l.var) {
+                    entry.declared = false;
+                }
             }
         }
         self.stack.push(l.var.clone());
@@ -301,6 +309,8 @@ impl Walker<'_> {
         e.visit(&mut |x| match x {
             Expr::Load(r) => loads.push(r.clone()),
             Expr::Unsupported(what) => problems.push(what.clone()),
+            // Strings go to calls that stay on the CPU (`printf`).
+            Expr::Str(_) => problems.push("a string literal".into()),
             Expr::Call(name, _) if !PURE_LIBRARY.contains(&name.as_str()) => {
                 problems.push(format!("CALL:{name}"))
             }

@@ -126,6 +126,9 @@ fn check_body(f: &Function) -> Result<BTreeSet<String>, String> {
             Expr::Unsupported(what) => {
                 problem.get_or_insert(format!("it holds `{what}`"));
             }
+            Expr::Str(_) => {
+                problem.get_or_insert("it holds a string literal".into());
+            }
             _ => {}
         })
     };

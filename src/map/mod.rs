@@ -18,6 +18,7 @@ pub mod cuda;
 pub mod deptest;
 pub mod device;
 pub mod lift;
+pub mod liveness;
 pub mod opencl;
 pub mod report;
 pub mod resident;
@@ -204,7 +205,7 @@ fn try_lift(
 ) {
     let name = format!("{}_{}", function.name, root.lines.0);
     let outcome = match &plan.decision {
-        Decision::Mapped { .. } => lift::lift_nest(root, function, unit, &name),
+        Decision::Mapped { .. } => lift::lift_nest(root, function, unit, file, &name),
         Decision::Iterate => match plan.inner.iter().find(|p| {
             !matches!(p.decision, Decision::Mapped { .. }) && p.parallel_without_kernel.is_none()
         }) {

@@ -56,8 +56,9 @@ pub fn plan(plan: &mut NestPlan, root: &Loop, file: &CFile) {
                     })
                     .collect();
                 format!(
-                    "communication specialisation: {} stay on the device across the steps of `{}`: copied in once before the loop{}, not around each launch",
+                    "communication specialisation: {} {} on the device across the steps of `{}`: copied in once before the loop{}, not around each launch",
                     list(kept.iter()),
+                    if kept.len() == 1 { "stays" } else { "stay" },
                     root.var,
                     if written.is_empty() {
                         String::new()

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::analysis::{NestFacts, ScalarRole};
+use super::liveness::LiveAfter;
 use super::{Decision, FilePlan, NestPlan};
 use crate::front::c::loops::{Function, Loop};
 use crate::front::c::CFile;
@@ -28,20 +29,6 @@ pub(super) fn mentions(text: &str, word: &str) -> bool {
     false
 }
 
-/// The text after the nest, up to the end of the function: what may read
-/// a value the nest leaves (a name it mentions is taken as live).
-pub(super) fn text_after(root: &Loop, function: &Function, file: &CFile) -> String {
-    let after: String = ((root.lines.1 + 1)..=function.lines.1)
-        .map(|l| file.original_line(l))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let last_line = file.original_line(root.lines.1);
-    format!(
-        "{}\n{after}",
-        last_line.rsplit_once('}').map_or("", |(_, rest)| rest)
-    )
-}
-
 /// The `#pragma omp parallel for` line for a nest whose parallel loops are
 /// `band`, or why the nest cannot be annotated exactly.
 pub fn omp_clause(
@@ -58,7 +45,7 @@ pub fn omp_clause(
             root.lines.0
         ));
     }
-    let after = text_after(root, function, file);
+    let live = LiveAfter::new(root, function, file);
 
     // Collapse the band when the inner bounds do not depend on the outer loops.
     let mut collapse = 1;
@@ -80,7 +67,7 @@ pub fn omp_clause(
         if l.declared {
             continue;
         }
-        if mentions(&after, var) {
+        if live.reads(var) {
             lastprivate.push(var.clone());
         } else if !collapsed.contains(var) {
             private.push(var.clone());
@@ -90,7 +77,7 @@ pub fn omp_clause(
         match role {
             ScalarRole::Local(_) => {}
             ScalarRole::Private(at) => {
-                if mentions(&after, name) {
+                if live.reads(name) {
                     if *at != root.var {
                         return Err(format!(
                             "`{name}` is used after the nest but not written in every iteration of `{}`",

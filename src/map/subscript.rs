@@ -121,7 +121,7 @@ impl Context<'_> {
             {
                 ok = false
             }
-            Expr::Call(..) | Expr::Unsupported(_) => ok = false,
+            Expr::Call(..) | Expr::Str(_) | Expr::Unsupported(_) => ok = false,
             _ => {}
         });
         ok

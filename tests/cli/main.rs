@@ -14,6 +14,7 @@ mod inputs;
 mod map;
 mod map_converge;
 mod map_lift;
+mod map_liveness;
 mod map_random;
 mod map_shared;
 mod map_xform;

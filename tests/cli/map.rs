@@ -34,11 +34,11 @@ pub(super) fn map(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn stdout(o: &Output) -> String {
+pub(super) fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn stderr(o: &Output) -> String {
+pub(super) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
@@ -194,7 +194,7 @@ fn the_rician_convergence_check_is_a_logical_reduction() {
 }
 
 /// Writes `text` to `name` in a fresh directory and maps it with `args`.
-fn map_text(name: &str, text: &str, args: &[&str]) -> (Output, tempfile::TempDir) {
+pub(super) fn map_text(name: &str, text: &str, args: &[&str]) -> (Output, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join(name), text).unwrap();
     let mut all = vec![name];
@@ -220,7 +220,7 @@ fn unparsable_c_is_an_error_at_its_line_and_column() {
 
 /// Maps `name` in `dir` with `--target c` and checks that the mapped
 /// program, under OpenMP, prints what the original prints.
-fn assert_openmp_prints_as_written(dir: &Path, name: &str) {
+pub(super) fn assert_openmp_prints_as_written(dir: &Path, name: &str) {
     let mapped = dir.join(name.replace(".c", ".omp.c"));
     let out = map(
         dir,

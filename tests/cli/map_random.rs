@@ -10,7 +10,9 @@
 //! carry none; now and then a statement between the loops, before the
 //! innermost one or after it (reading its variable past the loop), and a
 //! write whose first subscript goes through a local (`int m = ...;`, affine
-//! or not). Then:
+//! or not). Now and then the nests run twice inside a loop whose body first
+//! reads the loop variables they leave (so that a variable is live on the
+//! next trip only). Then:
 //!
 //! - the mapped program, under OpenMP on three threads, prints what the
 //!   original prints, bit for bit (a wrong rewrite shows; a race may not);
@@ -186,6 +188,23 @@ fn statement(depth: usize) -> impl Strategy<Value = Statement> {
         })
 }
 
+/// A whole program: one or two nests, run once or, `repeated`, twice inside
+/// a loop whose body first reads the loop variables the nests declared
+/// outside their loops left on the previous trip (and only there).
+#[derive(Clone, Debug)]
+struct Program {
+    nests: Vec<Nest>,
+    repeated: bool,
+}
+
+fn programs() -> impl Strategy<Value = Program> {
+    (
+        prop::collection::vec(nest(), 1..=2),
+        prop::bool::weighted(0.3),
+    )
+        .prop_map(|(nests, repeated)| Program { nests, repeated })
+}
+
 /// A nest of either kind: any affine subscripts, or Jacobi-like.
 fn nest() -> impl Strategy<Value = Nest> {
     prop_oneof![2 => affine_nest(), 1 => jacobi_nest()]
@@ -258,7 +277,7 @@ fn affine_nest() -> impl Strategy<Value = Nest> {
             if depth > 1 {
                 (
                     prop::option::weighted(0.2, statement(depth - 1)),
-                    prop::option::weighted(0.25, after_statement(depth)),
+                    prop::option::weighted(0.4, after_statement(depth)),
                 )
                     .boxed()
             } else {
@@ -335,8 +354,9 @@ fn render_statement(s: &Statement, offset: i64) -> String {
 }
 
 /// The whole C program: fill, the nests, print the loop variables declared
-/// outside their loops and every element.
-fn program(nests: &[Nest]) -> String {
+/// outside their loops (or, repeated, what the loop read of them) and every
+/// element.
+fn program(p: &Program) -> String {
     let mut c = format!(
         "#include <stdio.h>\n\
          #define S {EDGE}\n\
@@ -349,7 +369,13 @@ fn program(nests: &[Nest]) -> String {
          \x20           B[i][j] = (double)((i * 5 + j * 11) % 17);\n\
          \x20       }}\n"
     );
-    for nest in nests {
+    let base = usize::from(p.repeated);
+    if p.repeated {
+        c += "    double probe = 0.0;\n\
+              \x20   for (int it = 0; it < 2; it++) {\n\
+              \x20       probe = probe * 0.5 + i + 2 * j + 3 * k;\n";
+    }
+    for nest in &p.nests {
         let depth = nest.bounds.len();
         let declare = if nest.after_inner.is_some() {
             ""
@@ -357,7 +383,7 @@ fn program(nests: &[Nest]) -> String {
             "int "
         };
         for (level, &(lo, hi)) in nest.bounds.iter().enumerate() {
-            let pad = "    ".repeat(level + 1);
+            let pad = "    ".repeat(base + level + 1);
             let var = VARS[level];
             c += &format!("{pad}for ({declare}{var} = {lo}; {var} < {hi}; {var}++) {{\n");
             if level + 2 == depth {
@@ -366,20 +392,24 @@ fn program(nests: &[Nest]) -> String {
                 }
             }
         }
-        let pad = "    ".repeat(depth + 1);
+        let pad = "    ".repeat(base + depth + 1);
         for s in &nest.body {
             c += &format!("{pad}{}\n", render_statement(s, nest.offset));
         }
         for level in (0..depth).rev() {
-            let pad = "    ".repeat(level + 1);
+            let pad = "    ".repeat(base + level + 1);
             c += &format!("{pad}}}\n");
             if let Some(s) = nest.after_inner.as_ref().filter(|_| level + 1 == depth) {
                 c += &format!("{pad}{}\n", render_statement(s, nest.offset));
             }
         }
     }
-    // The variables as the nests declared outside their loops leave them.
-    c += "    printf(\"%d %d %d\\n\", i, j, k);\n";
+    if p.repeated {
+        c += "    }\n    printf(\"%.17g\\n\", probe);\n";
+    } else {
+        // The variables as the nests declared outside their loops leave them.
+        c += "    printf(\"%d %d %d\\n\", i, j, k);\n";
+    }
     c += "    for (int i = 0; i < S; i++)\n\
           \x20       for (int j = 0; j < S; j++)\n\
           \x20           printf(\"%d %d %.17g %.17g\\n\", i, j, A[i][j], B[i][j]);\n\
@@ -462,9 +492,9 @@ struct Mapped {
 }
 
 impl Mapped {
-    fn new(nests: &[Nest], target: &str, out: &str) -> Result<Mapped, TestCaseError> {
+    fn new(p: &Program, target: &str, out: &str) -> Result<Mapped, TestCaseError> {
         let dir = tempfile::tempdir().unwrap();
-        let source = program(nests);
+        let source = program(p);
         write(&dir.path().join("nests.c"), &source);
         let path = dir.path().join(out);
         let ran = map(
@@ -493,8 +523,8 @@ impl Mapped {
     }
 }
 
-fn check(nests: &[Nest]) -> Result<(), TestCaseError> {
-    let m = Mapped::new(nests, "c", "nests.omp.c")?;
+fn check(p: &Program) -> Result<(), TestCaseError> {
+    let m = Mapped::new(p, "c", "nests.omp.c")?;
     let (dir, source, mapped_path) = (&m.dir, &m.source, &m.path);
     let original = m.original_output();
     let mapped = std::fs::read_to_string(mapped_path).unwrap();
@@ -559,20 +589,20 @@ proptest! {
 
     #[test]
     fn parallel_loops_of_random_nests_are_independent(
-        nests in prop::collection::vec(nest(), 1..=2)
+        program in programs()
     ) {
         if !cc_available() {
             return Ok(());
         }
-        check(&nests)?;
+        check(&program)?;
     }
 }
 
 /// `map --target opencl` of a random program (direct kernels, lifted
 /// stencil loops, what stays on the CPU) on PoCL prints what the original
 /// prints, bit for bit.
-fn check_opencl(nests: &[Nest]) -> Result<(), TestCaseError> {
-    let m = Mapped::new(nests, "opencl", "nests.cl.c")?;
+fn check_opencl(p: &Program) -> Result<(), TestCaseError> {
+    let m = Mapped::new(p, "opencl", "nests.cl.c")?;
     let original = m.original_output();
     let ran = build_and_run(&m.path, &m.dir.path().join("mapped"), &[OPT, "-lOpenCL"]);
     prop_assert!(
@@ -590,21 +620,21 @@ proptest! {
 
     #[test]
     fn random_nests_mapped_to_opencl_print_what_the_originals_print(
-        nests in prop::collection::vec(nest(), 1..=2)
+        program in programs()
     ) {
         if !cc_available() || !opencl_available() || !opencl_headers_available() {
             return Ok(());
         }
-        check_opencl(&nests)?;
+        check_opencl(&program)?;
     }
 }
 
 /// `map --target cuda` of a random program: every kernel unit compiles with
 /// NVRTC for sm_90, and the host part with `g++ -Wall -Werror` against the
 /// CUDA runtime headers (running it needs a GPU: `gpu_map_cuda_runs_as_the_original`).
-fn check_cuda(nests: &[Nest], includes: &[std::path::PathBuf]) -> Result<(), TestCaseError> {
+fn check_cuda(p: &Program, includes: &[std::path::PathBuf]) -> Result<(), TestCaseError> {
     use stencilc::exec::cuda::nvrtc;
-    let m = Mapped::new(nests, "cuda", "nests.cu")?;
+    let m = Mapped::new(p, "cuda", "nests.cu")?;
     let (source, cu) = (&m.source, &m.path);
     let output = std::fs::read_to_string(cu).unwrap();
     for unit in kernel_units(&output) {
@@ -625,7 +655,7 @@ proptest! {
 
     #[test]
     fn random_nests_mapped_to_cuda_compile_with_nvrtc_and_gxx(
-        nests in prop::collection::vec(nest(), 1..=2)
+        program in programs()
     ) {
         use stencilc::exec::cuda::nvrtc;
         let gxx = Command::new("g++")
@@ -640,7 +670,7 @@ proptest! {
         {
             return Ok(());
         }
-        check_cuda(&nests, &cuda_include_dirs().unwrap())?;
+        check_cuda(&program, &cuda_include_dirs().unwrap())?;
     }
 }
 

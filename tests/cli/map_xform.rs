@@ -23,12 +23,14 @@ const PROGRAMS: &[&str] = &[
     "fission_illegal",
     "normalise",
     "normalise_illegal",
+    "normalise_dead",
     "normalise_macro",
     "stripmine",
     "stripmine_illegal",
     "tiling",
     "resident",
     "resident_call",
+    "resident_printf",
     "callee",
 ];
 
@@ -245,10 +247,22 @@ fn a_strided_loop_is_normalised_for_the_kernel() {
 fn a_strided_loop_whose_variable_lives_on_is_not_normalised() {
     let r = report("normalise_illegal", "c");
     assert!(
-        r.contains("normalisation of `i` (step 3): not applied: `i` is declared outside the loop, and its value after the loop would change"),
+        r.contains("normalisation of `i` (step 3): not applied: `i` is declared outside the loop and read after the nest, where its value would change"),
         "{r}"
     );
     assert!(program("normalise_illegal", "c").contains("for (i = 2; i < N; i += 3)"));
+}
+
+/// The same loop over an outer `i` that the next loop assigns before
+/// anything reads it: normalised, the new loop declaring its own `i`.
+#[test]
+fn a_strided_loop_over_a_dead_outer_variable_is_normalised() {
+    let r = report("normalise_dead", "c");
+    assert!(
+        r.contains("normalisation: `i` ran from 2 by 3; now from 0 by 1"),
+        "{r}"
+    );
+    assert!(program("normalise_dead", "c").contains("for (int i = 0; i < (N - 2 + 2) / 3; i++)"));
 }
 
 #[test]
@@ -367,6 +381,17 @@ fn a_call_in_the_time_loop_keeps_every_array_copied_around_each_launch() {
         "{r}"
     );
     assert!(!program("resident_call", "opencl").contains("stay on the device during the loop"));
+}
+
+/// `printf` in the time loop reads its arguments only: the array it prints
+/// is copied around each launch, the other stays on the device.
+#[test]
+fn printing_in_the_time_loop_keeps_only_the_printed_array_on_the_host() {
+    let r = report("resident_printf", "opencl");
+    assert!(
+        r.contains("communication specialisation: `u` stays on the device across the steps of `t`: copied in once before the loop, `u` back once after it, not around each launch; `v` is copied around each launch: a statement in the loop reads or writes it on the host"),
+        "{r}"
+    );
 }
 
 #[test]

@@ -233,6 +233,9 @@ pub enum Expr {
     Int(i64),
     /// A floating literal, as written.
     Float(String),
+    /// A string literal as written, quotes and escapes included (adjacent
+    /// literals joined by a space).
+    Str(String),
     /// A scalar variable or an array element.
     Load(Ref),
     /// `a op b`.
@@ -267,7 +270,7 @@ impl Expr {
                 a.visit(f);
                 b.visit(f);
             }
-            Expr::Int(_) | Expr::Float(_) | Expr::Unsupported(_) => {}
+            Expr::Int(_) | Expr::Float(_) | Expr::Str(_) | Expr::Unsupported(_) => {}
         }
     }
 
@@ -294,7 +297,7 @@ impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Expr::Int(v) => write!(f, "{v}"),
-            Expr::Float(s) => write!(f, "{s}"),
+            Expr::Float(s) | Expr::Str(s) => write!(f, "{s}"),
             Expr::Load(r) => write!(f, "{r}"),
             Expr::Bin(op, a, b) => write!(f, "({a} {} {b})", op.symbol()),
             Expr::Unary(op, a) => write!(f, "{op}({a})"),

@@ -613,6 +613,7 @@ impl Lowerer<'_> {
             ast::Expression::SizeOfTy(_) | ast::Expression::SizeOfVal(_) => {
                 Expr::Unsupported("sizeof".into())
             }
+            ast::Expression::StringLiteral(s) => Expr::Str(s.node.join(" ")),
             ast::Expression::Member(_) => Expr::Unsupported("a member access".into()),
             ast::Expression::Comma(_) => Expr::Unsupported("a comma expression".into()),
             _ => Expr::Unsupported("an unusual expression".into()),

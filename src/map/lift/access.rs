@@ -394,6 +394,7 @@ impl<'a> Lifter<'a> {
                 let ty = scalar_type(t).ok_or_else(|| format!("a cast to `{t}`"))?;
                 format!("(({ty}) {})", self.expr(a, cx)?)
             }
+            Expr::Str(_) => return Err("a string literal".into()),
             Expr::Unsupported(what) => return Err(what.clone()),
         })
     }

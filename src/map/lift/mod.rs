@@ -214,7 +214,7 @@ pub fn lift_iterate<'a>(
     time: &'a Loop,
     function: &'a Function,
     unit: &'a CUnit,
-    file: &crate::front::c::CFile,
+    file: &'a crate::front::c::CFile,
     name: &str,
 ) -> Result<Lift, String> {
     if let Some(why) = &time.not_canonical {
@@ -262,7 +262,7 @@ pub fn lift_iterate<'a>(
         Box::new(time.lower.clone()),
     );
     let steps = constant(&steps).map_or(steps, Expr::Int);
-    let mut lifter = Lifter::new(function, unit, Some(time));
+    let mut lifter = Lifter::new(function, unit, file, Some(time));
     lifter.convergence = convergence;
     for (a, b) in swaps {
         for (x, level) in [(&a, 0), (&b, 1)] {
@@ -319,9 +319,10 @@ pub fn lift_nest<'a>(
     root: &'a Loop,
     function: &'a Function,
     unit: &'a CUnit,
+    file: &'a crate::front::c::CFile,
     name: &str,
 ) -> Result<Lift, String> {
-    Lifter::new(function, unit, None).lift(&[root], Expr::Int(1), name)
+    Lifter::new(function, unit, file, None).lift(&[root], Expr::Int(1), name)
 }
 
 /// Where a write puts the point along one dimension of its array.
@@ -336,6 +337,7 @@ enum Axis {
 struct Lifter<'a> {
     function: &'a Function,
     unit: &'a CUnit,
+    file: &'a crate::front::c::CFile,
     time: Option<&'a Loop>,
     arrays: BTreeMap<String, ArrayInfo>,
     array_order: Vec<String>,
@@ -399,7 +401,12 @@ struct LiftedNest {
 }
 
 impl<'a> Lifter<'a> {
-    fn new(function: &'a Function, unit: &'a CUnit, time: Option<&'a Loop>) -> Lifter<'a> {
+    fn new(
+        function: &'a Function,
+        unit: &'a CUnit,
+        file: &'a crate::front::c::CFile,
+        time: Option<&'a Loop>,
+    ) -> Lifter<'a> {
         let mut written_scalars = BTreeSet::new();
         let mut note = |s: &Stmt| {
             if let Stmt::Assign(a) = s {
@@ -414,6 +421,7 @@ impl<'a> Lifter<'a> {
         Lifter {
             function,
             unit,
+            file,
             time,
             arrays: BTreeMap::new(),
             array_order: Vec::new(),
@@ -618,6 +626,7 @@ impl<'a> Lifter<'a> {
             body = &inner.body;
         }
         let mut ranges = BTreeMap::new();
+        let live = super::liveness::LiveAfter::new(root, self.function, self.file);
         for l in &band {
             if let Some(why) = &l.not_canonical {
                 return Err(format!("loop `{}` is not canonical: {why}", l.var));
@@ -625,9 +634,10 @@ impl<'a> Lifter<'a> {
             if l.step != 1 {
                 return Err(format!("loop `{}` steps by {}", l.var, l.step));
             }
-            if !l.declared {
+            // The kernels leave a variable declared outside its loop unset.
+            if !l.declared && live.reads(&l.var) {
                 return Err(format!(
-                    "loop variable `{}` is declared outside its loop (its value after the loop would be lost)",
+                    "loop variable `{}` is declared outside its loop and read after the nest (its value after the loop would be lost)",
                     l.var
                 ));
             }

@@ -109,8 +109,8 @@ pub fn kernel(
         return Err("the nest shares its first or last line with other code".into());
     }
     let dims = thread_loops(band, facts);
-    let after = super::rewrite::text_after(root, function, file);
-    let read_after = |name: &str| super::rewrite::mentions(&after, name);
+    let live = super::liveness::LiveAfter::new(root, function, file);
+    let read_after = |name: &str| live.reads(name);
     // Loops inside the kernel whose variables are declared outside them:
     // each thread declares its own (a statement after such a loop reads it).
     let inner_vars: BTreeSet<String> = facts
@@ -475,7 +475,7 @@ pub(super) fn thread_loops(band: &[String], facts: &NestFacts) -> Vec<(String, S
         let text = format!("{} {}", l.lower, l.upper);
         if dims
             .iter()
-            .any(|(v, _, _): &(String, String, String)| mentions_var(&text, v))
+            .any(|(v, _, _): &(String, String, String)| super::rewrite::mentions(&text, v))
             || l.step != 1
         {
             break;
@@ -495,11 +495,6 @@ pub(super) fn kernel_body(root: &Loop, depth: usize) -> &[Stmt] {
         }
     }
     &l.body
-}
-
-fn mentions_var(text: &str, var: &str) -> bool {
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| w == var)
 }
 
 pub(crate) struct Printer<'a> {
@@ -632,7 +627,7 @@ impl<'a> Printer<'a> {
     fn expr(&self, e: &Expr) -> String {
         match e {
             Expr::Int(v) => v.to_string(),
-            Expr::Float(s) => s.clone(),
+            Expr::Float(s) | Expr::Str(s) => s.clone(),
             Expr::Load(r) => self.reference(r),
             Expr::Bin(op, a, b) => format!("({} {} {})", self.expr(a), op.symbol(), self.expr(b)),
             Expr::Unary(op, a) => format!("{op}({})", self.expr(a)),

@@ -10,6 +10,7 @@
 use super::{band, describe, perfect_chain, text, wrap, Cx, Outcome, Proposal};
 use crate::front::c::loops::{Function, Loop};
 use crate::map::analysis::ScalarRole;
+use crate::map::liveness::LiveAfter;
 use crate::map::subscript::Sub;
 use crate::map::Decision;
 use crate::map::NestPlan;
@@ -73,6 +74,7 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
         "interchange (moving `{moved}` innermost: it walks the contiguous last subscript of {best} of {total} accesses, `{}` of {})",
         vars[innermost], walks[innermost]
     );
+    let live = LiveAfter::new(root, function, cx.file);
     for l in &chain {
         for other in &vars {
             if *other != l.var
@@ -87,9 +89,9 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
         if l.not_canonical.is_some() {
             return Outcome::Nothing;
         }
-        if !l.declared {
+        if !l.declared && live.reads(&l.var) {
             return Outcome::Refuse(format!(
-                "{what}: not applied: `{}` is declared outside its loop (its value after the nest could change)",
+                "{what}: not applied: `{}` is declared outside its loop and read after the nest (its value there could change)",
                 l.var
             ));
         }

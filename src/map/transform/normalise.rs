@@ -4,11 +4,12 @@
 //! `(lo + s * i)` in the rest of the nest — the generated OpenCL kernel maps
 //! only unit-stride loops onto work-items. Always legal (the same iterations
 //! in the same order); refused when the bounds could change inside the nest or
-//! the variable lives on after it. A non-zero start with unit stride needs no
+//! the variable is read after it ([`crate::map::liveness`]). A non-zero start with unit stride needs no
 //! rewrite: kernels offset their index by the lower bound.
 
 use super::{parallel_loops, perfect_chain, text, wrap, Cx, Outcome, Proposal};
 use crate::front::c::loops::{BinOp, Expr, Function, Loop, Ref, Stmt};
+use crate::map::liveness::LiveAfter;
 use crate::map::NestPlan;
 
 /// Considers the parallel loops of a mapped nest.
@@ -25,9 +26,10 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
     let l = chain[level];
     let (v, s) = (l.var.as_str(), l.step);
     let what = format!("normalisation of `{v}` (step {s})");
-    if !l.declared {
+    // The new loop declares its own `v`: the outer one keeps its old value.
+    if !l.declared && LiveAfter::new(root, function, cx.file).reads(v) {
         return Outcome::Refuse(format!(
-            "{what}: not applied: `{v}` is declared outside the loop, and its value after the loop would change"
+            "{what}: not applied: `{v}` is declared outside the loop and read after the nest, where its value would change"
         ));
     }
     let facts = cx.facts(root, function);
@@ -62,7 +64,13 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
             Some(hi) => (true, hi),
             None => (false, rest.strip_prefix('<')?),
         };
-        (!ty.is_empty()).then(|| (ty, lo.trim().to_string(), inclusive, hi.trim().to_string()))
+        // `for (i = lo; ...)` over a dead outer `i`: the new loop declares
+        // one of the same type.
+        let ty = match ty.is_empty() {
+            false => ty,
+            true => function.vars.get(v).filter(|_| !l.declared)?.elem.clone(),
+        };
+        Some((ty, lo.trim().to_string(), inclusive, hi.trim().to_string()))
     });
     let Some((ty, lo, inclusive, hi)) = parsed else {
         return Outcome::Refuse(format!(
@@ -121,6 +129,7 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
         upper,
         step: 1,
         body: substitute_body(&l.body, v, &by_expr),
+        declared: true,
         ..l.clone()
     };
     let expected = if level == 0 {
