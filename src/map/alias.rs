@@ -83,9 +83,9 @@ fn check_pure_body(
                 exprs.push(&a.value);
                 exprs.extend(a.target.index.iter());
             }
-            Stmt::Decl { init: Some(e), .. } | Stmt::Eval(e) | Stmt::Return(Some(e)) => {
-                exprs.push(e)
-            }
+            Stmt::Decl { init: Some(e), .. }
+            | Stmt::Eval { expr: e, .. }
+            | Stmt::Return(Some(e)) => exprs.push(e),
             Stmt::If {
                 cond, then, els, ..
             } => {
@@ -167,7 +167,7 @@ fn call_sites_distinct(function: &Function, a: &str, b: &str, unit: &CUnit) -> b
         walk(&caller.body, &mut |s| {
             let mut exprs: Vec<&Expr> = Vec::new();
             match s {
-                Stmt::Eval(e) | Stmt::Decl { init: Some(e), .. } => exprs.push(e),
+                Stmt::Eval { expr: e, .. } | Stmt::Decl { init: Some(e), .. } => exprs.push(e),
                 Stmt::Assign(x) => exprs.push(&x.value),
                 _ => {}
             }

@@ -261,7 +261,7 @@ impl Walker<'_> {
                 self.block(then, true, None);
                 self.block(els, true, None);
             }
-            Stmt::Eval(e) => self.expr(e, 0, conditional, top),
+            Stmt::Eval { expr, line } => self.expr(expr, *line, conditional, top),
             Stmt::Break => self
                 .facts
                 .obstacles
@@ -275,7 +275,9 @@ impl Walker<'_> {
                 .facts
                 .obstacles
                 .push(format!("a `goto {label}` inside the nest")),
-            Stmt::Other { what, body, line } => {
+            Stmt::Other {
+                what, body, line, ..
+            } => {
                 self.facts.obstacles.push(format!("{what} at line {line}"));
                 self.block(body, true, None);
             }

@@ -163,7 +163,7 @@ fn check_body(f: &Function) -> Result<BTreeSet<String>, String> {
                 ));
             }
         }
-        Stmt::Return(Some(e)) | Stmt::Eval(e) => expr(e, &mut problem),
+        Stmt::Return(Some(e)) | Stmt::Eval { expr: e, .. } => expr(e, &mut problem),
         Stmt::Return(None) => {
             problem.get_or_insert("it returns no value".to_string());
         }

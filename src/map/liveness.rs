@@ -4,18 +4,21 @@
 //! a device kernel sets it from the host or stays on the CPU.
 //!
 //! The answer follows the loop IR from the end of the nest: the rest of each
-//! enclosing block, and, inside an enclosing `for`, its condition and its
-//! whole body again (the next trip runs the code before the nest too). A
-//! statement that assigns the scalar on every path (`i = 0`, `for (i = ...)`)
-//! ends the search along that path; a read before that makes it live. Where
-//! the IR does not model the code (a `while` or `switch` around or after the
-//! nest, a `goto`, a pointer dereference, an assignment inside an
-//! expression), the answer falls back to the source text: the scalar is live
-//! when its name appears after the nest, or anywhere in an enclosing loop.
+//! enclosing block, and, inside an enclosing loop (`for`, `while`, `do`), its
+//! condition and its whole body again (the next trip runs the code before
+//! the nest too). A statement that assigns the scalar on every path (`i = 0`,
+//! `for (i = ...)`) ends the search along that path; a read before that
+//! makes it live. A global, `static` or `extern` scalar outlives the call,
+//! and a scalar whose address the function takes (`&t`) may be read through
+//! a pointer anywhere: both are live. Where the IR does not model the code
+//! (a `switch` around or after the nest, a `goto`, a pointer dereference, an
+//! assignment inside an expression), the answer falls back to the source
+//! text: the scalar is live when its name appears after the nest, or
+//! anywhere in an enclosing loop.
 
 use super::analysis::PURE_LIBRARY;
 use super::rewrite::mentions;
-use crate::front::c::loops::{Expr, Function, Loop, Stmt};
+use crate::front::c::loops::{CUnit, Expr, Function, Loop, Stmt};
 use crate::front::c::CFile;
 
 /// Calls that read none of the program's variables but their arguments.
@@ -29,7 +32,10 @@ pub struct LiveAfter<'a> {
     frames: Option<Vec<Frame<'a>>>,
     /// The source text that may run after the nest (the fallback).
     text: String,
+    /// The whole function's text (for `&name`).
+    function_text: String,
     function: &'a Function,
+    unit: &'a CUnit,
 }
 
 /// One statement list on the way from the function body to the nest.
@@ -58,57 +64,87 @@ impl Flow {
 }
 
 impl<'a> LiveAfter<'a> {
-    /// The question for the nest `root` of `function`.
-    pub fn new(root: &Loop, function: &'a Function, file: &CFile) -> LiveAfter<'a> {
+    /// The question for the nest `root` of `function` in `unit`.
+    pub fn new(
+        root: &Loop,
+        function: &'a Function,
+        unit: &'a CUnit,
+        file: &CFile,
+    ) -> LiveAfter<'a> {
         let mut frames = Vec::new();
-        let found = path_to(&function.body, root, &mut frames);
+        let found = path_to(&function.body, root, &mut frames) && !has_goto(&function.body);
+        // The fallback text starts at the outermost loop around the nest, or
+        // at the function's start where the IR cannot be followed.
+        let from = if found {
+            frames[..frames.len() - 1]
+                .iter()
+                .find_map(|f| loop_line(&f.block[f.index]))
+        } else {
+            Some(function.lines.0)
+        };
         LiveAfter {
-            frames: (found && !has_goto(&function.body)).then_some(frames),
-            text: text_after(root, function, file),
+            frames: found.then_some(frames),
+            text: text_after(root, from, function, file),
+            function_text: lines(file, function.lines.0..function.lines.1 + 1),
             function,
+            unit,
         }
     }
 
     /// Whether `name` may be read after the nest before it is assigned.
     pub fn reads(&self, name: &str) -> bool {
-        self.follow(name)
-            .unwrap_or_else(|| mentions(&self.text, name))
+        if address_taken(&self.function_text, name) {
+            return true;
+        }
+        let global = self.outlives_call(name);
+        self.follow(name, global)
+            .unwrap_or_else(|| global || mentions(&self.text, name))
+    }
+
+    /// Whether `name` is a global, or a `static` or `extern` local: it
+    /// outlives the call, and other functions may read it.
+    fn outlives_call(&self, name: &str) -> bool {
+        self.unit.globals.contains_key(name)
+            || self.function.vars.get(name).is_none_or(|v| v.global)
     }
 
     /// The answer from the loop IR, or `None` where it does not model the
     /// code on the way.
-    fn follow(&self, name: &str) -> Option<bool> {
+    fn follow(&self, name: &str, global: bool) -> Option<bool> {
         let frames = self.frames.as_ref()?;
-        let scalar = Scalar {
-            name,
-            // A global (or a name the function does not declare) outlives it.
-            global: self.function.vars.get(name).is_none_or(|v| v.global),
-        };
+        let scalar = Scalar { name, global };
         // Whether the scalar may be read after the current statement list ends.
-        let mut after_block = scalar.global;
-        // The same for the body of the innermost enclosing `for`, where
+        let mut after_block = global;
+        // The same for the body of the innermost enclosing loop, where
         // `break` and `continue` lead.
         let mut after_loop_body: Option<bool> = None;
         for (depth, frame) in frames.iter().enumerate() {
-            let rest = scalar.block(&frame.block[frame.index + 1..])?;
+            let rest = scalar.block(&frame.block[frame.index + 1..], false)?;
             let escaped = rest.escapes && after_loop_body?;
             let after = rest.read || (rest.falls && after_block) || escaped;
             if depth + 1 == frames.len() {
                 return Some(after);
             }
-            match &frame.block[frame.index] {
-                Stmt::If { .. } => after_block = after,
-                Stmt::For(l) if l.not_canonical.is_none() && !(l.declared && l.var == name) => {
-                    // Leaving the body: the loop ends, or tests its bound
-                    // and runs the body again.
-                    after_block = after
-                        || l.var == name
-                        || scalar.expr(&l.upper)?
-                        || scalar.block(&l.body)?.read;
-                    after_loop_body = Some(after_block);
+            // Leaving the body of a loop: it ends, or tests its condition
+            // and runs the body again.
+            let again = match &frame.block[frame.index] {
+                Stmt::If { .. } => {
+                    after_block = after;
+                    continue;
                 }
+                Stmt::For(l) if l.not_canonical.is_none() && l.var != name => {
+                    scalar.expr(&l.upper)? || scalar.block(&l.body, false)?.read
+                }
+                Stmt::Other {
+                    body,
+                    cond: Some(cond),
+                    ..
+                } => scalar.expr(cond)? || scalar.block(body, false)?.read,
+                // A loop over the scalar itself, a `switch`: not followed.
                 _ => return None,
-            }
+            };
+            after_block = after || again;
+            after_loop_body = Some(after_block);
         }
         None
     }
@@ -121,13 +157,20 @@ struct Scalar<'n> {
 }
 
 impl Scalar<'_> {
-    fn block(&self, body: &[Stmt]) -> Option<Flow> {
+    /// The flow of a statement list. Once a declaration of the same name
+    /// appears in it (`shadowed`), the front-end having flattened the block
+    /// that holds it, an assignment there may be to that other variable:
+    /// it no longer ends the value.
+    fn block(&self, body: &[Stmt], shadowed: bool) -> Option<Flow> {
+        let mut shadowed = shadowed;
         let mut out = Flow::PASS;
         for s in body {
-            if !out.falls {
+            // Nothing after changes a read already found.
+            if !out.falls || out.read {
                 break;
             }
-            let f = self.stmt(s)?;
+            shadowed |= matches!(s, Stmt::Decl { name, .. } if name == self.name);
+            let f = self.stmt(s, shadowed)?;
             out.read |= f.read;
             out.escapes |= f.escapes;
             out.falls = f.falls;
@@ -135,23 +178,25 @@ impl Scalar<'_> {
         Some(out)
     }
 
-    fn stmt(&self, s: &Stmt) -> Option<Flow> {
+    fn stmt(&self, s: &Stmt, shadowed: bool) -> Option<Flow> {
         Some(match s {
             Stmt::For(l) => {
                 if l.not_canonical.is_some() {
                     return None;
                 }
                 let lower = self.expr(&l.lower)?;
-                if l.var == self.name {
-                    // `for (int v ...)` declares another `v`; `for (v = ...)` assigns it.
+                if l.var == self.name && !l.declared {
+                    // `for (v = ...)` assigns it.
                     Flow {
                         read: lower,
-                        falls: l.declared,
+                        falls: shadowed,
                         escapes: false,
                     }
                 } else {
-                    // The body may not run; its `break`s stay inside.
-                    let body = self.block(&l.body)?;
+                    // The body may not run; its `break`s stay inside. (In
+                    // `for (int v ...)`, `v` is another variable: counting
+                    // its reads as reads errs on the safe side.)
+                    let body = self.block(&l.body, shadowed)?;
                     Flow {
                         read: lower || self.expr(&l.upper)? || body.read,
                         ..Flow::PASS
@@ -166,12 +211,11 @@ impl Scalar<'_> {
                 }
                 Flow {
                     read,
-                    falls: !whole,
+                    falls: !whole || shadowed,
                     escapes: false,
                 }
             }
-            // A declaration of the same name shadows it in its block, which
-            // the loop IR does not delimit: it assigns nothing here.
+            // A declaration assigns the new variable, not this one.
             Stmt::Decl { init, .. } => Flow {
                 read: match init {
                     Some(e) => self.expr(e)?,
@@ -183,15 +227,15 @@ impl Scalar<'_> {
                 cond, then, els, ..
             } => {
                 let cond = self.expr(cond)?;
-                let (then, els) = (self.block(then)?, self.block(els)?);
+                let (then, els) = (self.block(then, shadowed)?, self.block(els, shadowed)?);
                 Flow {
                     read: cond || then.read || els.read,
                     falls: then.falls || els.falls,
                     escapes: then.escapes || els.escapes,
                 }
             }
-            Stmt::Eval(e) => Flow {
-                read: self.expr(e)?,
+            Stmt::Eval { expr, .. } => Flow {
+                read: self.expr(expr)?,
                 ..Flow::PASS
             },
             Stmt::Break | Stmt::Continue => Flow {
@@ -207,6 +251,16 @@ impl Scalar<'_> {
                     },
                 falls: false,
                 escapes: false,
+            },
+            // A `while` may not run its body, a `do` runs it once: either
+            // way what it assigns is not counted, and its `break`s stay inside.
+            Stmt::Other {
+                body,
+                cond: Some(cond),
+                ..
+            } => Flow {
+                read: self.expr(cond)? || self.block(body, shadowed)?.read,
+                ..Flow::PASS
             },
             Stmt::Goto(_) | Stmt::Other { .. } => return None,
         })
@@ -233,59 +287,61 @@ impl Scalar<'_> {
     }
 }
 
-/// The text that may run after the nest, up to the end of the function:
-/// what may read a value the nest leaves (a name it mentions is taken as
-/// live). Inside a loop, the code before the nest in that loop runs after it
-/// too (from the outermost enclosing loop's first line); with a `goto`
-/// anywhere in the function, the whole function but the nest.
-fn text_after(root: &Loop, function: &Function, file: &CFile) -> String {
-    let lines = |range: std::ops::Range<usize>| -> String {
-        range
-            .map(|l| file.original_line(l))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    let after = lines((root.lines.1 + 1)..function.lines.1 + 1);
-    let last_line = file.original_line(root.lines.1);
-    let tail = last_line.rsplit_once('}').map_or("", |(_, rest)| rest);
-    let first_line = file.original_line(root.lines.0);
-    let head = first_line
-        .split_once("for")
-        .map_or("", |(before, _)| before);
-    let from = if has_goto(&function.body) {
-        Some(function.lines.0)
-    } else {
-        enclosing_loop_line(&function.body, root)
-    };
-    let before = from.map_or(String::new(), |first| lines(first..root.lines.0));
-    format!("{before}\n{head}\n{tail}\n{after}")
+/// Lines `range` of the user's file, joined.
+fn lines(file: &CFile, range: std::ops::Range<usize>) -> String {
+    range
+        .map(|l| file.original_line(l))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
-/// The first line of the outermost loop (`for`, `while`, `do`) around
-/// `root` in `body`, if any.
-fn enclosing_loop_line(body: &[Stmt], root: &Loop) -> Option<usize> {
-    fn holds(body: &[Stmt], root: &Loop) -> bool {
-        body.iter().any(|s| match s {
-            Stmt::For(l) => std::ptr::eq(l, root) || l.lines == root.lines || holds(&l.body, root),
-            Stmt::If { then, els, .. } => holds(then, root) || holds(els, root),
-            Stmt::Other { body, .. } => holds(body, root),
-            _ => false,
-        })
-    }
-    body.iter().find_map(|s| match s {
-        Stmt::For(l) if l.lines != root.lines && holds(&l.body, root) => Some(l.lines.0),
-        Stmt::Other { what, body, line } if holds(body, root) => {
-            if what.ends_with("loop") {
-                Some(*line)
-            } else {
-                enclosing_loop_line(body, root)
-            }
-        }
-        Stmt::If { then, els, .. } => {
-            enclosing_loop_line(then, root).or_else(|| enclosing_loop_line(els, root))
-        }
+/// The text that may run after the nest, up to the end of the function,
+/// from line `from` on when the code before the nest runs after it too (an
+/// enclosing loop; the whole function where the IR is not followed). The
+/// nest's last line is taken whole: code after the nest may share it.
+fn text_after(root: &Loop, from: Option<usize>, function: &Function, file: &CFile) -> String {
+    let head = file
+        .original_line(root.lines.0)
+        .split_once("for")
+        .map_or("", |(before, _)| before);
+    let before = from.map_or(String::new(), |first| lines(file, first..root.lines.0));
+    let after = lines(file, root.lines.1..function.lines.1 + 1);
+    format!("{before}\n{head}\n{after}")
+}
+
+/// The first line of a loop statement (`for`, `while`, `do`).
+fn loop_line(s: &Stmt) -> Option<usize> {
+    match s {
+        Stmt::For(l) => Some(l.lines.0),
+        Stmt::Other {
+            cond: Some(_),
+            line,
+            ..
+        } => Some(*line),
         _ => None,
-    })
+    }
+}
+
+/// Whether `text` takes the address of `name` (`&name`, not `&&`).
+fn address_taken(text: &str, name: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(at) = text[from..].find('&') {
+        let amp = from + at;
+        from = amp + 1;
+        if bytes.get(amp + 1) == Some(&b'&') || (amp > 0 && bytes[amp - 1] == b'&') {
+            continue;
+        }
+        let rest = text[amp + 1..].trim_start();
+        let ident: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if ident == name {
+            return true;
+        }
+    }
+    false
 }
 
 /// Pushes the frames from `body` down to the list holding `root`.
@@ -318,83 +374,4 @@ fn has_goto(body: &[Stmt]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::front::c::{lower_unit, CFile};
-
-    /// Whether each of `names` is live after the loop starting on `line` of
-    /// `main` in `text`.
-    fn live(text: &str, line: usize, names: &[&str]) -> Vec<bool> {
-        let pre = format!("# 1 \"t.c\"\n{text}");
-        let Ok(file) = CFile::from_preprocessed("t.c", text.to_string(), pre) else {
-            panic!("does not parse")
-        };
-        let unit = lower_unit(&file);
-        let main = &unit.functions[0];
-        fn find(body: &[Stmt], line: usize) -> Option<&Loop> {
-            body.iter().find_map(|s| match s {
-                Stmt::For(l) if l.lines.0 == line => Some(l),
-                Stmt::For(l) => find(&l.body, line),
-                Stmt::If { then, els, .. } => find(then, line).or_else(|| find(els, line)),
-                _ => None,
-            })
-        }
-        let root = find(&main.body, line).expect("a loop on that line");
-        let after = LiveAfter::new(root, main, &file);
-        names.iter().map(|n| after.reads(n)).collect()
-    }
-
-    #[test]
-    fn an_assignment_on_every_path_ends_the_value() {
-        let text = "void main(void) {\n int i, j, k; double t, s = 0;\n\
-                    for (i = 0; i < 9; i++) { t = i; s += t; }\n\
-                    if (s > 1) { t = 0; j = 1; } else { t = 1; }\n\
-                    s += t + j;\n\
-                    for (k = 0; k < 3; k++) s += i;\n}\n";
-        // `t` is assigned on both branches, `j` on one; the loop `k` may not
-        // run, so `i` in its body is read.
-        assert_eq!(
-            live(text, 3, &["t", "j", "i", "k"]),
-            [false, true, true, false]
-        );
-    }
-
-    #[test]
-    fn the_next_trip_of_an_enclosing_loop_reads_what_the_nest_left() {
-        let text = "void main(void) {\n int i, j; double t = 0, s = 0;\n\
-                    for (int n = 0; n < 3; n++) {\n\
-                    s += t;\n\
-                    for (i = 0; i < 9; i++) t = i;\n\
-                    for (j = 0; j < 9; j++) s += j;\n\
-                    }\n}\n";
-        assert_eq!(live(text, 5, &["t", "i", "j"]), [true, false, false]);
-        assert_eq!(live(text, 6, &["t", "j"]), [true, false]);
-    }
-
-    #[test]
-    fn break_leads_past_the_rest_of_the_body() {
-        // The `break` skips `t = 0`; the loop's end then reaches `s += t`.
-        let text = "void main(void) {\n int i; double t = 0, s = 0;\n\
-                    for (int n = 0; n < 3; n++) {\n\
-                    for (i = 0; i < 9; i++) t = i;\n\
-                    if (s > 2) break;\n\
-                    t = 0;\n\
-                    }\n\
-                    s += t;\n}\n";
-        assert_eq!(live(text, 4, &["t"]), [true]);
-        let without_break = text.replace("if (s > 2) break;", "");
-        assert_eq!(live(&without_break, 4, &["t"]), [false]);
-    }
-
-    #[test]
-    fn globals_outlive_the_function_and_unmodelled_code_falls_back_to_the_text() {
-        let text = "double g;\nvoid main(void) {\n int i; double t = 0;\n\
-                    for (i = 0; i < 9; i++) { g = i; t = i; }\n\
-                    while (g > 0) g -= 1;\n}\n";
-        // The `while` is not modelled: its text names `g` (live), not `t`.
-        assert_eq!(live(text, 4, &["g", "t", "i"]), [true, false, false]);
-        let returns = "double g;\nvoid main(void) {\n int i;\n\
-                       for (i = 0; i < 9; i++) g = i;\n}\n";
-        assert_eq!(live(returns, 4, &["g", "i"]), [true, false]);
-    }
-}
+mod tests;

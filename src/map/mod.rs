@@ -479,7 +479,7 @@ fn plan_nest(
         plan.decision = Decision::Cpu { reasons: failed };
         return plan;
     }
-    match rewrite::omp_clause(root, &parallel, &facts, function, file) {
+    match rewrite::omp_clause(root, &parallel, &facts, function, unit, file) {
         Ok(clause) => {
             plan.omp = Some(clause);
             plan.decision = Decision::Mapped {

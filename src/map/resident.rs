@@ -310,8 +310,8 @@ impl HostUses {
                 self.body(then, inner)?;
                 self.body(els, inner)
             }
-            Stmt::Eval(e) => {
-                self.expr(e, 0);
+            Stmt::Eval { expr, line } => {
+                self.expr(expr, *line);
                 Ok(())
             }
             Stmt::Break | Stmt::Continue => Ok(()),

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use super::analysis::{NestFacts, ScalarRole};
 use super::liveness::LiveAfter;
 use super::{Decision, FilePlan, NestPlan};
-use crate::front::c::loops::{Function, Loop};
+use crate::front::c::loops::{CUnit, Function, Loop};
 use crate::front::c::CFile;
 
 /// Whether `word` occurs as an identifier in `text`.
@@ -36,6 +36,7 @@ pub fn omp_clause(
     band: &[String],
     facts: &NestFacts,
     function: &Function,
+    unit: &CUnit,
     file: &CFile,
 ) -> Result<String, String> {
     let first = file.original_line(root.lines.0);
@@ -45,7 +46,7 @@ pub fn omp_clause(
             root.lines.0
         ));
     }
-    let live = LiveAfter::new(root, function, file);
+    let live = LiveAfter::new(root, function, unit, file);
 
     // Collapse the band when the inner bounds do not depend on the outer loops.
     let mut collapse = 1;

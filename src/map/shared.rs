@@ -418,7 +418,7 @@ fn collect(
                 exprs.push(&a.value);
             }
             Stmt::Decl { init, .. } => exprs.extend(init),
-            Stmt::Eval(e) => exprs.push(e),
+            Stmt::Eval { expr: e, .. } => exprs.push(e),
             Stmt::If {
                 cond, then, els, ..
             } => {

@@ -216,3 +216,42 @@ fn loop_variables_declared_at_the_top_lift_when_nothing_reads_them_after() {
     let expected = "loop variable `j` is declared outside its loop and read after the nest";
     assert!(report.contains(expected), "{expected:?} not in:\n{report}");
 }
+
+/// Values read after the nest in ways a first version of the analysis
+/// missed (found by a review that ran the programs): through a block that
+/// declares the same name, by the caller (a global a block-local hides, an
+/// `extern`), through a pointer taken before the nest, and after a `while`.
+#[test]
+fn values_read_past_shadowing_blocks_callers_and_pointers_stay_live() {
+    if !cc_available() {
+        return;
+    }
+    let text = "#include <stdio.h>\n\
+                double g, h, a[100];\n\
+                static void show(double *p) { printf(\"%g\\n\", *p); }\n\
+                static void f(void) {\n\
+                \x20   extern double h;\n\
+                \x20   int i;\n\
+                \x20   for (i = 0; i < 100; i++) { g = i * 2.0; h = g + 1.0; a[i] = h; }\n\
+                \x20   if (a[5] > 100) { double g = 3; a[1] = g; }\n\
+                }\n\
+                int main(void) {\n\
+                \x20   int i, k = 0; double t = -1, u = -1; double *p = &u;\n\
+                \x20   f();\n\
+                \x20   for (i = 0; i < 100; i++) { t = i * 2.0; u = t; a[i] = t + u; }\n\
+                \x20   { double t; t = 5; a[0] += t; }\n\
+                \x20   while (k < 2) k++;\n\
+                \x20   show(p);\n\
+                \x20   printf(\"%g %g %g %g %d\\n\", t, g, h, a[0], i);\n\
+                \x20   return 0;\n}\n";
+    let (out, dir) = map_text("reads.c", text, &["--target", "c", "-o", "reads.omp.c"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mapped = std::fs::read_to_string(dir.path().join("reads.omp.c")).unwrap();
+    for pragma in [
+        "#pragma omp parallel for lastprivate(g, h)",
+        "#pragma omp parallel for lastprivate(i, t, u)",
+    ] {
+        assert!(mapped.contains(pragma), "{pragma:?} not in:\n{mapped}");
+    }
+    assert_openmp_prints_as_written(dir.path(), "reads.c");
+}

@@ -377,7 +377,7 @@ fn arrays_only_the_kernels_touch_stay_on_the_device_across_the_time_loop() {
 fn a_call_in_the_time_loop_keeps_every_array_copied_around_each_launch() {
     let r = report("resident_call", "opencl");
     assert!(
-        r.contains("communication specialisation: not applied: a statement in the loop calls `nudge`, which may read or write the arrays on the host; each kernel launch copies its arrays"),
+        r.contains("communication specialisation: not applied: line 18 calls `nudge`, which may read or write the arrays on the host; each kernel launch copies its arrays"),
         "{r}"
     );
     assert!(!program("resident_call", "opencl").contains("stay on the device during the loop"));
@@ -389,7 +389,7 @@ fn a_call_in_the_time_loop_keeps_every_array_copied_around_each_launch() {
 fn printing_in_the_time_loop_keeps_only_the_printed_array_on_the_host() {
     let r = report("resident_printf", "opencl");
     assert!(
-        r.contains("communication specialisation: `u` stays on the device across the steps of `t`: copied in once before the loop, `u` back once after it, not around each launch; `v` is copied around each launch: a statement in the loop reads or writes it on the host"),
+        r.contains("communication specialisation: `u` stays on the device across the steps of `t`: copied in once before the loop, `u` back once after it, not around each launch; `v` is copied around each launch: line 22 reads or writes it on the host"),
         "{r}"
     );
 }

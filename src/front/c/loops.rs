@@ -50,7 +50,8 @@ pub struct Var {
     pub restrict: bool,
     /// Whether it is a function parameter.
     pub param: bool,
-    /// Whether it is a global.
+    /// Whether it is a global, or a `static` local (which outlives the call
+    /// as a global does).
     pub global: bool,
 }
 
@@ -94,7 +95,12 @@ pub enum Stmt {
         line: usize,
     },
     /// An expression evaluated for its effects (a call).
-    Eval(Expr),
+    Eval {
+        /// The expression.
+        expr: Expr,
+        /// Line in the user's file.
+        line: usize,
+    },
     /// `break`.
     Break,
     /// `continue`.
@@ -109,6 +115,9 @@ pub enum Stmt {
         what: String,
         /// Statements inside it.
         body: Vec<Stmt>,
+        /// The condition of a `while` or `do`-`while` loop (`None` for
+        /// other constructs).
+        cond: Option<Expr>,
         /// Line in the user's file.
         line: usize,
     },

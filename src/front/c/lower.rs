@@ -183,6 +183,15 @@ impl Lowerer<'_> {
                 }
             }
         }
+        // A `static` local keeps its value from call to call, and an
+        // `extern` one is a global: both outlive the call.
+        let global = specifiers.iter().any(|s| {
+            matches!(
+                &s.node,
+                ast::DeclarationSpecifier::StorageClass(c)
+                    if matches!(c.node, ast::StorageClassSpecifier::Static | ast::StorageClassSpecifier::Extern)
+            )
+        });
         Some(Var {
             name,
             elem,
@@ -190,7 +199,7 @@ impl Lowerer<'_> {
             pointer,
             restrict,
             param: false,
-            global: false,
+            global,
         })
     }
 
@@ -233,7 +242,7 @@ impl Lowerer<'_> {
                 init: value,
                 line,
             });
-            vars.insert(var.name.clone(), var);
+            declare(vars, var);
         }
     }
 
@@ -269,21 +278,25 @@ impl Lowerer<'_> {
             ast::Statement::While(w) => out.push(Stmt::Other {
                 what: "a while loop".into(),
                 body: self.body(&w.node.statement, vars),
+                cond: Some(self.expr(&w.node.expression)),
                 line,
             }),
             ast::Statement::DoWhile(w) => out.push(Stmt::Other {
                 what: "a do-while loop".into(),
                 body: self.body(&w.node.statement, vars),
+                cond: Some(self.expr(&w.node.expression)),
                 line,
             }),
             ast::Statement::Switch(w) => out.push(Stmt::Other {
                 what: "a switch".into(),
                 body: self.body(&w.node.statement, vars),
+                cond: None,
                 line,
             }),
             ast::Statement::Labeled(l) => out.push(Stmt::Other {
                 what: "a labelled statement".into(),
                 body: self.body(&l.node.statement, vars),
+                cond: None,
                 line,
             }),
             ast::Statement::Goto(label) => out.push(Stmt::Goto(label.node.name.clone())),
@@ -293,6 +306,7 @@ impl Lowerer<'_> {
             ast::Statement::Asm(_) => out.push(Stmt::Other {
                 what: "inline assembly".into(),
                 body: Vec::new(),
+                cond: None,
                 line,
             }),
         }
@@ -313,7 +327,12 @@ impl Lowerer<'_> {
                     ast::BinaryOperator::AssignBitwiseXor => Some(BinOp::BitXor),
                     ast::BinaryOperator::AssignShiftLeft => Some(BinOp::Shl),
                     ast::BinaryOperator::AssignShiftRight => Some(BinOp::Shr),
-                    _ => return Stmt::Eval(self.expr(e)),
+                    _ => {
+                        return Stmt::Eval {
+                            expr: self.expr(e),
+                            line,
+                        }
+                    }
                 };
                 match self.reference(&b.node.lhs) {
                     Some(target) => Stmt::Assign(Assign {
@@ -325,6 +344,7 @@ impl Lowerer<'_> {
                     None => Stmt::Other {
                         what: "an assignment through a pointer or a member".into(),
                         body: Vec::new(),
+                        cond: None,
                         line,
                     },
                 }
@@ -337,7 +357,12 @@ impl Lowerer<'_> {
                     ast::UnaryOperator::PostDecrement | ast::UnaryOperator::PreDecrement => {
                         BinOp::Sub
                     }
-                    _ => return Stmt::Eval(self.expr(e)),
+                    _ => {
+                        return Stmt::Eval {
+                            expr: self.expr(e),
+                            line,
+                        }
+                    }
                 };
                 match self.reference(&u.node.operand) {
                     Some(target) => Stmt::Assign(Assign {
@@ -349,11 +374,15 @@ impl Lowerer<'_> {
                     None => Stmt::Other {
                         what: "an increment through a pointer or a member".into(),
                         body: Vec::new(),
+                        cond: None,
                         line,
                     },
                 }
             }
-            _ => Stmt::Eval(self.expr(e)),
+            _ => Stmt::Eval {
+                expr: self.expr(e),
+                line,
+            },
         }
     }
 
@@ -376,7 +405,7 @@ impl Lowerer<'_> {
                 let init = &d.node.declarators[0].node;
                 if let Some(v) = self.var(&d.node.specifiers, &init.declarator.node) {
                     var = v.name.clone();
-                    vars.insert(v.name.clone(), v);
+                    declare(vars, v);
                     declared = true;
                 }
                 match &init.initializer {
@@ -651,4 +680,12 @@ pub fn declared_functions(file: &CFile) -> BTreeMap<String, bool> {
         }
     }
     names
+}
+
+/// Records a local declaration: one entry per name, the last declaration's,
+/// still marked global if any declaration of the name is (a `static` or
+/// `extern` local, shadowed or shadowing).
+fn declare(vars: &mut BTreeMap<String, Var>, var: Var) {
+    let global = var.global || vars.get(&var.name).is_some_and(|v| v.global);
+    vars.insert(var.name.clone(), Var { global, ..var });
 }

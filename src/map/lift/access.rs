@@ -450,7 +450,7 @@ pub(super) fn describe(s: &Stmt) -> String {
         Stmt::Assign(a) => format!("an assignment (line {})", a.line),
         Stmt::Decl { name, line, .. } => format!("a declaration of `{name}` (line {line})"),
         Stmt::If { line, .. } => format!("an `if` (line {line})"),
-        Stmt::Eval(e) => format!("a statement `{e}`"),
+        Stmt::Eval { expr: e, .. } => format!("a statement `{e}`"),
         Stmt::Break => "`break`".into(),
         Stmt::Continue => "`continue`".into(),
         Stmt::Return(_) => "`return`".into(),

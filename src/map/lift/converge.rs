@@ -178,7 +178,7 @@ fn mentions(s: &Stmt, name: &str) -> bool {
             }
             Stmt::Decl { name: n, init, .. } => n == name || init.as_ref().is_some_and(in_expr),
             Stmt::If { cond, .. } => in_expr(cond),
-            Stmt::Eval(e) | Stmt::Return(Some(e)) => in_expr(e),
+            Stmt::Eval { expr: e, .. } | Stmt::Return(Some(e)) => in_expr(e),
             _ => false,
         };
     });
@@ -463,7 +463,13 @@ pub(super) fn find<'a>(
         Stmt::If { line, .. } | Stmt::Decl { line, .. } => return Err(not_reduction(*line)),
         _ => return Err(not_reduction(nests[nest].lines.0)),
     };
-    if mentions(&Stmt::Eval(term.clone()), &scalar) {
+    if mentions(
+        &Stmt::Eval {
+            expr: term.clone(),
+            line: 0,
+        },
+        &scalar,
+    ) {
         return Err(not_reduction(update_line));
     }
     // Nothing else may see the scalar: its value after the loop is not

@@ -626,7 +626,7 @@ impl<'a> Lifter<'a> {
             body = &inner.body;
         }
         let mut ranges = BTreeMap::new();
-        let live = super::liveness::LiveAfter::new(root, self.function, self.file);
+        let live = super::liveness::LiveAfter::new(root, self.function, self.unit, self.file);
         for l in &band {
             if let Some(why) = &l.not_canonical {
                 return Err(format!("loop `{}` is not canonical: {why}", l.var));

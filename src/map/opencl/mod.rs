@@ -109,7 +109,7 @@ pub fn kernel(
         return Err("the nest shares its first or last line with other code".into());
     }
     let dims = thread_loops(band, facts);
-    let live = super::liveness::LiveAfter::new(root, function, file);
+    let live = super::liveness::LiveAfter::new(root, function, unit, file);
     let read_after = |name: &str| live.reads(name);
     // Loops inside the kernel whose variables are declared outside them:
     // each thread declares its own (a statement after such a loop reads it).
@@ -207,7 +207,7 @@ pub fn kernel(
             a.target.index.iter().for_each(&mut visit);
             visit(&a.value);
         }
-        Stmt::Decl { init: Some(e), .. } | Stmt::Eval(e) => visit(e),
+        Stmt::Decl { init: Some(e), .. } | Stmt::Eval { expr: e, .. } => visit(e),
         Stmt::If { cond, .. } => visit(cond),
         _ => {}
     });
@@ -586,7 +586,7 @@ impl<'a> Printer<'a> {
                     self.block(&l.body, depth + 1, out)?;
                     out.push_str(&format!("{pad}}}\n"));
                 }
-                Stmt::Eval(e) => out.push_str(&format!("{pad}{};\n", self.expr(e))),
+                Stmt::Eval { expr: e, .. } => out.push_str(&format!("{pad}{};\n", self.expr(e))),
                 // Only in functions copied into the kernels: a nest holds none.
                 Stmt::Return(Some(e)) => out.push_str(&format!("{pad}return {};\n", self.expr(e))),
                 Stmt::Break => out.push_str(&format!("{pad}break;\n")),

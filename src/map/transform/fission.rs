@@ -232,7 +232,7 @@ fn scalars_named(s: &Stmt) -> BTreeSet<String> {
             }
         }
         Stmt::If { cond, .. } => expr(cond, &mut out),
-        Stmt::Eval(e) => expr(e, &mut out),
+        Stmt::Eval { expr: e, .. } => expr(e, &mut out),
         Stmt::For(l) => {
             expr(&l.lower, &mut out);
             expr(&l.upper, &mut out);

@@ -74,7 +74,7 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
         "interchange (moving `{moved}` innermost: it walks the contiguous last subscript of {best} of {total} accesses, `{}` of {})",
         vars[innermost], walks[innermost]
     );
-    let live = LiveAfter::new(root, function, cx.file);
+    let live = LiveAfter::new(root, function, cx.unit, cx.file);
     for l in &chain {
         for other in &vars {
             if *other != l.var

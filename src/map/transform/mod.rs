@@ -415,7 +415,10 @@ pub fn start_line(s: &Stmt) -> Option<usize> {
     match s {
         Stmt::For(l) => Some(l.lines.0),
         Stmt::Assign(a) => Some(a.line),
-        Stmt::Decl { line, .. } | Stmt::If { line, .. } | Stmt::Other { line, .. } => Some(*line),
+        Stmt::Decl { line, .. }
+        | Stmt::If { line, .. }
+        | Stmt::Other { line, .. }
+        | Stmt::Eval { line, .. } => Some(*line),
         _ => None,
     }
 }
@@ -447,9 +450,16 @@ pub fn strip_lines(body: &[Stmt]) -> Vec<Stmt> {
                 els: strip_lines(els),
                 line: 0,
             },
-            Stmt::Other { what, body, .. } => Stmt::Other {
+            Stmt::Other {
+                what, body, cond, ..
+            } => Stmt::Other {
                 what: what.clone(),
                 body: strip_lines(body),
+                cond: cond.clone(),
+                line: 0,
+            },
+            Stmt::Eval { expr, .. } => Stmt::Eval {
+                expr: expr.clone(),
                 line: 0,
             },
             other => other.clone(),

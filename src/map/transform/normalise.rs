@@ -27,7 +27,7 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
     let (v, s) = (l.var.as_str(), l.step);
     let what = format!("normalisation of `{v}` (step {s})");
     // The new loop declares its own `v`: the outer one keeps its old value.
-    if !l.declared && LiveAfter::new(root, function, cx.file).reads(v) {
+    if !l.declared && LiveAfter::new(root, function, cx.unit, cx.file).reads(v) {
         return Outcome::Refuse(format!(
             "{what}: not applied: `{v}` is declared outside the loop and read after the nest, where its value would change"
         ));
@@ -187,7 +187,10 @@ pub fn substitute_body(body: &[Stmt], var: &str, by: &Expr) -> Vec<Stmt> {
                 els: substitute_body(els, var, by),
                 line: *line,
             },
-            Stmt::Eval(e) => Stmt::Eval(substitute(e, var, by)),
+            Stmt::Eval { expr, line } => Stmt::Eval {
+                expr: substitute(expr, var, by),
+                line: *line,
+            },
             other => other.clone(),
         })
         .collect()
