@@ -93,7 +93,7 @@ impl<'a> LiveAfter<'a> {
 
     /// Whether `name` may be read after the nest before it is assigned.
     pub fn reads(&self, name: &str) -> bool {
-        if address_taken(&self.function_text, name) {
+        if self.function.addressed.contains(name) || address_taken(&self.function_text, name) {
             return true;
         }
         let global = self.outlives_call(name);
@@ -105,6 +105,7 @@ impl<'a> LiveAfter<'a> {
     /// outlives the call, and other functions may read it.
     fn outlives_call(&self, name: &str) -> bool {
         self.unit.globals.contains_key(name)
+            || self.unit.header_globals.contains(name)
             || self.function.vars.get(name).is_none_or(|v| v.global)
     }
 
@@ -112,7 +113,11 @@ impl<'a> LiveAfter<'a> {
     /// code on the way.
     fn follow(&self, name: &str, global: bool) -> Option<bool> {
         let frames = self.frames.as_ref()?;
-        let scalar = Scalar { name, global };
+        let scalar = Scalar {
+            name,
+            global,
+            function: self.function,
+        };
         // Whether the scalar may be read after the current statement list ends.
         let mut after_block = global;
         // The same for the body of the innermost enclosing loop, where
@@ -154,6 +159,8 @@ impl<'a> LiveAfter<'a> {
 struct Scalar<'n> {
     name: &'n str,
     global: bool,
+    /// For the extents of the arrays it declares.
+    function: &'n Function,
 }
 
 impl Scalar<'_> {
@@ -215,14 +222,20 @@ impl Scalar<'_> {
                     escapes: false,
                 }
             }
-            // A declaration assigns the new variable, not this one.
-            Stmt::Decl { init, .. } => Flow {
-                read: match init {
+            // A declaration assigns the new variable, not this one; a
+            // variable-length array reads its extents.
+            Stmt::Decl { name, init, .. } => {
+                let mut read = match init {
                     Some(e) => self.expr(e)?,
                     None => false,
-                },
-                ..Flow::PASS
-            },
+                };
+                if let Some(v) = self.function.vars.get(name) {
+                    for e in v.dims.iter().flatten() {
+                        read |= self.expr(e)?;
+                    }
+                }
+                Flow { read, ..Flow::PASS }
+            }
             Stmt::If {
                 cond, then, els, ..
             } => {
@@ -287,12 +300,21 @@ impl Scalar<'_> {
     }
 }
 
-/// Lines `range` of the user's file, joined.
+/// Lines `range` of the user's file as written, then as preprocessed (a
+/// macro may name what its invocation does not).
 fn lines(file: &CFile, range: std::ops::Range<usize>) -> String {
-    range
+    let written = range
+        .clone()
         .map(|l| file.original_line(l))
         .collect::<Vec<_>>()
-        .join("\n")
+        .join("\n");
+    if range.is_empty() {
+        return written;
+    }
+    format!(
+        "{written}\n{}",
+        file.preprocessed_lines(range.start, range.end - 1)
+    )
 }
 
 /// The text that may run after the nest, up to the end of the function,
@@ -332,7 +354,7 @@ fn address_taken(text: &str, name: &str) -> bool {
         if bytes.get(amp + 1) == Some(&b'&') || (amp > 0 && bytes[amp - 1] == b'&') {
             continue;
         }
-        let rest = text[amp + 1..].trim_start();
+        let rest = text[amp + 1..].trim_start_matches(|c: char| c == '(' || c.is_whitespace());
         let ident: String = rest
             .chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')

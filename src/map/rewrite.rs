@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use super::analysis::{NestFacts, ScalarRole};
 use super::liveness::LiveAfter;
 use super::{Decision, FilePlan, NestPlan};
-use crate::front::c::loops::{CUnit, Function, Loop};
+use crate::front::c::loops::{CUnit, Function, Loop, Stmt};
 use crate::front::c::CFile;
 
 /// Whether `word` occurs as an identifier in `text`.
@@ -25,6 +25,27 @@ pub(super) fn mentions(text: &str, word: &str) -> bool {
             return true;
         }
         from = end;
+    }
+    false
+}
+
+/// Whether each run of `body` reaches a loop over `var` at its top level
+/// (no `break`, `continue` or unmodelled statement before it).
+fn reached_in_every_iteration(body: &[Stmt], var: &str) -> bool {
+    fn jumps(body: &[Stmt]) -> bool {
+        body.iter().any(|s| match s {
+            Stmt::Break | Stmt::Continue | Stmt::Return(_) | Stmt::Goto(_) => true,
+            Stmt::If { then, els, .. } => jumps(then) || jumps(els),
+            _ => false,
+        })
+    }
+    for s in body {
+        match s {
+            Stmt::For(l) if l.var == var => return true,
+            Stmt::If { then, els, .. } if !jumps(then) && !jumps(els) => {}
+            Stmt::For(_) | Stmt::Assign(_) | Stmt::Decl { .. } | Stmt::Eval { .. } => {}
+            _ => return false,
+        }
     }
     false
 }
@@ -64,11 +85,41 @@ pub fn omp_clause(
     let mut private = Vec::new();
     let mut lastprivate = Vec::new();
     let mut reductions: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // The body each iteration of the collapsed loops runs.
+    let mut body = &root.body;
+    for _ in 1..collapse {
+        if let [Stmt::For(inner)] = body.as_slice() {
+            body = &inner.body;
+        }
+    }
     for (var, l) in &facts.loops {
         if l.declared {
             continue;
         }
         if live.reads(var) {
+            if collapsed.contains(var) {
+                // With no iteration, OpenMP leaves the variable as it was
+                // (GCC's collapse even leaves garbage); C sets it.
+                let runs = collapsed.iter().all(|v| {
+                    facts
+                        .loops
+                        .get(v)
+                        .and_then(super::trip_count)
+                        .is_some_and(|n| n > 0)
+                });
+                if !runs {
+                    return Err(format!(
+                        "`{var}` is read after the nest, and the parallel loops may run no iteration (OpenMP would then not set it)"
+                    ));
+                }
+            } else if !reached_in_every_iteration(body, var) {
+                // `lastprivate` takes the last iteration's copy, unset
+                // where that iteration does not reach the loop.
+                return Err(format!(
+                    "`{var}` is read after the nest, and its loop is not reached in every iteration of `{}`",
+                    root.var
+                ));
+            }
             lastprivate.push(var.clone());
         } else if !collapsed.contains(var) {
             private.push(var.clone());

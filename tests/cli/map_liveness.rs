@@ -75,23 +75,24 @@ fn a_value_read_on_the_next_trip_is_kept_on_opencl() {
     ] {
         assert!(report.contains(expected), "{expected:?} not in:\n{report}");
     }
-    let out = map(
-        dir.path(),
-        &["trip.c", "--target", "opencl", "-o", "trip.cl.c"],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let program = std::fs::read_to_string(dir.path().join("trip.cl.c")).unwrap();
+    let program = assert_opencl_prints_as_written(dir.path(), "trip.c");
     assert!(
         program.contains("j = (0) < (100) ? (100) : (0);"),
         "{program}"
     );
-    let original = compile_and_run(&dir.path().join("trip.c"), &dir.path().join("o"), false);
-    let on_opencl = build_and_run(
-        &dir.path().join("trip.cl.c"),
-        &dir.path().join("m"),
-        &["-lOpenCL"],
-    );
+}
+
+/// Maps `name` in `dir` with `--target opencl`, runs it on OpenCL and the
+/// original with cc, asserts they print the same and returns the mapped
+/// program.
+fn assert_opencl_prints_as_written(dir: &std::path::Path, name: &str) -> String {
+    let mapped = name.replace(".c", ".cl.c");
+    let out = map(dir, &[name, "--target", "opencl", "-o", &mapped]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let original = compile_and_run(&dir.join(name), &dir.join("o"), false);
+    let on_opencl = build_and_run(&dir.join(&mapped), &dir.join("m"), &["-lOpenCL"]);
     assert_eq!(original, on_opencl);
+    std::fs::read_to_string(dir.join(mapped)).unwrap()
 }
 
 /// Scalars each nest assigns before reading (`t`, and `k` of an inner loop)
@@ -133,18 +134,7 @@ fn scalars_assigned_before_they_are_read_do_not_keep_a_nest_on_the_cpu() {
         "{report}"
     );
     assert!(!report.contains("read after the nest"), "{report}");
-    let out = map(
-        dir.path(),
-        &["dead.c", "--target", "opencl", "-o", "dead.cl.c"],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    let original = compile_and_run(&dir.path().join("dead.c"), &dir.path().join("o"), false);
-    let on_opencl = build_and_run(
-        &dir.path().join("dead.cl.c"),
-        &dir.path().join("m"),
-        &["-lOpenCL"],
-    );
-    assert_eq!(original, on_opencl);
+    assert_opencl_prints_as_written(dir.path(), "dead.c");
 }
 
 /// Sibling loops sharing `k`, one assigning the outer `k` and one declaring
@@ -254,4 +244,40 @@ fn values_read_past_shadowing_blocks_callers_and_pointers_stay_live() {
         assert!(mapped.contains(pragma), "{pragma:?} not in:\n{mapped}");
     }
     assert_openmp_prints_as_written(dir.path(), "reads.c");
+}
+
+/// `lastprivate` brings back the last iteration's copy, and only when some
+/// iteration ran: a loop variable live after the nest keeps it sequential
+/// when the last iteration may skip its loop (`j` under an `if`), or when
+/// the parallel loop may not run at all (`argc - 1` iterations; C still sets
+/// `i` to the lower bound).
+#[test]
+fn loop_variables_lastprivate_would_not_bring_back_keep_the_nest_sequential() {
+    if !cc_available() {
+        return;
+    }
+    let text = "#include <stdio.h>\n\
+                double a[1000][10];\n\
+                int main(int argc, char **argv) {\n\
+                \x20   int i, j = -5;\n\
+                \x20   for (i = 0; i < 1000; i++) {\n\
+                \x20       if (i < 50) {\n\
+                \x20           for (j = 0; j < i % 7 + 1; j++) a[i][j] = i + j;\n\
+                \x20       }\n\
+                \x20   }\n\
+                \x20   printf(\"%d %d\\n\", i, j);\n\
+                \x20   i = 77;\n\
+                \x20   for (i = 5; i < argc - 1; i++) a[i][0] = 1.0;\n\
+                \x20   printf(\"%d %s %g\\n\", i, argv[0] ? \"\" : \"-\", a[3][4]);\n\
+                \x20   return 0;\n}\n";
+    let (out, dir) = map_text("last.c", text, &["--target", "c", "--report"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = stdout(&out);
+    for expected in [
+        "`j` is read after the nest, and its loop is not reached in every iteration of `i`",
+        "`i` is read after the nest, and the parallel loops may run no iteration",
+    ] {
+        assert!(report.contains(expected), "{expected:?} not in:\n{report}");
+    }
+    assert_openmp_prints_as_written(dir.path(), "last.c");
 }

@@ -14,6 +14,8 @@ pub struct CUnit {
     pub functions: Vec<Function>,
     /// Global variables of the user's file.
     pub globals: BTreeMap<String, Var>,
+    /// Names of the file-scope variables the headers declare.
+    pub header_globals: std::collections::BTreeSet<String>,
 }
 
 /// A function definition.
@@ -31,6 +33,9 @@ pub struct Function {
     pub ret: String,
     /// Its body.
     pub body: Vec<Stmt>,
+    /// Names whose address it takes (`&t`, macros expanded): a pointer may
+    /// read or write them anywhere.
+    pub addressed: std::collections::BTreeSet<String>,
     /// First and last line in the user's file.
     pub lines: (usize, usize),
 }

@@ -14,7 +14,10 @@ use super::CFile;
 /// Lowers the functions and globals of the user's file.
 pub fn lower_unit(file: &CFile) -> CUnit {
     let mut unit = CUnit::default();
-    let lower = Lowerer { file };
+    let lower = Lowerer {
+        file,
+        addressed: Default::default(),
+    };
     for external in &file.unit.0 {
         let in_main_file = file.line_of(external.span.start).is_some();
         match &external.node {
@@ -32,6 +35,11 @@ pub fn lower_unit(file: &CFile) -> CUnit {
             ast::ExternalDeclaration::FunctionDefinition(def) if in_main_file => {
                 unit.functions.push(lower.function(def));
             }
+            ast::ExternalDeclaration::Declaration(decl) => {
+                for var in lower.declaration_vars(&decl.node) {
+                    unit.header_globals.insert(var.name);
+                }
+            }
             _ => {}
         }
     }
@@ -40,6 +48,8 @@ pub fn lower_unit(file: &CFile) -> CUnit {
 
 struct Lowerer<'a> {
     file: &'a CFile,
+    /// Names whose address the function being lowered takes (`&t`).
+    addressed: std::cell::RefCell<std::collections::BTreeSet<String>>,
 }
 
 impl Lowerer<'_> {
@@ -72,6 +82,7 @@ impl Lowerer<'_> {
             }
         }
         let mut body = Vec::new();
+        self.addressed.borrow_mut().clear();
         self.statement(&def.node.statement, &mut body, &mut vars);
         let ret = self
             .var(&def.node.specifiers, &def.node.declarator.node)
@@ -83,6 +94,7 @@ impl Lowerer<'_> {
             param_order,
             ret,
             body,
+            addressed: self.addressed.take(),
             lines: (
                 self.line(def.span.start),
                 self.line(def.span.end.saturating_sub(1)),
@@ -593,7 +605,12 @@ impl Lowerer<'_> {
                     ast::UnaryOperator::Indirection => {
                         Expr::Unsupported("a pointer dereference".into())
                     }
-                    ast::UnaryOperator::Address => Expr::Unsupported("an address-of".into()),
+                    ast::UnaryOperator::Address => {
+                        if let ast::Expression::Identifier(id) = &u.node.operand.node {
+                            self.addressed.borrow_mut().insert(id.node.name.clone());
+                        }
+                        Expr::Unsupported("an address-of".into())
+                    }
                     _ => Expr::Unsupported("an increment inside an expression".into()),
                 }
             }

@@ -128,6 +128,24 @@ impl CFile {
         self.line_origin.get(index).copied().flatten()
     }
 
+    /// The preprocessed text that lines `first..=last` of the user's file
+    /// became (macros expanded), line by line.
+    pub fn preprocessed_lines(&self, first: usize, last: usize) -> String {
+        let mut out = String::new();
+        for (index, origin) in self.line_origin.iter().enumerate() {
+            if origin.is_some_and(|l| first <= l && l <= last) {
+                let start = self.line_starts[index];
+                let end = self
+                    .line_starts
+                    .get(index + 1)
+                    .copied()
+                    .unwrap_or(self.preprocessed.len());
+                out.push_str(&self.preprocessed[start..end]);
+            }
+        }
+        out
+    }
+
     /// The text of a 1-based line of the user's file.
     pub fn original_line(&self, line: usize) -> &str {
         self.original

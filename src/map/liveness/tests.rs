@@ -145,3 +145,74 @@ fn unmodelled_code_falls_back_to_the_text_globals_included() {
     assert_eq!(live(text, 4, &["g", "k", "i"]), [true, true, true]);
     assert_eq!(live(text, 5, &["t"]), [true]);
 }
+
+/// [`live`] on a file whose preprocessed text is `expanded` (what `cc -E`
+/// would make of `text`, line for line).
+fn live_expanded(text: &str, expanded: &str, line: usize, names: &[&str]) -> Vec<bool> {
+    let pre = format!("# 1 \"t.c\"\n{expanded}");
+    let Ok(file) = CFile::from_preprocessed("t.c", text.to_string(), pre) else {
+        panic!("does not parse")
+    };
+    let unit = lower_unit(&file);
+    let main = &unit.functions[0];
+    let Some(root) = main.body.iter().find_map(|s| match s {
+        Stmt::For(l) if l.lines.0 == line => Some(l),
+        _ => None,
+    }) else {
+        panic!("a loop on that line")
+    };
+    let after = LiveAfter::new(root, main, &unit, &file);
+    names.iter().map(|n| after.reads(n)).collect()
+}
+
+#[test]
+fn addresses_extents_and_macros_are_seen_through() {
+    // `&(t)` behind a macro, then read through the pointer.
+    let text = "#define ADDR(x) (&(x))\nvoid show(double *p);\n\
+                void main(void) {\n double t = -1, u = 0; double *p = ADDR(t); int i;\n\
+                for (i = 0; i < 9; i++) { t = i; u = t; }\n\
+                show(p);\n}\n";
+    let expanded = text
+        .replace("#define ADDR(x) (&(x))", "")
+        .replace("ADDR(t)", "(&(t))");
+    assert_eq!(
+        live_expanded(text, &expanded, 5, &["t", "u"]),
+        [true, false]
+    );
+    assert!(address_taken("p = &( t);", "t"));
+    // A variable-length array's extent reads the loop variable.
+    let vla = "void main(void) {\n int i = 3; double a[9];\n\
+               for (i = 0; i < 9; i++) a[i] = i;\n\
+               double b[2][i];\n b[1][0] = 0;\n}\n";
+    assert_eq!(live(vla, 3, &["i"]), [true]);
+    // After a `switch` the text decides, macros expanded.
+    let after_switch = "#define SHOW show(i)\nvoid show(int x);\n\
+                        void main(void) {\n int i, k = 0; double a[9];\n\
+                        for (i = 0; i < 9; i++) {\n a[i] = i;\n }\n\
+                        switch (k) { default: k++; }\n\
+                        SHOW;\n}\n";
+    let expanded = after_switch
+        .replace("#define SHOW show(i)", "")
+        .replace("SHOW;", "show(i);");
+    assert_eq!(live_expanded(after_switch, &expanded, 5, &["i"]), [true]);
+    assert_eq!(live(after_switch, 5, &["i"]), [false], "unexpanded");
+}
+
+#[test]
+fn a_global_a_header_declares_outlives_the_function() {
+    // `g` comes from a header; a block-local `g` must not hide it.
+    let text = "void f(void) {\n int i; double b[9];\n\
+                if (b[0] > 5) { double g = 2; b[0] = g; }\n\
+                for (i = 0; i < 9; i++) { g = i; b[i] = g; }\n}\n";
+    let pre = format!("# 1 \"h.h\"\ndouble g;\n# 1 \"t.c\"\n{text}");
+    let Ok(file) = CFile::from_preprocessed("t.c", text.to_string(), pre) else {
+        panic!("does not parse")
+    };
+    let unit = lower_unit(&file);
+    let f = &unit.functions[0];
+    let Some(Stmt::For(root)) = f.body.iter().find(|s| matches!(s, Stmt::For(_))) else {
+        panic!("the loop")
+    };
+    assert!(unit.header_globals.contains("g"));
+    assert!(LiveAfter::new(root, f, &unit, &file).reads("g"));
+}
