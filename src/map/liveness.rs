@@ -386,13 +386,9 @@ fn path_to<'a>(body: &'a [Stmt], root: &Loop, out: &mut Vec<Frame<'a>>) -> bool 
 
 /// Whether `body` jumps anywhere with `goto`.
 fn has_goto(body: &[Stmt]) -> bool {
-    body.iter().any(|s| match s {
-        Stmt::Goto(_) => true,
-        Stmt::For(l) => has_goto(&l.body),
-        Stmt::If { then, els, .. } => has_goto(then) || has_goto(els),
-        Stmt::Other { body, .. } => has_goto(body),
-        _ => false,
-    })
+    let mut found = false;
+    super::analysis::walk(body, &mut |s| found |= matches!(s, Stmt::Goto(_)));
+    found
 }
 
 #[cfg(test)]
