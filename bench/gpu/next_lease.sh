@@ -4,12 +4,12 @@
 #
 #   1. the `gpu_*` tests (the default schedules now use vector accesses, never
 #      run on CUDA yet);                                           about 45 s
-#   2. the `--vector 1, 2, 4` rows of schedule_sweep.sh, to confirm or refit
-#      the model's rounds term for vectors;                       about 150 s
-#   3. bench-gpu on the f32 set (the vector defaults against the naive
+#   2. bench-gpu on the f32 set (the vector defaults against the naive
 #      kernels and the copy bandwidth, with the model's predictions); about 150 s
-#   4. whole runs: the default schedules, the separable blur fused and
+#   3. whole runs: the default schedules, the separable blur fused and
 #      unfused, and `--fma` against the default.                   about 60 s
+#   4. the `--vector 1, 2, 4` rows of schedule_sweep.sh, to confirm or refit
+#      the model's rounds term for vectors;                       about 150 s
 #
 # A part starts only if the time it needs is left. Prepare here with
 # bench/gpu/device_prepare.sh, then with the device tool:
@@ -41,12 +41,13 @@ part() {
 part 60 env OUT="$out" SKIP_BENCH=1 SERIES=none SKIP_SERIES=1 bash "$root/bench/gpu/device_check.sh"
 rm -f "$out/series.log"
 
-# 2. The vector rows (schedule_sweep.sh's scratch files stay out of $OUT).
+# 2 and 3. bench-gpu f32 (the targets of issue 8), then the whole runs.
+part 200 env OUT="$out" SKIP_TESTS=1 SKIP_RICIAN=1 SERIES="defaults fusion fma" \
+    bash "$root/bench/gpu/device_check.sh"
+
+# 4. The vector rows (schedule_sweep.sh's scratch files stay out of $OUT).
 rm -rf /tmp/vector-sweep
 part 150 env OUT=/tmp/vector-sweep ONLY_VECTORS=1 bash "$root/bench/gpu/schedule_sweep.sh"
 [ -f /tmp/vector-sweep/sweep.log ] && cp /tmp/vector-sweep/sweep.log "$out/vectors.log"
 
-# 3 and 4. bench-gpu f32, then the whole runs.
-part 200 env OUT="$out" SKIP_TESTS=1 SKIP_RICIAN=1 SERIES="defaults fusion fma" \
-    bash "$root/bench/gpu/device_check.sh"
 echo "== next_lease.sh done after ${SECONDS} s"

@@ -41,6 +41,43 @@ vectors() {
     done; done
 }
 
+# The model's choices after the H100 refit (2026-11-27) against the schedules
+# the vector rows and the H200 sweep found fastest, for the programs furthest
+# from their targets (about 25 runs); alone with ONLY_PICKS=1.
+picks() {
+    echo "== picks: the default schedule against the fastest measured, f32 (heat3d f64)"
+    one "star3d1r default" "$P/star3d1r.sdsl" --backend cuda --set n=512 --set steps=40
+    for s in "32,4,2 tile 1,1,2 vector 4" "32,8,1 tile 1,1,4 vector 2" "128,2,1 tile 1,1,4 vector 2" \
+        "128,2,1 tile 1,1,4 vector 1" "64,4,1 tile 1,1,4 vector 2" "32,4,2 tile 1,1,4 vector 2"; do
+        set -- $s
+        one "star3d1r block $s" "$P/star3d1r.sdsl" --backend cuda --set n=512 --set steps=40 --block $1 --tile $3 --vector $5
+    done
+    one "j3d27pt default" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40
+    for s in "32,4,1 tile 1,1,2 vector 4" "32,4,1 tile 1,1,4 vector 2" "64,4,1 tile 1,1,8 vector 1" \
+        "64,4,1 tile 1,1,4 vector 2" "32,8,1 tile 1,1,4 vector 2" "32,4,1 tile 1,1,8 vector 2"; do
+        set -- $s
+        one "j3d27pt block $s" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40 --block $1 --tile $3 --vector $5
+    done
+    one "blur default" "$P/gaussian_blur.sdsl" --backend cuda --set width=3840 --set height=2160 --set steps=400
+    for s in "32,8 tile 1,2 vector 4" "32,8 tile 1,4 vector 2" "64,4 tile 1,4 vector 2" "32,8 tile 1,4 vector 1" \
+        "32,8 tile 1,8 vector 1 shm img" "64,4 tile 1,8 vector 1 shm img"; do
+        set -- $s
+        one "blur block $s" "$P/gaussian_blur.sdsl" --backend cuda --set width=3840 --set height=2160 --set steps=400 \
+            --block $1 --tile $3 --vector $5 ${7:+--shm $7}
+    done
+    one "heat3d default" "$root/examples/heat3d.sdsl" --backend cuda --set nx=512 --set ny=512 --set nz=512 --set steps=40 --set alpha=0.1
+    for s in "32,8,1 tile 1,1,4 vector 1" "64,4,1 tile 1,1,4 vector 1" "32,8,1 tile 1,1,2 vector 2"; do
+        set -- $s
+        one "heat3d block $s" "$root/examples/heat3d.sdsl" --backend cuda --set nx=512 --set ny=512 --set nz=512 --set steps=40 \
+            --set alpha=0.1 --block $1 --tile $3 --vector $5
+    done
+}
+
+if [ "${ONLY_PICKS:-0}" = 1 ]; then
+    { date -u; picks; date -u; } 2>&1 | tee "$out/sweep.log"
+    exit 0
+fi
+
 if [ "${ONLY_VECTORS:-0}" = 1 ]; then
     { date -u; vectors; date -u; } 2>&1 | tee "$out/sweep.log"
     exit 0

@@ -32,16 +32,19 @@ pub use device::{Device, DEVICES};
 pub const DRAM_ROUND_NS: f64 = 1084.0;
 /// The memory latency a thread leaves exposed per round of loads, ns, added to
 /// the busiest resource's time once per wave of resident threads: fitted (with
-/// [`POINTS_PER_ROUND`], [`POINTS_PER_ROUND_3D`], the register estimate and the
-/// Hopper presets' L2 bandwidth) on 94 schedules of the bench programs timed on
-/// an H200 (2026-11-26, bench/gpu/h200/): block shapes, runs of 1–16 points,
-/// staging. It is what makes low occupancy (many registers per thread) cost
-/// time even where DRAM bandwidth bounds the kernel.
-pub const EXPOSED_LATENCY_NS: f64 = 350.0;
-/// Points of a run whose loads a thread has in flight at once (one round).
-pub const POINTS_PER_ROUND: u32 = 4;
-/// The same for a march along the outermost axis of a 3-D grid (2.5-D).
-pub const POINTS_PER_ROUND_3D: u32 = 2;
+/// [`ROWS_PER_ROUND`], the tail of the last wave, the register estimate and
+/// the Hopper presets' L2 bandwidth) on 145 schedules of the bench programs:
+/// 91 timed on an H200 (2026-11-26, bench/gpu/h200/) and 54 vector schedules
+/// on an H100 (2026-11-27, bench/gpu/h100/vectors/). It is what makes low
+/// occupancy (many registers per thread) cost time even where DRAM bandwidth
+/// bounds the kernel.
+pub const EXPOSED_LATENCY_NS: f64 = 450.0;
+/// Rows a thread computing a run of points has in flight at once (one round):
+/// ptxas streams a long run's rows one after another as their registers free
+/// (the SASS of the 7x7 blur's 4x4 run loads its 10 rows in 8 steps), so a run
+/// waits one round per this many of the rows it loads
+/// ([`KernelSpec::rows_per_thread`]). Fitted with [`EXPOSED_LATENCY_NS`].
+pub const ROWS_PER_ROUND: u32 = 8;
 /// Each further dependent round of loads that hits L2 (tile loading loops), ns:
 /// calibrated on j2d9pt f32 16384² with its shared tile on the H100 (1.916 ms).
 pub const L2_ROUND_NS: f64 = 282.0;
@@ -229,6 +232,37 @@ impl KernelSpec {
         [0, 1, 2].map(|d| self.block[d] * self.points_per_thread[d])
     }
 
+    /// Rows a thread loads from global memory: the distinct reads of its
+    /// points once the x offset is dropped (the loads of one row are issued
+    /// together; ptxas streams the rows of a long run one after another).
+    pub fn rows_per_thread(&self) -> u32 {
+        let rank = self.bounds.len();
+        let mut rows = std::collections::HashSet::new();
+        for pz in 0..self.points_per_thread[2] {
+            for py in 0..self.points_per_thread[1] {
+                for read in &self.reads {
+                    // Offsets are outermost first; x (the last) is dropped.
+                    let row: Vec<i64> = read
+                        .offset
+                        .iter()
+                        .enumerate()
+                        .take(rank.saturating_sub(1))
+                        .map(|(a, o)| {
+                            let d = rank - 1 - a;
+                            o + match d {
+                                1 => i64::from(py),
+                                2 => i64::from(pz),
+                                _ => 0,
+                            }
+                        })
+                        .collect();
+                    rows.insert((read.level.as_str(), row));
+                }
+            }
+        }
+        rows.len() as u32
+    }
+
     /// Points of the launch.
     pub fn points(&self) -> u64 {
         self.bounds
@@ -405,6 +439,11 @@ pub struct KernelCost {
     pub instructions_per_point: f64,
     /// Dependent rounds of memory loads in a block's life.
     pub memory_rounds: u32,
+    /// Rows a thread loads from global memory (reads of its points that
+    /// differ in some axis but x; a row of vector points is one).
+    pub rows_per_thread: u32,
+    /// Waves of resident blocks the launch takes (at least 1).
+    pub waves: f64,
     /// Occupancy.
     pub occupancy: Occupancy,
     /// Time per resource.
@@ -431,22 +470,15 @@ pub fn cost(
     let warps = blocks as f64 * spec.threads().div_ceil(32) as f64;
     let waves = (blocks as f64 / (sms * occupancy.blocks_per_sm as f64)).max(1.0);
     let points_per_thread: u32 = spec.points_per_thread.iter().product();
-    // A thread computing a run of points has the loads of a few in flight at
-    // once ([`POINTS_PER_ROUND`], fewer for a march along the outermost axis
-    // of a 3-D grid, whose planes follow one another); a grid-stride loop
-    // (reductions) waits for every fourth load.
+    // A thread computing a run of points waits for its rows a few at a time
+    // ([`ROWS_PER_ROUND`]); a grid-stride loop (reductions) waits for every
+    // fourth load.
     let run_rounds = if spec.sequential_loads > 1 {
         spec.sequential_loads
+    } else if points_per_thread > 1 {
+        spec.rows_per_thread().div_ceil(ROWS_PER_ROUND).max(1)
     } else {
-        let per_round = if spec.bounds.len() == 3 && spec.points_per_thread[2] > 1 {
-            POINTS_PER_ROUND_3D
-        } else {
-            POINTS_PER_ROUND
-        };
-        // A row of vector points is one load per row read: one point's worth.
-        (points_per_thread / spec.vector.max(1))
-            .max(1)
-            .div_ceil(per_round)
+        1
     };
     let tile_rounds = traffic.rounds.max(1);
     let rounds = tile_rounds + run_rounds - 1;
@@ -485,7 +517,15 @@ pub fn cost(
                 best
             }
         });
-    let busiest = ranked[..5].iter().map(|(t, _)| *t).fold(0.0, f64::max);
+    // Blocks of the last, partial wave start when the others end: the
+    // throughput a launch of a few waves reaches is that of whole waves
+    // (fitted: the 7x7 blur's 4x4 runs fill 3.07 waves and take 4).
+    let tail = if waves > 1.0 {
+        waves.ceil() / waves
+    } else {
+        1.0
+    };
+    let busiest = ranked[..5].iter().map(|(t, _)| *t).fold(0.0, f64::max) * tail;
     let slowest = busiest + times.latency;
     Ok(KernelCost {
         points,
@@ -497,6 +537,8 @@ pub fn cost(
         l1_wavefronts_per_point: traffic.l1_wavefronts,
         instructions_per_point: spec.instructions_per_thread / points_per_thread.max(1) as f64,
         memory_rounds: rounds,
+        rows_per_thread: spec.rows_per_thread(),
+        waves,
         occupancy,
         times,
         time: times.launch + slowest,

@@ -152,16 +152,20 @@ fn times_are_the_resource_equations() {
     // 8 bytes per point over 3000 GB/s x 0.88.
     let dram = (n as f64) * 8.0 / (3000e9 * 0.88);
     assert!((c.times.dram - dram).abs() < 1e-12);
-    // 65536 blocks over 132 SMs x 8 resident blocks, each wave leaving 350 ns
+    // 65536 blocks over 132 SMs x 8 resident blocks, each wave leaving 450 ns
     // exposed (one point per thread: one round).
-    let latency = 65536.0 / (132.0 * 8.0) * 350e-9;
+    let waves = 65536.0 / (132.0 * 8.0);
+    let latency = waves * 450e-9;
     assert!((c.times.latency - latency).abs() < 1e-12);
     // 2048 warps per... 65536 blocks x 8 warps x 10 instructions over 4 per clock.
     let issue = 65536.0 * 8.0 * 10.0 / (132.0 * 4.0 * 1.98e9);
     assert!((c.times.issue - issue).abs() < 1e-12);
-    // The busiest resource is DRAM; the exposed latency adds to it.
+    // The busiest resource is DRAM, at the pace of whole waves (62.06 waves
+    // take 63); the exposed latency adds to it.
     assert_eq!(c.bound, Resource::Dram);
-    assert!((c.time - (3e-6 + dram + latency)).abs() < 1e-12);
+    let tail = 63.0 / waves;
+    assert!((c.time - (3e-6 + dram * tail + latency)).abs() < 1e-12);
+    assert!((c.waves - waves).abs() < 1e-12);
 }
 
 #[test]
@@ -203,15 +207,15 @@ fn a_run_of_points_shares_its_rounds_and_estimates_registers_by_what_it_holds() 
     assert_eq!(estimated_registers(&spec), ASSUMED_REGISTERS);
     let one = cost(&spec, d, Some(32)).unwrap();
     assert_eq!(one.memory_rounds, 1);
-    // A run of 8 points along x (a 1-D grid): 2 rounds of 4 points, and a
-    // quarter of the waves, so half the exposed latency of one point each.
+    // A run of 8 points along x (a 1-D grid): one row, so one round, and
+    // fewer waves, each leaving one exposed latency.
     spec.block = [256, 1, 1];
     spec.points_per_thread = [8, 1, 1];
     let run = cost(&spec, d, Some(32)).unwrap();
-    assert_eq!(run.memory_rounds, 2);
+    assert_eq!((run.rows_per_thread, run.memory_rounds), (1, 1));
     let waves = |c: &KernelCost| c.blocks as f64 / (132.0 * 8.0);
-    assert!((one.times.latency - waves(&one) * 350e-9).abs() < 1e-12);
-    assert!((run.times.latency - waves(&run) * 2.0 * 350e-9).abs() < 1e-12);
+    assert!((one.times.latency - waves(&one) * 450e-9).abs() < 1e-12);
+    assert!((run.times.latency - waves(&run) * 450e-9).abs() < 1e-12);
     // One 4-byte read held per point of the run: 20 + 8 x 1 / 2 = 24, at
     // least the assumed 32.
     assert_eq!(estimated_registers(&spec), ASSUMED_REGISTERS);
@@ -224,6 +228,40 @@ fn a_run_of_points_shares_its_rounds_and_estimates_registers_by_what_it_holds() 
         })
         .collect();
     assert_eq!(estimated_registers(&spec), 108);
+}
+
+#[test]
+fn a_long_run_waits_for_its_rows_a_few_at_a_time() {
+    // A 7x7 box read (the blur) on a 2-D grid, one point per thread: 7 rows,
+    // one round (a single point's loads are all issued together).
+    let d = h100();
+    let mut spec = copy_1d(1 << 20, 0);
+    spec.block = [32, 8, 1];
+    spec.bounds = vec![(3, 2156), (3, 3836)];
+    spec.grid_dims = vec![2160, 3840];
+    spec.reads = (-3..=3)
+        .flat_map(|dy| {
+            (-3..=3).map(move |dx| Access {
+                level: "img".into(),
+                elem: 4,
+                offset: vec![dy, dx],
+            })
+        })
+        .collect();
+    let one = cost(&spec, d, Some(32)).unwrap();
+    assert_eq!((one.rows_per_thread, one.memory_rounds), (7, 1));
+    // A run of 4 rows reads 10, of 16 rows 22: ceil(22 / 8) = 3 rounds, whose
+    // exposed latency each wave pays.
+    spec.points_per_thread = [1, 4, 1];
+    assert_eq!(cost(&spec, d, Some(32)).unwrap().rows_per_thread, 10);
+    spec.points_per_thread = [1, 16, 1];
+    let run = cost(&spec, d, Some(32)).unwrap();
+    assert_eq!((run.rows_per_thread, run.memory_rounds), (22, 3));
+    assert!((run.times.latency - run.waves * 3.0 * 450e-9).abs() < 1e-12);
+    // Consecutive x points of a vector share their rows.
+    spec.points_per_thread = [4, 16, 1];
+    spec.vector = 4;
+    assert_eq!(cost(&spec, d, Some(32)).unwrap().rows_per_thread, 22);
 }
 
 #[test]
