@@ -3,7 +3,9 @@
 # phase of a whole run over data on the device, divided by its iterations), to
 # calibrate the model's choice: block × points per thread for the bench programs
 # that bench-gpu found furthest from the copy bandwidth. Carry
-# target/release/stencilc; everything goes to $OUT/sweep.log.
+# target/release/stencilc; everything goes to $OUT/sweep.log. A row without
+# "shm LEVEL" runs with `--shm none` (before 2026-11-27 the model chose, and
+# staged some: those logs are annotated).
 set -uo pipefail
 root="$(pwd)"
 out="${OUT:-/tmp/sweep}"
@@ -32,12 +34,12 @@ except Exception as e:
 vectors() {
     echo "== vectors (--vector W: W consecutive x points a thread, float4/float2 rows), f32"
     for w in 1 2 4; do for t in 1 2 4; do
-        one "j2d5pt block 32,8 tile 1,$t vector $w" "$P/j2d5pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,$t --vector $w
-        one "j2d9pt block 32,8 tile 1,$t vector $w" "$P/j2d9pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,$t --vector $w
-        one "box2d2r block 32,8 tile 1,$t vector $w" "$P/box2d2r.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,$t --vector $w
-        one "star3d1r block 32,8,1 tile 1,1,$t vector $w" "$P/star3d1r.sdsl" --backend cuda --set n=512 --set steps=40 --block 32,8,1 --tile 1,1,$t --vector $w
-        one "j3d27pt block 32,4,1 tile 1,1,$t vector $w" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40 --block 32,4,1 --tile 1,1,$t --vector $w
-        one "blur block 64,4 tile 1,$t vector $w" "$P/gaussian_blur.sdsl" --backend cuda --set width=3840 --set height=2160 --set steps=400 --block 64,4 --tile 1,$t --vector $w
+        one "j2d5pt block 32,8 tile 1,$t vector $w" "$P/j2d5pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,$t --vector $w --shm none
+        one "j2d9pt block 32,8 tile 1,$t vector $w" "$P/j2d9pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,$t --vector $w --shm none
+        one "box2d2r block 32,8 tile 1,$t vector $w" "$P/box2d2r.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,$t --vector $w --shm none
+        one "star3d1r block 32,8,1 tile 1,1,$t vector $w" "$P/star3d1r.sdsl" --backend cuda --set n=512 --set steps=40 --block 32,8,1 --tile 1,1,$t --vector $w --shm none
+        one "j3d27pt block 32,4,1 tile 1,1,$t vector $w" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40 --block 32,4,1 --tile 1,1,$t --vector $w --shm none
+        one "blur block 64,4 tile 1,$t vector $w" "$P/gaussian_blur.sdsl" --backend cuda --set width=3840 --set height=2160 --set steps=400 --block 64,4 --tile 1,$t --vector $w --shm none
     done; done
 }
 
@@ -50,26 +52,26 @@ picks() {
     for s in "32,4,2 tile 1,1,2 vector 4" "32,8,1 tile 1,1,4 vector 2" "128,2,1 tile 1,1,4 vector 2" \
         "128,2,1 tile 1,1,4 vector 1" "64,4,1 tile 1,1,4 vector 2" "32,4,2 tile 1,1,4 vector 2"; do
         set -- $s
-        one "star3d1r block $s" "$P/star3d1r.sdsl" --backend cuda --set n=512 --set steps=40 --block $1 --tile $3 --vector $5
+        one "star3d1r block $s" "$P/star3d1r.sdsl" --backend cuda --set n=512 --set steps=40 --block $1 --tile $3 --vector $5 --shm none
     done
     one "j3d27pt default" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40
     for s in "32,4,1 tile 1,1,2 vector 4" "32,4,1 tile 1,1,4 vector 2" "64,4,1 tile 1,1,8 vector 1" \
         "64,4,1 tile 1,1,4 vector 2" "32,8,1 tile 1,1,4 vector 2" "32,4,1 tile 1,1,8 vector 2"; do
         set -- $s
-        one "j3d27pt block $s" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40 --block $1 --tile $3 --vector $5
+        one "j3d27pt block $s" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40 --block $1 --tile $3 --vector $5 --shm none
     done
     one "blur default" "$P/gaussian_blur.sdsl" --backend cuda --set width=3840 --set height=2160 --set steps=400
     for s in "32,8 tile 1,2 vector 4" "32,8 tile 1,4 vector 2" "64,4 tile 1,4 vector 2" "32,8 tile 1,4 vector 1" \
         "32,8 tile 1,8 vector 1 shm img" "64,4 tile 1,8 vector 1 shm img"; do
         set -- $s
         one "blur block $s" "$P/gaussian_blur.sdsl" --backend cuda --set width=3840 --set height=2160 --set steps=400 \
-            --block $1 --tile $3 --vector $5 ${7:+--shm $7}
+            --block $1 --tile $3 --vector $5 --shm ${7:-none}
     done
     one "heat3d default" "$root/examples/heat3d.sdsl" --backend cuda --set nx=512 --set ny=512 --set nz=512 --set steps=40 --set alpha=0.1
     for s in "32,8,1 tile 1,1,4 vector 1" "64,4,1 tile 1,1,4 vector 1" "32,8,1 tile 1,1,2 vector 2"; do
         set -- $s
         one "heat3d block $s" "$root/examples/heat3d.sdsl" --backend cuda --set nx=512 --set ny=512 --set nz=512 --set steps=40 \
-            --set alpha=0.1 --block $1 --tile $3 --vector $5
+            --set alpha=0.1 --block $1 --tile $3 --vector $5 --shm none
     done
 }
 
@@ -89,31 +91,31 @@ python3 -c 'import numpy as np; np.save("/tmp/r512.npy", np.random.default_rng(1
 echo "== rician3d f64 512^3, 20 iterations, random U and F"
 for b in 32,8,1 32,4,1 64,4,1 32,4,2; do for t in 1 2 4 8; do
     one "rician3d block $b tile 1,1,$t" "$P/rician3d.sdsl" --backend cuda --set dim0=512 --set dim1=512 --set dim2=512 \
-        --set steps=20 --set sigma=0.05 --set lambda=0.065 --input U=/tmp/r512.npy --input F=/tmp/r512.npy --block $b --tile 1,1,$t
+        --set steps=20 --set sigma=0.05 --set lambda=0.065 --input U=/tmp/r512.npy --input F=/tmp/r512.npy --block $b --tile 1,1,$t --shm none
 done; done
 echo "== j2d5pt f32 16384^2, 40 steps"
 for b in 32,8 64,4 128,2 32,4; do for t in 1 2 4 8; do
-    one "j2d5pt block $b tile 1,$t" "$P/j2d5pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block $b --tile 1,$t
+    one "j2d5pt block $b tile 1,$t" "$P/j2d5pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block $b --tile 1,$t --shm none
 done; done
-one "j2d5pt block 32,8 tile 1,16" "$P/j2d5pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,16
+one "j2d5pt block 32,8 tile 1,16" "$P/j2d5pt.sdsl" --backend cuda --set n=16384 --set steps=40 --block 32,8 --tile 1,16 --shm none
 vectors
 echo "== j2d5pt f64 (the float_to_double text) 16384^2, 40 steps"
 sed -e 's/\bfloat\b/double/g' -e 's/\([0-9]\)f\b/\1/g' "$P/j2d5pt.sdsl" > /tmp/j2d5pt_f64.sdsl
 for b in 32,8; do for t in 1 2 4; do
-    one "j2d5pt f64 block $b tile 1,$t" /tmp/j2d5pt_f64.sdsl --backend cuda --set n=16384 --set steps=40 --block $b --tile 1,$t
+    one "j2d5pt f64 block $b tile 1,$t" /tmp/j2d5pt_f64.sdsl --backend cuda --set n=16384 --set steps=40 --block $b --tile 1,$t --shm none
 done; done
 echo "== star3d1r f32 512^3, 40 steps"
 for b in 32,8,1 64,4,1 128,2,1 32,4,2; do for t in 1 4 8 16; do
-    one "star3d1r block $b tile 1,1,$t" "$P/star3d1r.sdsl" --backend cuda --set n=512 --set steps=40 --block $b --tile 1,1,$t
+    one "star3d1r block $b tile 1,1,$t" "$P/star3d1r.sdsl" --backend cuda --set n=512 --set steps=40 --block $b --tile 1,1,$t --shm none
 done; done
 echo "== j3d27pt f32 512^3, 40 steps"
 for b in 32,8,1 64,4,1 32,4,2; do for t in 1 4 8 16; do
-    one "j3d27pt block $b tile 1,1,$t" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40 --block $b --tile 1,1,$t
+    one "j3d27pt block $b tile 1,1,$t" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40 --block $b --tile 1,1,$t --shm none
 done; done
 one "j3d27pt block 32,4,2 shm a" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40 --block 32,4,2 --shm a
 echo "== gaussian_blur f32 3840x2160, 400 steps"
 for b in 32,8 64,4 128,2; do for t in 1 2 4 8 16; do
-    one "blur block $b tile 1,$t" "$P/gaussian_blur.sdsl" --backend cuda --set width=3840 --set height=2160 --set steps=400 --block $b --tile 1,$t
+    one "blur block $b tile 1,$t" "$P/gaussian_blur.sdsl" --backend cuda --set width=3840 --set height=2160 --set steps=400 --block $b --tile 1,$t --shm none
 done; done
 for b in 32,8 64,4; do for t in 1 4 8; do
     one "blur block $b tile 1,$t shm img" "$P/gaussian_blur.sdsl" --backend cuda --set width=3840 --set height=2160 --set steps=400 --block $b --tile 1,$t --shm img
@@ -121,7 +123,7 @@ done; done
 echo "== heat3d f64 512^3, 40 steps"
 for b in 32,8,1 64,4,1; do for t in 1 4 8 16; do
     one "heat3d block $b tile 1,1,$t" "$root/examples/heat3d.sdsl" --backend cuda --set nx=512 --set ny=512 --set nz=512 \
-        --set steps=40 --set alpha=0.1 --block $b --tile 1,1,$t
+        --set steps=40 --set alpha=0.1 --block $b --tile 1,1,$t --shm none
 done; done
 date -u
 } 2>&1 | tee "$out/sweep.log"

@@ -46,8 +46,9 @@ def explain(stencilc, device, row):
         cmd += ["--tile", row["tile"]]
     if row["vector"]:
         cmd += ["--vector", row["vector"]]
-    if row["shm"]:
-        cmd += ["--shm", row["shm"]]
+    # A row without `shm` ran unstaged (schedule_sweep.sh passes `--shm none`;
+    # older logs name the rows their model staged, see their header).
+    cmd += ["--shm", row["shm"] or "none"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     report = json.loads(out.stdout)
     row["predicted_ms"] = 1e3 * report["iteration_seconds"]

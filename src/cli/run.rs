@@ -62,7 +62,7 @@ pub struct RunArgs {
     fma: FmaArgs,
 
     /// `--backend c`: the C compiler's flags, replacing the defaults
-    /// (`-O3 -march=native -fopenmp -ffp-contract=off -fwrapv`).
+    /// (`-O3 -march=native -fopenmp -ffp-contract=off -frounding-math -fwrapv`).
     #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
     cflags: Option<String>,
 

@@ -263,6 +263,48 @@ impl KernelSpec {
         rows.len() as u32
     }
 
+    /// 4-byte words a thread loads from global memory: its points' distinct
+    /// elements, or with vectors the aligned groups of `vector` elements
+    /// they fall in, whole.
+    pub fn loaded_words_per_thread(&self) -> u32 {
+        let rank = self.bounds.len();
+        let vector = i64::from(self.vector.max(1));
+        let mut loads = std::collections::HashSet::new();
+        for pz in 0..self.points_per_thread[2] {
+            for py in 0..self.points_per_thread[1] {
+                for px in 0..self.points_per_thread[0] {
+                    for read in &self.reads {
+                        let mut key: Vec<i64> = read
+                            .offset
+                            .iter()
+                            .enumerate()
+                            .map(|(a, o)| {
+                                o + match rank - 1 - a {
+                                    1 => i64::from(py),
+                                    2 => i64::from(pz),
+                                    _ => 0,
+                                }
+                            })
+                            .collect();
+                        if let Some(x) = key.last_mut() {
+                            *x = if vector > 1 {
+                                (*x + i64::from(px)).div_euclid(vector)
+                            } else {
+                                // Scalar x points lie a block apart: distinct.
+                                *x + 1_000_000 * i64::from(px)
+                            };
+                        }
+                        loads.insert((read.level.as_str(), read.elem, key));
+                    }
+                }
+            }
+        }
+        loads
+            .iter()
+            .map(|(_, elem, _)| (*elem as u32).div_ceil(4) * self.vector.max(1))
+            .sum()
+    }
+
     /// Points of the launch.
     pub fn points(&self) -> u64 {
         self.bounds
@@ -442,6 +484,8 @@ pub struct KernelCost {
     /// Rows a thread loads from global memory (reads of its points that
     /// differ in some axis but x; a row of vector points is one).
     pub rows_per_thread: u32,
+    /// 4-byte words a thread loads from global memory.
+    pub loaded_words_per_thread: u32,
     /// Waves of resident blocks the launch takes (at least 1).
     pub waves: f64,
     /// Occupancy.
@@ -538,6 +582,7 @@ pub fn cost(
         instructions_per_point: spec.instructions_per_thread / points_per_thread.max(1) as f64,
         memory_rounds: rounds,
         rows_per_thread: spec.rows_per_thread(),
+        loaded_words_per_thread: spec.loaded_words_per_thread(),
         waves,
         occupancy,
         times,

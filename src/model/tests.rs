@@ -250,6 +250,7 @@ fn a_long_run_waits_for_its_rows_a_few_at_a_time() {
         .collect();
     let one = cost(&spec, d, Some(32)).unwrap();
     assert_eq!((one.rows_per_thread, one.memory_rounds), (7, 1));
+    assert_eq!(one.loaded_words_per_thread, 49);
     // A run of 4 rows reads 10, of 16 rows 22: ceil(22 / 8) = 3 rounds, whose
     // exposed latency each wave pays.
     spec.points_per_thread = [1, 4, 1];
@@ -261,7 +262,10 @@ fn a_long_run_waits_for_its_rows_a_few_at_a_time() {
     // Consecutive x points of a vector share their rows.
     spec.points_per_thread = [4, 16, 1];
     spec.vector = 4;
-    assert_eq!(cost(&spec, d, Some(32)).unwrap().rows_per_thread, 22);
+    let vector = cost(&spec, d, Some(32)).unwrap();
+    assert_eq!(vector.rows_per_thread, 22);
+    // Their x offsets -3..=6 fall in 3 aligned groups of 4, loaded whole.
+    assert_eq!(vector.loaded_words_per_thread, 22 * 3 * 4);
 }
 
 #[test]

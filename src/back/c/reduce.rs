@@ -1,4 +1,5 @@
-//! Reductions in C: `max`/`min` with OpenMP reduction clauses (exact in any order),
+//! Reductions in C: `max`/`min` with OpenMP reduction clauses (exact in any order,
+//! but for the sign of a zero result: README, "Semantics"),
 //! `+`/`*` with one partial result per outermost row, combined in row order after
 //! the parallel loop, so that the result does not depend on the thread count and
 //! matches the interpreter bit for bit.

@@ -18,13 +18,17 @@ use libloading::Library;
 use crate::exec::ExecError;
 
 /// The flags used unless the user replaces them (`RunOptions::cflags`):
-/// optimise for this machine, OpenMP, no FMA contraction (so results match the
-/// interpreter bit for bit) and wrapping signed integers (as the interpreter does).
+/// optimise for this machine, OpenMP, no FMA contraction and no folding that
+/// assumes the rounding mode (so results match the interpreter bit for bit:
+/// GCC 12 folds `0.0 - (double)i` into `-(double)i`, which is -0.0 where `i`
+/// is 0, unless told `-frounding-math`) and wrapping signed integers (as the
+/// interpreter does).
 pub const DEFAULT_FLAGS: &[&str] = &[
     "-O3",
     "-march=native",
     "-fopenmp",
     "-ffp-contract=off",
+    "-frounding-math",
     "-fwrapv",
 ];
 
