@@ -27,17 +27,7 @@ if [ "$root" != /work/main ]; then
     [ -e /work/main ] || ln -s "$root" /work/main
 fi
 
-# Runs `$2...` if `$1` seconds are left, under a timeout of what is left.
-part() {
-    local need="$1"
-    shift
-    local left=$((budget - SECONDS))
-    if [ "$left" -lt "$need" ]; then
-        echo "== skipped (needs ${need} s, ${left} s left): $*"
-        return 0
-    fi
-    timeout "$left" "$@"
-}
+. "$root/bench/gpu/lease_part.sh"
 
 part 150 env OUT="$out" SKIP_TESTS=1 SKIP_RICIAN=1 SKIP_SERIES=1 SERIES=none \
     bash "$root/bench/gpu/device_check.sh"

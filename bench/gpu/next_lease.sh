@@ -25,17 +25,7 @@ out="${OUT:-/tmp/next-lease}"
 budget="${BUDGET:-540}"
 mkdir -p "$out"
 
-# Runs `$2...` if `$1` seconds are left, under a timeout of what is left.
-part() {
-    local need="$1"
-    shift
-    local left=$((budget - SECONDS))
-    if [ "$left" -lt "$need" ]; then
-        echo "== skipped (needs ${need} s, ${left} s left): $*"
-        return 0
-    fi
-    timeout "$left" "$@"
-}
+. "$root/bench/gpu/lease_part.sh"
 
 # 1. Tests (device_check.sh writes env.log and tests.log).
 part 60 env OUT="$out" SKIP_BENCH=1 SERIES=none SKIP_SERIES=1 bash "$root/bench/gpu/device_check.sh"

@@ -78,21 +78,24 @@ fn check(path: &std::path::Path) {
 
 /// `program` bound by `params` on C against the interpreter: every level,
 /// the reductions and the iterations equal.
+/// The program run from [`state`] on the interpreter and on C: each one's
+/// fields and summary.
+fn interp_and_c(
+    program: &Program,
+    env: &RunEnv,
+) -> ((FieldState, RunSummary), (FieldState, RunSummary)) {
+    let mut expected = state(program, env);
+    let want = interp::run(program, env, &mut expected).unwrap();
+    let mut got = state(program, env);
+    let have = native::run(program, env, &mut got, &RunOptions::default(), &mut |_| {}).unwrap();
+    ((expected, want), (got, have))
+}
+
 fn check_bound(program: &Program, params: &Bindings, label: &str) {
     let program = program.clone();
     let path = std::path::Path::new(label);
     let env = RunEnv::new(&program, params).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut expected = state(&program, &env);
-    let want = interp::run(&program, &env, &mut expected).unwrap();
-    let mut got = state(&program, &env);
-    let have = native::run(
-        &program,
-        &env,
-        &mut got,
-        &RunOptions::default(),
-        &mut |_| {},
-    )
-    .unwrap();
+    let ((expected, want), (got, have)) = interp_and_c(&program, &env);
     assert_eq!(have.iterations, want.iterations, "{}", path.display());
     assert_eq!(
         have.stopped_by_check,
@@ -232,17 +235,7 @@ fn zero_minus_a_converted_integer_keeps_the_sign_of_zero() {
         params: vec![Value::Int(5), Value::Int(0)],
     };
     let env = RunEnv::new(&program, &params).unwrap();
-    let mut expected = state(&program, &env);
-    interp::run(&program, &env, &mut expected).unwrap();
-    let mut got = state(&program, &env);
-    native::run(
-        &program,
-        &env,
-        &mut got,
-        &RunOptions::default(),
-        &mut |_| {},
-    )
-    .unwrap();
+    let ((expected, _), (got, _)) = interp_and_c(&program, &env);
     for run in [&expected, &got] {
         let Buffer::Float(f) = &run.fields[0][0] else {
             panic!("f is float")
