@@ -155,29 +155,33 @@ impl Tile {
         if self.offsets.is_empty() || run <= 1 {
             return self.reads_per_point as f64;
         }
-        let rank = self.halo.len();
-        let mut elements = std::collections::HashSet::new();
-        for pz in 0..points_per_thread[2] {
-            for py in 0..points_per_thread[1] {
-                for px in 0..points_per_thread[0] {
-                    let point = [px, py, pz];
-                    for offset in &self.offsets {
-                        // Offsets are outermost first; points x y z.
-                        let element: Vec<i64> = offset
-                            .iter()
-                            .enumerate()
-                            .map(|(a, o)| {
-                                let d = rank - 1 - a;
-                                o + if d < 3 { i64::from(point[d]) } else { 0 }
-                            })
-                            .collect();
-                        elements.insert(element);
-                    }
-                }
-            }
-        }
+        let elements: std::collections::HashSet<Vec<i64>> = thread_points(points_per_thread)
+            .flat_map(|point| self.offsets.iter().map(move |o| offset_at(o, point)))
+            .collect();
         elements.len() as f64 / f64::from(run)
     }
+}
+
+/// The points of a thread's run, x y z, as offsets from its first.
+fn thread_points(points_per_thread: [u32; 3]) -> impl Iterator<Item = [u32; 3]> {
+    let [nx, ny, nz] = points_per_thread;
+    (0..nz).flat_map(move |z| (0..ny).flat_map(move |y| (0..nx).map(move |x| [x, y, z])))
+}
+
+/// A read's offset (outermost axis first) from the thread's `point` (x y z)
+/// of its run: the offset moved by the point along the three innermost axes.
+/// With vectors the x points are consecutive, so x moves by the point too;
+/// scalar x points lie a block apart, which the callers tell apart.
+fn offset_at(offset: &[i64], point: [u32; 3]) -> Vec<i64> {
+    let rank = offset.len();
+    offset
+        .iter()
+        .enumerate()
+        .map(|(a, o)| {
+            let d = rank - 1 - a;
+            o + if d < 3 { i64::from(point[d]) } else { 0 }
+        })
+        .collect()
 }
 
 /// Everything the model needs to know about one kernel launch.
@@ -236,30 +240,17 @@ impl KernelSpec {
     /// points once the x offset is dropped (the loads of one row are issued
     /// together; ptxas streams the rows of a long run one after another).
     pub fn rows_per_thread(&self) -> u32 {
-        let rank = self.bounds.len();
-        let mut rows = std::collections::HashSet::new();
-        for pz in 0..self.points_per_thread[2] {
-            for py in 0..self.points_per_thread[1] {
-                for read in &self.reads {
-                    // Offsets are outermost first; x (the last) is dropped.
-                    let row: Vec<i64> = read
-                        .offset
-                        .iter()
-                        .enumerate()
-                        .take(rank.saturating_sub(1))
-                        .map(|(a, o)| {
-                            let d = rank - 1 - a;
-                            o + match d {
-                                1 => i64::from(py),
-                                2 => i64::from(pz),
-                                _ => 0,
-                            }
-                        })
-                        .collect();
-                    rows.insert((read.level.as_str(), row));
-                }
-            }
-        }
+        let rows: std::collections::HashSet<(&str, Vec<i64>)> =
+            thread_points(self.points_per_thread)
+                .flat_map(|point| {
+                    self.reads.iter().map(move |read| {
+                        let mut row = offset_at(&read.offset, point);
+                        // Offsets are outermost first: x is the last.
+                        row.pop();
+                        (read.level.as_str(), row)
+                    })
+                })
+                .collect();
         rows.len() as u32
     }
 
@@ -267,41 +258,28 @@ impl KernelSpec {
     /// elements, or with vectors the aligned groups of `vector` elements
     /// they fall in, whole.
     pub fn loaded_words_per_thread(&self) -> u32 {
-        let rank = self.bounds.len();
         let vector = i64::from(self.vector.max(1));
-        let mut loads = std::collections::HashSet::new();
-        for pz in 0..self.points_per_thread[2] {
-            for py in 0..self.points_per_thread[1] {
-                for px in 0..self.points_per_thread[0] {
-                    for read in &self.reads {
-                        let mut key: Vec<i64> = read
-                            .offset
-                            .iter()
-                            .enumerate()
-                            .map(|(a, o)| {
-                                o + match rank - 1 - a {
-                                    1 => i64::from(py),
-                                    2 => i64::from(pz),
-                                    _ => 0,
-                                }
-                            })
-                            .collect();
-                        if let Some(x) = key.last_mut() {
-                            *x = if vector > 1 {
-                                (*x + i64::from(px)).div_euclid(vector)
-                            } else {
-                                // Scalar x points lie a block apart: distinct.
-                                *x + 1_000_000 * i64::from(px)
-                            };
+        let loads: std::collections::HashSet<(&str, usize, Vec<i64>, i64)> =
+            thread_points(self.points_per_thread)
+                .flat_map(|point| {
+                    self.reads.iter().map(move |read| {
+                        let mut element = offset_at(&read.offset, point);
+                        if vector > 1 {
+                            // The x points are consecutive: the aligned group.
+                            if let Some(x) = element.last_mut() {
+                                *x = x.div_euclid(vector);
+                            }
+                            (read.level.as_str(), read.elem, element, 0)
+                        } else {
+                            // Scalar x points lie a block apart: distinct loads.
+                            (read.level.as_str(), read.elem, element, i64::from(point[0]))
                         }
-                        loads.insert((read.level.as_str(), read.elem, key));
-                    }
-                }
-            }
-        }
+                    })
+                })
+                .collect();
         loads
             .iter()
-            .map(|(_, elem, _)| (*elem as u32).div_ceil(4) * self.vector.max(1))
+            .map(|(_, elem, _, _)| (*elem as u32).div_ceil(4) * self.vector.max(1))
             .sum()
     }
 
@@ -514,13 +492,14 @@ pub fn cost(
     let warps = blocks as f64 * spec.threads().div_ceil(32) as f64;
     let waves = (blocks as f64 / (sms * occupancy.blocks_per_sm as f64)).max(1.0);
     let points_per_thread: u32 = spec.points_per_thread.iter().product();
+    let rows_per_thread = spec.rows_per_thread();
     // A thread computing a run of points waits for its rows a few at a time
     // ([`ROWS_PER_ROUND`]); a grid-stride loop (reductions) waits for every
     // fourth load.
     let run_rounds = if spec.sequential_loads > 1 {
         spec.sequential_loads
     } else if points_per_thread > 1 {
-        spec.rows_per_thread().div_ceil(ROWS_PER_ROUND).max(1)
+        rows_per_thread.div_ceil(ROWS_PER_ROUND).max(1)
     } else {
         1
     };
@@ -581,7 +560,7 @@ pub fn cost(
         l1_wavefronts_per_point: traffic.l1_wavefronts,
         instructions_per_point: spec.instructions_per_thread / points_per_thread.max(1) as f64,
         memory_rounds: rounds,
-        rows_per_thread: spec.rows_per_thread(),
+        rows_per_thread,
         loaded_words_per_thread: spec.loaded_words_per_thread(),
         waves,
         occupancy,
