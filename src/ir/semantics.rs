@@ -8,7 +8,9 @@
 //! - integer `+ - *` and unary `-` wrap around (two's complement);
 //! - integer `/` and `%` by zero yield 0, and `MIN / -1` wraps to `MIN` (`% -1` is 0);
 //! - float to integer conversions truncate toward zero and saturate (NaN gives 0),
-//!   as [`Value::cast`] does.
+//!   as [`Value::cast`] does;
+//! - `fmin`/`fmax` order -0.0 below +0.0 (C leaves the sign of a zero result
+//!   unspecified), and a NaN argument gives the other one.
 
 use crate::ir::{BinaryOp, MathFn, ScalarType, UnaryOp, Value};
 
@@ -172,9 +174,22 @@ macro_rules! float_math {
             fn call2(func: MathFn, a: Self, b: Self) -> Self {
                 match func {
                     MathFn::Pow => a.powf(b),
-                    // C's fmin/fmax: a NaN argument yields the other one.
-                    MathFn::Fmin => a.min(b),
-                    MathFn::Fmax => a.max(b),
+                    // C's fmin/fmax: a NaN argument yields the other one; and
+                    // -0.0 is below +0.0, where C leaves the sign unspecified.
+                    MathFn::Fmin => {
+                        if a < b || (a == b && a.is_sign_negative()) || b.is_nan() {
+                            a
+                        } else {
+                            b
+                        }
+                    }
+                    MathFn::Fmax => {
+                        if a > b || (a == b && a.is_sign_positive()) || b.is_nan() {
+                            a
+                        } else {
+                            b
+                        }
+                    }
                     other => Self::call1(other, a),
                 }
             }
@@ -309,5 +324,30 @@ mod tests {
             &[Value::Double(f64::NAN), Value::Double(1.0)],
         );
         assert_eq!(v, Value::Double(1.0));
+    }
+
+    #[test]
+    fn fmin_and_fmax_order_minus_zero_below_plus_zero() {
+        let sign_negative = |func, a: f64, b: f64| {
+            let v = call_value(func, false, &[Value::Double(a), Value::Double(b)]);
+            assert_eq!(v.as_f64(), 0.0);
+            v.as_f64().is_sign_negative()
+        };
+        for (a, b) in [(0.0, -0.0), (-0.0, 0.0)] {
+            assert!(sign_negative(MathFn::Fmin, a, b), "fmin({a}, {b})");
+            assert!(!sign_negative(MathFn::Fmax, a, b), "fmax({a}, {b})");
+        }
+        assert!(sign_negative(MathFn::Fmax, -0.0, -0.0));
+        assert!(!sign_negative(MathFn::Fmin, 0.0, 0.0));
+        let v = call_value(
+            MathFn::Fmin,
+            true,
+            &[Value::Float(-0.0), Value::Float(f32::NAN)],
+        );
+        assert_eq!(
+            v.as_f64().to_bits(),
+            (-0.0f64).to_bits(),
+            "NaN gives the other"
+        );
     }
 }

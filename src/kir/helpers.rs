@@ -2,7 +2,10 @@
 //! what the interpreter computes where C leaves the result undefined or
 //! implementation-defined (see [`crate::ir::semantics`] for the defined
 //! results): integer `/` and `%` by zero and `MIN / -1`, float to integer
-//! conversions out of range or NaN, and the boundary modes' index mapping.
+//! conversions out of range or NaN, the boundary modes' index mapping, and
+//! `fmin`/`fmax` (also the steps of `min`/`max` reductions), which order -0.0
+//! below +0.0 so that a reduction's result does not depend on the order its
+//! partial results are combined in.
 //!
 //! Each helper is described once here and printed for every target family with
 //! the same name and body; only the function qualifier (`static inline`,
@@ -19,7 +22,9 @@
 
 use std::fmt::Write;
 
-use crate::ir::{BinaryOp, BoundaryMode, Expr, LocalId, Program, ScalarType, Value};
+use crate::ir::{
+    BinaryOp, BoundaryMode, Expr, LocalId, MathFn, Program, ReduceOp, ScalarType, Value,
+};
 
 /// A helper function of generated code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -55,6 +60,32 @@ pub enum Helper {
     /// may, for instance, compute an `int` product in 64 bits). The type is
     /// `Int` or `Long`.
     Wrapping(WrapOp, ScalarType),
+    /// `sdsl_fmax_f32`, `sdsl_fmin_f64` and the like: SDSL's `fmax`/`fmin`
+    /// and one step of a `max`/`min` reduction over a floating type. A NaN
+    /// argument gives the other one (C's `fmax`), and -0.0 is below +0.0
+    /// (IEEE 754-2019 `maximumNumber`), where C leaves the sign of a zero
+    /// result unspecified: a total order on the values kept, so that every
+    /// order of combining gives the same result. The type is `Float` or
+    /// `Double`.
+    Extremum(Extremum, ScalarType),
+}
+
+/// Which of two values a [`Helper::Extremum`] keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Extremum {
+    /// The largest value.
+    Max,
+    /// The smallest value.
+    Min,
+}
+
+impl Extremum {
+    fn name(self) -> &'static str {
+        match self {
+            Extremum::Max => "max",
+            Extremum::Min => "min",
+        }
+    }
 }
 
 /// An integer operation that [`Helper::Wrapping`] computes.
@@ -98,6 +129,9 @@ pub struct Spelling<'a> {
     pub qualifier: &'a str,
     /// The type of a grid index and extent: `long` (C) or `int` (GPU kernels).
     pub index: &'a str,
+    /// Whether each [`Helper::Extremum`] is also declared as an OpenMP
+    /// reduction of the same name (C), for `reduction(sdsl_max_f64: acc)`.
+    pub omp_reductions: bool,
 }
 
 impl Spelling<'static> {
@@ -105,6 +139,7 @@ impl Spelling<'static> {
     pub const C: Spelling<'static> = Spelling {
         qualifier: "static inline",
         index: "long",
+        omp_reductions: true,
     };
 }
 
@@ -182,7 +217,36 @@ impl Helper {
             Helper::Rem(ty) => format!("sdsl_rem_{}", short(ty)),
             Helper::FloatToInt { from, to } => format!("sdsl_{}_to_{}", short(from), short(to)),
             Helper::Wrapping(op, ty) => format!("sdsl_{}_{}", op.name(), short(ty)),
+            Helper::Extremum(end, ty) => format!("sdsl_f{}_{}", end.name(), short(ty)),
         }
+    }
+
+    /// The helper for one step of a reduction `op` over `ty`: `None` where the
+    /// plain comparison is already order-free (integers, `+`, `*`).
+    pub fn for_reduction(op: ReduceOp, ty: ScalarType) -> Option<Helper> {
+        let end = match op {
+            ReduceOp::Max => Extremum::Max,
+            ReduceOp::Min => Extremum::Min,
+            ReduceOp::Sum | ReduceOp::Product => return None,
+        };
+        ty.is_float().then_some(Helper::Extremum(end, ty))
+    }
+
+    /// The helper that computes the math function `func` (`float_form`: its
+    /// `f`-suffixed form), where C's own function leaves a result unspecified
+    /// (the sign of a zero `fmin`/`fmax`).
+    pub fn for_math(func: MathFn, float_form: bool) -> Option<Helper> {
+        let end = match func {
+            MathFn::Fmax => Extremum::Max,
+            MathFn::Fmin => Extremum::Min,
+            _ => return None,
+        };
+        let ty = if float_form {
+            ScalarType::Float
+        } else {
+            ScalarType::Double
+        };
+        Some(Helper::Extremum(end, ty))
     }
 
     /// The definition, in C, OpenCL C or CUDA as `spelling` says.
@@ -309,6 +373,31 @@ impl Helper {
                 };
                 let _ = writeln!(out, "{q} {t} {name}({params}) {{ return ({t})({value}); }}");
             }
+            Helper::Extremum(end, ty) => {
+                let t = ty.name();
+                let (further, zero) = match end {
+                    Extremum::Max => (">", "!signbit(a)"),
+                    Extremum::Min => ("<", "signbit(a)"),
+                };
+                let _ = writeln!(
+                    out,
+                    "/* f{which}: a NaN argument gives the other one, and -0.0 is below +0.0 */\n\
+                     {q} {t} {name}({t} a, {t} b)\n{{\n    \
+                     return a {further} b || (a == b && {zero}) || isnan(b) ? a : b;\n}}",
+                    which = end.name(),
+                );
+                if spelling.omp_reductions {
+                    let identity = match end {
+                        Extremum::Max => "-INFINITY",
+                        Extremum::Min => "INFINITY",
+                    };
+                    let _ = writeln!(
+                        out,
+                        "#pragma omp declare reduction({name} : {t} : omp_out = {name}(omp_out, omp_in)) \\\n    \
+                         initializer(omp_priv = {identity})"
+                    );
+                }
+            }
         }
         out
     }
@@ -383,6 +472,7 @@ mod tests {
         let gpu = Spelling {
             qualifier: "static inline",
             index: "int",
+            omp_reductions: false,
         };
         let c = Helper::Mirror.definition(Spelling::C);
         let g = Helper::Mirror.definition(gpu);

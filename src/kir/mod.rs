@@ -16,7 +16,7 @@ pub mod scopes;
 pub mod vector;
 pub mod verify;
 
-pub use helpers::Helper;
+pub use helpers::{Extremum, Helper};
 
 use crate::ir::{MathFn, ScalarType, Value};
 

@@ -87,6 +87,7 @@ pub fn print_module(module: &Module, dialect: &dyn Dialect) -> String {
     let spelling = Spelling {
         qualifier: dialect.helper_qualifier(),
         index: "int",
+        omp_reductions: false,
     };
     out.push_str(&respell_long(
         &helpers::definitions(helpers, spelling),

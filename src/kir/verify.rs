@@ -733,7 +733,7 @@ fn gpu_signature(helper: Helper) -> (Vec<ScalarType>, ScalarType) {
         Helper::Div(ty) | Helper::Rem(ty) => (vec![ty, ty], ty),
         Helper::FloatToInt { from, to } => (vec![from], to),
         Helper::Wrapping(WrapOp::Neg, ty) => (vec![ty], ty),
-        Helper::Wrapping(_, ty) => (vec![ty, ty], ty),
+        Helper::Wrapping(_, ty) | Helper::Extremum(_, ty) => (vec![ty, ty], ty),
     }
 }
 

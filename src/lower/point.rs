@@ -319,11 +319,17 @@ impl<'a> PointCtx<'a> {
                 func,
                 float_form,
                 args,
-            } => KExpr::Call {
-                func: *func,
-                float_form: *float_form,
-                args: args.iter().map(|a| self.expr(a, module)).collect(),
-            },
+            } => {
+                let args = args.iter().map(|a| self.expr(a, module)).collect();
+                match Helper::for_math(*func, *float_form) {
+                    Some(helper) => KExpr::Helper(helper, args),
+                    None => KExpr::Call {
+                        func: *func,
+                        float_form: *float_form,
+                        args,
+                    },
+                }
+            }
             ExprKind::Cast(a) => {
                 let inner = self.expr(a, module);
                 match (&inner, Helper::for_cast(a.ty, e.ty)) {

@@ -12,39 +12,38 @@
 //! `+` and `*` on floats are therefore associated differently from the
 //! interpreter's left-to-right fold (and differently between the fused and the
 //! separate plan): results agree to rounding. Integer `+`/`*` (wrapping), `min`
-//! and `max` are exact whatever the order.
+//! and `max` are exact whatever the order, the sign of a zero `min`/`max`
+//! included ([`Helper::Extremum`]).
 
 use crate::analysis::{Footprint, Level};
 use crate::ir::{BinaryOp, Program, ReduceOp, Reduction, ReductionId, ScalarType};
-use crate::kir::{Builtin, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars};
+use crate::kir::{
+    Builtin, Helper, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars,
+};
 use crate::lower::plan::{reduction_group_cap, ArgSource, Launch, ReductionPlan};
 use crate::lower::point::{PointCtx, Tile};
 use crate::lower::{Params, Target, REDUCTION_THREADS};
 use crate::schedule::default_block;
 
-/// `op(a, b)` in kernel IR (max/min as selects: exact, like every back-end).
-fn combine(op: ReduceOp, a: KExpr, b: KExpr) -> KExpr {
+/// `op(a, b)` in kernel IR, `a` the running value: `max`/`min` on floats call
+/// [`Helper::Extremum`] (NaN ignored, -0.0 below +0.0: the same result in any
+/// order), on integers a select.
+fn combine(op: ReduceOp, ty: ScalarType, a: KExpr, b: KExpr) -> KExpr {
+    if let Some(helper) = Helper::for_reduction(op, ty) {
+        return KExpr::Helper(helper, vec![a, b]);
+    }
+    let select = |cmp: BinaryOp| {
+        KExpr::Select(
+            Box::new(KExpr::Binary(cmp, Box::new(b.clone()), Box::new(a.clone()))),
+            Box::new(b.clone()),
+            Box::new(a.clone()),
+        )
+    };
     match op {
         ReduceOp::Sum => KExpr::Binary(BinaryOp::Add, Box::new(a), Box::new(b)),
         ReduceOp::Product => KExpr::Binary(BinaryOp::Mul, Box::new(a), Box::new(b)),
-        ReduceOp::Max => KExpr::Select(
-            Box::new(KExpr::Binary(
-                BinaryOp::Gt,
-                Box::new(b.clone()),
-                Box::new(a.clone()),
-            )),
-            Box::new(b),
-            Box::new(a),
-        ),
-        ReduceOp::Min => KExpr::Select(
-            Box::new(KExpr::Binary(
-                BinaryOp::Lt,
-                Box::new(b.clone()),
-                Box::new(a.clone()),
-            )),
-            Box::new(b),
-            Box::new(a),
-        ),
+        ReduceOp::Max => select(BinaryOp::Gt),
+        ReduceOp::Min => select(BinaryOp::Lt),
     }
 }
 
@@ -101,7 +100,12 @@ fn block_tree(
         space: Space::Shared,
         array: sh,
         index: vec![tid()],
-        value: combine(op, at(tid()), at(KExpr::plus(tid(), KExpr::int(s as i64)))),
+        value: combine(
+            op,
+            ty,
+            at(tid()),
+            at(KExpr::plus(tid(), KExpr::int(s as i64))),
+        ),
     };
     let mut out = vec![
         KStmt::Store {
@@ -142,7 +146,7 @@ fn block_tree(
         // The first warp finishes with shuffles: no barriers, no shared traffic.
         let mut warp = vec![KStmt::Assign {
             var: v.acc,
-            value: combine(op, at(tid()), at(KExpr::plus(tid(), KExpr::int(32)))),
+            value: combine(op, ty, at(tid()), at(KExpr::plus(tid(), KExpr::int(32)))),
         }];
         let mut delta = 16;
         // Every lane shuffles unconditionally (a shuffle under a branch would be
@@ -159,7 +163,7 @@ fn block_tree(
             });
             warp.push(KStmt::Assign {
                 var: v.acc,
-                value: combine(op, acc(), KExpr::var(other)),
+                value: combine(op, ty, acc(), KExpr::var(other)),
             });
             delta /= 2;
         }
@@ -195,7 +199,7 @@ fn fold_term(
         },
         KStmt::Assign {
             var: acc,
-            value: combine(op, KExpr::var(acc), KExpr::var(term)),
+            value: combine(op, ty, KExpr::var(acc), KExpr::var(term)),
         },
     ]
 }
@@ -599,6 +603,7 @@ fn lower_fold(
                 var: tree.acc,
                 value: combine(
                     reduction.op,
+                    ty,
                     KExpr::var(tree.acc),
                     KExpr::Load {
                         space: Space::Global,

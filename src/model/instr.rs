@@ -405,6 +405,8 @@ fn helper_cost(h: crate::kir::Helper) -> f64 {
         Helper::Clamp => 2.0,
         Helper::Periodic | Helper::FloatToInt { .. } => 4.0,
         Helper::Mirror => 6.0,
+        // Two compares, two sign tests and a select.
+        Helper::Extremum(..) => 5.0,
         // A guarded integer division: the compare-and-select around the
         // division's own ~20-instruction sequence.
         Helper::Div(_) | Helper::Rem(_) => 24.0,

@@ -245,6 +245,59 @@ fn printed_opencl_keeps_defines_helpers_and_fp64() {
     assert!(!printed.contains("cl_khr_fp64"), "{printed}");
 }
 
+/// `signbit` and `isnan` (stencilc's own `fmin`/`fmax` helpers call them)
+/// take `float` or `double` and give an `int`, in the emulator and on OpenCL:
+/// zeros of both signs, NaN of both signs and infinities.
+#[test]
+fn signbit_and_isnan_classify_floats_and_doubles() {
+    let text = "extern \"C\" __global__ void k(int* __restrict__ out, const float* f, const double* d)\n{\n    \
+                int t = (int)threadIdx.x;\n    \
+                out[t] = signbit(f[t]) + 2 * isnan(f[t]) + 4 * signbit(d[t]) + 8 * isnan(d[t]);\n}\n";
+    let file = SourceFile::new("k.cu", text);
+    let unit = parse_unit(&file, &[]).unwrap_or_else(|d| panic!("{d}"));
+    let kernel = &unit.kernels[0];
+    let values = [
+        0.0,
+        -0.0,
+        f64::NAN,
+        -f64::NAN,
+        1.5,
+        -1.5,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    let args = vec![
+        Arg::Array(vec![Value::Int(-1); values.len()]),
+        Arg::Array(values.iter().map(|v| Value::Float(*v as f32)).collect()),
+        Arg::Array(values.iter().rev().map(|v| Value::Double(*v)).collect()),
+    ];
+    let class = |v: f64| i32::from(v.is_sign_negative()) + 2 * i32::from(v.is_nan());
+    let expected: Vec<Value> = values
+        .iter()
+        .zip(values.iter().rev())
+        .map(|(f, d)| Value::Int(class(*f) + 4 * class(*d)))
+        .collect();
+    let launch = Launch {
+        grid: [1, 1, 1],
+        block: [values.len() as u32, 1, 1],
+    };
+    let mut emulated = args.clone();
+    let report = emu::run(kernel, launch, &mut emulated, Limits::default()).unwrap();
+    assert!(report.is_clean(), "{:?}", report.findings);
+    assert_eq!(emulated[0], Arg::Array(expected.clone()), "emulator");
+    let printed = print_kernel(kernel, text, &[]).unwrap();
+    assert!(
+        printed.contains("signbit(f[t])") && printed.contains("isnan(d[t])"),
+        "{printed}"
+    );
+    if !opencl_here() {
+        return;
+    }
+    let mut on_opencl = args;
+    run_cuda_kernel(kernel, &file, &[], launch, &mut on_opencl).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(on_opencl[0], Arg::Array(expected), "OpenCL");
+}
+
 #[test]
 fn a_shuffle_is_refused_with_its_place() {
     let text = "__global__ void k(int* o) { o[threadIdx.x] = __shfl_down_sync(0xffffffff, o[threadIdx.x], 1); }\n";

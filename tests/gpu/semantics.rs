@@ -1,7 +1,9 @@
 //! The operators' defined results hold bit for bit on every back-end: integer
 //! `/` and `%` by zero and `MIN / -1`, float to integer conversions out of range
-//! and NaN, and reads at offsets far outside the grid (wrapping `int` offsets,
-//! `long` offsets, parameter offsets, 1-point grids) under every boundary mode.
+//! and NaN, reads at offsets far outside the grid (wrapping `int` offsets,
+//! `long` offsets, parameter offsets, 1-point grids) under every boundary mode,
+//! and the sign of a zero `fmin`/`fmax` and `min`/`max` reduction (-0.0 is
+//! below +0.0).
 //! Hand-written programs on field data full of zeros, `MIN`, -1, huge floats and
 //! NaN run in the interpreter, natively in C and on OpenCL (PoCL in CI), and
 //! their CUDA compiles with NVRTC without a warning; the `gpu_*` twins run
@@ -14,7 +16,7 @@ use std::sync::OnceLock;
 use stencilc::back::gpu_emit::{emit, GpuTarget};
 use stencilc::exec::backend::RunOptions;
 use stencilc::exec::cuda::nvrtc;
-use stencilc::exec::{cuda, interp, native, opencl, Bindings, Buffer, FieldState};
+use stencilc::exec::{cuda, interp, native, opencl, Bindings, Buffer, FieldState, RunSummary};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::schedule::{Schedule, ScheduleRequest};
@@ -96,7 +98,36 @@ fn bits(buffer: &Buffer) -> Vec<u64> {
     }
 }
 
-fn assert_same(program: &Program, expected: &FieldState, actual: &FieldState, what: &str) {
+/// The fields and the reductions of a run, as the interpreter left them.
+struct Expected {
+    state: FieldState,
+    summary: RunSummary,
+}
+
+fn value_bits(value: Option<Value>) -> Option<u64> {
+    value.map(|v| match v {
+        Value::Int(x) => x as u32 as u64,
+        Value::Long(x) => x as u64,
+        Value::Float(x) => u64::from(x.to_bits()),
+        Value::Double(x) => x.to_bits(),
+    })
+}
+
+fn assert_same(
+    program: &Program,
+    expected: &Expected,
+    (actual, summary): (&FieldState, &RunSummary),
+    what: &str,
+) {
+    for ((name, want), (_, got)) in expected.summary.reductions.iter().zip(&summary.reductions) {
+        assert_eq!(
+            value_bits(*want),
+            value_bits(*got),
+            "{what}: {} reduction {name}: interpreter {want:?}, got {got:?}",
+            program.name
+        );
+    }
+    let expected = &expected.state;
     for (f, field) in program.fields.iter().enumerate() {
         for level in 0..field.levels() {
             let e = bits(&expected.fields[f][level]);
@@ -122,7 +153,7 @@ fn use_private_cache() {
 
 /// `text` parsed, bound to `params`, and the interpreter's result on the
 /// fixed field data.
-fn interpreted(name: &str, text: &str, params: &[(&str, f64)]) -> (Program, RunEnv, FieldState) {
+fn interpreted(name: &str, text: &str, params: &[(&str, f64)]) -> (Program, RunEnv, Expected) {
     let program = parse(name, text);
 
     let bindings = Bindings {
@@ -137,7 +168,12 @@ fn interpreted(name: &str, text: &str, params: &[(&str, f64)]) -> (Program, RunE
     };
     let env = stencilc::exec::bind(&program, &bindings).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut expected = state(&program, &env);
-    interp::run(&program, &env, &mut expected).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let summary =
+        interp::run(&program, &env, &mut expected).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let expected = Expected {
+        state: expected,
+        summary,
+    };
     (program, env, expected)
 }
 
@@ -146,9 +182,9 @@ fn interpreted(name: &str, text: &str, params: &[(&str, f64)]) -> (Program, RunE
 fn check_on_gpu(name: &str, text: &str, params: &[(&str, f64)]) {
     let (program, env, expected) = interpreted(name, text, params);
     let mut actual = state(&program, &env);
-    cuda::run(&program, &env, &mut actual, &RunOptions::default())
+    let summary = cuda::run(&program, &env, &mut actual, &RunOptions::default())
         .unwrap_or_else(|e| panic!("{name} on CUDA: {e}"));
-    assert_same(&program, &expected, &actual, "CUDA");
+    assert_same(&program, &expected, (&actual, &summary), "CUDA");
 }
 
 /// Runs `text` with `params` on every back-end here and compares with the
@@ -173,9 +209,10 @@ fn check(name: &str, text: &str, params: &[(&str, f64)]) {
         ] {
             let schedule = Schedule::new(&program, &request).unwrap_or_else(|e| panic!("{e}"));
             let mut actual = state(&program, &env);
-            opencl::run_with_schedule(&program, &env, &mut actual, &schedule)
+            let summary = opencl::run_with_schedule(&program, &env, &mut actual, &schedule)
                 .unwrap_or_else(|e| panic!("{name} on OpenCL: {e}"));
-            assert_same(&program, &expected, &actual, &format!("OpenCL [{label}]"));
+            let what = format!("OpenCL [{label}]");
+            assert_same(&program, &expected, (&actual, &summary), &what);
         }
     }
 
@@ -188,7 +225,7 @@ fn check(name: &str, text: &str, params: &[(&str, f64)]) {
     if cc_here {
         use_private_cache();
         let mut actual = state(&program, &env);
-        native::run(
+        let summary = native::run(
             &program,
             &env,
             &mut actual,
@@ -196,7 +233,7 @@ fn check(name: &str, text: &str, params: &[(&str, f64)]) {
             &mut |_| {},
         )
         .unwrap_or_else(|e| panic!("{name} in C: {e}"));
-        assert_same(&program, &expected, &actual, "C");
+        assert_same(&program, &expected, (&actual, &summary), "C");
     }
 
     if common::runtime_available("nvrtc", nvrtc::load().map(|_| ())) {
@@ -319,4 +356,103 @@ fn far_offsets(check: Checker) {
             }
         }
     }
+}
+
+/// `min` and `max` reductions over +0.0 and -0.0: -0.0 is below +0.0, so the
+/// minimum is -0.0 and the maximum +0.0 whichever the interpreter meets first
+/// and however OpenMP's threads and the GPU's blocks combine (in 2-D rows
+/// and in 1-D runs, on more points than one block or one thread holds).
+#[test]
+fn zero_extrema_order_minus_zero_below_plus_zero() {
+    zero_extrema(check);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_zero_extrema_order_minus_zero_below_plus_zero() {
+    zero_extrema(check_on_gpu);
+}
+
+fn zero_extrema(check: Checker) {
+    // `p` holds +0.0 in its first half and -0.0 in its second; `q` the other
+    // way round: keeping the first of equal values gave a +0.0 minimum of `p`
+    // and a -0.0 maximum of `q`.
+    let texts = [
+        (
+            "zero_extrema_2d",
+            "int n;\ngrid g[n][n];\nfloat griddata p on g at 0;\ndouble griddata q on g at 0;\n\
+             iterate 1 {\n  stencil zeros {\n\
+             [0:n/2-1][0:n-1] : [0]p[0][0] = 0.0f;\n[n/2:n-1][0:n-1] : [0]p[0][0] = -0.0f;\n\
+             [0:n/2-1][0:n-1] : [0]q[0][0] = -0.0;\n[n/2:n-1][0:n-1] : [0]q[0][0] = 0.0;\n  }\n\
+             reduction pmin min { [0:n-1][0:n-1] : [0]p[0][0]; }\n\
+             reduction pmax max { [0:n-1][0:n-1] : [0]p[0][0]; }\n\
+             reduction qmin min { [0:n-1][0:n-1] : [0]q[0][0]; }\n\
+             reduction qmax max { [0:n-1][0:n-1] : [0]q[0][0]; }\n}\n",
+            300.0,
+        ),
+        (
+            "zero_extrema_1d",
+            "int n;\ngrid g[n];\nfloat griddata p on g at 0;\ndouble griddata q on g at 0;\n\
+             iterate 1 {\n  stencil zeros {\n\
+             [0:n/2-1] : [0]p[0] = 0.0f;\n[n/2:n-1] : [0]p[0] = -0.0f;\n\
+             [0:n/2-1] : [0]q[0] = -0.0;\n[n/2:n-1] : [0]q[0] = 0.0;\n  }\n\
+             reduction pmin min { [0:n-1] : [0]p[0]; }\n\
+             reduction pmax max { [0:n-1] : [0]p[0]; }\n\
+             reduction qmin min { [0:n-1] : [0]q[0]; }\n\
+             reduction qmax max { [0:n-1] : [0]q[0]; }\n}\n",
+            70000.0,
+        ),
+    ];
+    for (name, text, n) in texts {
+        let (_, _, expected) = interpreted(name, text, &[("n", n)]);
+        let sign_negative = |reduction: &str| {
+            let (_, value) = expected
+                .summary
+                .reductions
+                .iter()
+                .find(|(r, _)| r == reduction)
+                .expect("the reduction ran");
+            let value = value.expect("evaluated");
+            assert_eq!(value.as_f64(), 0.0, "{name} {reduction}");
+            value.as_f64().is_sign_negative()
+        };
+        assert!(sign_negative("pmin"), "{name}: min of +0.0 then -0.0");
+        assert!(!sign_negative("pmax"), "{name}: max of +0.0 then -0.0");
+        assert!(sign_negative("qmin"), "{name}: min of -0.0 then +0.0");
+        assert!(!sign_negative("qmax"), "{name}: max of -0.0 then +0.0");
+        check(name, text, &[("n", n)]);
+    }
+}
+
+/// `fmin`/`fmax` on every pair of the special values, NaN and both zeros
+/// among them, on variables and on literals: C's functions leave the sign of
+/// a zero result unspecified (PoCL and glibc gave different ones).
+#[test]
+fn fmin_and_fmax_order_minus_zero_below_plus_zero() {
+    zero_fmin_fmax(check);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_fmin_and_fmax_order_minus_zero_below_plus_zero() {
+    zero_fmin_fmax(check_on_gpu);
+}
+
+fn zero_fmin_fmax(check: Checker) {
+    let text = "int n;\ngrid g[n];\n\
+        float griddata af on g at 0;\nfloat griddata bf on g at 0;\n\
+        double griddata ad on g at 0;\ndouble griddata bd on g at 0;\n\
+        float griddata lo32 on g at 0;\nfloat griddata hi32 on g at 0;\n\
+        double griddata lo64 on g at 0;\ndouble griddata hi64 on g at 0;\n\
+        float griddata k32 on g at 0;\ndouble griddata k64 on g at 0;\n\
+        iterate 1 {\n  stencil extrema {\n\
+        [0:n-1] : [0]lo32[0] = fminf([0]af[0], [0]bf[0]);\n\
+        [0:n-1] : [0]hi32[0] = fmaxf([0]af[0], [0]bf[0]);\n\
+        [0:n-1] : [0]lo64[0] = fmin([0]ad[0], [0]bd[0]);\n\
+        [0:n-1] : [0]hi64[0] = fmax([0]ad[0], [0]bd[0]);\n\
+        [0:n-1] : [0]k32[0] = fminf(0.0f, -0.0f) * 2.0f - fmaxf(-0.0f, 0.0f);\n\
+        [0:n-1] : [0]k64[0] = fmax(-0.0, 0.0) * fmin(0.0, -0.0);\n\
+        }\n}\n";
+    // Every (a, b) pair of the 18 special values.
+    check("fmin_fmax", text, &[("n", 324.0)]);
 }

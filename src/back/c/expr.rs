@@ -75,6 +75,10 @@ impl Writer<'_> {
                 args,
             } => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a, scope)).collect();
+                if let Some(helper) = Helper::for_math(*func, *float_form) {
+                    self.helpers.insert(helper);
+                    return format!("{}({})", helper.name(), args.join(", "));
+                }
                 let suffix = if *float_form { "f" } else { "" };
                 format!("{}{suffix}({})", func.name(), args.join(", "))
             }

@@ -1,5 +1,6 @@
-//! Reductions in C: `max`/`min` with OpenMP reduction clauses (exact in any order,
-//! but for the sign of a zero result: README, "Semantics"),
+//! Reductions in C: `max`/`min` with OpenMP reduction clauses (exact in any order;
+//! on floats through [`Helper::Extremum`], declared as an OpenMP reduction, which
+//! orders -0.0 below +0.0 so that the sign of a zero result is order-free too),
 //! `+`/`*` with one partial result per outermost row, combined in row order after
 //! the parallel loop, so that the result does not depend on the thread count and
 //! matches the interpreter bit for bit.
@@ -13,6 +14,7 @@ use crate::back::c::names;
 use crate::back::c::uses::Uses;
 use crate::back::c::writer::Writer;
 use crate::ir::{ReduceOp, Reduction};
+use crate::kir::Helper;
 
 impl Writer<'_> {
     /// `static int <prog>_<reduction>(..., T *result)`: evaluates the reduction over
@@ -49,11 +51,21 @@ impl Writer<'_> {
             let reach = boundary::reach_of_expr(program, &part.value);
             let mut grids = BTreeSet::new();
             Uses::grids_in_expr(program, &part.value, &mut grids);
-            let combine = |acc: &str, x: &str| match reduction.op {
-                ReduceOp::Sum => format!("{acc} = {acc} + {x};"),
-                ReduceOp::Product => format!("{acc} = {acc} * {x};"),
-                ReduceOp::Max => format!("if ({x} > {acc}) {acc} = {x};"),
-                ReduceOp::Min => format!("if ({x} < {acc}) {acc} = {x};"),
+            let extremum = Helper::for_reduction(reduction.op, reduction.ty);
+            if let Some(helper) = extremum {
+                self.helpers.insert(helper);
+            }
+            let combine = |acc: &str, x: &str| match (reduction.op, extremum) {
+                (_, Some(helper)) => format!("{acc} = {}({acc}, {x});", helper.name()),
+                (ReduceOp::Sum, _) => format!("{acc} = {acc} + {x};"),
+                (ReduceOp::Product, _) => format!("{acc} = {acc} * {x};"),
+                (ReduceOp::Max, _) => format!("if ({x} > {acc}) {acc} = {x};"),
+                (ReduceOp::Min, _) => format!("if ({x} < {acc}) {acc} = {x};"),
+            };
+            let omp_operator = match (reduction.op, extremum) {
+                (_, Some(helper)) => helper.name(),
+                (ReduceOp::Max, _) => "max".into(),
+                _ => "min".into(),
             };
             let nest = match reduction.op {
                 ReduceOp::Max | ReduceOp::Min => Nest {
@@ -63,8 +75,7 @@ impl Writer<'_> {
                     point_grid: None,
                     grids: &grids,
                     omp: self.omp_parallel(&format!(
-                        " for schedule(static) reduction({}: {value})",
-                        if reduction.op == ReduceOp::Max { "max" } else { "min" }
+                        " for schedule(static) reduction({omp_operator}: {value})"
                     )),
                     row_start: Vec::new(),
                     row_end: Vec::new(),

@@ -522,7 +522,8 @@ impl Compiler<'_> {
                 self.emit(Op::Shuffle { kind, ty, site });
             }
             ExprKind::Call { name, args } => {
-                let ty = expr.scalar();
+                let types: Vec<Scalar> = args.iter().map(Expr::scalar).collect();
+                let ty = crate::front::cuda::sema::math_operand_type(name, &types);
                 for arg in args {
                     self.value(arg, ty);
                 }

@@ -206,8 +206,10 @@ fn compare(op: BinOp, order: Option<std::cmp::Ordering>) -> bool {
     }
 }
 
-/// Calls math function `name` computing in `ty`; integer `min`/`max`/`abs`
-/// stay integers, `float` functions compute in single precision.
+/// Calls math function `name` computing in `ty` (for a predicate, `signbit`
+/// and `isnan`, the operand's type: the result is an `int`); integer
+/// `min`/`max`/`abs` stay integers, `float` functions compute in single
+/// precision.
 pub fn call(name: &str, ty: Scalar, args: &[Value]) -> Value {
     let base = name.strip_suffix('f').filter(|b| {
         crate::front::cuda::sema::MATH
@@ -217,6 +219,17 @@ pub fn call(name: &str, ty: Scalar, args: &[Value]) -> Value {
     });
     let name = base.unwrap_or(name);
     let args: Vec<Value> = args.iter().map(|a| a.convert(ty)).collect();
+    if crate::front::cuda::functions::is_predicate(name) {
+        // `ty` is the operand's: the result is an `int` truth value
+        // (converting a `float` to `double` keeps its sign and NaN).
+        let x = args[0].as_f64();
+        let holds = if name == "signbit" {
+            x.is_sign_negative()
+        } else {
+            x.is_nan()
+        };
+        return Value::Int(i32::from(holds));
+    }
     if !ty.is_float() {
         let x = args[0];
         return match name {

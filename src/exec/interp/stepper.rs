@@ -179,21 +179,25 @@ fn for_each_row(bounds: &[(i64, i64)], mut row: impl FnMut([i64; 2], i64, i64)) 
 }
 
 /// One step of a reduction's fold, as the interpreter combines: `+` and `*`
-/// in the element type, `max`/`min` keeping the first of equal values and
-/// ignoring NaN.
+/// in the element type; `max`/`min` ignore NaN and order -0.0 below +0.0, a
+/// total order on the values they keep, so that every back-end's order of
+/// combining gives the same result, sign of a zero included.
 pub(crate) fn combine<T: RegElem>(op: ReduceOp, acc: T, v: T) -> T {
+    // Of two equal values only zeros can differ, in their sign bits (`as_f64`
+    // keeps the sign of a zero; integers of equal value have equal signs).
+    let negative = |x: T| x.as_f64().is_sign_negative();
     match op {
         ReduceOp::Sum => T::add(acc, v),
         ReduceOp::Product => T::mul(acc, v),
         ReduceOp::Max => {
-            if v > acc {
+            if v > acc || (v == acc && negative(acc) && !negative(v)) {
                 v
             } else {
                 acc
             }
         }
         ReduceOp::Min => {
-            if v < acc {
+            if v < acc || (v == acc && negative(v) && !negative(acc)) {
                 v
             } else {
                 acc

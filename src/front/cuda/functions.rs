@@ -59,15 +59,41 @@ pub const MATH: &[(&str, Option<Scalar>, usize)] = &[
     ("min", None, 2),
     ("max", None, 2),
     ("abs", None, 1),
+    ("signbit", None, 1),
+    ("isnan", None, 1),
 ];
 
+/// Whether `name` is a classification of the subset (`signbit`, `isnan`): it
+/// takes a floating value and returns an `int` truth value.
+pub fn is_predicate(name: &str) -> bool {
+    matches!(name, "signbit" | "isnan")
+}
+
+/// The type a call of math function `name` converts its arguments to: the
+/// type it computes in ([`math_type`]), but for a predicate, whose `int`
+/// result says something of a `float` (all arguments `float`) or `double`.
+pub fn math_operand_type(name: &str, args: &[Scalar]) -> Scalar {
+    if !is_predicate(name) {
+        return math_type(name, args);
+    }
+    if args.iter().all(|a| *a == Scalar::Float) {
+        Scalar::Float
+    } else {
+        Scalar::Double
+    }
+}
+
 /// The type a call of math function `name` computes in, given its arguments'
-/// types: integers for `min`/`max`/`abs` on integers, else `float` when every
-/// argument is `float` (or the name ends in `f`), else `double`.
+/// types: `int` for a predicate ([`is_predicate`]), integers for
+/// `min`/`max`/`abs` on integers, else `float` when every argument is `float`
+/// (or the name ends in `f`), else `double`.
 pub fn math_type(name: &str, args: &[Scalar]) -> Scalar {
     let Some(&(_, fixed, _)) = MATH.iter().find(|(n, _, _)| *n == name) else {
         return Scalar::Double;
     };
+    if is_predicate(name) {
+        return Scalar::Int;
+    }
     if let Some(fixed) = fixed {
         return fixed;
     }

@@ -29,7 +29,7 @@ use crate::source::Span;
 use super::ast::{
     BinOp, Builtin, Expr, ExprKind, Function, Kernel, Scalar, Stmt, StmtKind, Type, UnOp,
 };
-use super::sema::{math_type, SHUFFLES};
+use super::sema::{math_operand_type, SHUFFLES};
 
 /// Prints `kernel` (with the device functions it may call) as an OpenCL C
 /// program. `source` is the CUDA text it was parsed from and `defines` the
@@ -562,7 +562,7 @@ impl Printer<'_> {
             return Ok(format!("{name}({})", texts.join(", ")));
         }
         let types: Vec<Scalar> = args.iter().map(Expr::scalar).collect();
-        let ty = math_type(name, &types);
+        let ty = math_operand_type(name, &types);
         let base = name
             .strip_suffix('f')
             .filter(|b| super::sema::MATH.iter().any(|(n, _, _)| n == b))

@@ -42,7 +42,7 @@ fn signatures(functions: &[Function]) -> Vec<Signature> {
 }
 
 use super::functions::inlined;
-pub use super::functions::{math_type, MATH, MAX_INLINED, SHUFFLES};
+pub use super::functions::{math_operand_type, math_type, MATH, MAX_INLINED, SHUFFLES};
 
 /// The most bytes of static shared memory a block may declare (CUDA's limit
 /// without opting in to more).
