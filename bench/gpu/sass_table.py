@@ -15,6 +15,14 @@ its largest block, plus that block, over the points per thread. That rule
 reads straight-line stencils exactly; where a kernel calls a subroutine (the
 IEEE division's slow path) or loops (reductions), read the SASS by hand.
 
+It also prints the dependent rounds of global loads on that path (`SASS
+rounds`) beside the model's `memory_rounds`: a round is the global loads
+ptxas issues before the first instruction that reads one of their results,
+so a kernel whose loads ptxas serialises (a loop with a run-time trip count,
+a run too long for its registers) shows more rounds than the model counts.
+Read it on unstaged kernels: a staged tile's shared stores each read a load's
+result, so its rounds count the stores ptxas interleaves with the loads.
+
 nvdisasm: the PyPI wheel `nvidia-cuda-nvdisasm` (13.x reads ptxas 12.8's
 sm_90 cubins); ptxas as `stencilc explain` finds it, or `REAL_PTXAS`.
 """
@@ -88,6 +96,49 @@ def fast_path(kernel_blocks):
     return before + len(big)
 
 
+REGISTER = re.compile(r"\bR(\d+)\b")
+
+
+def load_rounds(instructions):
+    """Dependent rounds of global loads in straight-line `instructions`."""
+    rounds = 0
+    pending = set()
+    for ins in instructions:
+        body = re.sub(r"^@!?U?P\w+\s+", "", ins)
+        op = body.split()[0] if body.split() else ""
+        regs = [int(r) for r in REGISTER.findall(body)]
+        if op.startswith("LDG") or op.startswith("LD.E"):
+            width = 4 if ".128" in op else (2 if ".64" in op else 1)
+            if not pending:
+                rounds += 1
+            pending.update(range(regs[0], regs[0] + width) if regs else [])
+            continue
+        stores = op.startswith(("ST", "RED", "ATOM"))
+        read = regs if stores else regs[1:]
+        if pending and any(r in pending for r in read):
+            pending = set()
+    return rounds
+
+
+def fast_path_instructions(kernel_blocks):
+    """The instructions `fast_path` counts, in order."""
+    if not kernel_blocks:
+        return []
+    entry = kernel_blocks[0][1]
+    rest = kernel_blocks[1:]
+    if not rest:
+        return entry
+    label, big = max(rest, key=lambda b: len(b[1]))
+    if len(big) <= len(entry):
+        return entry
+    before = entry
+    for n, ins in enumerate(entry):
+        if "BRA" in ins and label in ins:
+            before = entry[:n + 1]
+            break
+    return before + big
+
+
 def find_ptxas():
     if os.environ.get("REAL_PTXAS"):
         return os.environ["REAL_PTXAS"]
@@ -99,8 +150,9 @@ def main():
     args = sys.argv[1:]
     stencilc = args.pop(0) if args and not args[0].startswith("-") else "target/release/stencilc"
     nvdisasm = os.environ.get("NVDISASM", "nvdisasm")
-    print("| program | kernel | block | points/thread | registers | model instr/pt | SASS instr/pt | bound | % of copy |")
-    print("|---|---|---|---|---:|---:|---:|---|---:|")
+    print("| program | kernel | block | points/thread | registers | model instr/pt | SASS instr/pt "
+          "| model rounds | SASS rounds | bound | % of copy |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         wrapper = os.path.join(tmp, "ptxas")
         with open(wrapper, "w") as f:
@@ -127,12 +179,13 @@ def main():
                     points *= p
                 mine = [(label, ins) for (fn, label), ins in by_block.items() if fn == k["name"]]
                 cost = k["cost"]
-                print("| %s | %s | %s | %s | %s | %.1f | %.1f | %s | %.0f %% |" % (
+                print("| %s | %s | %s | %s | %s | %.1f | %.1f | %s | %d | %s | %.0f %% |" % (
                     name, k["name"], ",".join(map(str, k["block"])),
                     ",".join(map(str, k["points_per_thread"])),
                     (k.get("ptxas") or {}).get("registers", "-"),
-                    cost["instructions_per_point"], fast_path(mine) / points, cost["bound"],
-                    100 * (k.get("fraction_of_copy") or 0)))
+                    cost["instructions_per_point"], fast_path(mine) / points,
+                    cost.get("memory_rounds", "-"), load_rounds(fast_path_instructions(mine)),
+                    cost["bound"], 100 * (k.get("fraction_of_copy") or 0)))
 
 
 if __name__ == "__main__":

@@ -28,13 +28,17 @@
 //! another block's writes.
 
 use crate::analysis::Footprint;
-use crate::ir::{BinaryOp, BoundaryMode, Program, Stencil, Value};
-use crate::kir::{Helper, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars};
+use crate::ir::{BinaryOp, Program, Stencil, Value};
+use crate::kir::{KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars};
 use crate::lower::letter;
 use crate::lower::plan::Launch;
-use crate::lower::point::{in_range, PointCtx, Tile};
+use crate::lower::point::{PointCtx, Tile};
 use crate::lower::stencil::{axis_vars, linear_thread, run, AxisVars};
 use crate::schedule::{FieldPlacement, HaloRecompute, StencilSchedule, TablePlacement};
+
+mod cells;
+
+use cells::{extents, Cells};
 
 /// The fused kernel of `producer` and `consumer` (single-part stencils over
 /// the same subset) and its launch.
@@ -135,6 +139,7 @@ pub(crate) fn lower_pair(
                 index: cells.tile_index(),
                 value,
             }],
+            &mut ctx,
         ));
     }
 
@@ -282,7 +287,7 @@ pub(crate) fn lower_pair(
                      subset: no boundary mode"
                         .to_string(),
                 ),
-                fast_cells.nest(&shape, &vars, fast_body),
+                fast_cells.nest(&shape, &vars, fast_body, &mut ctx),
             ],
             otherwise: vec![
                 KStmt::Comment(format!(
@@ -290,7 +295,7 @@ pub(crate) fn lower_pair(
                     field.boundary.name(),
                     producer.name
                 )),
-                cells.nest(&shape, &vars, cell_body),
+                cells.nest(&shape, &vars, cell_body, &mut ctx),
             ],
         },
     ];
@@ -500,8 +505,11 @@ fn block_inside(
 
 /// The block's shape.
 struct Shape {
+    /// Axes of the grid.
     rank: usize,
+    /// Threads per block along x, y, z.
     block: [u32; 3],
+    /// Points per block along x, y, z.
     per_block: [u32; 3],
 }
 
@@ -524,122 +532,6 @@ fn shared_tile(
         dims: extents(shape, halo),
     });
     var
-}
-
-/// A tile's extent per axis, outermost first.
-fn extents(shape: &Shape, halo: &[(i64, i64)]) -> Vec<usize> {
-    (0..shape.rank)
-        .map(|a| {
-            let d = shape.rank - 1 - a;
-            (shape.per_block[d] as usize).saturating_add(halo[a].1.abs_diff(halo[a].0) as usize)
-        })
-        .collect()
-}
-
-/// The cells of a tile the block's threads stride over: a loop variable per
-/// thread axis, each thread starting at its index and stepping by the block.
-struct Cells {
-    /// Loop variables by thread axis.
-    locals: Vec<Var>,
-    /// Extents, outermost first.
-    extents: Vec<usize>,
-    /// Offset of the tile's first cell from the block's first point, outermost first.
-    origin: Vec<i64>,
-    /// The grid of the level.
-    grid: crate::ir::GridId,
-}
-
-impl Cells {
-    fn new(
-        ctx: &mut PointCtx<'_>,
-        shape: &Shape,
-        halo: &[(i64, i64)],
-        field: crate::ir::FieldId,
-    ) -> Cells {
-        Cells {
-            locals: (0..shape.rank)
-                .map(|d| ctx.params.vars.temp_int(format!("l{}", ["x", "y", "z"][d])))
-                .collect(),
-            extents: extents(shape, halo),
-            origin: halo.iter().map(|h| h.0).collect(),
-            grid: ctx.program.fields[field.0].grid,
-        }
-    }
-
-    /// The cell's grid coordinate per axis (outermost first), before any
-    /// boundary mapping.
-    fn at(&self, vars: &[AxisVars]) -> Vec<KExpr> {
-        let rank = self.locals.len();
-        (0..rank)
-            .map(|a| {
-                let d = rank - 1 - a;
-                KExpr::plus(
-                    KExpr::plus(KExpr::var(vars[d].base), KExpr::int(self.origin[a])),
-                    KExpr::var(self.locals[d]),
-                )
-            })
-            .collect()
-    }
-
-    /// The cell's index in the tile, outermost first.
-    fn tile_index(&self) -> Vec<KExpr> {
-        let rank = self.locals.len();
-        (0..rank)
-            .map(|a| KExpr::var(self.locals[rank - 1 - a]))
-            .collect()
-    }
-
-    /// The coordinates to read for cell coordinates `at` under `mode`, and for
-    /// zero and none the test that the cell is inside the grid.
-    fn mapped(
-        &self,
-        ctx: &mut PointCtx<'_>,
-        at: &[KExpr],
-        mode: BoundaryMode,
-    ) -> (Vec<KExpr>, Option<KExpr>) {
-        let mut inside: Option<KExpr> = None;
-        let mut coords = Vec::new();
-        for (a, g) in at.iter().enumerate() {
-            let n = ctx.params.grid_size(ctx.program, self.grid, a);
-            match Helper::for_mode(mode) {
-                Some(helper) => coords.push(KExpr::Helper(helper, vec![g.clone(), n])),
-                None => {
-                    let test = in_range(g, n);
-                    inside = Some(match inside {
-                        None => test,
-                        Some(prev) => KExpr::bin(BinaryOp::And, prev, test),
-                    });
-                    coords.push(g.clone());
-                }
-            }
-        }
-        (coords, inside)
-    }
-
-    /// The loop nest running `body` for every cell a thread covers.
-    fn nest(&self, shape: &Shape, vars: &[AxisVars], body: Vec<KStmt>) -> KStmt {
-        let rank = shape.rank;
-        let mut stmts = body;
-        for (d, axis) in vars.iter().enumerate().take(rank) {
-            let a = rank - 1 - d;
-            stmts = vec![KStmt::For {
-                var: self.locals[d],
-                start: KExpr::var(axis.thread),
-                end: KExpr::int(self.extents[a] as i64),
-                step: KExpr::int(shape.block[d] as i64),
-                unroll: false,
-                body: stmts,
-            }];
-        }
-        match stmts.pop() {
-            Some(stmt) if stmts.is_empty() => stmt,
-            Some(stmt) => {
-                stmts.push(stmt);
-                KStmt::Block(stmts)
-            }
-            None => KStmt::Block(vec![]),
-        }
-    }
 }
 
 /// `value` where `inside` holds, else zero of `ty`.
