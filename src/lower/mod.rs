@@ -17,6 +17,7 @@ mod point;
 mod recompute;
 mod reduce;
 mod stencil;
+mod strided;
 mod tidy;
 mod time_tile;
 

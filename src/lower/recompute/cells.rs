@@ -6,10 +6,7 @@ use crate::ir::{BinaryOp, BoundaryMode};
 use crate::kir::{Helper, KExpr, KStmt, Var};
 use crate::lower::point::{in_range, PointCtx};
 use crate::lower::stencil::AxisVars;
-
-/// The most trips (cells per thread, over all axes) a tile's loop nest is
-/// unrolled to: the blur's 70 x 32 tile in 32 x 8 blocks takes 9.
-const MAX_UNROLLED_TRIPS: usize = 16;
+use crate::lower::strided::{strided_nest, Stride};
 
 /// A tile's extent per axis, outermost first.
 pub(super) fn extents(shape: &Shape, halo: &[(i64, i64)]) -> Vec<usize> {
@@ -102,13 +99,8 @@ impl Cells {
         (coords, inside)
     }
 
-    /// The loop nest running `body` for every cell a thread covers: along
-    /// each axis the thread's cells are `thread + block * r` for a fixed
-    /// count of trips `r`, unrolled (where [`MAX_UNROLLED_TRIPS`] allows), so
-    /// that the compiler issues the global loads of several trips before it
-    /// waits for the first (a run-time trip count serialised them, one
-    /// dependent round per trip). Only the last trip can pass the tile's
-    /// edge, and only it is tested. Past the limit, a run-time loop.
+    /// The loop nest running `body` for every cell a thread covers
+    /// ([`strided_nest`]: fixed trips, unrolled).
     pub(super) fn nest(
         &self,
         shape: &Shape,
@@ -117,123 +109,18 @@ impl Cells {
         ctx: &mut PointCtx<'_>,
     ) -> KStmt {
         let rank = shape.rank;
-        let trips: Vec<usize> = (0..rank)
-            .map(|d| self.extents[rank - 1 - d].div_ceil(shape.block[d].max(1) as usize))
+        let axes: Vec<Stride> = vars
+            .iter()
+            .enumerate()
+            .take(rank)
+            .map(|(d, axis)| Stride {
+                cell: self.locals[d],
+                thread: axis.thread,
+                first: 0,
+                end: self.extents[rank - 1 - d] as i64,
+                block: i64::from(shape.block[d]),
+            })
             .collect();
-        let unrolled = trips.iter().product::<usize>() <= MAX_UNROLLED_TRIPS;
-        let mut stmts = body;
-        for (d, axis) in vars.iter().enumerate().take(rank) {
-            let extent = self.extents[rank - 1 - d] as i64;
-            let block = i64::from(shape.block[d].max(1));
-            let cell = self.locals[d];
-            if !unrolled {
-                stmts = vec![KStmt::For {
-                    var: cell,
-                    start: KExpr::var(axis.thread),
-                    end: KExpr::int(extent),
-                    step: KExpr::int(block),
-                    unroll: false,
-                    body: stmts,
-                }];
-                continue;
-            }
-            let count = trips[d] as i64;
-            let ragged = extent % block != 0;
-            if count == 1 {
-                // One trip: the cell is the thread's own (tested when the
-                // block is wider than the tile).
-                let mut one = vec![KStmt::Decl {
-                    var: cell,
-                    init: KExpr::var(axis.thread),
-                }];
-                if ragged {
-                    one.push(KStmt::If {
-                        cond: KExpr::bin(BinaryOp::Lt, KExpr::var(cell), KExpr::int(extent)),
-                        then: stmts,
-                        otherwise: vec![],
-                    });
-                } else {
-                    one.extend(stmts);
-                }
-                stmts = one;
-                continue;
-            }
-            let trip = ctx.params.vars.temp_int(format!("r{}", ["x", "y", "z"][d]));
-            let cell_at = |r: KExpr| KStmt::Decl {
-                var: cell,
-                init: KExpr::plus(
-                    KExpr::var(axis.thread),
-                    KExpr::bin(BinaryOp::Mul, KExpr::int(block), r),
-                ),
-            };
-            // Every trip but a ragged last one lies inside the tile: those
-            // run unguarded (a guard on each trip made the compiler branch
-            // around each one, and wait for its loads before the next).
-            let whole = if ragged { count - 1 } else { count };
-            let last = ragged.then(|| {
-                // The same code on the last trip, with variables of its own.
-                let cell_last = ctx.params.vars.decl(cell).clone();
-                let cell_last = ctx.params.vars.add(
-                    cell_last.hint,
-                    cell_last.ty,
-                    cell_last.space,
-                    cell_last.origin,
-                );
-                let mut body = crate::kir::rewrite::fresh_copy(&stmts, &mut ctx.params.vars);
-                body.iter_mut().for_each(|s| {
-                    crate::kir::rewrite::rewrite_stmt(s, &mut |e| {
-                        (*e == KExpr::var(cell)).then(|| KExpr::var(cell_last))
-                    })
-                });
-                let mut decl = cell_at(KExpr::int(count - 1));
-                if let KStmt::Decl { var, .. } = &mut decl {
-                    *var = cell_last;
-                }
-                KStmt::Block(vec![
-                    decl,
-                    KStmt::If {
-                        cond: KExpr::bin(BinaryOp::Lt, KExpr::var(cell_last), KExpr::int(extent)),
-                        then: body,
-                        otherwise: vec![],
-                    },
-                ])
-            });
-            let first = if whole == 1 {
-                KStmt::Block(
-                    std::iter::once(cell_at(KExpr::int(0)))
-                        .chain(stmts)
-                        .collect(),
-                )
-            } else {
-                KStmt::For {
-                    var: trip,
-                    start: KExpr::int(0),
-                    end: KExpr::int(whole),
-                    step: KExpr::int(1),
-                    unroll: true,
-                    body: std::iter::once(cell_at(KExpr::var(trip)))
-                        .chain(stmts)
-                        .collect(),
-                }
-            };
-            stmts = std::iter::once(first).chain(last).collect();
-        }
-        if unrolled && trips.iter().product::<usize>() > 1 {
-            stmts.insert(
-                0,
-                KStmt::Comment(
-                    "the thread's cells in fixed trips, unrolled: several trips' loads in flight"
-                        .to_string(),
-                ),
-            );
-        }
-        match stmts.pop() {
-            Some(stmt) if stmts.is_empty() => stmt,
-            Some(stmt) => {
-                stmts.push(stmt);
-                KStmt::Block(stmts)
-            }
-            None => KStmt::Block(vec![]),
-        }
+        strided_nest(&mut ctx.params.vars, &axes, body)
     }
 }
