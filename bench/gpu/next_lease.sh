@@ -7,7 +7,10 @@
 #   2. bench-gpu on the f32 set (the vector defaults against the naive
 #      kernels and the copy bandwidth, with the model's predictions); about 150 s
 #   3. whole runs: the default schedules, the separable blur fused and
-#      unfused, and `--fma` against the default.                   about 60 s
+#      unfused (its recompute phase now runs fixed trips), `--fma` against
+#      the default, and j2d5pt and star3d1r at `--time 1..8` (the time
+#      tiles' interior path, never timed: it re-measures the model's 5000 ns
+#      per pass, PHASE_NS).                                        about 100 s
 #   4. the `--vector 1, 2, 4` rows of schedule_sweep.sh, to confirm or refit
 #      the model's rounds term for vectors;                       about 150 s
 #
@@ -32,7 +35,7 @@ part 60 env OUT="$out" SKIP_BENCH=1 SERIES=none SKIP_SERIES=1 bash "$root/bench/
 rm -f "$out/series.log"
 
 # 2 and 3. bench-gpu f32 (the targets of issue 8), then the whole runs.
-part 200 env OUT="$out" SKIP_TESTS=1 SKIP_RICIAN=1 SERIES="defaults fusion fma" \
+part 240 env OUT="$out" SKIP_TESTS=1 SKIP_RICIAN=1 SERIES="defaults fusion fma tiling" \
     bash "$root/bench/gpu/device_check.sh"
 
 # 4. The vector rows (schedule_sweep.sh's scratch files stay out of $OUT).

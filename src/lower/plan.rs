@@ -36,7 +36,7 @@ pub enum ArgSource {
 }
 
 /// A launch that advances several iterations of the whole iterate on each
-/// block's tile (overlapped time tiling, see `lower/time_tile.rs`).
+/// block's tile (overlapped time tiling, see `lower/time_tile/`).
 #[derive(Clone, Debug)]
 pub struct TimeTileLaunch {
     /// The launch over the whole grid (`steps` is an argument).

@@ -1,11 +1,12 @@
 //! Loop nests in which a block's threads stride over the cells of a shared
-//! tile (a fused kernel's recompute phase and its staged loads): along each
-//! axis a thread takes the cells `thread + first + block·r`.
+//! tile (a fused kernel's recompute phase and its staged loads, a time tile's
+//! interior path): along each axis a thread takes the cells
+//! `thread + first + block·r`.
 //!
-//! Time tiles keep their run-time loops: their cells' boundary tests
+//! A time tile's general path keeps run-time loops: its cells' boundary tests
 //! (`gy >= 0 && gy < size_y ? load : 0`) make ptxas branch around each load,
 //! so unrolled trips stayed one round each (checked in the SASS of j2d5pt at
-//! `--time 4`); they want an interior path first, as the recompute phase has.
+//! `--time 4`); its interior path, which has no such tests, takes these nests.
 //!
 //! The trips `r` have a fixed count and are unrolled (up to
 //! [`MAX_UNROLLED_TRIPS`] a thread), so that the compiler issues the global

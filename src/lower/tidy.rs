@@ -94,7 +94,7 @@ fn reads(expr: &KExpr, var: Var) -> bool {
 }
 
 /// Whether `stmt` reads or assigns `var`, at any depth.
-fn mentions(stmt: &KStmt, var: Var) -> bool {
+pub(crate) fn mentions(stmt: &KStmt, var: Var) -> bool {
     let mut found = false;
     crate::kir::print::visit_exprs(std::slice::from_ref(stmt), &mut |e| {
         found |= matches!(e, KExpr::Var(v) if *v == var)

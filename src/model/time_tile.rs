@@ -1,5 +1,5 @@
 //! What overlapped time tiling is predicted to gain: the cost of one launch
-//! advancing `T` iterations on every block's tile (`lower/time_tile.rs`),
+//! advancing `T` iterations on every block's tile (`lower/time_tile/`),
 //! per iteration, against the untiled iteration (`T = 1`).
 //!
 //! Per launch of `T` steps over `N` points (bench/gpu/MODEL.md, "Time

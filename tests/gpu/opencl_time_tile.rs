@@ -269,6 +269,49 @@ fn examples_and_bench_programs_agree_with_the_interpreter_time_tiled() {
     }
 }
 
+/// The interior path (a block whose tile lies inside the grid runs without a
+/// test per cell) is taken only where each part covers all or none of the
+/// cells its stencil computes: here the parts split the grid at `x = cut`
+/// and `y = cut` (a run-time parameter), inside tiles of blocks whose tiles
+/// lie in the grid, and along a row at `y = 9` that only some tiles hold,
+/// and a read-only field is read from global memory at the cells. Grids of
+/// 61x47 and 64x48 points (blocks of 8x4 over 8x8 points: most tiles inside
+/// the grid), T = 2 and 3, every boundary mode.
+#[test]
+fn the_interior_path_needs_every_part_to_cover_all_or_none_of_a_tile() {
+    if !opencl_here() {
+        return;
+    }
+    for mode in ["clamp", "mirror", "periodic", "zero", "none"] {
+        let text = format!(
+            "int w;\nint h;\nint cut;\nint steps;\ngrid g[h][w];\n\
+             float griddata a on g at 0,1 boundary {mode};\n\
+             float griddata k on g at 0 boundary {mode};\n\
+             iterate steps {{\n\
+               stencil split {{\n\
+                 [1:h-2][1:cut] : [1]a[0][0] = 0.2f*([0]a[0][-1] + [0]a[0][1] + [0]a[-1][0] \
+                   + [0]a[1][0] + [0]a[0][0]);\n\
+                 [1:h-2][cut+1:w-2] : [1]a[0][0] = 0.5f*[0]a[0][0] + 0.25f*[0]a[0][1]*[0]k[0][0] \
+                   + 0.25f*[0]a[-1][-1];\n\
+                 [9:9][2:w-3] : [1]a[0][0] = 0.9f*[0]a[0][0];\n\
+                 [0:0][0:w-1] : [1]a[0][0] = [0]a[0][0];\n\
+                 [h-1:h-1][0:w-1] : [1]a[0][0] = [0]a[0][0];\n\
+                 [1:h-2][0:0] : [1]a[0][0] = [0]a[0][0];\n\
+                 [1:h-2][w-1:w-1] : [1]a[0][0] = [0]a[0][0];\n\
+               }}\n\
+             }}\n"
+        );
+        let program = parse(&format!("split_{mode}"), &text);
+        for (w, h, cut) in [(61.0, 47.0, 29.0), (64.0, 48.0, 21.0)] {
+            for steps in [2, 3] {
+                let values = [("w", w), ("h", h), ("cut", cut), ("steps", 5.0)];
+                let request = with_time(steps, Some(vec![8, 4]), Some(vec![1, 2]));
+                agree(&program, &values, &request, true);
+            }
+        }
+    }
+}
+
 /// The time-tiled source of `program` for `values` under `request`.
 fn emitted(
     program: &Program,
