@@ -530,14 +530,7 @@ impl<'a> PointCtx<'a> {
             array: name,
             index: vec![index],
         };
-        match inside {
-            None => value,
-            Some(test) => KExpr::Select(
-                Box::new(test),
-                Box::new(value),
-                Box::new(KExpr::Lit(Value::Int(0).cast(ty))),
-            ),
-        }
+        select_inside(inside, value, ty)
     }
 
     fn table(&mut self, t: TableId, index: &[Expr], module: &mut Module) -> KExpr {
@@ -643,6 +636,19 @@ fn flat_index(shape: &[usize], idx: &[i64]) -> Option<usize> {
         flat = flat * n + *i as usize;
     }
     Some(flat)
+}
+
+/// `value` where `inside` holds (a load guarded by its boundary test), else
+/// zero of `ty`; `value` itself where there is no test.
+pub(crate) fn select_inside(inside: Option<KExpr>, value: KExpr, ty: ScalarType) -> KExpr {
+    match inside {
+        None => value,
+        Some(test) => KExpr::Select(
+            Box::new(test),
+            Box::new(value),
+            Box::new(KExpr::Lit(Value::Int(0).cast(ty))),
+        ),
+    }
 }
 
 /// `0 <= c && c < n`.

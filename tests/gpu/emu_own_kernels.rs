@@ -1,8 +1,9 @@
 //! stencilc's own CUDA, run in the CUDA emulator (`exec::emu::device`): every
 //! example under several schedules (default, no shared memory, several points
-//! per thread, a block that does not divide the grid, fusion) runs with no
-//! race, no out-of-bounds access, no barrier or shuffle that some thread
-//! misses, and gives the interpreter's results. No GPU needed.
+//! per thread, a block that does not divide the grid, fusion), and time-tiled
+//! kernels on both of their paths, run with no race, no out-of-bounds access,
+//! no barrier or shuffle that some thread misses, and give the interpreter's
+//! results. No GPU needed.
 
 use crate::gpu_common;
 
@@ -223,6 +224,62 @@ fn emu_runs_the_cuda_of_the_bench_programs() {
             ("lambda", 0.065),
         ],
     );
+}
+
+/// A program, its parameter values and the block it runs time-tiled with.
+type TimeTiled = (Program, Vec<(&'static str, f64)>, Vec<u32>);
+
+/// Time-tiled CUDA (`--time 2`) in the emulator: the interior path (blocks
+/// whose tile lies inside the grid: no test per cell, unrolled loads) and the
+/// general path in one launch, with races and barriers checked, against the
+/// interpreter. jacobi2d has five parts (the interior path's flags), j2d5pt
+/// one part, heat3d is 3-D.
+#[test]
+fn emu_runs_the_time_tiled_cuda() {
+    let cases: [TimeTiled; 3] = [
+        (
+            short_example("jacobi2d"),
+            vec![("dim0", 37.0), ("dim1", 23.0)],
+            vec![8, 4],
+        ),
+        (
+            bench_program("j2d5pt"),
+            vec![("n", 29.0), ("steps", 4.0)],
+            vec![8, 4],
+        ),
+        (
+            short_example("heat3d"),
+            vec![
+                ("nx", 19.0),
+                ("ny", 13.0),
+                ("nz", 11.0),
+                ("steps", 2.0),
+                ("alpha", 0.1),
+            ],
+            vec![4, 2, 2],
+        ),
+    ];
+    for (program, params, block) in cases {
+        let what = format!("{} --time 2 --block {block:?}", program.name);
+        let env = RunEnv::new(&program, &bindings(&program, &params)).expect("valid parameters");
+        let mut expected = initial_state(&program, &env);
+        let reference = interp::run(&program, &env, &mut expected).expect("interpreter runs");
+        let request = ScheduleRequest {
+            time_steps: Some(2),
+            block: Some(block),
+            tile: Some(vec![1, 1, 1][..rank(&program)].to_vec()),
+            ..ScheduleRequest::default()
+        };
+        let schedule =
+            Schedule::for_run(&program, &request, &env).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(schedule.time.is_some(), "{what}: {:?}", schedule.time_notes);
+        let mut actual = initial_state(&program, &env);
+        let (summary, _) =
+            run_with_schedule(&program, &env, &mut actual, &schedule, Limits::default())
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(summary.iterations, reference.iterations, "{what}");
+        assert_close(&program, &expected, &actual, &what);
+    }
 }
 
 /// The error of a run of `name`'s CUDA with `rewrite` applied to it.

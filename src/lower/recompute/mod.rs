@@ -32,7 +32,7 @@ use crate::ir::{BinaryOp, Program, Stencil, Value};
 use crate::kir::{KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars};
 use crate::lower::letter;
 use crate::lower::plan::Launch;
-use crate::lower::point::{PointCtx, Tile};
+use crate::lower::point::{select_inside, PointCtx, Tile};
 use crate::lower::stencil::{axis_vars, linear_thread, run, AxisVars};
 use crate::schedule::{FieldPlacement, HaloRecompute, StencilSchedule, TablePlacement};
 
@@ -532,18 +532,6 @@ fn shared_tile(
         dims: extents(shape, halo),
     });
     var
-}
-
-/// `value` where `inside` holds, else zero of `ty`.
-fn select_inside(inside: Option<KExpr>, value: KExpr, ty: crate::ir::ScalarType) -> KExpr {
-    match inside {
-        None => value,
-        Some(test) => KExpr::Select(
-            Box::new(test),
-            Box::new(value),
-            Box::new(KExpr::Lit(Value::Int(0).cast(ty))),
-        ),
-    }
 }
 
 /// Whether mapped cell coordinates lie in the subset `[lo, hi]`; an axis whose

@@ -239,14 +239,7 @@ fn tile_load_loops(
         array: t.buffer,
         index: vec![index],
     };
-    let value = match inside {
-        None => load,
-        Some(test) => KExpr::Select(
-            Box::new(test),
-            Box::new(load),
-            Box::new(KExpr::Lit(Value::Int(0).cast(ty))),
-        ),
-    };
+    let value = crate::lower::point::select_inside(inside, load, ty);
     let mut stmt = KStmt::Store {
         space: Space::Shared,
         array: t.tile,

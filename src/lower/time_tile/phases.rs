@@ -9,7 +9,7 @@ use crate::ir::{BinaryOp, BoundaryMode, FieldId, Program};
 use crate::kir::{Helper, KExpr, KStmt, Module, Space, Var};
 use crate::lower::letter;
 use crate::lower::level_name;
-use crate::lower::point::{PointCtx, Tile};
+use crate::lower::point::{select_inside, PointCtx, Tile};
 use crate::schedule::time::TimeTiling;
 use crate::schedule::{Schedule, TablePlacement};
 
@@ -120,14 +120,7 @@ impl TileKernel<'_> {
                         array: buffer,
                         index: vec![index],
                     };
-                    let value = match inside {
-                        None => load,
-                        Some(test) => KExpr::Select(
-                            Box::new(test),
-                            Box::new(load),
-                            Box::new(KExpr::Lit(crate::ir::Value::Int(0).cast(field.ty))),
-                        ),
-                    };
+                    let value = select_inside(inside, load, field.ty);
                     vec![KStmt::Store {
                         space: Space::Shared,
                         array: tile,
