@@ -265,7 +265,20 @@ fn interior_test(
          none of the cells its stencil computes, runs without a test per cell"
             .to_string(),
     )];
-    let mut tests = vec![geometry.region_inside_grid(&whole)];
+    // Each condition gets a name of its own, so that the test reads as a
+    // sentence: `interior = tile_in_grid && (part0_covers || part0_misses) ...`.
+    fn named(ctx: &mut PointCtx<'_>, decls: &mut Vec<KStmt>, hint: String, init: KExpr) -> Var {
+        let var = ctx.params.vars.temp_int(hint);
+        decls.push(KStmt::Decl { var, init });
+        var
+    }
+    let inside = named(
+        ctx,
+        &mut decls,
+        "tile_in_grid".to_string(),
+        geometry.region_inside_grid(&whole),
+    );
+    let mut tests = vec![KExpr::var(inside)];
     let mut flags = BTreeMap::new();
     let stencils = kernel
         .program
@@ -279,28 +292,38 @@ fn interior_test(
         }
         if let [part] = &stencil.parts[..] {
             let (covers, _) = geometry.subset_against_region(ctx, &part.subset, &region, module);
-            tests.push(covers);
+            let covers = named(ctx, &mut decls, format!("{}_covers", stencil.name), covers);
+            tests.push(KExpr::var(covers));
             continue;
         }
         for (p, part) in stencil.parts.iter().enumerate() {
             let (covers, misses) =
                 geometry.subset_against_region(ctx, &part.subset, &region, module);
-            let flag = ctx
-                .params
-                .vars
-                .temp_int(format!("{}_part{}_covers", stencil.name, p));
-            decls.push(KStmt::Decl {
-                var: flag,
-                init: covers,
-            });
+            let flag = named(
+                ctx,
+                &mut decls,
+                format!("{}_part{p}_covers", stencil.name),
+                covers,
+            );
+            let misses = named(
+                ctx,
+                &mut decls,
+                format!("{}_part{p}_misses", stencil.name),
+                misses,
+            );
             flags.insert((k, p), flag);
-            tests.push(KExpr::bin(BinaryOp::Or, KExpr::var(flag), misses));
+            tests.push(KExpr::bin(
+                BinaryOp::Or,
+                KExpr::var(flag),
+                KExpr::var(misses),
+            ));
         }
     }
-    let interior = ctx.params.vars.temp_int("interior");
-    decls.push(KStmt::Decl {
-        var: interior,
-        init: geometry::all(tests),
-    });
+    let interior = named(
+        ctx,
+        &mut decls,
+        "interior".to_string(),
+        geometry::all(tests),
+    );
     (decls, KExpr::var(interior), flags)
 }
