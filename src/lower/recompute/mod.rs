@@ -33,7 +33,7 @@ use crate::kir::{KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, 
 use crate::lower::letter;
 use crate::lower::plan::Launch;
 use crate::lower::point::{select_inside, PointCtx, Tile};
-use crate::lower::stencil::{axis_vars, linear_thread, run, AxisVars};
+use crate::lower::stencil::{axis_vars, run, shared_table_copies, AxisVars};
 use crate::schedule::{FieldPlacement, HaloRecompute, StencilSchedule, TablePlacement};
 
 mod cells;
@@ -336,39 +336,9 @@ pub(crate) fn lower_pair(
         module,
     ));
 
-    let threads: u32 = block.iter().product();
-    if !ctx.shared_tables.is_empty() {
-        let tid = ctx.params.vars.temp_int("tid");
-        kernel_body.push(KStmt::Decl {
-            var: tid,
-            init: linear_thread(rank, block, &vars),
-        });
-        for (t, shared) in ctx.shared_tables.clone() {
-            let constant = ctx.const_table(t, module, false);
-            let len = program.tables[t.0].values.len();
-            kernel_body.push(KStmt::Comment(format!(
-                "coefficient table {} into shared memory",
-                program.tables[t.0].name
-            )));
-            let s = ctx.params.vars.temp_int("s");
-            kernel_body.push(KStmt::For {
-                var: s,
-                start: KExpr::var(tid),
-                end: KExpr::int(len as i64),
-                step: KExpr::int(threads as i64),
-                unroll: false,
-                body: vec![KStmt::Store {
-                    space: Space::Shared,
-                    array: shared,
-                    index: vec![KExpr::var(s)],
-                    value: KExpr::Load {
-                        space: Space::Constant,
-                        array: constant,
-                        index: vec![KExpr::var(s)],
-                    },
-                }],
-            });
-        }
+    let tables = shared_table_copies(&mut ctx, rank, block, &vars, module);
+    if !tables.is_empty() {
+        kernel_body.extend(tables);
         // The recompute phase may read the tables.
         kernel_body.push(KStmt::Barrier);
     }

@@ -310,40 +310,7 @@ fn lower_part(
     body.extend(thread_points(&mut ctx, parts, &shape, module));
 
     let mut kernel_body = prologue;
-    let threads: u32 = block.iter().product();
-    if !ctx.shared_tables.is_empty() {
-        let tid = ctx.params.vars.temp_int("tid");
-        kernel_body.push(KStmt::Decl {
-            var: tid,
-            init: linear_thread(rank, block, &vars),
-        });
-        for (t, shared) in ctx.shared_tables.clone() {
-            let constant = ctx.const_table(t, module, false);
-            let len = program.tables[t.0].values.len();
-            kernel_body.push(KStmt::Comment(format!(
-                "coefficient table {} into shared memory",
-                program.tables[t.0].name
-            )));
-            let s = ctx.params.vars.temp_int("s");
-            kernel_body.push(KStmt::For {
-                var: s,
-                start: KExpr::var(tid),
-                end: KExpr::int(len as i64),
-                step: KExpr::int(threads as i64),
-                unroll: false,
-                body: vec![KStmt::Store {
-                    space: Space::Shared,
-                    array: shared,
-                    index: vec![KExpr::var(s)],
-                    value: KExpr::Load {
-                        space: Space::Constant,
-                        array: constant,
-                        index: vec![KExpr::var(s)],
-                    },
-                }],
-            });
-        }
-    }
+    kernel_body.extend(shared_table_copies(&mut ctx, rank, block, &vars, module));
     let staged = !loads.is_empty() || !ctx.shared_tables.is_empty();
     kernel_body.extend(loads);
     if staged {
@@ -420,6 +387,56 @@ pub(super) fn interior_levels(
                 .all(|&(lo, hi)| lo.abs() <= MAX_INTERIOR_OFFSET && hi.abs() <= MAX_INTERIOR_OFFSET)
         })
         .collect()
+}
+
+/// The copies of the coefficient tables placed in shared memory from their
+/// constant arrays, the block's threads striding over each (the caller puts
+/// the barrier after them); nothing when no table is in shared memory.
+pub(super) fn shared_table_copies(
+    ctx: &mut PointCtx<'_>,
+    rank: usize,
+    block: [u32; 3],
+    vars: &[AxisVars],
+    module: &mut Module,
+) -> Vec<KStmt> {
+    let mut out = Vec::new();
+    if ctx.shared_tables.is_empty() {
+        return out;
+    }
+    let program = ctx.program;
+    let threads: u32 = block.iter().product();
+    let tid = ctx.params.vars.temp_int("tid");
+    out.push(KStmt::Decl {
+        var: tid,
+        init: linear_thread(rank, block, vars),
+    });
+    for (t, shared) in ctx.shared_tables.clone() {
+        let constant = ctx.const_table(t, module, false);
+        let len = program.tables[t.0].values.len();
+        out.push(KStmt::Comment(format!(
+            "coefficient table {} into shared memory",
+            program.tables[t.0].name
+        )));
+        let s = ctx.params.vars.temp_int("s");
+        out.push(KStmt::For {
+            var: s,
+            start: KExpr::var(tid),
+            end: KExpr::int(len as i64),
+            step: KExpr::int(threads as i64),
+            unroll: false,
+            body: vec![KStmt::Store {
+                space: Space::Shared,
+                array: shared,
+                index: vec![KExpr::var(s)],
+                value: KExpr::Load {
+                    space: Space::Constant,
+                    array: constant,
+                    index: vec![KExpr::var(s)],
+                },
+            }],
+        });
+    }
+    out
 }
 
 /// The thread's index within its block, `tx + bx * (ty + by * tz)`.
