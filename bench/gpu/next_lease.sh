@@ -11,17 +11,20 @@
 #      the default, and j2d5pt and star3d1r at `--time 1..8` (the time
 #      tiles' interior path, never timed: it re-measures the model's 5000 ns
 #      per pass, PHASE_NS).                                        about 100 s
-#   4. the `--vector 1, 2, 4` rows of schedule_sweep.sh, to confirm or refit
-#      the model's rounds term for vectors;                       about 150 s
+#   4. the candidates of schedule_sweep.sh (ONLY_CANDIDATES=1): what the
+#      register-limited rounds of bench/gpu/MODEL.md would choose (staged
+#      2-D tiles, float2 3-D runs, the blur's longer runs), never timed;
+#      the `--vector 1, 2, 4` rows ran on the H100 on 2026-11-27.  about 150 s
 #
 # A part starts only if the time it needs is left. Prepare here with
 # bench/gpu/device_prepare.sh, then with the device tool:
 #
 #   run: bash bench/gpu/next_lease.sh   (carry: .devbin, target/release/stencilc)
 #
-# Files back (at most 8): $OUT/env.log, tests.log, vectors.log, f32/RESULTS.md,
+# Files back (at most 8): $OUT/env.log, tests.log, candidates.log, f32/RESULTS.md,
 # f32/results.json, series.log. Then, here:
-#   python3 bench/gpu/sweep_check.py <files_at>/vectors.log
+#   python3 bench/gpu/sweep_check.py <files_at>/candidates.log --device h100
+#   python3 bench/gpu/refit.py --variant registers <files_at>/candidates.log:h100
 set -uo pipefail
 root="$(pwd)"
 out="${OUT:-/tmp/next-lease}"
@@ -38,9 +41,9 @@ rm -f "$out/series.log"
 part 240 env OUT="$out" SKIP_TESTS=1 SKIP_RICIAN=1 SERIES="defaults fusion fma tiling" \
     bash "$root/bench/gpu/device_check.sh"
 
-# 4. The vector rows (schedule_sweep.sh's scratch files stay out of $OUT).
-rm -rf /tmp/vector-sweep
-part 150 env OUT=/tmp/vector-sweep ONLY_VECTORS=1 bash "$root/bench/gpu/schedule_sweep.sh"
-[ -f /tmp/vector-sweep/sweep.log ] && cp /tmp/vector-sweep/sweep.log "$out/vectors.log"
+# 4. The candidates (schedule_sweep.sh's scratch files stay out of $OUT).
+rm -rf /tmp/candidate-sweep
+part 150 env OUT=/tmp/candidate-sweep ONLY_CANDIDATES=1 bash "$root/bench/gpu/schedule_sweep.sh"
+[ -f /tmp/candidate-sweep/sweep.log ] && cp /tmp/candidate-sweep/sweep.log "$out/candidates.log"
 
 echo "== next_lease.sh done after ${SECONDS} s"

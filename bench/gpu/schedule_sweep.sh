@@ -75,6 +75,39 @@ picks() {
     done
 }
 
+# What the register-limited rounds (bench/gpu/MODEL.md, "the blur's vector
+# runs modelled") would choose and no GPU has timed: staged 2-D tiles with
+# runs of 4 and 8 rows, float2 3-D runs at 32x8, the blur's longer vector
+# runs, and j2d9pt's and box2d2r's vector defaults beside them (about 20
+# runs); alone with ONLY_CANDIDATES=1.
+candidates() {
+    echo "== candidates of the register-limited rounds, f32 (the vector defaults beside them)"
+    for prog in j2d9pt box2d2r; do
+        one "$prog block 32,8 tile 1,4 vector 4" "$P/$prog.sdsl" --backend cuda --set n=16384 --set steps=40 \
+            --block 32,8 --tile 1,4 --vector 4 --shm none
+        for s in "32,8 tile 1,4" "32,8 tile 1,8" "64,4 tile 1,8"; do
+            set -- $s
+            one "$prog block $s vector 1 shm a" "$P/$prog.sdsl" --backend cuda --set n=16384 --set steps=40 \
+                --block $1 --tile $3 --shm a
+        done
+    done
+    for s in "32,8,1 tile 1,1,2 vector 2" "32,8,1 tile 1,1,2 vector 4" "32,4,2 tile 1,1,2 vector 2"; do
+        set -- $s
+        one "star3d1r block $s" "$P/star3d1r.sdsl" --backend cuda --set n=512 --set steps=40 --block $1 --tile $3 --vector $5 --shm none
+        one "j3d27pt block $s" "$P/j3d27pt.sdsl" --backend cuda --set n=512 --set steps=40 --block $1 --tile $3 --vector $5 --shm none
+    done
+    for s in "32,8 tile 1,4 vector 4" "32,8 tile 1,8 vector 2" "32,8 tile 1,16 vector 1 shm img" "64,4 tile 1,4 vector 1 shm img"; do
+        set -- $s
+        one "blur block $s" "$P/gaussian_blur.sdsl" --backend cuda --set width=3840 --set height=2160 --set steps=400 \
+            --block $1 --tile $3 --vector $5 --shm ${7:-none}
+    done
+}
+
+if [ "${ONLY_CANDIDATES:-0}" = 1 ]; then
+    { date -u; candidates; date -u; } 2>&1 | tee "$out/sweep.log"
+    exit 0
+fi
+
 if [ "${ONLY_PICKS:-0}" = 1 ]; then
     { date -u; picks; date -u; } 2>&1 | tee "$out/sweep.log"
     exit 0

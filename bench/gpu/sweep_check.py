@@ -39,7 +39,8 @@ LINE = re.compile(
 )
 
 
-def explain(stencilc, device, row):
+def explain(stencilc, device, row, full=False):
+    """The row with its predicted ms per iteration (or, `full`, the report)."""
     cmd = [stencilc, "explain", *map(str, ARGS[row["prog"]]), "--device", device,
            "--time", "1", "--json", "--block", row["block"]]
     if row["tile"]:
@@ -51,6 +52,8 @@ def explain(stencilc, device, row):
     cmd += ["--shm", row["shm"] or "none"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     report = json.loads(out.stdout)
+    if full:
+        return report
     row["predicted_ms"] = 1e3 * report["iteration_seconds"]
     return row
 

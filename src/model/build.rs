@@ -166,6 +166,7 @@ fn grid_stride(spec: &mut KernelSpec, launch: &Launch) {
     spec.points_per_thread = per_thread;
     let points: u32 = per_thread.iter().product();
     spec.instructions_per_thread *= f64::from(points);
+    spec.instructions_per_thread_fma *= f64::from(points);
     // The loop has a run-time trip count: unrolled by 4 at most.
     spec.sequential_loads = points.div_ceil(4);
 }
@@ -198,6 +199,7 @@ fn fold_spec(
     }];
     let iterations = spec.points_per_thread[0] as f64;
     spec.instructions_per_thread *= iterations;
+    spec.instructions_per_thread_fma *= iterations;
     // The loop over partials has a run-time trip count: the compiler unrolls
     // it by 4, so every fourth load waits for the one before.
     spec.sequential_loads = spec.points_per_thread[0].div_ceil(4);
@@ -213,6 +215,11 @@ fn base_spec(
 ) -> KernelSpec {
     let kernel = &lowered.module.kernels[launch.kernel];
     let count = instr::count(kernel, lowered.module.fma);
+    let contracted = if lowered.module.fma {
+        count
+    } else {
+        instr::count(kernel, true)
+    };
     let bounds = launch
         .subset
         .as_ref()
@@ -238,6 +245,7 @@ fn base_spec(
         tiles: vec![],
         instructions_per_thread: count.total,
         fp64_per_thread: count.fp64,
+        instructions_per_thread_fma: contracted.total,
         shared_bytes: kernel.shared_bytes(),
         per_iteration: 1.0,
         sequential_loads: 1,

@@ -21,6 +21,8 @@ pub mod time_tile;
 pub mod traffic;
 pub mod warnings;
 
+use std::collections::{BTreeSet, HashMap};
+
 use serde::Serialize;
 
 pub use device::{Device, DEVICES};
@@ -216,6 +218,10 @@ pub struct KernelSpec {
     pub instructions_per_thread: f64,
     /// Of which `double` arithmetic.
     pub fp64_per_thread: f64,
+    /// Instructions per thread with `--fma`'s contraction (each floating-point
+    /// `a * b ± c` one `FFMA`): equal to `instructions_per_thread` under
+    /// `--fma`, fewer without it where the kernel multiplies and adds.
+    pub instructions_per_thread_fma: f64,
     /// Static shared memory per block, bytes (the kernel IR's arrays).
     pub shared_bytes: usize,
     /// Launches per iteration (1 for stencils; 1/every for reductions).
@@ -255,31 +261,46 @@ impl KernelSpec {
     }
 
     /// 4-byte words a thread loads from global memory: its points' distinct
-    /// elements, or with vectors the aligned groups of `vector` elements
-    /// they fall in, whole.
+    /// elements; with vectors, per row, each aligned group of `vector`
+    /// elements as the kernel loads it ([`crate::kir::vector`]): one element
+    /// alone as a scalar, two or more in the same half of a group of 4 as a
+    /// 2-vector, others as the whole group.
     pub fn loaded_words_per_thread(&self) -> u32 {
         let vector = i64::from(self.vector.max(1));
-        let loads: std::collections::HashSet<(&str, usize, Vec<i64>, i64)> =
-            thread_points(self.points_per_thread)
-                .flat_map(|point| {
-                    self.reads.iter().map(move |read| {
-                        let mut element = offset_at(&read.offset, point);
-                        if vector > 1 {
-                            // The x points are consecutive: the aligned group.
-                            if let Some(x) = element.last_mut() {
-                                *x = x.div_euclid(vector);
-                            }
-                            (read.level.as_str(), read.elem, element, 0)
-                        } else {
-                            // Scalar x points lie a block apart: distinct loads.
-                            (read.level.as_str(), read.elem, element, i64::from(point[0]))
-                        }
-                    })
-                })
-                .collect();
-        loads
+        let mut groups: HashMap<(&str, usize, Vec<i64>), BTreeSet<i64>> = HashMap::new();
+        for point in thread_points(self.points_per_thread) {
+            for read in &self.reads {
+                let mut element = offset_at(&read.offset, point);
+                let mut lane = 0;
+                if vector > 1 {
+                    // The x points are consecutive: the aligned group.
+                    if let Some(x) = element.last_mut() {
+                        lane = x.rem_euclid(vector);
+                        *x = x.div_euclid(vector);
+                    }
+                } else {
+                    // Scalar x points lie a block apart: distinct loads.
+                    element.push(i64::from(point[0]));
+                }
+                groups
+                    .entry((read.level.as_str(), read.elem, element))
+                    .or_default()
+                    .insert(lane);
+            }
+        }
+        groups
             .iter()
-            .map(|(_, elem, _, _)| (*elem as u32).div_ceil(4) * self.vector.max(1))
+            .map(|((_, elem, _), lanes)| {
+                let half = |l: &i64| *l < 2;
+                let elements = if lanes.len() == 1 {
+                    1
+                } else if vector == 4 && (lanes.iter().all(half) || !lanes.iter().any(half)) {
+                    2
+                } else {
+                    self.vector
+                };
+                (*elem as u32).div_ceil(4) * elements
+            })
             .sum()
     }
 

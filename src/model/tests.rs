@@ -30,6 +30,7 @@ fn copy_1d(n: i64, shift: i64) -> KernelSpec {
         tiles: vec![],
         instructions_per_thread: 10.0,
         fp64_per_thread: 0.0,
+        instructions_per_thread_fma: 10.0,
         shared_bytes: 0,
         per_iteration: 1.0,
         sequential_loads: 1,
@@ -269,6 +270,46 @@ fn a_long_run_waits_for_its_rows_a_few_at_a_time() {
 }
 
 #[test]
+fn loaded_words_count_the_loads_as_the_vectorizer_emits_them() {
+    // One row of 4 vector points reading x-1, x, x+1: the aligned group of
+    // the points (4 words) and two single elements left and right, which the
+    // kernel loads as scalars (as j3d27pt's float4 runs do).
+    let d = h100();
+    let mut spec = copy_1d(1 << 20, 0);
+    spec.points_per_thread = [4, 1, 1];
+    spec.vector = 4;
+    spec.reads = (-1..=1)
+        .map(|dx| Access {
+            level: "a_t0".into(),
+            elem: 4,
+            offset: vec![dx],
+        })
+        .collect();
+    assert_eq!(cost(&spec, d, Some(32)).unwrap().loaded_words_per_thread, 6);
+    // x-2..x: the left group's last two elements are one 2-vector.
+    for (read, dx) in spec.reads.iter_mut().zip(-2..=0) {
+        read.offset = vec![dx];
+    }
+    assert_eq!(cost(&spec, d, Some(32)).unwrap().loaded_words_per_thread, 6);
+    // x-3..x: three elements of the left group: the whole group.
+    spec.reads.push(Access {
+        level: "a_t0".into(),
+        elem: 4,
+        offset: vec![-3],
+    });
+    assert_eq!(cost(&spec, d, Some(32)).unwrap().loaded_words_per_thread, 8);
+    // Doubles count two words an element; scalar points each their own.
+    spec.vector = 1;
+    for read in &mut spec.reads {
+        read.elem = 8;
+    }
+    assert_eq!(
+        cost(&spec, d, Some(32)).unwrap().loaded_words_per_thread,
+        4 * 4 * 2
+    );
+}
+
+#[test]
 fn the_register_estimate_drops_the_axis_a_run_marches_along() {
     // A 7-point star in 3-D marching along z (the outermost axis): the reads
     // at z-1, z and z+1 share one column, so a point holds 5 values.
@@ -372,4 +413,82 @@ fn vectors_take_one_round_per_row_and_one_l1_access_per_aligned_group() {
     assert!((vector.l1_wavefronts_per_point - 2.0 / 32.0).abs() < 1e-9);
     // The same traffic from DRAM.
     assert!((vector.dram_bytes_per_point - scalar.dram_bytes_per_point).abs() < 1e-9);
+}
+
+#[test]
+fn a_run_that_ptxas_gives_too_few_registers_for_its_loads_is_warned() {
+    // The 7x7 blur's vector runs of 2 rows: 8 rows of 3 float4 groups, 96
+    // words for 8 points.
+    let d = h100();
+    let mut spec = copy_1d(1 << 20, 0);
+    spec.block = [32, 8, 1];
+    spec.bounds = vec![(3, 2156), (3, 3836)];
+    spec.grid_dims = vec![2160, 3840];
+    spec.points_per_thread = [4, 2, 1];
+    spec.vector = 4;
+    spec.reads = (-3..=3)
+        .flat_map(|dy| {
+            (-3..=3).map(move |dx| Access {
+                level: "img".into(),
+                elem: 4,
+                offset: vec![dy, dx],
+            })
+        })
+        .collect();
+    let figures = |registers| crate::model::ptxas::PtxasFigures {
+        registers,
+        spill_stores: 0,
+        spill_loads: 0,
+        stack_frame: 0,
+        shared_bytes: 0,
+        constant_bytes: 0,
+    };
+    let warned = |registers| {
+        let c = cost(&spec, d, Some(registers)).unwrap();
+        assert_eq!(c.loaded_words_per_thread, 96);
+        warnings::warnings(&spec, &c, d, None, Some(&figures(registers))).join("\n")
+    };
+    // 32 registers leave 16 for loads in flight: 6 rounds.
+    assert_eq!(warnings::register_rounds(96, 32, 8), 6);
+    let text = warned(32);
+    assert!(
+        text.contains("about 16 are left for loads in flight"),
+        "{text}"
+    );
+    assert!(text.contains("in about 6 rounds"), "{text}");
+    // 40 registers: ceil(96 / 24) = 4 rounds, below the warning; 128: one.
+    assert_eq!(warnings::register_rounds(96, 40, 8), 4);
+    assert!(!warned(40).contains("loads in flight"));
+    assert!(!warned(128).contains("loads in flight"));
+    // Fewer registers than points and addresses still leave one.
+    assert_eq!(warnings::register_rounds(96, 12, 8), 96);
+    // Without ptxas's figures nothing is said.
+    let c = cost(&spec, d, None).unwrap();
+    assert!(!warnings::warnings(&spec, &c, d, None, None)
+        .join("\n")
+        .contains("loads in flight"));
+}
+
+#[test]
+fn an_issue_bound_kernel_is_told_what_fma_would_save() {
+    // 2000 instructions a point, 1200 of them once multiply-adds contract.
+    let d = h100();
+    let mut spec = copy_1d(1 << 24, 0);
+    spec.instructions_per_thread = 2000.0;
+    spec.instructions_per_thread_fma = 1200.0;
+    let c = cost(&spec, d, None).unwrap();
+    assert_eq!(c.bound, Resource::Issue);
+    let text = warnings::warnings(&spec, &c, d, None, None).join("\n");
+    assert!(text.contains("bound by instruction issue"), "{text}");
+    assert!(
+        text.contains("--fma contracts them into FFMAs, 1200.0 instructions per point"),
+        "{text}"
+    );
+    // Already contracted (or nothing to contract): not said.
+    spec.instructions_per_thread_fma = 2000.0;
+    let text = warnings::warnings(&spec, &c, d, None, None).join("\n");
+    assert!(
+        text.contains("bound by instruction issue") && !text.contains("--fma"),
+        "{text}"
+    );
 }

@@ -4,6 +4,28 @@
 use crate::model::ptxas::PtxasFigures;
 use crate::model::{Device, KernelCost, KernelSpec, Resource, Role, DRAM_ROUND_NS};
 
+/// Rounds of loads ([`register_rounds`]) from which a run is said to be held
+/// back by its registers: every schedule the H100 timed with 5 or more ran
+/// 1.08–1.65× slower than the model predicted (bench/gpu/MODEL.md, "the
+/// blur's vector runs modelled"); with 4 or fewer, 0.83–1.03× but for the
+/// 7x7 blur's vector runs.
+pub const REGISTER_ROUNDS_WARNED: u32 = 5;
+
+/// Registers of a thread that hold neither loaded values nor its points'
+/// results (indices, addresses), in [`register_rounds`].
+pub const ADDRESS_REGISTERS: u32 = 8;
+
+/// Rounds in which a thread with `registers` (from ptxas) issues the
+/// `loaded_words` of its run of `points`: one register per word in flight,
+/// `⌈words / (registers − 8 − points)⌉`. ptxas gives some runs few registers
+/// for what they load (j3d27pt's runs of two `float4` planes: 32 registers for
+/// 72 words) and then issues the loads a few at a time as the sums free
+/// registers, each wave waiting on the last (the SASS shows it).
+pub fn register_rounds(loaded_words: u32, registers: u32, points: u32) -> u32 {
+    let free = i64::from(registers) - i64::from(ADDRESS_REGISTERS) - i64::from(points);
+    loaded_words.div_ceil(free.max(1) as u32).max(1)
+}
+
 /// Grids of this many points or more need the kernels' 64-bit indices
 /// (`Schedule::wide_indices`, chosen by `Schedule::for_run`).
 pub const INDEX_LIMIT: u64 = 1 << 31;
@@ -42,14 +64,25 @@ pub fn warnings(
     }
     let points_per_thread: u32 = spec.points_per_thread.iter().product();
     match cost.bound {
-        Resource::Issue => out.push(format!(
-            "bound by instruction issue: {:.1} instructions per point ({} points per thread); a longer \
-             run of points per thread (--tile along the outermost axis) shares more loads in \
-             registers, and a coefficient table folded into literals saves its loads; what is \
-             left is the stencil's own arithmetic",
-            cost.instructions_per_point,
-            points_per_thread
-        )),
+        Resource::Issue => {
+            let mut text = format!(
+                "bound by instruction issue: {:.1} instructions per point ({} points per thread); \
+                 a longer run of points per thread (--tile along the outermost axis) shares more \
+                 loads in registers, and a coefficient table folded into literals saves its \
+                 loads; what is left is the stencil's own arithmetic",
+                cost.instructions_per_point, points_per_thread
+            );
+            // Contraction is the one change that shrinks the arithmetic itself.
+            let contracted = spec.instructions_per_thread_fma / f64::from(points_per_thread.max(1));
+            if contracted < 0.9 * cost.instructions_per_point {
+                text.push_str(&format!(
+                    ", whose multiplies and adds stay apart for results equal to the \
+                     interpreter's: --fma contracts them into FFMAs, {contracted:.1} instructions \
+                     per point (results then differ in the last bits)"
+                ));
+            }
+            out.push(text);
+        }
         Resource::L1 => out.push(format!(
             "bound by the L1/shared pipeline: {:.2} wavefronts per point ({} global and {} tiled \
              reads per point; a read shifted in x touches two 128-byte lines); sharing \
@@ -110,6 +143,25 @@ pub fn warnings(
         ));
     }
     if let Some(f) = figures {
+        let rounds = register_rounds(cost.loaded_words_per_thread, f.registers, points_per_thread);
+        if points_per_thread > 1 && rounds >= REGISTER_ROUNDS_WARNED {
+            out.push(format!(
+                "ptxas gives each thread {} registers for the {} words its {} points load: \
+                 about {} are left for loads in flight, so it issues them in about {} rounds, \
+                 each waiting on memory (on the H100 every timed run of 5 or more ran \
+                 1.1–1.6x slower than predicted here); fewer points per thread (--tile), \
+                 narrower vectors (--vector 2) or a tile in shared memory (--shm) load fewer \
+                 words per register",
+                f.registers,
+                cost.loaded_words_per_thread,
+                points_per_thread,
+                (i64::from(f.registers)
+                    - i64::from(ADDRESS_REGISTERS)
+                    - i64::from(points_per_thread))
+                .max(1),
+                rounds
+            ));
+        }
         if f.spill_stores > 0 || f.spill_loads > 0 {
             out.push(format!(
                 "ptxas spills registers ({} bytes stored, {} loaded per thread): each spill \
