@@ -14,6 +14,7 @@ mod differential_opencl;
 mod emu_own_kernels;
 mod fma;
 mod gpu_common;
+mod naive_baselines;
 mod nvrtc_bench;
 mod nvrtc_examples;
 mod opencl_checks;

@@ -99,6 +99,7 @@ fn the_suite_covers_the_set_of_the_issue() {
         "gradient2d",
         "star3d1r",
         "j3d27pt",
+        "heat3d",
         "gaussian_blur",
     ] {
         for precision in ["f32", "f64"] {
@@ -118,6 +119,8 @@ fn the_suite_covers_the_set_of_the_issue() {
     assert!(blur.params.contains(&("height".into(), 2160.0)));
     let j3d = cases.iter().find(|c| c.name == "j3d27pt").unwrap();
     assert!(j3d.params.contains(&("n".into(), 512.0)));
+    let heat = cases.iter().find(|c| c.name == "heat3d").unwrap();
+    assert!(heat.params.contains(&("alpha".into(), 0.1)));
 }
 
 #[test]

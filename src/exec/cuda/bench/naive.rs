@@ -53,6 +53,15 @@ pub fn recipe(name: &str) -> Option<&'static [NaiveLaunch]> {
         "gradient2d" => single!("gradient2d"),
         "star3d1r" => single!("star3d1r"),
         "j3d27pt" => single!("j3d27pt"),
+        "heat3d" => &[NaiveLaunch {
+            kernel: "heat3d",
+            args: &[
+                NaiveArg::Level("u", 0),
+                NaiveArg::Level("u", 1),
+                NaiveArg::Param("n"),
+                NaiveArg::Param("alpha"),
+            ],
+        }],
         "gaussian_blur" => &[NaiveLaunch {
             kernel: "gaussian_blur",
             args: &[
@@ -101,6 +110,7 @@ pub fn kernel_names() -> Vec<&'static str> {
         "gradient2d",
         "star3d1r",
         "j3d27pt",
+        "heat3d",
         "gaussian_blur",
         "rician3d",
     ];

@@ -170,6 +170,11 @@ pub fn standard_suite(programs: &Path, quick: bool) -> Vec<BenchCase> {
         for stem in ["star3d1r", "j3d27pt"] {
             both(stem, precision, p(&[("n", s.side_3d), ("steps", 1.0)]));
         }
+        both(
+            "heat3d",
+            precision,
+            p(&[("n", s.side_3d), ("steps", 1.0), ("alpha", 0.1)]),
+        );
         let (w, h) = s.image;
         both(
             "gaussian_blur",
