@@ -113,8 +113,23 @@ def main():
     parser.add_argument("--latency-ns", type=float, default=EXPOSED_LATENCY_NS)
     parser.add_argument("--stencilc", default=str(sweep_check.ROOT / "target/release/stencilc"))
     parser.add_argument("--cache")
+    parser.add_argument("--check", action="store_true",
+                        help="fail unless `--variant current` reproduces every stencil kernel's "
+                             "time as explain gives it (the constants above in step with "
+                             "src/model/mod.rs)")
     args = parser.parse_args()
     rows = explain_all(args.stencilc, rows_of(args.logs), args.cache)
+    if args.check:
+        args.variant = "current"
+        for row in rows:
+            for k in row["report"]["kernels"]:
+                if k["role"]["kind"] == "stencil":
+                    ours, theirs = kernel_seconds(k, args), k["cost"]["time"]
+                    if abs(ours - theirs) > 1e-9 * theirs:
+                        raise SystemExit(
+                            f"refit.py: {row['prog']} {row['block']} {k['name']}: "
+                            f"{ours:.9g} s here, {theirs:.9g} s from explain: update the "
+                            "constants or equations of refit.py to src/model/mod.rs's")
     errors, groups = [], {}
     for row in rows:
         row["predicted_ms"] = predicted_ms(row, args)

@@ -231,11 +231,8 @@ fn a_run_of_points_shares_its_rounds_and_estimates_registers_by_what_it_holds() 
     assert_eq!(estimated_registers(&spec), 108);
 }
 
-#[test]
-fn a_long_run_waits_for_its_rows_a_few_at_a_time() {
-    // A 7x7 box read (the blur) on a 2-D grid, one point per thread: 7 rows,
-    // one round (a single point's loads are all issued together).
-    let d = h100();
+/// The 7x7 blur's reads at 3840x2160, block 32x8, one point per thread.
+fn blur_7x7() -> KernelSpec {
     let mut spec = copy_1d(1 << 20, 0);
     spec.block = [32, 8, 1];
     spec.bounds = vec![(3, 2156), (3, 3836)];
@@ -249,6 +246,15 @@ fn a_long_run_waits_for_its_rows_a_few_at_a_time() {
             })
         })
         .collect();
+    spec
+}
+
+#[test]
+fn a_long_run_waits_for_its_rows_a_few_at_a_time() {
+    // A 7x7 box read (the blur) on a 2-D grid, one point per thread: 7 rows,
+    // one round (a single point's loads are all issued together).
+    let d = h100();
+    let mut spec = blur_7x7();
     let one = cost(&spec, d, Some(32)).unwrap();
     assert_eq!((one.rows_per_thread, one.memory_rounds), (7, 1));
     assert_eq!(one.loaded_words_per_thread, 49);
@@ -420,21 +426,9 @@ fn a_run_that_ptxas_gives_too_few_registers_for_its_loads_is_warned() {
     // The 7x7 blur's vector runs of 2 rows: 8 rows of 3 float4 groups, 96
     // words for 8 points.
     let d = h100();
-    let mut spec = copy_1d(1 << 20, 0);
-    spec.block = [32, 8, 1];
-    spec.bounds = vec![(3, 2156), (3, 3836)];
-    spec.grid_dims = vec![2160, 3840];
+    let mut spec = blur_7x7();
     spec.points_per_thread = [4, 2, 1];
     spec.vector = 4;
-    spec.reads = (-3..=3)
-        .flat_map(|dy| {
-            (-3..=3).map(move |dx| Access {
-                level: "img".into(),
-                elem: 4,
-                offset: vec![dy, dx],
-            })
-        })
-        .collect();
     let figures = |registers| crate::model::ptxas::PtxasFigures {
         registers,
         spill_stores: 0,

@@ -45,6 +45,22 @@ fn ptxas() -> bool {
 
 const J2D9PT: &[&str] = &["--set", "n=16384", "--set", "steps=1"];
 
+/// `explain PATH --json` of the 7x7 blur at 3840x2160, one step, then `extra`.
+fn blur_args<'a>(path: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        path,
+        "--json",
+        "--set",
+        "width=3840",
+        "--set",
+        "height=2160",
+        "--set",
+        "steps=1",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 #[test]
 fn ptxas_figures_and_a_staging_warning_for_j2d9pt() {
     if !nvrtc() || !ptxas() {
@@ -112,22 +128,10 @@ fn fma_counts_a_multiply_add_as_one_instruction() {
     // the products of its symmetric table shared between points (33.25 a
     // point in ptxas 12.8's SASS, 532 FMUL for 16 points); under --fma, 49
     // FFMAs and no FMUL (784 for 16 points).
-    let args = [
-        path.as_str(),
-        "--json",
-        "--set",
-        "width=3840",
-        "--set",
-        "height=2160",
-        "--set",
-        "steps=1",
-        "--block",
-        "32,8",
-        "--tile",
-        "1,16",
-        "--vector",
-        "1",
-    ];
+    let args = blur_args(
+        &path,
+        &["--block", "32,8", "--tile", "1,16", "--vector", "1"],
+    );
     let per_point = |report: &Value| {
         report["kernels"][0]["cost"]["instructions_per_point"]
             .as_f64()
@@ -374,24 +378,44 @@ fn runs_that_ptxas_starves_of_registers_are_warned_and_temper_the_staging_advice
     // H100 and H200, though predicted slower than unstaged: unstaged, that run
     // is starved of registers, so the advice is to time both.
     let path = bench("gaussian_blur.sdsl");
-    let args = [
-        path.as_str(),
-        "--json",
-        "--set",
-        "width=3840",
-        "--set",
-        "height=2160",
-        "--set",
-        "steps=1",
-        "--block",
-        "32,8",
-        "--tile",
-        "1,8",
-        "--shm",
-        "img",
-    ];
+    let args = blur_args(&path, &["--block", "32,8", "--tile", "1,8", "--shm", "img"]);
     let report = json(&explain(&args, &[]));
     let warnings = report["kernels"][0]["warnings"].to_string();
     assert!(warnings.contains("time both"), "{warnings}");
     assert!(!warnings.contains("costs more than it saves"), "{warnings}");
+}
+
+#[test]
+fn refit_py_reproduces_the_model_it_refits() {
+    // bench/gpu/refit.py recombines explain's per-resource times with a copy
+    // of the model's constants: `--check` fails when they drift apart.
+    if !nvrtc() || !ptxas() {
+        return;
+    }
+    let python = Command::new("python3").arg("--version").output();
+    let probe = python.map_err(|e| e.to_string()).and_then(|o| {
+        o.status
+            .success()
+            .then_some(())
+            .ok_or_else(|| "python3 failed".into())
+    });
+    if !common::runtime_available("python3", probe) {
+        return;
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("python3")
+        .arg(root.join("bench/gpu/refit.py"))
+        .arg("--check")
+        .arg("--stencilc")
+        .arg(env!("CARGO_BIN_EXE_stencilc"))
+        .arg("bench/gpu/h100/refit/picks.log:h100")
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("current: log-RMS error over 21 schedules"),
+        "{text}"
+    );
 }
