@@ -20,7 +20,7 @@ pub const ADDRESS_REGISTERS: u32 = 8;
 /// `⌈words / (registers − 8 − points)⌉`. ptxas gives some runs few registers
 /// for what they load (j3d27pt's runs of two `float4` planes: 32 registers for
 /// 72 words) and then issues the loads a few at a time as the sums free
-/// registers, each wave waiting on the last (the SASS shows it).
+/// registers, each batch waiting for the one before (the SASS shows it).
 pub fn register_rounds(loaded_words: u32, registers: u32, points: u32) -> u32 {
     let free = i64::from(registers) - i64::from(ADDRESS_REGISTERS) - i64::from(points);
     loaded_words.div_ceil(free.max(1) as u32).max(1)
