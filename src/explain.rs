@@ -248,10 +248,14 @@ pub fn explain(
     };
     let mut parameters = BTreeMap::new();
     for (p, value) in program.params.iter().zip(env.params()) {
-        let json = if value.ty().is_float() {
-            serde_json::json!(value.as_f64())
-        } else {
-            serde_json::json!(value.as_i64())
+        let json = match *value {
+            // The shortest decimal that is this float (0.1, not the double
+            // 0.10000000149011612 it widens to).
+            crate::ir::Value::Float(v) => {
+                serde_json::json!(v.to_string().parse::<f64>().unwrap_or(f64::from(v)))
+            }
+            crate::ir::Value::Double(v) => serde_json::json!(v),
+            _ => serde_json::json!(value.as_i64()),
         };
         parameters.insert(p.name.clone(), json);
     }

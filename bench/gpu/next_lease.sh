@@ -11,10 +11,12 @@
 #      the default, and j2d5pt and star3d1r at `--time 1..8` (the time
 #      tiles' interior path, never timed: it re-measures the model's 5000 ns
 #      per pass, PHASE_NS).                                        about 100 s
-#   4. the candidates of schedule_sweep.sh (ONLY_CANDIDATES=1): what the
-#      register-limited rounds of bench/gpu/MODEL.md would choose (staged
-#      2-D tiles, float2 3-D runs, the blur's longer runs), never timed;
-#      the `--vector 1, 2, 4` rows ran on the H100 on 2026-11-27.  about 150 s
+#   4. the candidates of schedule_sweep.sh (ONLY_CANDIDATES=1): the defaults
+#      against `--min-blocks 1` (ptxas keeps the registers it squeezes), and
+#      what the register-limited rounds of bench/gpu/MODEL.md would choose
+#      (staged 2-D tiles, float2 3-D runs, the blur's longer runs), never
+#      timed; the `--vector 1, 2, 4` rows ran on the H100 on 2026-11-27.
+#                                                                   about 150 s
 #
 # A part starts only if the time it needs is left. Prepare here with
 # bench/gpu/device_prepare.sh, then with the device tool:

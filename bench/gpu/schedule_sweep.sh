@@ -75,12 +75,29 @@ picks() {
     done
 }
 
-# What the register-limited rounds (bench/gpu/MODEL.md, "the blur's vector
-# runs modelled") would choose and no GPU has timed: staged 2-D tiles with
-# runs of 4 and 8 rows, float2 3-D runs at 32x8, the blur's longer vector
-# runs, and j2d9pt's and box2d2r's vector defaults beside them (about 20
-# runs); alone with ONLY_CANDIDATES=1.
+# The defaults against `--min-blocks 1` (ptxas then keeps the registers it
+# squeezes: heat3d's spill, j3d27pt's loads issued a few at a time), and what
+# the register-limited rounds (bench/gpu/MODEL.md, "the blur's vector runs
+# modelled") would choose and no GPU has timed: staged 2-D tiles with runs of
+# 4 and 8 rows, float2 3-D runs at 32x8, the blur's longer vector runs, and
+# j2d9pt's and box2d2r's vector defaults beside them (about 30 runs); alone
+# with ONLY_CANDIDATES=1.
 candidates() {
+    echo "== --min-blocks N (__launch_bounds__(threads, N)) against the defaults, f32"
+    for spec in "j3d27pt:n=512" "heat3d:n=512 alpha=0.1" "star3d1r:n=512" "j2d9pt:n=16384" \
+        "gaussian_blur:width=3840 height=2160"; do
+        prog="${spec%%:*}"
+        sets=()
+        for kv in ${spec#*:}; do sets+=(--set "$kv"); done
+        steps=40
+        [ "$prog" = gaussian_blur ] && steps=400
+        one "$prog default" "$P/$prog.sdsl" --backend cuda "${sets[@]}" --set steps=$steps
+        for n in 1 4; do
+            [ "$prog" != j3d27pt ] && [ $n = 4 ] && continue
+            one "$prog default min-blocks $n" "$P/$prog.sdsl" --backend cuda "${sets[@]}" --set steps=$steps \
+                --min-blocks $n
+        done
+    done
     echo "== candidates of the register-limited rounds, f32 (the vector defaults beside them)"
     for prog in j2d9pt box2d2r; do
         one "$prog block 32,8 tile 1,4 vector 4" "$P/$prog.sdsl" --backend cuda --set n=16384 --set steps=40 \

@@ -71,6 +71,14 @@ pub struct ScheduleArgs {
     #[arg(long)]
     pub index64: bool,
 
+    /// Blocks of each CUDA kernel that should fit on an SM at once:
+    /// `__launch_bounds__(threads, N)`, so that ptxas may use up to
+    /// `65536 / (threads × N)` registers a thread instead of trading them,
+    /// spills included, for occupancy (OpenCL kernels are unchanged)
+    /// [default: the threads only]
+    #[arg(long = "min-blocks", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub min_blocks: Option<u32>,
+
     /// Time steps each launch (GPU) or tile sweep (`--backend c`) advances by
     /// time tiling; 1 turns it off [default: chosen by the model].
     #[arg(long = "time", value_name = "T", value_parser = clap::value_parser!(u32).range(1..))]
@@ -138,6 +146,7 @@ impl ScheduleArgs {
             fuse: self.fuse,
             results: self.results.clone(),
             index64: self.index64,
+            min_blocks: self.min_blocks,
             time: self.time,
             cpu_tile: self.cpu_tile.as_ref().map(|a| a.0.clone()),
             threads: self.threads,

@@ -67,6 +67,9 @@ pub struct RunOptions {
     /// `-ffp-contract=fast`); results then differ from the interpreter's in
     /// the last bits.
     pub fma: bool,
+    /// `--min-blocks N`: CUDA kernels declare `__launch_bounds__(threads, N)`
+    /// ([`ScheduleRequest::min_blocks_per_sm`]).
+    pub min_blocks: Option<u32>,
     /// `--time T`: time steps advanced per launch (GPU) or per tile sweep (C)
     /// by time tiling; `None` leaves it to the pragma, then to the heuristic.
     pub time: Option<u32>,
@@ -172,6 +175,7 @@ impl RunOptions {
             wide_indices: self.index64,
             time_steps: self.time,
             fma: self.fma,
+            min_blocks_per_sm: self.min_blocks,
         }
     }
 

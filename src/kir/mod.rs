@@ -46,6 +46,12 @@ pub struct Module {
     /// (`--fma`): faster, and results then differ from the interpreter's in
     /// the last bits. Off by default.
     pub fma: bool,
+    /// The blocks of each kernel that should fit on an SM at once
+    /// (`--min-blocks`; CUDA's `__launch_bounds__(threads, N)`): ptxas may then
+    /// use up to `registers per SM / (threads × N)` registers a thread. `None`
+    /// gives only the threads, and ptxas trades registers (even spills) for
+    /// resident blocks at its own thresholds.
+    pub min_blocks_per_sm: Option<u32>,
 }
 
 impl Module {

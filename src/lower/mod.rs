@@ -80,6 +80,7 @@ pub fn lower_for(
         constants: Vec::new(),
         kernels: Vec::new(),
         fma: schedule.fma,
+        min_blocks_per_sm: schedule.min_blocks_per_sm,
     };
     let mut plan = HostPlan {
         wide_indices: schedule.wide_indices,
@@ -428,6 +429,19 @@ pub fn check_limits(module: &Module, limits: &DeviceLimits) -> Result<(), Schedu
                     kernel.block[axis],
                     ["x", "y", "z"][axis],
                     limits.max_block_dims[axis]
+                )));
+            }
+        }
+        if let Some(blocks) = module.min_blocks_per_sm {
+            let resident = u64::from(threads) * u64::from(blocks);
+            if resident > u64::from(limits.max_threads_per_sm) {
+                return Err(ScheduleError(format!(
+                    "kernel `{}`: --min-blocks {blocks} asks for {blocks} blocks of {threads} \
+                     threads ({resident}) on one SM, which holds {} threads; pass --min-blocks {} \
+                     or less",
+                    kernel.name,
+                    limits.max_threads_per_sm,
+                    (limits.max_threads_per_sm / threads.max(1)).max(1)
                 )));
             }
         }

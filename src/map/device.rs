@@ -386,7 +386,7 @@ pub fn device_code(
             let params: Vec<String> = kernel
                 .params
                 .iter()
-                .map(|q| crate::back::cuda::Cuda.param(q, &names[q.var.0 as usize]))
+                .map(|q| crate::back::cuda::Cuda::default().param(q, &names[q.var.0 as usize]))
                 .collect();
             let _ = writeln!(
                 declarations,

@@ -220,6 +220,7 @@ impl Device {
             max_threads_per_block: self.max_threads_per_block,
             max_block_dims: [1024, 1024, 64],
             shared_bytes_per_block: self.shared_per_block as usize,
+            max_threads_per_sm: self.max_threads_per_sm,
         }
     }
 }

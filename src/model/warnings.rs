@@ -178,9 +178,10 @@ pub fn warnings(
                 "ptxas gives each thread {} registers for the {} words its {} points load: \
                  about {} are left for loads in flight, so it issues them in about {} rounds, \
                  each waiting on memory (on the H100 every timed run of 5 or more ran \
-                 1.1–1.6x slower than predicted here); fewer points per thread (--tile), \
-                 narrower vectors (--vector 2) or a tile in shared memory (--shm) load fewer \
-                 words per register",
+                 1.1–1.6x slower than predicted here); --min-blocks 1 lets ptxas keep more \
+                 registers a thread (fewer blocks resident), and fewer points per thread \
+                 (--tile), narrower vectors (--vector 2) or a tile in shared memory (--shm) \
+                 load fewer words per register",
                 f.registers,
                 cost.loaded_words_per_thread,
                 points_per_thread,
@@ -194,7 +195,8 @@ pub fn warnings(
         if f.spill_stores > 0 || f.spill_loads > 0 {
             out.push(format!(
                 "ptxas spills registers ({} bytes stored, {} loaded per thread): each spill \
-                 is a local-memory access; use fewer points per thread",
+                 is a local-memory access; --min-blocks 1 lets ptxas use more registers a \
+                 thread (fewer blocks resident), or use fewer points per thread",
                 f.spill_stores, f.spill_loads
             ));
         }

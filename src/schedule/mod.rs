@@ -140,6 +140,9 @@ pub struct Schedule {
     /// The kernels may contract `a * b + c` into fused multiply-adds
     /// ([`ScheduleRequest::fma`]; lowering marks the kernel module with it).
     pub fma: bool,
+    /// Blocks per SM the CUDA kernels declare they should fit
+    /// ([`ScheduleRequest::min_blocks_per_sm`]).
+    pub min_blocks_per_sm: Option<u32>,
 }
 
 /// The most points a grid may have for kernels that index with 32-bit `int`
@@ -226,6 +229,12 @@ pub struct ScheduleRequest {
     /// (`--fma`): not a shape, but the kernels' instruction counts, hence the
     /// model's choice, depend on it.
     pub fma: bool,
+    /// `--min-blocks N`: each CUDA kernel declares `__launch_bounds__(threads,
+    /// N)`, letting ptxas use up to `registers per SM / (threads × N)`
+    /// registers a thread (1: up to 255) rather than squeezing them, spills
+    /// included, to its own occupancy thresholds. The OpenCL kernels have no
+    /// such attribute and are unchanged.
+    pub min_blocks_per_sm: Option<u32>,
 }
 
 impl ScheduleRequest {
@@ -253,6 +262,9 @@ pub struct DeviceLimits {
     pub max_block_dims: [u32; 3],
     /// Static shared memory per block, in bytes.
     pub shared_bytes_per_block: usize,
+    /// Threads resident on one SM (or compute unit) at most: `--min-blocks`
+    /// blocks of a kernel must fit in them.
+    pub max_threads_per_sm: u32,
 }
 
 impl DeviceLimits {
@@ -261,6 +273,7 @@ impl DeviceLimits {
         max_threads_per_block: 1024,
         max_block_dims: [1024, 1024, 64],
         shared_bytes_per_block: 48 * 1024,
+        max_threads_per_sm: 2048,
     };
 }
 
@@ -407,6 +420,7 @@ impl Schedule {
                 time: None,
                 time_notes: vec![],
                 fma: request.fma,
+                min_blocks_per_sm: request.min_blocks_per_sm,
             });
         };
         check_shm_names(program, request)?;
@@ -446,6 +460,7 @@ impl Schedule {
             time: None,
             time_notes: vec![],
             fma: request.fma,
+            min_blocks_per_sm: request.min_blocks_per_sm,
         };
         if let Some(env) = env {
             let asked = time::requested_time_steps(program, request, env)
@@ -554,6 +569,12 @@ impl Schedule {
                     (None, true) => " fused with the next stencil".into(),
                     (None, false) => String::new(),
                 }
+            ));
+        }
+        if let Some(blocks) = self.min_blocks_per_sm {
+            lines.push(format!(
+                "CUDA kernels: __launch_bounds__(threads, {blocks}) (--min-blocks {blocks}): \
+                 ptxas may use up to 65536 / (threads x {blocks}) registers a thread"
             ));
         }
         if let Some(time) = &self.time {

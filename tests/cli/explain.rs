@@ -419,3 +419,48 @@ fn refit_py_reproduces_the_model_it_refits() {
         "{text}"
     );
 }
+
+#[test]
+fn min_blocks_lets_ptxas_keep_the_registers_it_would_spill() {
+    let path = bench("heat3d.sdsl");
+    let sizes = ["--set", "n=512", "--set", "steps=1", "--set", "alpha=0.1"];
+    let with = |extra: &[&str]| {
+        let mut args = vec![path.as_str(), "--json"];
+        args.extend_from_slice(&sizes);
+        args.extend_from_slice(extra);
+        explain(&args, &[])
+    };
+    // Too many blocks for an SM: refused before anything is compiled, with
+    // the largest that fits, and the JSON stays JSON.
+    let out = with(&["--block", "32,8,1", "--min-blocks", "16"]);
+    assert!(!out.status.success());
+    let error = json(&out);
+    let message = error["error"].as_str().unwrap();
+    assert!(
+        message.contains("--min-blocks 16") && message.contains("pass --min-blocks 8 or less"),
+        "{message}"
+    );
+    if !nvrtc() || !ptxas() {
+        return;
+    }
+    // ptxas 12.8 squeezes the f32 heat equation's default kernel into 32
+    // registers and spills 8 bytes; allowed one block per SM, it keeps 45.
+    let figures = |report: &Value| report["kernels"][0]["ptxas"].clone();
+    let squeezed = figures(&json(&with(&[])));
+    assert_eq!(squeezed["registers"], 32, "{squeezed}");
+    assert_eq!(squeezed["spill_stores"], 8, "{squeezed}");
+    let report = json(&with(&["--min-blocks", "1"]));
+    // A float parameter is shown as the decimal the user wrote, not widened.
+    assert_eq!(report["parameters"]["alpha"], 0.1, "{report}");
+    let roomy = figures(&report);
+    assert_eq!(roomy["spill_stores"], 0, "{roomy}");
+    assert!(roomy["registers"].as_u64().unwrap() > 32, "{roomy}");
+    assert!(
+        report["schedule"].to_string().contains("--min-blocks 1"),
+        "{report}"
+    );
+    // The warning of the spill is there without, and gone with.
+    let warned = |r: &Value| r["kernels"][0]["warnings"].to_string().contains("spills");
+    assert!(warned(&json(&with(&[]))));
+    assert!(!warned(&report));
+}

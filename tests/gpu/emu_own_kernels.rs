@@ -57,10 +57,12 @@ fn schedules(program: &Program) -> Vec<(String, ScheduleRequest)> {
             },
         ),
         (
-            // 37 x 23 (2-D) and 19 x 13 x 11 (3-D) are multiples of none of these.
+            // 37 x 23 (2-D) and 19 x 13 x 11 (3-D) are multiples of none of
+            // these; `__launch_bounds__(threads, 2)` as --min-blocks 2 writes it.
             "block-odd".into(),
             ScheduleRequest {
                 block: pick(&[8, 4], &[8, 4, 4]),
+                min_blocks_per_sm: Some(2),
                 ..ScheduleRequest::default()
             },
         ),

@@ -189,6 +189,7 @@ pub fn schedule_matrix(program: &Program, rank: usize) -> Vec<(String, ScheduleR
         wide_indices: false,
         time_steps: None,
         fma: false,
+        min_blocks_per_sm: None,
     };
     let mut list = vec![
         ("default".to_string(), ScheduleRequest::default()),

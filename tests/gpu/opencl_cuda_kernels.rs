@@ -479,3 +479,38 @@ fn synthesized_jacobi_and_heat3d_agree_with_the_originals_on_opencl() {
         ],
     );
 }
+
+/// `__launch_bounds__` with its minimum blocks per SM (and blocks per
+/// cluster), as stencilc's `--min-blocks` writes it: read, the threads bound
+/// kept for the emulator's check, the rest left out of the OpenCL print.
+#[test]
+fn launch_bounds_take_a_minimum_of_blocks() {
+    for bounds in ["64, 2", "64, 2, 1"] {
+        let text = format!(
+            "extern \"C\" __global__ void __launch_bounds__({bounds}) k(float* __restrict__ out)\n\
+             {{\n    out[(int)threadIdx.x] = 1.0f;\n}}\n"
+        );
+        let file = SourceFile::new("k.cu", text.clone());
+        let unit = parse_unit(&file, &[]).unwrap_or_else(|d| panic!("{bounds}: {d}"));
+        let kernel = &unit.kernels[0];
+        assert_eq!(kernel.launch_bounds, Some(64), "{bounds}");
+        let printed = print_kernel(kernel, &text, &[]).unwrap();
+        assert!(!printed.contains("__launch_bounds__"), "{printed}");
+        // 128 threads exceed the bound of 64.
+        let launch = Launch {
+            grid: [1, 1, 1],
+            block: [128, 1, 1],
+        };
+        let mut args = vec![zeros(128, false)];
+        let error = emu::run(kernel, launch, &mut args, Limits::default()).unwrap_err();
+        assert!(error.contains("__launch_bounds__(64)"), "{error}");
+    }
+    let text = "extern \"C\" __global__ void __launch_bounds__(64, n) k(float* out)\n{\n}\n";
+    let error = parse_unit(&SourceFile::new("k.cu", text), &[]).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("expected the minimum blocks per SM"),
+        "{error}"
+    );
+}

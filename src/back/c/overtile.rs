@@ -374,7 +374,7 @@ impl Writer<'_> {
 
     /// The kernels, for nvcc; their declarations, for other compilers.
     fn kernels(&mut self, index: usize, module: &Module) {
-        let dialect = crate::back::cuda::Cuda;
+        let dialect = crate::back::cuda::Cuda::default();
         self.line(&format!("{KERNELS_BEGIN} region {index}"));
         self.line("#if defined(__CUDACC__)");
         // The printed module is NVRTC's unit as `run --backend cuda` compiles it.
@@ -411,7 +411,7 @@ impl Writer<'_> {
     /// by value, the fixed block. (A time-tiled run launches none of the
     /// per-stencil kernels, which stay in the module.)
     fn launchers(&mut self, module: &Module, plan: &HostPlan, kernel_space: &str) {
-        let dialect = crate::back::cuda::Cuda;
+        let dialect = crate::back::cuda::Cuda::default();
         let names_of = module_namer(module);
         let launched: std::collections::BTreeSet<usize> = match &plan.time_tile {
             Some(tile) => plan

@@ -25,11 +25,18 @@ pub fn nvrtc_options(module: &Module) -> &'static [&'static str] {
 
 /// CUDA spelling of the kernel IR.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Cuda;
+pub struct Cuda {
+    /// The second argument of every kernel's `__launch_bounds__`
+    /// ([`Module::min_blocks_per_sm`]).
+    pub min_blocks_per_sm: Option<u32>,
+}
 
 /// Prints `module` as CUDA C.
 pub fn print(module: &Module) -> String {
-    print::print_module(module, &Cuda)
+    let dialect = Cuda {
+        min_blocks_per_sm: module.min_blocks_per_sm,
+    };
+    print::print_module(module, &dialect)
 }
 
 const AXES: [&str; 3] = ["x", "y", "z"];
@@ -45,9 +52,12 @@ impl Dialect for Cuda {
     }
 
     fn kernel_head(&self, kernel: &Kernel) -> String {
+        let bounds = match self.min_blocks_per_sm {
+            Some(blocks) => format!("{}, {blocks}", kernel.threads()),
+            None => kernel.threads().to_string(),
+        };
         format!(
-            "extern \"C\" __global__ void __launch_bounds__({}) {}",
-            kernel.threads(),
+            "extern \"C\" __global__ void __launch_bounds__({bounds}) {}",
             kernel.name
         )
     }

@@ -113,6 +113,7 @@ impl GpuDevice for EmuDevice {
             max_threads_per_block: 1024,
             max_block_dims: [1024, 1024, 64],
             shared_bytes_per_block: crate::front::cuda::sema::MAX_SHARED_BYTES as usize,
+            max_threads_per_sm: 2048,
         }
     }
 

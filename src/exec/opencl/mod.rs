@@ -97,6 +97,8 @@ fn open() -> Result<Runtime, String> {
             .min(u32::MAX as usize) as u32,
         max_block_dims: [dim(0), dim(1), dim(2)],
         shared_bytes_per_block: device.local_mem_size().unwrap_or(16384) as usize,
+        // OpenCL kernels carry no `--min-blocks` (nothing to check).
+        max_threads_per_sm: u32::MAX,
     };
     let fp64 = device
         .extensions()

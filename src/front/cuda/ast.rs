@@ -472,7 +472,9 @@ pub struct Kernel {
     pub name_span: Span,
     /// Written with `extern "C"`.
     pub extern_c: bool,
-    /// `__launch_bounds__(N)`
+    /// `__launch_bounds__(N)`: the maximum threads per block (its optional
+    /// minimum blocks per SM and maximum blocks per cluster, which only steer
+    /// ptxas's registers, are not kept).
     pub launch_bounds: Option<u64>,
     /// The parameters (slots `0..params.len()`).
     pub params: Vec<Param>,

@@ -15,6 +15,7 @@ fn module(body: impl FnOnce(&mut Vars, Var, Var) -> Vec<KStmt>) -> Module {
         name: "test".into(),
         constants: Vec::new(),
         fma: false,
+        min_blocks_per_sm: None,
         kernels: vec![Kernel {
             name: "k".into(),
             block: [64, 1, 1],

@@ -257,6 +257,9 @@ pub struct GenSchedule {
     /// capped at 16 bytes of the program's widest field; with more than 1
     /// the tile's x is 1 and nothing is staged.
     pub vector: u32,
+    /// `--min-blocks`: the CUDA kernels' `__launch_bounds__` minimum of
+    /// resident blocks (at most 2, so that 2 blocks of 1024 threads fit).
+    pub min_blocks: Option<u32>,
 }
 
 impl GenSchedule {
@@ -298,6 +301,7 @@ impl GenSchedule {
             time_steps: None,
             // Results are compared with the interpreter's bit for bit.
             fma: false,
+            min_blocks_per_sm: self.min_blocks,
         }
     }
 }
@@ -327,9 +331,10 @@ pub fn schedule_strategy() -> impl Strategy<Value = GenSchedule> {
         ]),
         any::<bool>(),
         prop::sample::select(vec![1u32, 1, 2, 4]),
+        prop::sample::select(vec![None, None, Some(1u32), Some(2)]),
     )
         .prop_map(
-            |(block, tile, shm, fuse, tables, wide_indices, vector)| GenSchedule {
+            |(block, tile, shm, fuse, tables, wide_indices, vector, min_blocks)| GenSchedule {
                 block,
                 tile,
                 shm,
@@ -337,6 +342,7 @@ pub fn schedule_strategy() -> impl Strategy<Value = GenSchedule> {
                 tables,
                 wide_indices,
                 vector,
+                min_blocks,
             },
         )
 }

@@ -275,6 +275,24 @@ impl<'a> Parser<'a> {
                     return Err(self.expected("the maximum threads per block"));
                 }
             }
+            // The minimum blocks per SM and the maximum blocks per cluster
+            // only steer ptxas's register allocation: read and left out.
+            for what in [
+                "the minimum blocks per SM",
+                "the maximum blocks per cluster",
+            ] {
+                if self.eat_punct(",") {
+                    match self.bump().kind {
+                        TokenKind::Int { .. } => {}
+                        _ => {
+                            self.pos -= 1;
+                            return Err(self.expected(what));
+                        }
+                    }
+                } else {
+                    break;
+                }
+            }
             self.expect_punct(")")?;
         }
         let (name, name_span) = self.ident("the kernel's name")?;
