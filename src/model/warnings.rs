@@ -22,8 +22,18 @@ pub const ADDRESS_REGISTERS: u32 = 8;
 /// 72 words) and then issues the loads a few at a time as the sums free
 /// registers, each batch waiting for the one before (the SASS shows it).
 pub fn register_rounds(loaded_words: u32, registers: u32, points: u32) -> u32 {
-    let free = i64::from(registers) - i64::from(ADDRESS_REGISTERS) - i64::from(points);
-    loaded_words.div_ceil(free.max(1) as u32).max(1)
+    loaded_words
+        .div_ceil(registers_for_loads(registers, points))
+        .max(1)
+}
+
+/// The registers of a thread left for loads in flight: those neither
+/// addresses nor its `points`' results, at least 1.
+fn registers_for_loads(registers: u32, points: u32) -> u32 {
+    registers
+        .saturating_sub(ADDRESS_REGISTERS)
+        .saturating_sub(points)
+        .max(1)
 }
 
 /// Grids of this many points or more need the kernels' 64-bit indices
@@ -185,10 +195,7 @@ pub fn warnings(
                 f.registers,
                 cost.loaded_words_per_thread,
                 points_per_thread,
-                (i64::from(f.registers)
-                    - i64::from(ADDRESS_REGISTERS)
-                    - i64::from(points_per_thread))
-                .max(1),
+                registers_for_loads(f.registers, points_per_thread),
                 rounds
             ));
         }
