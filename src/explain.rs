@@ -65,6 +65,10 @@ pub struct KernelReport {
     pub ptxas: Option<PtxasFigures>,
     /// The model's figures for one launch.
     pub cost: KernelCost,
+    /// One launch with its loads in flight bounded by ptxas's registers
+    /// ([`model::register_bound_time`], what `--ptxas-rank` ranks on),
+    /// seconds; with ptxas's figures only.
+    pub register_bound_time: Option<f64>,
     /// Launches per iteration (below 1 for a kernel run only when the check
     /// is not due, or for reductions run every few iterations).
     pub launches_per_iteration: f64,
@@ -137,12 +141,16 @@ pub fn explain(
     device: &Device,
     request: &ScheduleRequest,
 ) -> Result<Report, ExplainError> {
-    let choice = model::choose::choose(program, request, env, target, device).map_err(|e| {
-        ExplainError::new(
+    let registers: model::rank::Registers<'_> = &crate::exec::cuda::nvrtc::ptxas_registers;
+    let choice =
+        model::choose::choose_ranked(program, request, env, target, device, Some(registers))
+            .map_err(|e| {
+                ExplainError::new(
             format!("cannot schedule `{}` for the GPU: {e}", program.name),
-            "change --block, --tile, --vector or --shm (or the region's pragma) as the message says",
+            "change --block, --tile, --vector, --shm or --ptxas-rank (or the region's pragma) as \
+             the message says",
         )
-    })?;
+            })?;
     let schedule = choice.schedule;
     let lowered = lower_for(program, &schedule, target, Some(env));
     crate::lower::check_limits(&lowered.module, &device.limits()).map_err(|e| {
@@ -211,12 +219,16 @@ pub fn explain(
             Role::Stencil(_) if spec.per_iteration < 1.0 => 0.0,
             _ => cost.time,
         };
+        let register_bound_time = fig
+            .as_ref()
+            .map(|_| model::register_bound_time(spec, &cost));
         kernels.push(KernelReport {
             name: spec.name.clone(),
             role: spec.role.clone(),
             block: spec.block,
             points_per_thread: spec.points_per_thread,
             ptxas: fig,
+            register_bound_time,
             gstencils_per_s: rate(cost.points, cost.time),
             fraction_of_copy: copy_bytes / cost.time.max(1e-30) / (device.copy_gb_s * 1e9),
             launches_per_iteration: spec.per_iteration,
@@ -341,9 +353,7 @@ fn assemble(
     ptxas_path: &Path,
 ) -> Result<BTreeMap<String, PtxasFigures>, String> {
     // The module's own NVRTC options: `--fmad=true` under `--fma`.
-    let (_, compiled) = crate::exec::cuda::nvrtc::compile_module(&lowered.module, device.arch)
-        .map_err(|e| format!("NVRTC could not compile the kernels to PTX: {e}"))?;
-    ptxas::run(ptxas_path, &compiled.ptx, device.arch)
+    crate::exec::cuda::nvrtc::ptxas_figures(ptxas_path, &lowered.module, device.arch)
 }
 
 /// Per spec, the cost of the same kernel under `--shm none` (same block and

@@ -12,11 +12,12 @@
 #      tiles' interior path, never timed: it re-measures the model's 5000 ns
 #      per pass, PHASE_NS).                                        about 100 s
 #   4. the candidates of schedule_sweep.sh (ONLY_CANDIDATES=1): the defaults
-#      against `--min-blocks 1` (ptxas keeps the registers it squeezes), and
+#      against `--min-blocks 1` (ptxas keeps the registers it squeezes) and
+#      `--ptxas-rank 16` (the model's 16 best ranked on ptxas's registers), and
 #      what the register-limited rounds of bench/gpu/MODEL.md would choose
 #      (staged 2-D tiles, float2 3-D runs, the blur's longer runs), never
 #      timed; the `--vector 1, 2, 4` rows ran on the H100 on 2026-11-27.
-#                                                                   about 150 s
+#                                                                   about 210 s
 #
 # A part starts only if the time it needs is left. Prepare here with
 # bench/gpu/device_prepare.sh, then with the device tool:
@@ -45,7 +46,7 @@ part 240 env OUT="$out" SKIP_TESTS=1 SKIP_RICIAN=1 SERIES="defaults fusion fma t
 
 # 4. The candidates (schedule_sweep.sh's scratch files stay out of $OUT).
 rm -rf /tmp/candidate-sweep
-part 150 env OUT=/tmp/candidate-sweep ONLY_CANDIDATES=1 bash "$root/bench/gpu/schedule_sweep.sh"
+part 210 env OUT=/tmp/candidate-sweep ONLY_CANDIDATES=1 bash "$root/bench/gpu/schedule_sweep.sh"
 [ -f /tmp/candidate-sweep/sweep.log ] && cp /tmp/candidate-sweep/sweep.log "$out/candidates.log"
 
 echo "== next_lease.sh done after ${SECONDS} s"

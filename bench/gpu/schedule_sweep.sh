@@ -83,9 +83,9 @@ picks() {
 # j2d9pt's and box2d2r's vector defaults beside them (about 30 runs); alone
 # with ONLY_CANDIDATES=1.
 candidates() {
-    echo "== --min-blocks N (__launch_bounds__(threads, N)) against the defaults, f32"
+    echo "== --min-blocks N (__launch_bounds__(threads, N)) and --ptxas-rank 16 against the defaults, f32"
     for spec in "j3d27pt:n=512" "heat3d:n=512 alpha=0.1" "star3d1r:n=512" "j2d9pt:n=16384" \
-        "gaussian_blur:width=3840 height=2160"; do
+        "box2d2r:n=16384" "gaussian_blur:width=3840 height=2160"; do
         prog="${spec%%:*}"
         sets=()
         for kv in ${spec#*:}; do sets+=(--set "$kv"); done
@@ -97,6 +97,11 @@ candidates() {
             one "$prog default min-blocks $n" "$P/$prog.sdsl" --backend cuda "${sets[@]}" --set steps=$steps \
                 --min-blocks $n
         done
+        # The model's 16 best ranked on this machine's ptxas (MODEL.md, "--ptxas-rank"),
+        # with the schedule it kept.
+        one "$prog default ptxas-rank 16" "$P/$prog.sdsl" --backend cuda "${sets[@]}" --set steps=$steps \
+            --ptxas-rank 16 --verbose
+        grep -m1 -o "stencilc: [a-z0-9_+]*: block [^:]*:" "$out/err.txt" | sed 's/^/    kept: /'
     done
     echo "== candidates of the register-limited rounds, f32 (the vector defaults beside them)"
     for prog in j2d9pt box2d2r; do

@@ -5,9 +5,13 @@ bench program at its target size in f32, under the default schedule and under
 written, and with `--results out`, which leaves it unwritten), and a Rician
 iteration with its check. Prints a Markdown table (and `--json` the figures).
 
-    python3 bench/gpu/targets.py [STENCILC] [--device h100] [--json] [--fma]
+    python3 bench/gpu/targets.py [STENCILC] [--device h100] [--json] [--fma] [--ptxas-rank K]
 
-`--fma` is passed to every `explain` (the contracted kernels' predictions).
+`--fma` and `--ptxas-rank K` are passed to every `explain` (the contracted
+kernels' predictions; the schedules ranked on ptxas's registers). The
+"register-bound" column is the default schedule's sweep with its loads in
+flight bounded by ptxas's registers (`register_bound_time`, what
+`--ptxas-rank` ranks on; bench/gpu/MODEL.md), where ptxas was found.
 
 STENCILC defaults to target/release/stencilc. The model needs no GPU; with
 NVRTC and ptxas found (see README), occupancy uses ptxas's register counts.
@@ -59,6 +63,16 @@ def explain(stencilc, path, params, flags, device, tmp):
     return json.loads(out.stdout)
 
 
+def register_bound(report):
+    """The sweep's fraction of copy with each stencil kernel's
+    `register_bound_time` in place of its time ("-" without ptxas)."""
+    stencils = [k for k in report["kernels"] if k["role"]["kind"] == "stencil"]
+    if not stencils or any(k.get("register_bound_time") is None for k in stencils):
+        return "-"
+    bound = sum(k["register_bound_time"] for k in stencils)
+    return "%.0f %%" % (100 * report["fraction_of_copy"] * report["sweep_seconds"] / bound)
+
+
 def main():
     argv = [a for a in sys.argv[1:]]
     as_json = "--json" in argv
@@ -66,6 +80,10 @@ def main():
     if "--fma" in argv:
         EXTRA.append("--fma")
         argv.remove("--fma")
+    if "--ptxas-rank" in argv:
+        i = argv.index("--ptxas-rank")
+        EXTRA.extend(argv[i:i + 2])
+        del argv[i:i + 2]
     device = "h100"
     if "--device" in argv:
         i = argv.index("--device")
@@ -74,20 +92,22 @@ def main():
     stencilc = argv[0] if argv else "target/release/stencilc"
     figures = {}
     with tempfile.TemporaryDirectory() as tmp:
-        print("| program | size | default: % of copy | --shm none: % of copy | default / none | target | schedule (default) |")
-        print("|---|---|---|---|---|---|---|")
+        print("| program | size | default: % of copy | --shm none: % of copy | default / none "
+              "| register-bound: % of copy | target | schedule (default) |")
+        print("|---|---|---|---|---|---|---|---|")
         for label, path, params, target in SWEEPS:
             default = explain(stencilc, path, params, [], device, tmp)
             plain = explain(stencilc, path, params, ["--shm", "none"], device, tmp)
             figures[label] = {"default": default, "shm_none": plain}
             if "error" in default or "error" in plain:
-                print("| %s | | error: %s | | | | |" % (label, default.get("error") or plain.get("error")))
+                print("| %s | | error: %s | | | | | |" % (label, default.get("error") or plain.get("error")))
                 continue
             size = "x".join(str(params[k]) for k in params if k not in ("steps", "alpha"))
             ratio = plain["sweep_seconds"] / default["sweep_seconds"]
-            print("| %s | %s | %.0f %% | %.0f %% | %.2fx | %s | %s |" % (
+            print("| %s | %s | %.0f %% | %.0f %% | %.2fx | %s | %s | %s |" % (
                 label, size, 100 * default["fraction_of_copy"], 100 * plain["fraction_of_copy"],
-                ratio, "%.0f %%" % (100 * target), default["schedule"].replace("\n", "; ")))
+                ratio, register_bound(default), "%.0f %%" % (100 * target),
+                default["schedule"].replace("\n", "; ")))
         path, params = BLUR_SEPARABLE
         unfused = explain(stencilc, path, params, [], device, tmp)
         fused = explain(stencilc, path, params, ["--fuse"], device, tmp)

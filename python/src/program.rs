@@ -272,6 +272,7 @@ impl Program {
         let emit_options = EmitOptions {
             env: env.as_ref(),
             fma: false,
+            ..EmitOptions::default()
         };
         let gpu = |target: GpuTarget| {
             let request = options.schedule_request();

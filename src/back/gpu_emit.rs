@@ -16,13 +16,16 @@ pub enum GpuTarget {
 }
 
 /// How to emit beyond the schedule request.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Default)]
 pub struct EmitOptions<'a> {
     /// The run's parameter values, where all are known: the schedule is then
     /// [`Schedule::for_run`]'s (64-bit indices when a grid needs them).
     pub env: Option<&'a RunEnv>,
     /// `--fma`: allow fused multiply-adds ([`crate::kir::Module::fma`]).
     pub fma: bool,
+    /// Compiles candidates for `--ptxas-rank`
+    /// ([`crate::model::choose::choose_ranked`]).
+    pub registers: Option<crate::model::rank::Registers<'a>>,
 }
 
 /// The kernels of `program` under the schedule `request` asks for, as source text,
@@ -58,8 +61,22 @@ pub fn emit_with(
     let (schedule, reasons) = match options.env {
         Some(env) => {
             let device = crate::model::Device::default_device();
-            let choice = crate::model::choose::choose(program, request, env, kind, device)?;
+            let choice = crate::model::choose::choose_ranked(
+                program,
+                request,
+                env,
+                kind,
+                device,
+                options.registers,
+            )?;
             (choice.schedule, choice.reasons)
+        }
+        None if request.ptxas_rank.is_some() => {
+            return Err(ScheduleError(
+                "--ptxas-rank ranks the model's candidates, which need the value of every \
+                 parameter: give them with --set"
+                    .into(),
+            ))
         }
         None => (Schedule::new(program, request)?, Vec::new()),
     };

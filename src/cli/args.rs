@@ -79,6 +79,14 @@ pub struct ScheduleArgs {
     #[arg(long = "min-blocks", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
     pub min_blocks: Option<u32>,
 
+    /// Rank the model's K fastest candidate schedules of each stencil on the
+    /// registers ptxas gives them: each is compiled (NVRTC, `ptxas -v`) and the
+    /// one whose loads those registers hold in the fewest rounds wins
+    /// (bench/gpu/MODEL.md, "`--ptxas-rank`"). CUDA only; needs NVRTC and
+    /// ptxas [default: off: the model's estimated registers]
+    #[arg(long = "ptxas-rank", value_name = "K", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub ptxas_rank: Option<u32>,
+
     /// Time steps each launch (GPU) or tile sweep (`--backend c`) advances by
     /// time tiling; 1 turns it off [default: chosen by the model].
     #[arg(long = "time", value_name = "T", value_parser = clap::value_parser!(u32).range(1..))]
@@ -147,6 +155,7 @@ impl ScheduleArgs {
             results: self.results.clone(),
             index64: self.index64,
             min_blocks: self.min_blocks,
+            ptxas_rank: self.ptxas_rank,
             time: self.time,
             cpu_tile: self.cpu_tile.as_ref().map(|a| a.0.clone()),
             threads: self.threads,

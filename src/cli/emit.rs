@@ -71,6 +71,7 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
     let options = EmitOptions {
         env: env.as_ref(),
         fma: args.fma.fma,
+        registers: Some(&stencilc::exec::cuda::nvrtc::ptxas_registers),
     };
     let text = match args.target {
         EmitTarget::C => {
@@ -172,7 +173,8 @@ fn gpu_source(
     gpu_emit::emit_with(program, &request, target, options).map_err(|e| {
         CliError::new(
             format!("cannot schedule `{}` for the GPU: {e}", program.name),
-            "change --block, --tile, --vector or --shm (or the region's pragma) as the message says",
+            "change --block, --tile, --vector, --shm or --ptxas-rank (or the region's pragma) as \
+             the message says",
         )
     })
 }

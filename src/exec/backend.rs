@@ -70,6 +70,8 @@ pub struct RunOptions {
     /// `--min-blocks N`: CUDA kernels declare `__launch_bounds__(threads, N)`
     /// ([`ScheduleRequest::min_blocks_per_sm`]).
     pub min_blocks: Option<u32>,
+    /// `--ptxas-rank K` ([`ScheduleRequest::ptxas_rank`]).
+    pub ptxas_rank: Option<u32>,
     /// `--time T`: time steps advanced per launch (GPU) or per tile sweep (C)
     /// by time tiling; `None` leaves it to the pragma, then to the heuristic.
     pub time: Option<u32>,
@@ -176,6 +178,7 @@ impl RunOptions {
             time_steps: self.time,
             fma: self.fma,
             min_blocks_per_sm: self.min_blocks,
+            ptxas_rank: self.ptxas_rank,
         }
     }
 
@@ -199,8 +202,17 @@ impl RunOptions {
                 vec![d],
             ))
         })?;
-        let choice = crate::model::choose::choose(program, &request, env, target, device)
-            .map_err(|e| ExecError::Failed(e.to_string()))?;
+        let registers: crate::model::rank::Registers<'_> =
+            &crate::exec::cuda::nvrtc::ptxas_registers;
+        let choice = crate::model::choose::choose_ranked(
+            program,
+            &request,
+            env,
+            target,
+            device,
+            Some(registers),
+        )
+        .map_err(|e| ExecError::Failed(e.to_string()))?;
         // What was clamped about time tiling, or why it was not applied,
         // is said whether or not --verbose (not under `quiet`).
         if !self.quiet {

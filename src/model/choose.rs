@@ -12,12 +12,15 @@
 //! ([`estimated_registers`](crate::model::estimated_registers): more for longer
 //! runs of points per thread, so a run that would cut occupancy loses):
 //! running ptxas on every candidate would cost seconds; `stencilc explain`
-//! shows the chosen kernels with ptxas's figures.
+//! shows the chosen kernels with ptxas's figures. `--ptxas-rank K` runs it on
+//! the `K` fastest of each stencil and ranks those on its registers
+//! ([`crate::model::rank`]).
 
 use crate::ir::env::RunEnv;
 use crate::ir::Program;
 use crate::lower::{lower, Target};
-use crate::model::{build, cost, estimated_registers, Device, Role};
+use crate::model::rank::{self, Registers};
+use crate::model::{build, cost, estimated_registers, Device, KernelSpec, Role};
 use crate::schedule::{
     hinted_shape, FieldPlacement, Schedule, ScheduleError, ScheduleRequest, ShmRequest,
     StencilSchedule, VECTOR_WIDTHS,
@@ -48,6 +51,8 @@ struct Candidate {
     /// Predicted seconds per sweep of each stencil (fused members after the
     /// first: 0), `None` where the candidate does not fit the device.
     times: Vec<Option<f64>>,
+    /// The specs of each stencil's launches (for `--ptxas-rank`).
+    specs: Vec<Vec<KernelSpec>>,
 }
 
 /// The schedule for `program` under `request` on `device`: what the request
@@ -61,7 +66,34 @@ pub fn choose(
     target: Target,
     device: &Device,
 ) -> Result<Choice, ScheduleError> {
-    let mut choice = choose_space(program, request, env, target, device)?;
+    choose_ranked(program, request, env, target, device, None)
+}
+
+/// [`choose`], with `registers` compiling candidates for `--ptxas-rank`
+/// ([`ScheduleRequest::ptxas_rank`], refused without it): the stencils'
+/// schedules are then ranked on ptxas's registers ([`crate::model::rank`]).
+pub fn choose_ranked(
+    program: &Program,
+    request: &ScheduleRequest,
+    env: &RunEnv,
+    target: Target,
+    device: &Device,
+    registers: Option<Registers<'_>>,
+) -> Result<Choice, ScheduleError> {
+    if request.ptxas_rank.is_some() {
+        if target != Target::Cuda {
+            return Err(ScheduleError(
+                "--ptxas-rank ranks CUDA kernels on ptxas's registers: leave it out for OpenCL"
+                    .into(),
+            ));
+        }
+        if registers.is_none() {
+            return Err(ScheduleError(
+                "--ptxas-rank needs the kernels compiled, which this command does not do".into(),
+            ));
+        }
+    }
+    let mut choice = choose_space(program, request, env, target, device, registers)?;
     let schedule = &mut choice.schedule;
     if program.iterate.is_none() || schedule.stencils.is_empty() {
         return Ok(choice);
@@ -104,6 +136,7 @@ fn choose_space(
     env: &RunEnv,
     target: Target,
     device: &Device,
+    registers: Option<Registers<'_>>,
 ) -> Result<Choice, ScheduleError> {
     let mut base = Schedule::for_run(program, request, env)?;
     // `--fuse`: a halo-recompute fusion stays only where the model predicts a gain.
@@ -149,6 +182,18 @@ fn choose_space(
     let n = iterate.stencils.len();
     let mut stencils: Vec<StencilSchedule> = base.stencils.clone();
     let mut reasons = Vec::new();
+    // `--ptxas-rank`: each candidate's registers, compiled once.
+    let mut ranker = match (request.ptxas_rank, registers) {
+        (Some(k), Some(registers)) => Some(rank::Ranker {
+            program,
+            target,
+            device,
+            k,
+            registers,
+            compiled: std::collections::BTreeMap::new(),
+        }),
+        _ => None,
+    };
     let mut s = 0;
     while s < n {
         let mut end = s + 1;
@@ -159,15 +204,17 @@ fn choose_space(
         // differently is not comparable (`--fuse` decides per shape). The
         // stencil before the group counts too: where it fused into this one,
         // this one has no launch of its own and a time of 0.
-        let comparable = candidates.iter().filter(|c| {
+        let comparable = candidates.iter().enumerate().filter(|(_, c)| {
             (s.saturating_sub(1)..end)
                 .all(|i| c.schedule.stencil(i).fuse_with_next == base.stencil(i).fuse_with_next)
         });
         let mut best: Option<(&Candidate, f64)> = None;
         let mut baseline: Option<f64> = None;
         let mut best_staged: Option<(&Candidate, f64)> = None;
-        for c in comparable {
+        let mut scored: Vec<(usize, &Candidate, f64)> = Vec::new();
+        for (index, c) in comparable {
             let Some(t) = c.times[s] else { continue };
+            scored.push((index, c, t));
             if c.request.shm == ShmRequest::None
                 && c.request.block == request.block
                 && c.request.tile == request.tile
@@ -186,22 +233,54 @@ fn choose_space(
             .map(|st| st.name.as_str())
             .collect::<Vec<_>>()
             .join("+");
+        let mut ranking = String::new();
+        if let Some(ranker) = ranker.as_mut() {
+            // Fastest first by the model; a stable sort keeps ties simplest
+            // first. The K fastest, and the K fastest unstaged: those are
+            // what `--shm none` would rank, so the schedule kept is never
+            // slower by the ranking's equations than `--shm none`'s.
+            scored.sort_by(|a, b| a.2.total_cmp(&b.2));
+            let staged: Vec<bool> = scored
+                .iter()
+                .map(|(_, c, _)| stages(c.schedule.stencil(s)))
+                .collect();
+            let picked: Vec<(usize, &Candidate, f64)> = to_rank(&staged, ranker.k as usize)
+                .into_iter()
+                .map(|i| scored[i])
+                .collect();
+            let ranked: Vec<rank::Ranked<'_>> = picked
+                .iter()
+                .map(|&(index, c, _)| rank::Ranked {
+                    index,
+                    schedule: &c.schedule,
+                    specs: &c.specs,
+                })
+                .collect();
+            if !ranked.is_empty() {
+                let kept = ranker.keep(&ranked, s..end)?;
+                let (_, c, t) = picked[kept.chosen];
+                best = Some((c, t));
+                ranking = kept.why;
+            }
+        }
         match best {
             Some((c, t)) => {
                 for (i, slot) in stencils.iter_mut().enumerate().take(end).skip(s) {
                     *slot = c.schedule.stencil(i).clone();
                 }
-                reasons.push(reason(
-                    program,
-                    &name,
-                    c.schedule.stencil(s),
-                    t,
-                    baseline,
-                    best_staged
-                        .filter(|(b, _)| !std::ptr::eq(*b, c))
-                        .map(|(_, t)| t),
-                    device,
-                ));
+                reasons.push(
+                    reason(
+                        program,
+                        &name,
+                        c.schedule.stencil(s),
+                        t,
+                        baseline,
+                        best_staged
+                            .filter(|(b, _)| !std::ptr::eq(*b, c))
+                            .map(|(_, t)| t),
+                        device,
+                    ) + &ranking,
+                );
             }
             None => reasons.push(format!(
                 "{name}: the static heuristic's schedule (no candidate fits the {})",
@@ -214,6 +293,16 @@ fn choose_space(
         schedule: Schedule { stencils, ..base },
         reasons,
     })
+}
+
+/// Of candidates sorted fastest first (`staged[i]`: whether the `i`-th
+/// stages a level), the positions `--ptxas-rank K` compiles: the first `k`,
+/// and the first `k` that stage nothing.
+fn to_rank(staged: &[bool], k: usize) -> Vec<usize> {
+    let unstaged: Vec<usize> = (0..staged.len()).filter(|&i| !staged[i]).take(k).collect();
+    (0..staged.len())
+        .filter(|&i| i < k || unstaged.contains(&i))
+        .collect()
 }
 
 /// Whether a stencil's schedule stages any level in shared memory.
@@ -310,6 +399,7 @@ fn evaluate(
     let fits = crate::lower::check_limits(&lowered.module, &device.limits()).is_ok();
     let n = schedule.stencils.len();
     let mut times = vec![if fits { Some(0.0) } else { None }; n];
+    let mut kept: Vec<Vec<KernelSpec>> = vec![Vec::new(); n];
     if fits {
         let specs = build::specs(program, &schedule, &lowered, env);
         // The stencil specs come first, one per launch in the plan's order.
@@ -319,6 +409,7 @@ fn evaluate(
         for (s, launches) in lowered.plan.stencils.iter().enumerate() {
             for _ in launches {
                 let spec = stencil_specs.next()?;
+                kept[s].push(spec.clone());
                 times[s] = match (
                     times[s],
                     cost(spec, device, Some(estimated_registers(spec))),
@@ -333,6 +424,7 @@ fn evaluate(
         request,
         schedule,
         times,
+        specs: kept,
     })
 }
 
@@ -503,6 +595,112 @@ mod tests {
                 choice.reasons
             );
         }
+    }
+
+    #[test]
+    fn ptxas_rank_keeps_the_candidate_its_registers_serve_best() {
+        let p = program(J2D9PT);
+        let env = bound(&p, 4096);
+        let device = Device::default_device();
+        let plain = choose(&p, &ScheduleRequest::default(), &env, Target::Cuda, device).unwrap();
+        let ranked = |k: u32, registers: Registers<'_>| {
+            let request = ScheduleRequest {
+                ptxas_rank: Some(k),
+                ..ScheduleRequest::default()
+            };
+            choose_ranked(&p, &request, &env, Target::Cuda, device, Some(registers))
+        };
+        // Each compiled module's kernels get `regs` registers.
+        let compiles = std::cell::Cell::new(0);
+        let with = |regs: u32| {
+            move |module: &crate::kir::Module, arch: &str| {
+                assert_eq!(arch, device.arch);
+                Ok(module
+                    .kernels
+                    .iter()
+                    .map(|k| (k.name.clone(), regs))
+                    .collect())
+            }
+        };
+        let counted = |module: &crate::kir::Module, arch: &str| {
+            compiles.set(compiles.get() + 1);
+            with(64)(module, arch)
+        };
+        // One candidate: the model's own choice, compiled once.
+        let one = ranked(1, &counted).unwrap();
+        assert_eq!(one.schedule, plain.schedule);
+        assert_eq!(compiles.get(), 1);
+        assert!(
+            one.reasons[0].contains("ranked on ptxas's registers among the model's 1 fastest"),
+            "{}",
+            one.reasons[0]
+        );
+        // 9 registers leave none for a run's loads in flight from global
+        // memory: among the 64 fastest, the winner computes one point per
+        // thread (a single round) or reads its run from a shared tile.
+        let starved = ranked(64, &with(9)).unwrap();
+        let chosen = starved.schedule.stencil(0);
+        let points = chosen.tile.iter().product::<u32>() * chosen.vector;
+        assert!(points == 1 || stages(chosen), "{chosen:?}");
+        assert_ne!(chosen, plain.schedule.stencil(0));
+        assert!(
+            starved.reasons[0].contains("the model's own first choice"),
+            "{}",
+            starved.reasons[0]
+        );
+        // Ranked, the default is never slower by the ranking's equations than
+        // `--shm none` ranked the same way.
+        let bound = |schedule: &Schedule| {
+            let lowered = lower(&p, schedule, Target::Cuda);
+            build::specs(&p, schedule, &lowered, &env)
+                .iter()
+                .filter(|spec| matches!(spec.role, Role::Stencil(_)))
+                .map(|spec| {
+                    crate::model::register_bound_time(spec, &cost(spec, device, Some(40)).unwrap())
+                })
+                .sum::<f64>()
+        };
+        for k in [1, 2, 8] {
+            let ranked_default = ranked(k, &with(40)).unwrap();
+            let none = ScheduleRequest {
+                shm: ShmRequest::None,
+                ptxas_rank: Some(k),
+                ..ScheduleRequest::default()
+            };
+            let ranked_none =
+                choose_ranked(&p, &none, &env, Target::Cuda, device, Some(&with(40))).unwrap();
+            assert!(
+                bound(&ranked_default.schedule) <= bound(&ranked_none.schedule) * (1.0 + 1e-9),
+                "K = {k}"
+            );
+        }
+        // A compiler that fails is an error that says so.
+        let failing = |_: &crate::kir::Module, _: &str| Err("ptxas not found".to_string());
+        let error = ranked(4, &failing).unwrap_err().to_string();
+        assert!(
+            error.contains("--ptxas-rank") && error.contains("ptxas not found"),
+            "{error}"
+        );
+        // Without a compiler, or for OpenCL, it is refused.
+        let request = ScheduleRequest {
+            ptxas_rank: Some(4),
+            ..ScheduleRequest::default()
+        };
+        let error = choose(&p, &request, &env, Target::Cuda, device).unwrap_err();
+        assert!(error.to_string().contains("--ptxas-rank"), "{error}");
+        let error =
+            choose_ranked(&p, &request, &env, Target::OpenCl, device, Some(&with(64))).unwrap_err();
+        assert!(error.to_string().contains("OpenCL"), "{error}");
+    }
+
+    #[test]
+    fn ptxas_rank_compiles_the_fastest_and_the_fastest_unstaged() {
+        let staged = [true, true, false, true, false, false];
+        assert_eq!(to_rank(&staged, 2), vec![0, 1, 2, 4]);
+        assert_eq!(to_rank(&staged, 1), vec![0, 2]);
+        assert_eq!(to_rank(&staged, 4), vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(to_rank(&[false, true], 1), vec![0]);
+        assert!(to_rank(&[], 3).is_empty());
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod fusion;
 pub mod instr;
 pub mod predict;
 pub mod ptxas;
+pub mod rank;
 pub mod time_tile;
 pub mod traffic;
 pub mod warnings;
@@ -593,6 +594,61 @@ pub fn cost(
             bound
         },
     })
+}
+
+/// One launch of a stencil kernel with its loads in flight bounded by the
+/// registers ptxas gave it (`cost` computed with ptxas's registers): the
+/// run's rounds are the more of [`ROWS_PER_ROUND`]'s and
+/// [`warnings::register_rounds`]'s (one register per word in flight), DRAM
+/// reaches the copy bandwidth (no [`STREAM_EFFICIENCY`]), and the latency is
+/// paid over whole waves. bench/gpu/MODEL.md ("the blur's vector runs
+/// modelled") fitted it on the 166 schedules timed on the H100 and H200:
+/// log-RMS error 0.124 against [`cost`]'s 0.148, and its fastest schedule
+/// within 6 % of the fastest measured for every program (`bench/gpu/refit.py
+/// --variant registers` recombines it). It needs ptxas's registers, which
+/// follow no simple estimate, so [`cost`] keeps its own rounds and only
+/// `--ptxas-rank` ([`choose`]) ranks on this. A kernel whose thread loads in
+/// a run-time loop (a reduction's final pass) keeps [`cost`]'s time.
+pub fn register_bound_time(spec: &KernelSpec, cost: &KernelCost) -> f64 {
+    if spec.sequential_loads > 1 {
+        return cost.time;
+    }
+    let points: u32 = spec.points_per_thread.iter().product();
+    let by_rows = if points > 1 {
+        cost.rows_per_thread.div_ceil(ROWS_PER_ROUND).max(1)
+    } else {
+        1
+    };
+    // `cost.memory_rounds` is the tile's rounds plus the run's by rows, less 1.
+    let tile_rounds = (cost.memory_rounds + 1).saturating_sub(by_rows).max(1);
+    let run_rounds = if points > 1 {
+        by_rows.max(warnings::register_rounds(
+            cost.loaded_words_per_thread,
+            cost.occupancy.registers,
+            points,
+        ))
+    } else {
+        by_rows
+    };
+    let lifetime =
+        (EXPOSED_LATENCY_NS * run_rounds as f64 + (tile_rounds - 1) as f64 * L2_ROUND_NS) * 1e-9;
+    let waves = cost.waves;
+    let tail = if waves > 1.0 {
+        waves.ceil() / waves
+    } else {
+        1.0
+    };
+    let latency = if cost.points == 0 {
+        0.0
+    } else {
+        waves * lifetime * tail
+    };
+    let t = &cost.times;
+    let busiest = [t.dram * STREAM_EFFICIENCY, t.l2, t.l1, t.issue, t.fp64]
+        .into_iter()
+        .fold(0.0, f64::max)
+        * tail;
+    t.launch + busiest + latency
 }
 
 #[cfg(test)]

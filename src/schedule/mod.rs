@@ -236,6 +236,11 @@ pub struct ScheduleRequest {
     /// included, to its own occupancy thresholds. The OpenCL kernels have no
     /// such attribute and are unchanged.
     pub min_blocks_per_sm: Option<u32>,
+    /// `--ptxas-rank K`: the model's `K` fastest candidates of each stencil
+    /// are compiled (NVRTC, `ptxas -v`) and ranked on ptxas's registers
+    /// (the model's `rank` module); CUDA only. Not a shape: it decides how the
+    /// shapes left open are chosen.
+    pub ptxas_rank: Option<u32>,
 }
 
 impl ScheduleRequest {

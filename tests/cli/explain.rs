@@ -403,21 +403,40 @@ fn refit_py_reproduces_the_model_it_refits() {
         return;
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new("python3")
-        .arg(root.join("bench/gpu/refit.py"))
-        .arg("--check")
-        .arg("--stencilc")
-        .arg(env!("CARGO_BIN_EXE_stencilc"))
-        .arg("bench/gpu/h100/refit/picks.log:h100")
-        .current_dir(&root)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", stderr(&out));
+    // The explain reports are kept between the two runs below.
+    let cache = std::env::temp_dir().join(format!("stencilc-refit-{}.json", std::process::id()));
+    let refit = |args: &[&str]| {
+        let out = Command::new("python3")
+            .arg(root.join("bench/gpu/refit.py"))
+            .args(args)
+            .arg("--stencilc")
+            .arg(env!("CARGO_BIN_EXE_stencilc"))
+            .arg("--cache")
+            .arg(&cache)
+            .arg("bench/gpu/h100/refit/picks.log:h100")
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{text}{}", stderr(&out));
+        text
+    };
+    let today = refit(&["--check"]);
     assert!(
-        text.contains("current: log-RMS error over 21 schedules"),
-        "{text}"
+        today.contains("current: log-RMS error over 21 schedules"),
+        "{today}"
     );
+    // `--rerank 1` leaves the variant one schedule to pick: today's.
+    let reranked = refit(&["--variant", "registers", "--rerank", "1"]);
+    let picks = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.contains("model's fastest"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(picks(&today).len(), 4, "{today}");
+    assert_eq!(picks(&reranked), picks(&today), "{reranked}");
+    let _ = std::fs::remove_file(&cache);
 }
 
 #[test]
@@ -463,4 +482,84 @@ fn min_blocks_lets_ptxas_keep_the_registers_it_would_spill() {
     let warned = |r: &Value| r["kernels"][0]["warnings"].to_string().contains("spills");
     assert!(warned(&json(&with(&[]))));
     assert!(!warned(&report));
+}
+
+#[test]
+fn ptxas_rank_keeps_a_schedule_its_registers_serve_no_worse() {
+    let path = bench("j3d27pt.sdsl");
+    let sizes = ["--set", "n=128", "--set", "steps=1"];
+    // Without the sizes emit has no candidates to rank: refused, saying why.
+    let out = Command::new(env!("CARGO_BIN_EXE_stencilc"))
+        .args([
+            "emit",
+            path.as_str(),
+            "--target",
+            "cuda",
+            "--ptxas-rank",
+            "4",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("give them with --set"),
+        "{}",
+        stderr(&out)
+    );
+    if !nvrtc() || !ptxas() {
+        return;
+    }
+    let report = |extra: &[&str]| {
+        let mut args = vec![path.as_str(), "--json"];
+        args.extend_from_slice(&sizes);
+        args.extend_from_slice(extra);
+        let out = explain(&args, &[]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        json(&out)
+    };
+    let bound = |r: &Value| r["kernels"][0]["register_bound_time"].as_f64().unwrap();
+    let plain = report(&[]);
+    let ranked = report(&["--ptxas-rank", "4"]);
+    let notes = ranked["notes"].to_string();
+    assert!(
+        notes.contains("ranked on ptxas's registers among the model's 4 fastest"),
+        "{notes}"
+    );
+    // The model's own choice is among the 4, so the one kept is no slower by
+    // the register-bound rounds ptxas's registers give.
+    assert!(
+        bound(&ranked) <= bound(&plain) * (1.0 + 1e-9),
+        "{} > {}",
+        bound(&ranked),
+        bound(&plain)
+    );
+    // emit with the sizes says the same in its header.
+    let out = Command::new(env!("CARGO_BIN_EXE_stencilc"))
+        .args([
+            "emit",
+            path.as_str(),
+            "--target",
+            "cuda",
+            "--ptxas-rank",
+            "4",
+        ])
+        .args(sizes)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        text.contains("// schedule: ") && text.contains("ranked on ptxas's"),
+        "{text}"
+    );
+    // ptxas missing: an error naming where it looked, and the JSON stays JSON.
+    let mut args = vec![path.as_str(), "--json", "--ptxas-rank", "4"];
+    args.extend_from_slice(&sizes);
+    let out = explain(&args, &[("STENCILC_PTXAS", "/nonexistent/ptxas")]);
+    assert!(!out.status.success());
+    let message = json(&out)["error"].as_str().unwrap().to_string();
+    assert!(
+        message.contains("--ptxas-rank") && message.contains("/nonexistent/ptxas"),
+        "{message}"
+    );
 }

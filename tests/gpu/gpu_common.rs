@@ -190,6 +190,7 @@ pub fn schedule_matrix(program: &Program, rank: usize) -> Vec<(String, ScheduleR
         time_steps: None,
         fma: false,
         min_blocks_per_sm: None,
+        ptxas_rank: None,
     };
     let mut list = vec![
         ("default".to_string(), ScheduleRequest::default()),

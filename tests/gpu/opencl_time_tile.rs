@@ -323,6 +323,7 @@ fn emitted(
     let options = EmitOptions {
         env: Some(&env),
         fma: false,
+        ..EmitOptions::default()
     };
     emit_with(program, request, target, options).unwrap()
 }

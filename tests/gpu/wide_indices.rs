@@ -65,6 +65,7 @@ fn nvrtc_compiles_the_64_bit_kernels_of_grids_past_2_31_points() {
         let options = EmitOptions {
             env: Some(&env),
             fma: false,
+            ..EmitOptions::default()
         };
         let source = emit_with(
             &program,

@@ -6,10 +6,12 @@
 //! `pip install nvidia-cuda-nvrtc-cu12` puts it. A library found by path is opened
 //! first with `RTLD_GLOBAL`, so cudarc's own lookup by soname finds it loaded.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::exec::ExecError;
+use crate::model::ptxas::PtxasFigures;
 
 /// The environment variable naming the NVRTC library to use.
 pub const NVRTC_ENV: &str = "STENCILC_NVRTC";
@@ -143,6 +145,33 @@ pub fn compile_module(
     let options = crate::back::cuda::nvrtc_options(module);
     let compiled = compile_source(&source, arch, options, &[])?;
     Ok((source, compiled))
+}
+
+/// `ptxas -v`'s figures for every kernel of `module`: compiled to PTX by
+/// [`compile_module`], then assembled for `arch` by the ptxas at `ptxas`.
+pub fn ptxas_figures(
+    ptxas: &Path,
+    module: &crate::kir::Module,
+    arch: &str,
+) -> Result<BTreeMap<String, PtxasFigures>, String> {
+    let (_, compiled) = compile_module(module, arch)
+        .map_err(|e| format!("NVRTC could not compile the kernels to PTX: {e}"))?;
+    crate::model::ptxas::run(ptxas, &compiled.ptx, arch)
+}
+
+/// ptxas's registers for every kernel of `module`, with the ptxas
+/// [`crate::model::ptxas::find`] finds: `--ptxas-rank`'s
+/// [`crate::model::rank::Registers`].
+pub fn ptxas_registers(
+    module: &crate::kir::Module,
+    arch: &str,
+) -> Result<BTreeMap<String, u32>, String> {
+    let ptxas = crate::model::ptxas::find()?;
+    let figures = ptxas_figures(&ptxas, module, arch)?;
+    Ok(figures
+        .into_iter()
+        .map(|(name, f)| (name, f.registers))
+        .collect())
 }
 
 /// Compiles CUDA C for `arch` with the options `base` (such as

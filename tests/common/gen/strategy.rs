@@ -302,6 +302,8 @@ impl GenSchedule {
             // Results are compared with the interpreter's bit for bit.
             fma: false,
             min_blocks_per_sm: self.min_blocks,
+            // Block and tile are fixed: nothing is left to rank.
+            ptxas_rank: None,
         }
     }
 }
