@@ -488,18 +488,22 @@ fn min_blocks_lets_ptxas_keep_the_registers_it_would_spill() {
 fn ptxas_rank_keeps_a_schedule_its_registers_serve_no_worse() {
     let path = bench("j3d27pt.sdsl");
     let sizes = ["--set", "n=128", "--set", "steps=1"];
+    let emit = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_stencilc"))
+            .args([
+                "emit",
+                path.as_str(),
+                "--target",
+                "cuda",
+                "--ptxas-rank",
+                "4",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
     // Without the sizes emit has no candidates to rank: refused, saying why.
-    let out = Command::new(env!("CARGO_BIN_EXE_stencilc"))
-        .args([
-            "emit",
-            path.as_str(),
-            "--target",
-            "cuda",
-            "--ptxas-rank",
-            "4",
-        ])
-        .output()
-        .unwrap();
+    let out = emit(&[]);
     assert!(!out.status.success());
     assert!(
         stderr(&out).contains("give them with --set"),
@@ -534,18 +538,7 @@ fn ptxas_rank_keeps_a_schedule_its_registers_serve_no_worse() {
         bound(&plain)
     );
     // emit with the sizes says the same in its header.
-    let out = Command::new(env!("CARGO_BIN_EXE_stencilc"))
-        .args([
-            "emit",
-            path.as_str(),
-            "--target",
-            "cuda",
-            "--ptxas-rank",
-            "4",
-        ])
-        .args(sizes)
-        .output()
-        .unwrap();
+    let out = emit(&sizes);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
