@@ -499,6 +499,13 @@ fn render(report: &Report) -> String {
             ms(t.fp64),
             ms(t.latency)
         );
+        if let (Some(bound), Role::Stencil(_)) = (k.register_bound_time, &k.role) {
+            out += &format!(
+                "  register-bound: {:.4} ms per launch with its loads in flight bounded by \
+                 ptxas's registers (what --ptxas-rank ranks on)\n",
+                ms(bound)
+            );
+        }
         if matches!(k.role, Role::Stencil(_)) && k.launches_per_iteration < 1.0 {
             out += &format!(
                 "  runs:      {:.4} times per iteration\n",

@@ -191,7 +191,8 @@ pub fn warnings(
                  1.1–1.6x slower than predicted here); --min-blocks 1 lets ptxas keep more \
                  registers a thread (fewer blocks resident), and fewer points per thread \
                  (--tile), narrower vectors (--vector 2) or a tile in shared memory (--shm) \
-                 load fewer words per register",
+                 load fewer words per register; --ptxas-rank 16 lets the model weigh these on \
+                 ptxas's registers",
                 f.registers,
                 cost.loaded_words_per_thread,
                 points_per_thread,

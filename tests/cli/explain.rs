@@ -537,6 +537,11 @@ fn ptxas_rank_keeps_a_schedule_its_registers_serve_no_worse() {
         bound(&ranked),
         bound(&plain)
     );
+    // The text shows the register-bound time beside the model's.
+    let mut args = vec![path.as_str()];
+    args.extend_from_slice(&sizes);
+    let text = String::from_utf8_lossy(&explain(&args, &[]).stdout).into_owned();
+    assert!(text.contains("  register-bound: "), "{text}");
     // emit with the sizes says the same in its header.
     let out = emit(&sizes);
     let text = String::from_utf8_lossy(&out.stdout);
