@@ -51,7 +51,7 @@ if [ -z "${SKIP_TESTS:-}" ]; then
     (
         timeout 240 "$bin/gpu" --ignored gpu_ --test-threads 4 > "$out/t_gpu.log" 2>&1 &
         timeout 240 "$bin/native" --ignored gpu_overtile --test-threads 3 > "$out/t_native.log" 2>&1 &
-        timeout 240 "$bin/cli" --ignored gpu_map --test-threads 2 > "$out/t_cli.log" 2>&1 &
+        timeout 240 "$bin/cli" --ignored gpu_ --test-threads 2 > "$out/t_cli.log" 2>&1 &
         wait
     )
     cat "$out/t_gpu.log" "$out/t_native.log" "$out/t_cli.log" > "$out/tests.log"

@@ -546,3 +546,43 @@ fn decompose_without_an_mpi_build_says_how_to_get_one() {
     assert!(stderr.contains("built without"), "{stderr}");
     assert!(stderr.contains("--features mpi"), "{stderr}");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_ptxas_rank_runs_the_schedule_it_keeps_as_the_interpreter_does() {
+    let gpu = stencilc::exec::cuda::probe()
+        .map(|_| ())
+        .map_err(|e| e.to_string());
+    if !common::runtime_available("gpu", gpu)
+        || !common::runtime_available("ptxas", stencilc::model::ptxas::find().map(|_| ()))
+    {
+        return;
+    }
+    // j3d27pt on a cube that is a multiple of no block, then the 7x7 blur:
+    // the kept schedule runs and `--verify` compares every field with the
+    // interpreter; `--verbose` says what the ranking kept.
+    for (program, sets) in [
+        ("bench/programs/j3d27pt.sdsl", &["n=67", "steps=3"][..]),
+        (
+            "bench/programs/gaussian_blur.sdsl",
+            &["width=333", "height=123", "steps=2"][..],
+        ),
+    ] {
+        let mut args = vec![
+            "run",
+            program,
+            "--backend",
+            "cuda",
+            "--ptxas-rank",
+            "8",
+            "--verify",
+            "--verbose",
+        ];
+        for set in sets {
+            args.extend(["--set", set]);
+        }
+        let out = stencilc(&args);
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(log.contains("ranked on ptxas's registers"), "{log}");
+    }
+}
