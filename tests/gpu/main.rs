@@ -12,6 +12,7 @@ mod device;
 mod differential_nvrtc;
 mod differential_opencl;
 mod emu_own_kernels;
+mod emu_ptxas_rank;
 mod fma;
 mod gpu_common;
 mod naive_baselines;
