@@ -153,15 +153,6 @@ fn emu_runs_the_cuda_of_rician3d() {
     check_example("rician3d");
 }
 
-/// A benchmark program of `bench/programs/`.
-fn bench_program(name: &str) -> Program {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("bench/programs")
-        .join(format!("{name}.sdsl"));
-    let text = std::fs::read_to_string(&path).expect("bench program exists");
-    parse(name, &text)
-}
-
 /// Runs `program` in the emulator under its default schedule and one with an
 /// odd block, against the interpreter.
 fn check_program(program: &Program, params: &[(&str, f64)]) {

@@ -13,19 +13,10 @@ use stencilc::exec::emu::device::run_with_schedule;
 use stencilc::exec::emu::Limits;
 use stencilc::exec::interp;
 use stencilc::ir::env::RunEnv;
-use stencilc::ir::Program;
 use stencilc::lower::Target;
 use stencilc::model::choose::choose_ranked;
 use stencilc::model::Device;
 use stencilc::schedule::ScheduleRequest;
-
-fn bench_program(name: &str) -> Program {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("bench/programs")
-        .join(format!("{name}.sdsl"));
-    let text = std::fs::read_to_string(&path).expect("bench program exists");
-    parse(name, &text)
-}
 
 #[test]
 fn emu_runs_what_ptxas_rank_keeps() {

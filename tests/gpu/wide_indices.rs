@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use crate::common;
-use crate::gpu_common::{assert_close, bindings, initial_state, parse};
+use crate::gpu_common::{assert_close, bench_program, bindings, initial_state, parse};
 
 use stencilc::back::gpu_emit::{emit_with, EmitOptions, GpuTarget};
 use stencilc::exec::backend::RunOptions;
@@ -17,14 +17,6 @@ use stencilc::ir::env::RunEnv;
 use stencilc::ir::Program;
 use stencilc::lower::{lower, Target};
 use stencilc::schedule::{Schedule, ScheduleRequest};
-
-fn bench_program(name: &str) -> Program {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("bench/programs")
-        .join(format!("{name}.sdsl"));
-    let text = std::fs::read_to_string(&path).expect("bench program exists");
-    parse(name, &text)
-}
 
 /// The bench programs at sizes past 2^31 - 1 points: 46341² and 1291³.
 fn large_cases() -> Vec<(Program, RunEnv)> {
