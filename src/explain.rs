@@ -141,16 +141,17 @@ pub fn explain(
     device: &Device,
     request: &ScheduleRequest,
 ) -> Result<Report, ExplainError> {
+    // `--ptxas-rank` compiles candidates with NVRTC and ptxas.
     let registers: model::rank::Registers<'_> = &crate::exec::cuda::nvrtc::ptxas_registers;
     let choice =
-        model::choose::choose_ranked(program, request, env, target, device, Some(registers))
-            .map_err(|e| {
-                ExplainError::new(
+        model::choose::choose_ranked(program, request, env, target, device, Some(registers));
+    let choice = choice.map_err(|e| {
+        ExplainError::new(
             format!("cannot schedule `{}` for the GPU: {e}", program.name),
-            "change --block, --tile, --vector, --shm or --ptxas-rank (or the region's pragma) as \
-             the message says",
+            "change --block, --tile, --vector, --shm or --ptxas-rank (or the region's pragma) \
+             as the message says",
         )
-            })?;
+    })?;
     let schedule = choice.schedule;
     let lowered = lower_for(program, &schedule, target, Some(env));
     crate::lower::check_limits(&lowered.module, &device.limits()).map_err(|e| {

@@ -529,8 +529,7 @@ pub fn cost(
     let rounds = tile_rounds + run_rounds - 1;
     // Each wave of resident threads leaves one exposed latency per round of
     // its run, plus the dependent rounds of tile loads that hit L2.
-    let lifetime =
-        (EXPOSED_LATENCY_NS * run_rounds as f64 + (tile_rounds - 1) as f64 * L2_ROUND_NS) * 1e-9;
+    let lifetime = lifetime(run_rounds, tile_rounds);
     let times = Times {
         dram: n * traffic.dram / (device.copy_gb_s * 1e9 * STREAM_EFFICIENCY),
         l2: n * traffic.l2 / (device.l2_gb_s * 1e9),
@@ -562,14 +561,7 @@ pub fn cost(
                 best
             }
         });
-    // Blocks of the last, partial wave start when the others end: the
-    // throughput a launch of a few waves reaches is that of whole waves
-    // (fitted: the 7x7 blur's 4x4 runs fill 3.07 waves and take 4).
-    let tail = if waves > 1.0 {
-        waves.ceil() / waves
-    } else {
-        1.0
-    };
+    let tail = wave_tail(waves);
     let busiest = ranked[..5].iter().map(|(t, _)| *t).fold(0.0, f64::max) * tail;
     let slowest = busiest + times.latency;
     Ok(KernelCost {
@@ -594,6 +586,23 @@ pub fn cost(
             bound
         },
     })
+}
+
+/// A thread's exposed latency, seconds: [`EXPOSED_LATENCY_NS`] per round of
+/// its run, [`L2_ROUND_NS`] per further dependent round of tile loads.
+fn lifetime(run_rounds: u32, tile_rounds: u32) -> f64 {
+    (EXPOSED_LATENCY_NS * run_rounds as f64 + (tile_rounds - 1) as f64 * L2_ROUND_NS) * 1e-9
+}
+
+/// Blocks of the last, partial wave start when the others end: the
+/// throughput a launch of a few waves reaches is that of whole waves
+/// (fitted: the 7x7 blur's 4x4 runs fill 3.07 waves and take 4), `⌈w⌉ / w`.
+fn wave_tail(waves: f64) -> f64 {
+    if waves > 1.0 {
+        waves.ceil() / waves
+    } else {
+        1.0
+    }
 }
 
 /// One launch of a stencil kernel with its loads in flight bounded by the
@@ -630,14 +639,9 @@ pub fn register_bound_time(spec: &KernelSpec, cost: &KernelCost) -> f64 {
     } else {
         by_rows
     };
-    let lifetime =
-        (EXPOSED_LATENCY_NS * run_rounds as f64 + (tile_rounds - 1) as f64 * L2_ROUND_NS) * 1e-9;
+    let lifetime = lifetime(run_rounds, tile_rounds);
     let waves = cost.waves;
-    let tail = if waves > 1.0 {
-        waves.ceil() / waves
-    } else {
-        1.0
-    };
+    let tail = wave_tail(waves);
     let latency = if cost.points == 0 {
         0.0
     } else {
