@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u32)] = &[
     ("source", 1),
     ("diag", 1),
+    // Writing files whole, and what an exit cleans up: used by every layer
+    // that writes or starts a child process.
+    ("files", 1),
     ("ir", 2),
     ("front", 3),
     // The profiles of marked reads (and the expression synthesis over them)

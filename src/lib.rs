@@ -12,6 +12,7 @@ pub mod back;
 pub mod diag;
 pub mod exec;
 pub mod explain;
+pub mod files;
 pub mod front;
 pub mod io;
 pub mod ir;

@@ -209,7 +209,7 @@ fn notes(dir: &Path) -> Result<Option<String>, CliError> {
 }
 
 fn write(path: &Path, text: &str) -> Result<(), CliError> {
-    std::fs::write(path, text).map_err(|e| {
+    stencilc::files::write_whole(path, text.as_bytes()).map_err(|e| {
         CliError::new(
             format!("cannot write `{}`: {e}", path.display()),
             "run from the repository root",

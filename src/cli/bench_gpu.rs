@@ -84,10 +84,12 @@ pub fn run_gpu_bench(args: &BenchGpuArgs) -> anyhow::Result<()> {
         .with_context(|| format!("creating {}", args.out.display()))?;
     let markdown = results_markdown(&device, &outcomes);
     let md_path = args.out.join("RESULTS.md");
-    std::fs::write(&md_path, markdown).with_context(|| format!("writing {}", md_path.display()))?;
+    stencilc::files::write_whole(&md_path, markdown.as_bytes())
+        .with_context(|| format!("writing {}", md_path.display()))?;
     let json_path = args.out.join("results.json");
     let text = serde_json::to_string_pretty(&results_json(&device, &outcomes))?;
-    std::fs::write(&json_path, text).with_context(|| format!("writing {}", json_path.display()))?;
+    stencilc::files::write_whole(&json_path, text.as_bytes())
+        .with_context(|| format!("writing {}", json_path.display()))?;
     eprintln!(
         "bench-gpu: wrote {} and {}",
         md_path.display(),

@@ -130,12 +130,7 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
     if args.fma.fma {
         output = stencilc::back::c::with_fma_notice(&output);
     }
-    std::fs::write(&args.output, output).map_err(|e| {
-        CliError::new(
-            format!("cannot write `{}`: {e}", args.output.display()),
-            "give -o a path in a writable folder",
-        )
-    })?;
+    crate::cli::paths::write_text(&args.output, &output)?;
     if args.verbose {
         eprintln!("wrote {}", args.output.display());
     }
@@ -218,12 +213,7 @@ fn overtile(
             }
         }
     }
-    std::fs::write(&args.output, output.text).map_err(|e| {
-        CliError::new(
-            format!("cannot write `{}`: {e}", args.output.display()),
-            "give -o a path in a writable folder",
-        )
-    })?;
+    crate::cli::paths::write_text(&args.output, &output.text)?;
     if args.verbose {
         eprintln!(
             "wrote {}; build it with `nvcc -O3 -arch=native {} -o PROGRAM {}`",
@@ -257,7 +247,7 @@ fn values_of_every_param(
 /// Refuses an output that is the input (the same path, a symbolic link to it, a
 /// path through `..` or a hard link): writing it would replace the SDSL source.
 fn refuse_output_over_input(input: &Path, output: &Path) -> Result<(), CliError> {
-    if !is_same_file(input, output) {
+    if !stencilc::files::same_file(input, output) {
         return Ok(());
     }
     Err(CliError::new(
@@ -268,36 +258,4 @@ fn refuse_output_over_input(input: &Path, output: &Path) -> Result<(), CliError>
         ),
         "give -o a different file, e.g. `-o out.c`; nothing was written",
     ))
-}
-
-/// Whether two paths name one file: equal after resolving links and `..`, or
-/// (for existing files) the same device and inode.
-fn is_same_file(a: &Path, b: &Path) -> bool {
-    if let (Some(a), Some(b)) = (resolve(a), resolve(b)) {
-        if a == b {
-            return true;
-        }
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if let (Ok(a), Ok(b)) = (std::fs::metadata(a), std::fs::metadata(b)) {
-            return a.dev() == b.dev() && a.ino() == b.ino();
-        }
-    }
-    false
-}
-
-/// The canonical form of `path`; for a file that does not exist yet, its
-/// folder's canonical form joined with its name.
-fn resolve(path: &Path) -> Option<PathBuf> {
-    if let Ok(full) = path.canonicalize() {
-        return Some(full);
-    }
-    let name = path.file_name()?;
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    Some(parent.canonicalize().ok()?.join(name))
 }

@@ -55,6 +55,9 @@ pub struct EmitArgs {
 
 /// Runs `stencilc emit`.
 pub fn run(args: &EmitArgs) -> Result<(), CliError> {
+    if let Some(output) = &args.output {
+        crate::cli::paths::refuse_output_over_input(&args.program, output)?;
+    }
     let mut program = crate::cli::program::load(&args.program, args.region)?;
     let values = crate::cli::params::parse_sets(&program, &args.params.sets)?;
     crate::cli::params::bind_hint_values(&mut program, &args.params.sets, &values)?;
@@ -87,12 +90,7 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
         EmitTarget::Opencl => gpu_source(&program, &args.schedule, GpuTarget::OpenCl, options)?,
     };
     match &args.output {
-        Some(path) => std::fs::write(path, text).map_err(|e| {
-            CliError::new(
-                format!("cannot write `{}`: {e}", path.display()),
-                "give -o a path in a writable folder",
-            )
-        }),
+        Some(path) => crate::cli::paths::write_text(path, &text),
         None => crate::cli::out::stdout_text(&text),
     }
 }

@@ -7,6 +7,7 @@ use std::process::Command;
 
 use clap::{Args, ValueEnum};
 
+use stencilc::files::cleanup::output_listed;
 use stencilc::front::c::{lower_unit, CError, CFile};
 use stencilc::map::{plan_file, report, rewrite, transform, FilePlan, Target};
 use stencilc::model::device::Device;
@@ -59,6 +60,9 @@ enum MapTarget {
 
 /// Runs `stencilc map`.
 pub fn run(args: &MapArgs) -> Result<(), CliError> {
+    if let Some(output) = &args.output {
+        crate::cli::paths::refuse_output_over_input(&args.file, output)?;
+    }
     let device = Device::find(&args.device).ok_or_else(|| {
         CliError::new(
             format!("unknown device `{}`", args.device),
@@ -100,12 +104,7 @@ pub fn run(args: &MapArgs) -> Result<(), CliError> {
             Target::C => rewrite::openmp_program(&file, &plan),
         };
         match &args.output {
-            Some(path) => std::fs::write(path, program).map_err(|e| {
-                CliError::new(
-                    format!("cannot write `{}`: {e}", path.display()),
-                    "check the directory exists and is writable",
-                )
-            })?,
+            Some(path) => crate::cli::paths::write_text(path, &program)?,
             None => out::stdout_text(&program)?,
         }
     }
@@ -121,6 +120,8 @@ fn profile(file: &CFile, plan: &FilePlan) -> Result<String, CliError> {
             "check TMPDIR",
         )
     })?;
+    // Removed, and the children killed, if the run is interrupted.
+    let _listed = stencilc::files::cleanup::Listed::temporary(dir.path());
     let c_path = dir.path().join("profiled.c");
     let exe = dir.path().join("profiled");
     let times = dir.path().join("times.txt");
@@ -132,20 +133,21 @@ fn profile(file: &CFile, plan: &FilePlan) -> Result<String, CliError> {
     })?;
     let include = file_dir(file);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let built = Command::new(&cc)
-        .args(["-O2", "-std=gnu99", "-I"])
-        .arg(&include)
-        .arg(&c_path)
-        .arg("-o")
-        .arg(&exe)
-        .arg("-lm")
-        .output()
-        .map_err(|e| {
-            CliError::new(
-                format!("cannot run `{cc}`: {e}"),
-                "install a C compiler or set CC",
-            )
-        })?;
+    let built = output_listed(
+        Command::new(&cc)
+            .args(["-O2", "-std=gnu99", "-I"])
+            .arg(&include)
+            .arg(&c_path)
+            .arg("-o")
+            .arg(&exe)
+            .arg("-lm"),
+    )
+    .map_err(|e| {
+        CliError::new(
+            format!("cannot run `{cc}`: {e}"),
+            "install a C compiler or set CC",
+        )
+    })?;
     if !built.status.success() {
         return Err(CliError::new(
             format!(
@@ -155,10 +157,8 @@ fn profile(file: &CFile, plan: &FilePlan) -> Result<String, CliError> {
             "the original must compile with `cc -O2 -std=gnu99 -lm`",
         ));
     }
-    let ran = Command::new(&exe)
-        .env("STENCILC_PROFILE_OUT", &times)
-        .output()
-        .map_err(|e| {
+    let ran =
+        output_listed(Command::new(&exe).env("STENCILC_PROFILE_OUT", &times)).map_err(|e| {
             CliError::new(
                 format!("cannot run the timed program: {e}"),
                 "check the file runs without arguments",

@@ -20,6 +20,7 @@ pub mod map;
 pub mod memory;
 pub mod out;
 pub mod params;
+pub mod paths;
 pub mod program;
 pub mod progress;
 pub mod run;

@@ -11,7 +11,8 @@
 //!   [`CliError::ClosedStdout`], which ends the command quietly with status 141
 //!   (128 + SIGPIPE, what a shell reports for a program killed by a closed pipe);
 //! - SIGINT and SIGTERM delete the temporary files of outputs not yet written
-//!   ([`stencilc::io::remove_pending_outputs`]) and exit with 130 and 143.
+//!   and kill the children still running
+//!   ([`stencilc::files::cleanup::clean_up_for_exit`]), and exit with 130 and 143.
 
 use std::io::{ErrorKind, Write};
 
@@ -57,7 +58,7 @@ pub fn end_on_signals() {
         .name("stencilc-signals".into())
         .spawn(move || {
             if let Some(signal) = signals.forever().next() {
-                let removed = stencilc::io::remove_pending_outputs();
+                let removed = stencilc::files::cleanup::clean_up_for_exit();
                 let name = if signal == SIGINT {
                     "interrupted"
                 } else {

@@ -139,7 +139,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     let inputs = resolve_fields(&program, &args.inputs, "--input")?;
     let outputs = resolve_fields(&program, &args.outputs, "--output")?;
     reject_repeated_fields(&program, &inputs)?;
-    reject_repeated_paths(&outputs)?;
+    reject_conflicting_paths(&program, &args.program.program, &inputs, &outputs)?;
     for (field, path) in &inputs {
         io::check_input(path, &field_spec(&program, *field))?;
     }
@@ -378,16 +378,23 @@ fn reject_repeated_fields(
     Ok(())
 }
 
-fn reject_repeated_paths(outputs: &[(FieldId, PathBuf)]) -> Result<(), CliError> {
-    for (i, (_, path)) in outputs.iter().enumerate() {
-        if outputs[..i].iter().any(|(_, p)| p == path) {
-            return Err(CliError::new(
-                format!("`{}` is the file of more than one --output", path.display()),
-                "give each output its own file",
-            ));
-        }
+/// Refuses an output that is the program, an input or another output,
+/// however each is spelt (see [`crate::cli::paths`]).
+fn reject_conflicting_paths(
+    program: &Program,
+    program_path: &Path,
+    inputs: &[(FieldId, PathBuf)],
+    outputs: &[(FieldId, PathBuf)],
+) -> Result<(), CliError> {
+    let mut check = stencilc::files::paths::OutputCheck::new();
+    check.input("the program", program_path);
+    for (field, path) in inputs {
+        check.input(format!("--input {}", program.fields[field.0].name), path);
     }
-    Ok(())
+    for (field, path) in outputs {
+        check.output(format!("--output {}", program.fields[field.0].name), path);
+    }
+    crate::cli::paths::refuse_conflicts(&check)
 }
 
 fn field_spec(program: &Program, field: FieldId) -> FieldSpec {

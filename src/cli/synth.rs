@@ -72,6 +72,9 @@ pub struct SynthArgs {
 
 /// Runs the command.
 pub fn run(args: &SynthArgs) -> Result<(), CliError> {
+    if let Some(output) = &args.output {
+        crate::cli::paths::refuse_output_over_input(&args.file, output)?;
+    }
     let started = Instant::now();
     let input = cuda_input::load(&args.file, &args.defines, "synth")?;
     let kernel = input.kernel(args.kernel.as_deref())?;
@@ -117,12 +120,7 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
     let elapsed = started.elapsed();
     let compiled = compile_output(&synthesis.text, &input.defines, &args.arch)?;
     if let Some(path) = &args.output {
-        std::fs::write(path, &synthesis.text).map_err(|e| {
-            CliError::new(
-                format!("cannot write `{}`: {e}", path.display()),
-                "check that the folder exists and is writable",
-            )
-        })?;
+        crate::cli::paths::write_text(path, &synthesis.text)?;
     }
     if args.json {
         let value = to_json(args, kernel.name.as_str(), &synthesis, elapsed, &compiled);

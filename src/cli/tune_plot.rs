@@ -66,9 +66,15 @@ pub fn plot(
         Some("svg") => {
             // plotters measures text with the font even for SVG.
             let text = font_registered();
-            let root = SVGBackend::new(path, SIZE).into_drawing_area();
-            draw(&root, title, measurements, best, text).map_err(failed)?;
-            root.present().map_err(|e| failed(e.to_string()))?;
+            let mut svg = String::new();
+            {
+                let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+                draw(&root, title, measurements, best, text).map_err(failed)?;
+                root.present().map_err(|e| failed(e.to_string()))?;
+            }
+            // Whole or not at all, as every output.
+            stencilc::files::write_whole(path, svg.as_bytes())
+                .map_err(|e| failed(e.to_string()))?;
             Ok((!text).then(no_font_note))
         }
         Some("png") => {
@@ -79,14 +85,17 @@ pub fn plot(
                 draw(&root, title, measurements, best, text).map_err(failed)?;
                 root.present().map_err(|e| failed(e.to_string()))?;
             }
-            image::save_buffer(
-                path,
+            let mut png = std::io::Cursor::new(Vec::new());
+            image::write_buffer_with_format(
+                &mut png,
                 &pixels,
                 SIZE.0,
                 SIZE.1,
                 image::ExtendedColorType::Rgb8,
+                image::ImageFormat::Png,
             )
             .map_err(|e| failed(e.to_string()))?;
+            stencilc::files::write_whole(path, png.get_ref()).map_err(|e| failed(e.to_string()))?;
             Ok((!text).then(no_font_note))
         }
         _ => Err(unknown_format(path)),

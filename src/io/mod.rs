@@ -19,21 +19,20 @@
 //! that fails drops its pending outputs, which deletes the temporary files.
 //! A process that is interrupted (SIGINT, SIGTERM) never drops anything, so
 //! every temporary file is also listed until it is renamed or dropped, and
-//! [`remove_pending_outputs`] deletes the listed ones from a signal handler's
-//! thread before the process exits.
+//! [`crate::files::cleanup::clean_up_for_exit`] deletes the listed ones from a
+//! signal handler's thread before the process exits.
 
 mod grayscale;
 mod npy;
 mod raw;
 
+use crate::exec::Buffer;
+use crate::files::AtomicFile;
+use crate::ir::ScalarType;
 use std::fmt;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
-
-use crate::exec::Buffer;
-use crate::ir::ScalarType;
 
 /// A data file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -299,11 +298,24 @@ impl DataError {
                 "create the directory first, or choose an output path in an existing directory".into()
             }
             DataError::IsADirectory { .. } => "give a file name, not a directory".into(),
+            DataError::Write { source, .. } if is_disk_full(source) => {
+                "free space on that disk or write the output to another one; nothing was \
+                 written, and a previous file there is untouched"
+                    .into()
+            }
             DataError::Write { .. } => {
                 "choose an output path in a directory you can write to".into()
             }
         }
     }
+}
+
+/// Whether a write failed because the disk (or the user's quota) is full,
+/// however deep the writer wrapped the error.
+fn is_disk_full(error: &std::io::Error) -> bool {
+    error.kind() == std::io::ErrorKind::StorageFull
+        || error.kind() == std::io::ErrorKind::QuotaExceeded
+        || error.to_string().contains("No space left on device")
 }
 
 /// `(240, 320)` for `[240, 320]`, as NumPy prints shapes.
@@ -360,59 +372,15 @@ pub fn read_field(path: &Path, field: &FieldSpec, dims: &[usize]) -> Result<Buff
 }
 
 /// An output checked and ready to be written: a temporary file in the
-/// destination's directory. Dropping it without [`commit`](Self::commit)
-/// deletes the temporary file and leaves the destination untouched.
+/// destination's directory ([`crate::files::AtomicFile`]). Dropping it without
+/// [`commit`](Self::commit) deletes the temporary file and leaves the
+/// destination untouched.
 #[derive(Debug)]
 pub struct PendingOutput {
-    temp: tempfile::NamedTempFile,
+    file: AtomicFile,
     path: PathBuf,
     format: Format,
     field: FieldSpec,
-    listing: Listed,
-}
-
-/// The temporary files of every [`PendingOutput`] alive in this process.
-static PENDING_TEMPS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-/// The list of temporary files, even if a thread panicked while holding it (the
-/// list of paths is valid after any single push or removal).
-fn pending_temps() -> MutexGuard<'static, Vec<PathBuf>> {
-    PENDING_TEMPS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// A temporary file's place in [`PENDING_TEMPS`], given up when dropped.
-#[derive(Debug)]
-struct Listed(PathBuf);
-
-impl Listed {
-    fn new(temp: &Path) -> Listed {
-        pending_temps().push(temp.to_path_buf());
-        Listed(temp.to_path_buf())
-    }
-}
-
-impl Drop for Listed {
-    fn drop(&mut self) {
-        pending_temps().retain(|p| *p != self.0);
-    }
-}
-
-/// Deletes the temporary file of every output not yet renamed into place and
-/// returns how many there were. For a process about to exit on a signal: the
-/// outputs' destinations stay untouched, and an output being renamed right now
-/// finishes first (renaming holds the same lock). The list stays locked
-/// afterwards, so no output can be renamed any more.
-pub fn remove_pending_outputs() -> usize {
-    let mut temps = pending_temps();
-    let count = temps.len();
-    for temp in temps.drain(..) {
-        let _ = std::fs::remove_file(temp);
-    }
-    // Keep the lock until the process exits.
-    std::mem::forget(temps);
-    count
 }
 
 /// Checks that `path` can receive `field` (supported extension, format suited to
@@ -442,28 +410,15 @@ pub fn prepare_output(path: &Path, field: &FieldSpec) -> Result<PendingOutput, D
             dir,
         });
     }
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".stencilc-").suffix(".tmp");
-    // Temporary files are private (0600) by default; the output should get the
-    // permissions of any new file (0644 less the umask).
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    let temp = builder
-        .tempfile_in(&dir)
-        .map_err(|source| DataError::Write {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    let listing = Listed::new(temp.path());
+    let file = AtomicFile::create(path).map_err(|source| DataError::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(PendingOutput {
-        temp,
+        file,
         path: path.to_path_buf(),
         format,
         field: field.clone(),
-        listing,
     })
 }
 
@@ -476,6 +431,11 @@ impl PendingOutput {
     /// The destination's format.
     pub fn format(&self) -> Format {
         self.format
+    }
+
+    /// The temporary file the data goes to until it is renamed into place.
+    pub fn temporary_path(&self) -> &Path {
+        self.file.temporary_path()
     }
 
     /// Writes `data` (the field's values on a grid of size `dims`, outermost
@@ -501,7 +461,7 @@ impl PendingOutput {
                 point_count(dims)
             ))));
         }
-        let mut writer = BufWriter::new(self.temp.as_file_mut());
+        let mut writer = BufWriter::new(self.file.file());
         match self.format {
             Format::Npy => npy::write(&mut writer, data, dims),
             Format::Png | Format::Pgm => grayscale::write(&mut writer, self.format, data, dims),
@@ -511,25 +471,12 @@ impl PendingOutput {
         .map_err(write_error)
     }
 
-    /// Renames the written temporary file over the destination.
+    /// Flushes the written temporary file to the disk and renames it over the
+    /// destination.
     pub fn persist(self) -> Result<(), DataError> {
-        let PendingOutput {
-            temp,
-            path,
-            listing,
-            ..
-        } = self;
-        // Under the lock, so that a signal's cleanup sees either the temporary
-        // file or the finished output, never a half-renamed one.
-        let mut temps = pending_temps();
-        let renamed = temp.persist(&path);
-        temps.retain(|p| *p != listing.0);
-        drop(temps);
-        drop(listing);
-        renamed.map(drop).map_err(|e| DataError::Write {
-            path,
-            source: e.error,
-        })
+        let PendingOutput { file, path, .. } = self;
+        file.commit()
+            .map_err(|source| DataError::Write { path, source })
     }
 }
 

@@ -320,7 +320,7 @@ fn umask() -> u32 {
 
 /// Whether `temp` is on the list a signal's cleanup deletes.
 fn listed(temp: &Path) -> bool {
-    pending_temps().iter().any(|p| p == temp)
+    crate::files::cleanup::is_listed(temp)
 }
 
 #[test]
@@ -330,8 +330,8 @@ fn pending_temporary_files_are_listed_until_renamed_or_dropped() {
     let mut kept = prepare_output(&dir.path().join("kept.raw"), &field).unwrap();
     let dropped = prepare_output(&dir.path().join("dropped.raw"), &field).unwrap();
     let (kept_temp, dropped_temp) = (
-        kept.temp.path().to_path_buf(),
-        dropped.temp.path().to_path_buf(),
+        kept.temporary_path().to_path_buf(),
+        dropped.temporary_path().to_path_buf(),
     );
     assert!(listed(&kept_temp) && listed(&dropped_temp));
     drop(dropped);

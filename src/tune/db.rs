@@ -17,7 +17,6 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -264,16 +263,8 @@ impl Database {
         contents.entries.sort_by(|a, b| a.key.cmp(&b.key));
         let text = serde_json::to_string_pretty(&contents)
             .map_err(|e| format!("cannot encode the tuning database: {e}"))?;
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        let mut temporary = tempfile::NamedTempFile::new_in(dir)
-            .map_err(|e| format!("cannot create a temporary file in `{}`: {e}", dir.display()))?;
-        temporary
-            .write_all(text.as_bytes())
-            .and_then(|_| temporary.as_file().sync_all())
-            .map_err(|e| format!("cannot write the tuning database: {e}"))?;
-        temporary
-            .persist(&self.path)
-            .map_err(|e| format!("cannot replace `{}`: {}", self.path.display(), e.error))?;
+        crate::files::write_whole(&self.path, text.as_bytes())
+            .map_err(|e| format!("cannot write `{}`: {e}", self.path.display()))?;
         Ok(warnings)
     }
 

@@ -9,6 +9,7 @@ mod bench_scripts;
 mod check_kernel;
 mod errors;
 mod explain;
+mod faults;
 mod flags;
 mod inputs;
 mod map;

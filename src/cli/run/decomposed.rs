@@ -43,7 +43,9 @@ mod with_mpi {
     use stencilc::ir::{FieldId, Program};
 
     use super::super::RunArgs;
-    use super::super::{field_spec, reject_repeated_fields, reject_repeated_paths, resolve_fields};
+    use super::super::{
+        field_spec, reject_conflicting_paths, reject_repeated_fields, resolve_fields,
+    };
     use crate::cli::args::BackendArg;
     use crate::cli::error::CliError;
     use crate::cli::out::stderr_line;
@@ -112,7 +114,7 @@ mod with_mpi {
         let inputs = resolve_fields(&program, &args.inputs, "--input")?;
         let outputs = resolve_fields(&program, &args.outputs, "--output")?;
         reject_repeated_fields(&program, &inputs)?;
-        reject_repeated_paths(&outputs)?;
+        reject_conflicting_paths(&program, &args.program.program, &inputs, &outputs)?;
         for (field, path) in inputs.iter().chain(&outputs) {
             if Format::from_path(path)? != Format::Npy {
                 return Err(CliError::new(
@@ -298,7 +300,15 @@ mod with_mpi {
                 };
                 let first = (node.rank() == 0).then(build);
                 node.barrier();
-                Some(agree(world, first.unwrap_or_else(build))?)
+                let parts = agree(world, first.unwrap_or_else(build))?;
+                // What the cache said (an entry rebuilt, an unwritable
+                // folder), once a machine.
+                if node.rank() == 0 && !args.quiet {
+                    for note in &parts.kernel.notes {
+                        crate::cli::out::stderr_line(&format!("note: {note}"));
+                    }
+                }
+                Some(parts)
             }
             _ => None,
         };
@@ -400,6 +410,19 @@ mod with_mpi {
             }
         };
         let created = agree(world, created).inspect_err(|_| remove_temporaries())?;
+        // Removed by the signal handler if the run is interrupted before the
+        // renames; given up once they are done.
+        let _listed: Vec<stencilc::files::cleanup::Listed> = if me == 0 {
+            setup
+                .outputs
+                .iter()
+                .map(|(_, path)| {
+                    stencilc::files::cleanup::Listed::temporary(&slab::temporary(path))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut offsets = vec![0u64; setup.outputs.len()];
         if me == 0 {
             offsets.copy_from_slice(&created);
@@ -417,7 +440,7 @@ mod with_mpi {
         agree(world, wrote).inspect_err(|_| remove_temporaries())?;
         let renamed: Result<(), CliError> = if me == 0 {
             setup.outputs.iter().try_for_each(|(_, path)| {
-                std::fs::rename(slab::temporary(path), path).map_err(|e| {
+                slab::commit(path).map_err(|e| {
                     CliError::new(
                         format!("cannot write `{}`: {e}", path.display()),
                         "check the output folder",

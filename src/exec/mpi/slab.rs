@@ -138,13 +138,29 @@ pub fn read(path: &Path, block: &Block, buffer: &mut Buffer) -> Result<(), Strin
     result.map_err(|e| format!("cannot read `{}`: {e}", path.display()))
 }
 
-/// The temporary file an output is written to before it is renamed into place.
+/// The temporary file an output is written to before it is renamed into place
+/// (beside the file a symbolic link points to: outputs are written through
+/// links, as every command writes them).
 pub fn temporary(path: &Path) -> PathBuf {
-    let name = path
+    let target = destination(path);
+    let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    path.with_file_name(format!(".{name}.stencilc-mpi.tmp"))
+    target.with_file_name(format!(".{name}.stencilc-mpi.tmp"))
+}
+
+/// The file an output replaces: `path`, or the file a link at `path` points to.
+pub fn destination(path: &Path) -> PathBuf {
+    crate::files::paths::write_target(path)
+}
+
+/// Flushes the temporary file of `path` to the disk and renames it into place
+/// (rank 0, once every rank wrote its block).
+pub fn commit(path: &Path) -> std::io::Result<()> {
+    let temp = temporary(path);
+    File::open(&temp)?.sync_all()?;
+    std::fs::rename(&temp, destination(path))
 }
 
 /// Creates the temporary file of output `path`: its header, and its size.

@@ -3,19 +3,20 @@
 //! The object is stored in the user's cache directory (`STENCILC_CACHE_DIR`
 //! overrides it) under a blake3 hash of the C source, the compiler's identity (its
 //! path and `--version` output) and the flags, so a second run of the same program
-//! compiles nothing and any change to one of them compiles afresh. Concurrent runs
-//! never see a half-written object: each compiles to a private temporary name and
-//! renames it into place, which is atomic on one file system.
+//! compiles nothing and any change to one of them compiles afresh. How entries are
+//! checked, healed, locked and published is [`cache`](super::cache)'s.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use libloading::Library;
 
+use super::cache::{Entry, Lookup, Unit};
 use crate::exec::ExecError;
+use crate::files::cleanup::{output_listed, Listed};
 
 /// The flags used unless the user replaces them (`RunOptions::cflags`):
 /// optimise for this machine, OpenMP, no FMA contraction and no folding that
@@ -139,6 +140,9 @@ pub struct Kernel {
     pub cache_hit: bool,
     /// Time spent hashing, compiling and loading.
     pub elapsed: Duration,
+    /// What happened to the cache on the way, for the run to print as notes: a
+    /// damaged entry rebuilt, a cache folder that could not be written.
+    pub notes: Vec<String>,
     /// blake3 of the C source it was built from, so that it is only ever called
     /// with the unit (and so the program) it was compiled from. Private: a
     /// `Kernel` comes only from [`build`].
@@ -170,6 +174,11 @@ pub fn cache_key(source: &str, compiler: &Compiler, flags: &[String]) -> String 
 }
 
 /// Compiles `source` (or finds it in the cache) and loads it.
+///
+/// A damaged entry is rebuilt and a cache folder that cannot be written is
+/// replaced by a private one, each with a note in [`Kernel::notes`] (see
+/// [`cache`](super::cache)); only a compiler that fails, or an object that
+/// cannot be loaded right after it was built, is an error.
 pub fn build(
     source: &str,
     compiler: &Compiler,
@@ -178,86 +187,216 @@ pub fn build(
 ) -> Result<Kernel, ExecError> {
     let start = Instant::now();
     let key = cache_key(source, compiler, flags);
-    let object = dir.join(format!("{key}.so"));
-    let cache_hit = object.is_file();
-    if !cache_hit {
-        compile_into(source, compiler, flags, dir, &key, &object)?;
-    }
-    let library = load(&object)?;
-    Ok(Kernel {
+    let unit = Unit {
+        source,
+        compiler: &compiler.command,
+        compiler_identity: &compiler.identity,
+        flags,
+    };
+    let entry = Entry::new(dir, &key);
+    let mut notes = Vec::new();
+    let kernel = |library, path, cache_hit, notes| Kernel {
         library,
-        path: object,
+        path,
         cache_hit,
         elapsed: start.elapsed(),
         source_hash: blake3::hash(source.as_bytes()),
-    })
+        notes,
+    };
+    // The common case: a whole entry, loaded without taking the lock.
+    if entry.lookup(&unit) == Lookup::Valid {
+        if let Ok(library) = load(&entry.object()) {
+            return Ok(kernel(library, entry.object(), true, notes));
+        }
+    }
+    let lock = match entry.lock() {
+        Ok(lock) => lock,
+        Err(e) => {
+            notes.push(unwritable_note(dir, &e));
+            let (library, path) = build_privately(source, compiler, flags)?;
+            return Ok(kernel(library, path, false, notes));
+        }
+    };
+    // Under the lock, look again: another process may have built or healed
+    // the entry while this one waited.
+    let damage = match entry.lookup(&unit) {
+        Lookup::Valid => match load(&entry.object()) {
+            Ok(library) => return Ok(kernel(library, entry.object(), true, notes)),
+            Err(e) => Some(format!("it cannot be loaded: {e}")),
+        },
+        Lookup::Missing => None,
+        Lookup::Damaged(why) => Some(why),
+    };
+    entry.remove_abandoned_builds();
+    super::cache::sweep_abandoned_builds(dir);
+    if let Some(why) = damage {
+        if let Err(e) = entry.evict() {
+            notes.push(unwritable_note(dir, &e));
+            let (library, path) = build_privately(source, compiler, flags)?;
+            return Ok(kernel(library, path, false, notes));
+        }
+        notes.push(format!(
+            "the cached kernel {} was damaged ({why}); it was rebuilt",
+            entry.object().display()
+        ));
+    }
+    match compile_into_entry(source, compiler, flags, &entry, &unit) {
+        Ok(()) => {}
+        Err(Built::CannotWrite(e)) => {
+            drop(lock);
+            notes.push(unwritable_note(dir, &e));
+            let (library, path) = build_privately(source, compiler, flags)?;
+            return Ok(kernel(library, path, false, notes));
+        }
+        Err(Built::Failed(e)) => return Err(e),
+    }
+    drop(lock);
+    let library = load(&entry.object())?;
+    Ok(kernel(library, entry.object(), false, notes))
 }
 
-fn compile_into(
+/// The note for a cache folder that cannot take a new entry.
+fn unwritable_note(dir: &Path, e: &std::io::Error) -> String {
+    format!(
+        "the kernel cache {} cannot be written ({e}); the kernel was compiled in a private \
+         temporary folder (set STENCILC_CACHE_DIR to a writable folder to keep compiled kernels)",
+        dir.display()
+    )
+}
+
+/// Why a build into the cache did not produce an entry.
+enum Built {
+    /// The cache folder cannot take it (full, read-only): build elsewhere.
+    CannotWrite(std::io::Error),
+    /// The compiler failed or is missing: the run fails.
+    Failed(ExecError),
+}
+
+/// Compiles into a private folder of the cache and publishes the entry (the
+/// caller holds its lock).
+fn compile_into_entry(
     source: &str,
     compiler: &Compiler,
     flags: &[String],
-    dir: &Path,
-    key: &str,
-    object: &Path,
-) -> Result<(), ExecError> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        ExecError::Failed(format!(
-            "cannot create the kernel cache folder {}: {e}; set STENCILC_CACHE_DIR to a writable folder",
-            dir.display()
-        ))
-    })?;
-    let unique = format!(
-        "{}-{}",
-        std::process::id(),
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    );
-    let c_file = dir.join(format!("{key}.{unique}.c"));
-    let tmp_object = dir.join(format!("{key}.{unique}.so.tmp"));
-    let write_error = |e: std::io::Error| {
-        ExecError::Failed(format!(
-            "cannot write to the kernel cache {}: {e}; set STENCILC_CACHE_DIR",
-            dir.display()
-        ))
-    };
-    std::fs::write(&c_file, source).map_err(write_error)?;
-    let output = Command::new(&compiler.command)
-        .args(flags)
-        .args(["-fPIC", "-shared", "-o"])
-        .arg(&tmp_object)
-        .arg(&c_file)
-        .arg("-lm")
-        .output();
-    let output = match output {
-        Ok(o) => o,
-        Err(e) => {
-            let _ = std::fs::remove_file(&c_file);
-            return Err(ExecError::Unavailable(format!(
-                "no C compiler: running `{}` failed ({e}); set CC or use --backend interp",
-                compiler.command
+    entry: &Entry,
+    unit: &Unit,
+) -> Result<(), Built> {
+    let building = entry.building_dir().map_err(Built::CannotWrite)?;
+    let _listed = Listed::temporary(building.path());
+    let c_file = building.path().join("unit.c");
+    let object = building.path().join("unit.so");
+    std::fs::write(&c_file, source).map_err(Built::CannotWrite)?;
+    match run_compiler(compiler, flags, &c_file, &object) {
+        Ok(()) => {}
+        Err(Compiled::NoSpace(e)) => return Err(Built::CannotWrite(e)),
+        Err(Compiled::Failed(message)) => {
+            // Keep the C where the message says, for the user to read.
+            let kept = entry.source();
+            let _ = std::fs::rename(&c_file, &kept);
+            return Err(Built::Failed(compiler_failed(
+                compiler, flags, &kept, &message,
             )));
         }
+        Err(Compiled::Unavailable(e)) => return Err(Built::Failed(e)),
+    }
+    entry
+        .publish(&object, &c_file, unit)
+        .map_err(Built::CannotWrite)
+}
+
+/// Compiles into a private temporary folder and loads the object; the
+/// folder is removed once it is loaded (a loaded object needs no file).
+fn build_privately(
+    source: &str,
+    compiler: &Compiler,
+    flags: &[String],
+) -> Result<(Arc<Library>, PathBuf), ExecError> {
+    let private = tempfile::Builder::new()
+        .prefix("stencilc-kernel-")
+        .tempdir()
+        .map_err(|e| {
+            ExecError::Failed(format!(
+                "cannot make a temporary folder to compile the kernel in: {e}; free space in \
+                 the temporary folder (TMPDIR) or set STENCILC_CACHE_DIR to a writable folder"
+            ))
+        })?;
+    let _listed = Listed::temporary(private.path());
+    let c_file = private.path().join("unit.c");
+    let object = private.path().join("unit.so");
+    let cannot_write = |e: std::io::Error| {
+        ExecError::Failed(format!(
+            "cannot write the kernel to the temporary folder {}: {e}; free space there or set \
+             TMPDIR or STENCILC_CACHE_DIR to a writable folder",
+            private.path().display()
+        ))
     };
-    if !output.status.success() {
-        let _ = std::fs::remove_file(&tmp_object);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let excerpt: Vec<&str> = stderr.lines().take(30).collect();
-        return Err(ExecError::Failed(format!(
-            "`{} {}` could not compile the generated C (kept at {}):\n{}\n\
-             If you set the C flags, check them; otherwise this is a stencilc bug \
-             (use --backend interp meanwhile).",
-            compiler.command,
-            flags.join(" "),
-            c_file.display(),
-            excerpt.join("\n")
+    std::fs::write(&c_file, source).map_err(cannot_write)?;
+    match run_compiler(compiler, flags, &c_file, &object) {
+        Ok(()) => {}
+        Err(Compiled::NoSpace(e)) => return Err(cannot_write(e)),
+        Err(Compiled::Failed(message)) => {
+            return Err(compiler_failed(compiler, flags, &c_file, &message))
+        }
+        Err(Compiled::Unavailable(e)) => return Err(e),
+    }
+    let library = load(&object)?;
+    Ok((library, object))
+}
+
+/// How a compiler run failed.
+enum Compiled {
+    /// The compiler could not write its output: the folder is full.
+    NoSpace(std::io::Error),
+    /// It rejected the C: its first lines of errors.
+    Failed(String),
+    /// It could not be started.
+    Unavailable(ExecError),
+}
+
+/// Runs the compiler on `c_file` into `object`, in its own process group and
+/// listed, so that an interrupted run kills it (and its passes) too.
+fn run_compiler(
+    compiler: &Compiler,
+    flags: &[String],
+    c_file: &Path,
+    object: &Path,
+) -> Result<(), Compiled> {
+    let mut command = Command::new(&compiler.command);
+    command
+        .args(flags)
+        .args(["-fPIC", "-shared", "-o"])
+        .arg(object)
+        .arg(c_file)
+        .arg("-lm");
+    let output = output_listed(&mut command).map_err(|e| {
+        Compiled::Unavailable(ExecError::Unavailable(format!(
+            "no C compiler: running `{}` failed ({e}); set CC or use --backend interp",
+            compiler.command
+        )))
+    })?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stderr.contains("No space left on device") || stderr.contains("Disk quota exceeded") {
+        return Err(Compiled::NoSpace(std::io::Error::other(
+            "no space left on device",
         )));
     }
-    // Publish the source next to the object for people to read, then the object.
-    let _ = std::fs::rename(&c_file, dir.join(format!("{key}.c")));
-    std::fs::rename(&tmp_object, object).map_err(write_error)
+    let excerpt: Vec<&str> = stderr.lines().take(30).collect();
+    Err(Compiled::Failed(excerpt.join("\n")))
+}
+
+/// The error of a compiler that rejected the generated C.
+fn compiler_failed(compiler: &Compiler, flags: &[String], kept: &Path, message: &str) -> ExecError {
+    ExecError::Failed(format!(
+        "`{} {}` could not compile the generated C (kept at {}):\n{message}\n\
+         If you set the C flags, check them; otherwise this is a stencilc bug \
+         (use --backend interp meanwhile).",
+        compiler.command,
+        flags.join(" "),
+        kept.display(),
+    ))
 }
 
 /// Sets `OMP_WAIT_POLICY=passive` unless the user set a policy. OpenMP threads
@@ -287,7 +426,8 @@ fn load(path: &Path) -> Result<Arc<Library>, ExecError> {
     // initialisers are those of libc/libgomp, which are safe to run.
     let library = unsafe { Library::new(path) }.map_err(|e| {
         ExecError::Failed(format!(
-            "cannot load the compiled kernel {}: {e}; delete it to compile it again",
+            "cannot load the compiled kernel {}: {e}; the C compiler's output does not load \
+             here (check CC and the C flags), or use --backend interp meanwhile",
             path.display()
         ))
     })?;

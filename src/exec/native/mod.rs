@@ -5,6 +5,7 @@
 //! buffers of [`FieldState`] are permuted to match (moved, never copied), so the
 //! state ends exactly as the interpreter leaves it.
 
+pub mod cache;
 pub mod compile;
 pub mod parts;
 
@@ -198,6 +199,11 @@ pub fn run(
         Some(prepared) => prepared,
         None => {
             let prepared = Arc::new(prepare_planned(program, &plan, options, &compiler)?);
+            // A damaged cache entry rebuilt, an unwritable cache: said once,
+            // when the kernel is built or looked up.
+            for note in &prepared.1.notes {
+                notice(note);
+            }
             if let Some(cache) = cache {
                 cache.insert(key, Arc::clone(&prepared));
             }
