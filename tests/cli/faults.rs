@@ -616,3 +616,55 @@ fn a_temporary_left_by_a_killed_writer_is_removed_by_the_next_write_there() {
     assert!(!left.exists());
     assert!(partial_files(dir.path()).is_empty());
 }
+
+#[test]
+fn an_interrupted_map_profile_leaves_no_files_and_no_program_behind() {
+    if !cc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let temporary = dir.path().join("tmp");
+    std::fs::create_dir_all(&temporary).unwrap();
+    let marker = dir.path().join("profiled-program-finished");
+    let source = dir.path().join("slow.c");
+    std::fs::write(
+        &source,
+        format!(
+            "#include <stdio.h>\n#include <unistd.h>\n#define N 64\ndouble a[N], b[N];\n\
+             int main(void) {{\n  for (int i = 1; i < N - 1; i++)\n    b[i] = a[i - 1] + a[i + 1];\n\
+             \x20 sleep(4);\n  FILE *f = fopen(\"{}\", \"w\");\n  if (f) fclose(f);\n  return 0;\n}}\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let child = stencilc(&dir.path().join("cache"))
+        .env("TMPDIR", &temporary)
+        .args(["map", source.to_str().unwrap(), "--profile"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the profiled program is built: it is running then.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let built = || {
+        std::fs::read_dir(&temporary)
+            .unwrap()
+            .flatten()
+            .any(|d| d.path().join("profiled").exists())
+    };
+    while !built() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(built(), "the profiled program was never built");
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{}", text(&output.stderr));
+    let left: Vec<_> = std::fs::read_dir(&temporary).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+    std::thread::sleep(Duration::from_secs(5));
+    assert!(!marker.exists(), "the profiled program outlived stencilc");
+}

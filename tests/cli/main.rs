@@ -19,6 +19,7 @@ mod map_liveness;
 mod map_random;
 mod map_shared;
 mod map_xform;
+mod outputs;
 mod robust;
 mod run;
 mod suite;
