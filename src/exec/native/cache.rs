@@ -348,10 +348,13 @@ mod tests {
         );
     }
 
+    /// Damages an entry in one way.
+    type Damage = fn(&Entry);
+
     #[test]
     fn every_kind_of_damage_is_seen() {
         let flags = vec!["-O3".to_string()];
-        let damage: [(&str, fn(&Entry)); 6] = [
+        let damage: [(&str, Damage); 6] = [
             ("truncated object", |e| {
                 std::fs::write(e.object(), b"\x7f").unwrap()
             }),
