@@ -41,12 +41,7 @@ fn text(bytes: &[u8]) -> String {
 }
 
 fn cc_available() -> bool {
-    common::runtime_available(
-        "cc",
-        stencilc::exec::native::Compiler::from_env()
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
-    )
+    common::cc_available()
 }
 
 /// Writes a field's initial values, none of them equal (so that a wrong

@@ -39,12 +39,7 @@ fn text(bytes: &[u8]) -> String {
 }
 
 fn cc_available() -> bool {
-    common::runtime_available(
-        "cc",
-        stencilc::exec::native::Compiler::from_env()
-            .map(|_| ())
-            .map_err(|e| e.to_string()),
-    )
+    common::cc_available()
 }
 
 fn opencl_available() -> bool {

@@ -70,6 +70,17 @@ pub fn runtime_available(name: &str, probe: Result<(), String>) -> bool {
     }
 }
 
+/// Whether a C compiler (`$CC`, or `cc`) is here; a missing one is reported
+/// as [`runtime_available`] says.
+pub fn cc_available() -> bool {
+    runtime_available(
+        "cc",
+        stencilc::exec::native::Compiler::from_env()
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+    )
+}
+
 /// What to do when a runtime is missing: fail if it is required, otherwise
 /// report the skip.
 #[derive(Clone, Debug, Default)]
