@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use stencilc::ir::Program;
-use stencilc::source::SourceFile;
+use stencilc::source::{read_source, show_bytes, ReadError, SourceFile, MAX_SOURCE_BYTES};
 use stencilc::{analysis, front};
 
 use crate::cli::error::CliError;
@@ -21,21 +21,47 @@ pub fn is_host_file(path: &Path) -> bool {
         .is_some_and(|e| HOST_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
 }
 
+/// The text of the program file `path` (SDSL or a C/C++ host file), read with
+/// [`read_source`]'s bound of [`MAX_SOURCE_BYTES`].
+pub fn read_program(path: &Path) -> Result<String, CliError> {
+    read_source(path, MAX_SOURCE_BYTES).map_err(|e| {
+        source_error(
+            path,
+            "the program",
+            &e,
+            "check the path of the .sdsl or C/C++ file",
+        )
+    })
+}
+
+/// The error of a source file `what` (e.g. "the program") at `path` that
+/// [`read_source`] could not read; `io_help` is the help for an error of the
+/// operating system (a missing file, say).
+pub fn source_error(path: &Path, what: &str, error: &ReadError, io_help: &str) -> CliError {
+    let help = match error {
+        ReadError::Io(_) => io_help.to_string(),
+        ReadError::TooLarge { regular: false, .. } => {
+            "give the path of a source file (a device or pipe that never ends cannot be read)"
+                .to_string()
+        }
+        ReadError::TooLarge { limit, .. } => format!(
+            "split the program into smaller files of at most {}",
+            show_bytes(*limit)
+        ),
+        ReadError::NotUtf8 { .. } => {
+            "save the file as UTF-8 (or remove the bytes that are not UTF-8)".to_string()
+        }
+    };
+    CliError::new(
+        format!("cannot read {what} `{}`: {error}", path.display()),
+        help,
+    )
+}
+
 /// Reads and checks the program in `path`; for a host file, region `region`
 /// (the first by default).
 pub fn load(path: &Path, region: Option<usize>) -> Result<Program, CliError> {
-    let text = std::fs::read(path).map_err(|e| {
-        CliError::new(
-            format!("cannot read the program `{}`: {e}", path.display()),
-            "check the path of the .sdsl or C/C++ file",
-        )
-    })?;
-    let text = String::from_utf8(text).map_err(|_| {
-        CliError::new(
-            format!("the program `{}` is not UTF-8 text", path.display()),
-            "give a .sdsl or C/C++ source file saved as UTF-8",
-        )
-    })?;
+    let text = read_program(path)?;
     let source = SourceFile::new(path.display().to_string(), text);
     if !is_host_file(path) {
         if let Some(n) = region {

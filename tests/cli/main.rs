@@ -11,6 +11,7 @@ mod errors;
 mod explain;
 mod flags;
 mod inputs;
+mod limits;
 mod map;
 mod map_converge;
 mod map_lift;

@@ -1,0 +1,137 @@
+//! The command line's limits (issue 43): input that never ends, is too large,
+//! nests or expands without bound, or is nonsense, gives a clear error that
+//! names the limit, within seconds and without a panic, instead of filling
+//! memory, hanging or "succeeding" at nothing.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// What a finished run left: exit status, stdout and stderr.
+struct Ran {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `stencilc args` in `dir`, killing it if it runs past a generous 60 s:
+/// the cases here used to hang or exhaust memory.
+fn stencilc_in(dir: &Path, args: &[&str]) -> Ran {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stencilc"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stderr.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`stencilc {}` ran past 60 s", args.join(" "));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let ran = Ran {
+        code: status.code(),
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    };
+    assert!(!ran.stderr.contains("panicked"), "{}", ran.stderr);
+    assert!(!ran.stderr.contains("RUST_BACKTRACE"), "{}", ran.stderr);
+    ran
+}
+
+fn stencilc(args: &[&str]) -> Ran {
+    stencilc_in(&repo(), args)
+}
+
+/// A failed run: status 1 and its stderr.
+fn fails(args: &[&str]) -> String {
+    let ran = stencilc(args);
+    assert_eq!(ran.code, Some(1), "{}: {}", args.join(" "), ran.stderr);
+    assert!(
+        ran.stdout.is_empty(),
+        "a failed run prints nothing on stdout"
+    );
+    ran.stderr
+}
+
+fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn dev_zero_is_refused_by_every_command_that_reads_a_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.c");
+    let out = out.to_str().unwrap();
+    let cases: [&[&str]; 6] = [
+        &["run", "/dev/zero"],
+        &["emit", "/dev/zero"],
+        &["explain", "/dev/zero"],
+        &["compile", "-f", "/dev/zero", "-o", out],
+        &["check-kernel", "/dev/zero"],
+        &["synth", "/dev/zero", "--grid", "1", "--block", "1"],
+    ];
+    for args in cases {
+        let stderr = fails(args);
+        assert!(
+            stderr.contains("`/dev/zero`")
+                && stderr.contains("not a regular file")
+                && stderr.contains(" MiB limit"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_source_past_the_size_limit_is_refused_naming_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    // Sparse files: the size is checked before anything is read.
+    let sdsl = dir.path().join("big.sdsl");
+    std::fs::File::create(&sdsl)
+        .unwrap()
+        .set_len((16 << 20) + 1)
+        .unwrap();
+    let stderr = fails(&["run", sdsl.to_str().unwrap()]);
+    assert!(stderr.contains("larger than the 16 MiB limit"), "{stderr}");
+}
+
+#[test]
+fn text_that_is_not_utf8_is_located() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "latin1.sdsl", b"int n;\nint caf\xe9;\n");
+    let stderr = fails(&["run", &file]);
+    assert!(
+        stderr.contains("not UTF-8") && stderr.contains("line 2, column 8"),
+        "{stderr}"
+    );
+    let cu = write(dir.path(), "latin1.cu", b"// \xe9\n");
+    let stderr = fails(&["check-kernel", &cu]);
+    assert!(stderr.contains("line 1, column 4"), "{stderr}");
+}
