@@ -123,6 +123,24 @@ fn a_source_past_the_size_limit_is_refused_naming_the_limit() {
 }
 
 #[test]
+fn doubling_cuda_macros_stop_at_the_expansion_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("#define E0 x\n");
+    for i in 1..=20 {
+        text.push_str(&format!("#define E{i} (E{p} + E{p})\n", p = i - 1));
+    }
+    text.push_str("__global__ void k(float *a, float x) { a[threadIdx.x] = E20; }\n");
+    let file = write(dir.path(), "macros.cu", text);
+    let stderr = fails(&["check-kernel", &file]);
+    assert!(
+        stderr.contains("more than 65536 tokens, the limit of macro expansion")
+            && !stderr.contains("expands into itself")
+            && stderr.contains("macros.cu:22:"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn text_that_is_not_utf8_is_located() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "latin1.sdsl", b"int n;\nint caf\xe9;\n");
