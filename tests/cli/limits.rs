@@ -79,6 +79,10 @@ fn fails(args: &[&str]) -> String {
     ran.stderr
 }
 
+fn cc_available() -> bool {
+    crate::map::cc_available()
+}
+
 fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> String {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
@@ -90,10 +94,11 @@ fn dev_zero_is_refused_by_every_command_that_reads_a_source() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.c");
     let out = out.to_str().unwrap();
-    let cases: [&[&str]; 6] = [
+    let cases: [&[&str]; 7] = [
         &["run", "/dev/zero"],
         &["emit", "/dev/zero"],
         &["explain", "/dev/zero"],
+        &["map", "/dev/zero"],
         &["compile", "-f", "/dev/zero", "-o", out],
         &["check-kernel", "/dev/zero"],
         &["synth", "/dev/zero", "--grid", "1", "--block", "1"],
@@ -120,6 +125,74 @@ fn a_source_past_the_size_limit_is_refused_naming_the_limit() {
         .unwrap();
     let stderr = fails(&["run", sdsl.to_str().unwrap()]);
     assert!(stderr.contains("larger than the 16 MiB limit"), "{stderr}");
+    let c = dir.path().join("big.c");
+    std::fs::File::create(&c)
+        .unwrap()
+        .set_len(50 << 20)
+        .unwrap();
+    let stderr = fails(&["map", c.to_str().unwrap()]);
+    assert!(stderr.contains("larger than the 4 MiB limit"), "{stderr}");
+}
+
+#[test]
+fn map_refuses_loops_nested_past_the_limit() {
+    if !cc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("void f(int n, float *a) {\n");
+    for i in 0..1000 {
+        text.push_str(&format!("for (int i{i} = 0; i{i} < n; i{i}++) {{\n"));
+    }
+    text.push_str("a[i0] = 1.0f;\n");
+    text.push_str(&"}\n".repeat(1000));
+    text.push_str("}\n");
+    let file = write(dir.path(), "deep.c", text);
+    let stderr = fails(&["map", &file, "--report"]);
+    assert!(
+        stderr.contains("nested more than 256 deep") && stderr.contains("deep.c:129:"),
+        "{stderr}"
+    );
+    // Four nested loops are far inside it.
+    let ran = stencilc(&["map", "examples/c/heat3d.c", "--report"]);
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+}
+
+#[test]
+fn map_stops_a_preprocessor_that_never_ends() {
+    if !cc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "zero.c",
+        "#include </dev/zero>\nint main(void) { return 0; }\n",
+    );
+    let stderr = fails(&["map", &file]);
+    assert!(
+        stderr.contains("was still running after 20 s") && stderr.contains("#include"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn map_reads_a_file_as_c_whatever_its_name() {
+    if !cc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo().join("examples/c/jacobi2d.c")).unwrap();
+    for name in ["jacobi2d.txt", "JACOBI2D.C", "jacobi2d"] {
+        let file = write(dir.path(), name, &text);
+        let ran = stencilc_in(dir.path(), &["map", &file, "--report"]);
+        assert_eq!(ran.code, Some(0), "{name}: {}", ran.stderr);
+        assert!(
+            ran.stdout.contains("parallel, mapped"),
+            "{name}: {}",
+            ran.stdout
+        );
+    }
 }
 
 #[test]
