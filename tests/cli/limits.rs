@@ -214,6 +214,42 @@ fn doubling_cuda_macros_stop_at_the_expansion_limit() {
 }
 
 #[test]
+fn threads_are_bounded_by_the_machine() {
+    let cap = 4 * std::thread::available_parallelism().map_or(1, |n| n.get());
+    for n in ["100000", "0"] {
+        let ran = stencilc(&[
+            "run",
+            "examples/jacobi2d.sdsl",
+            "--backend",
+            "c",
+            "--threads",
+            n,
+        ]);
+        assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+        assert!(
+            ran.stderr
+                .contains(&format!("give a number of threads from 1 to {cap}")),
+            "{}",
+            ran.stderr
+        );
+    }
+    let over = (cap + 1).to_string();
+    let stderr = stencilc(&[
+        "emit",
+        "examples/jacobi2d.sdsl",
+        "-t",
+        "c",
+        "--threads",
+        &over,
+    ])
+    .stderr;
+    assert!(
+        stderr.contains(&format!("more than the limit of {cap}")),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn text_that_is_not_utf8_is_located() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "latin1.sdsl", b"int n;\nint caf\xe9;\n");
