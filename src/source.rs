@@ -176,6 +176,23 @@ pub fn read_source(path: &std::path::Path, limit: u64) -> Result<String, ReadErr
     })
 }
 
+/// `text` with every lone `\r` (a classic Mac line end, not part of `\r\n`)
+/// made a `\n`, so that lines and columns in diagnostics count such lines; a
+/// byte for a byte, so spans are unchanged.
+pub fn lone_cr_to_lf(text: String) -> String {
+    if !text.contains('\r') {
+        return text;
+    }
+    let mut bytes = text.into_bytes();
+    for i in 0..bytes.len() {
+        if bytes[i] == b'\r' && bytes.get(i + 1) != Some(&b'\n') {
+            bytes[i] = b'\n';
+        }
+    }
+    // Only ASCII bytes were replaced by ASCII bytes.
+    String::from_utf8(bytes).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,5 +230,10 @@ mod tests {
             matches!(err, ReadError::NotUtf8 { line: 2, col: 6 }),
             "{err:?}"
         );
+    }
+
+    #[test]
+    fn lone_carriage_returns_become_line_feeds() {
+        assert_eq!(lone_cr_to_lf("a\rb\r\nc\r".into()), "a\nb\r\nc\n");
     }
 }

@@ -2,9 +2,12 @@
 //! C/C++ file with `#pragma sdsl` regions.
 
 use std::path::Path;
+use std::sync::Arc;
+
+use stencilc::diag::{Diagnostic, Diagnostics};
 
 use stencilc::ir::Program;
-use stencilc::source::{read_source, show_bytes, ReadError, SourceFile, MAX_SOURCE_BYTES};
+use stencilc::source::{read_source, show_bytes, ReadError, SourceFile, Span, MAX_SOURCE_BYTES};
 use stencilc::{analysis, front};
 
 use crate::cli::error::CliError;
@@ -61,7 +64,10 @@ pub fn source_error(path: &Path, what: &str, error: &ReadError, io_help: &str) -
 /// Reads and checks the program in `path`; for a host file, region `region`
 /// (the first by default).
 pub fn load(path: &Path, region: Option<usize>) -> Result<Program, CliError> {
-    let text = read_program(path)?;
+    let mut text = read_program(path)?;
+    if !is_host_file(path) {
+        text = stencilc::source::lone_cr_to_lf(text);
+    }
     let source = SourceFile::new(path.display().to_string(), text);
     if !is_host_file(path) {
         if let Some(n) = region {
@@ -70,9 +76,12 @@ pub fn load(path: &Path, region: Option<usize>) -> Result<Program, CliError> {
                 "leave out --region for a .sdsl program (C/C++ files end in .c, .cc, .cpp, .h, .hpp or .cu)",
             ));
         }
-        return Ok(analysis::checked(front::parse_program(source)?)?);
+        let program = analysis::checked(front::parse_program(source.clone())?)?;
+        // Where the iterate would go: after the last declaration.
+        let end = source.text.trim_end().len();
+        return require_iterate(program, &source, Span::new(end, end), "the program");
     }
-    let mut regions = analysis::checked_regions(front::parse_regions(source)?)?;
+    let mut regions = analysis::checked_regions(front::parse_regions(source.clone())?)?;
     let wanted = region.unwrap_or(0);
     match regions.len() {
         0 => Err(CliError::new(
@@ -91,6 +100,38 @@ pub fn load(path: &Path, region: Option<usize>) -> Result<Program, CliError> {
                 format!("give --region a number from 0 to {}", count - 1)
             },
         )),
-        _ => Ok(regions.swap_remove(wanted).program),
+        _ => {
+            let region = regions.swap_remove(wanted);
+            let what = format!("region {wanted}");
+            let at = Span::new(region.span.start as usize, region.span.start as usize);
+            require_iterate(region.program, &source, at, &what)
+        }
     }
+}
+
+/// `program`, or a diagnostic at `at` when it has no `iterate`: the SDSL guide
+/// (sec. 3.2.11) makes the iterate the program's outer loop, and a file of
+/// declarations only (an empty file, comments, `/dev/null`) is a mistake that
+/// would otherwise "run" zero iterations and succeed. `what` names the program
+/// ("the program", "region 1"). The library still parses declaration-only
+/// programs (a host file's region may only declare).
+fn require_iterate(
+    program: Program,
+    source: &Arc<SourceFile>,
+    at: Span,
+    what: &str,
+) -> Result<Program, CliError> {
+    if program.iterate.is_some() {
+        return Ok(program);
+    }
+    let diagnostic = Diagnostic::error(format!("{what} has no `iterate`"), at)
+        .with_label("the program ends here without one")
+        .with_help(
+            "add `iterate N { stencil name { ... } }` after the declarations: the stencils \
+             it holds are what the program runs, N times",
+        );
+    Err(CliError::Located(Diagnostics::new(
+        source.clone(),
+        vec![diagnostic],
+    )))
 }

@@ -101,8 +101,13 @@ pub fn load(path: &Path, region: Option<usize>) -> Result<Program, LoadError> {
             message: e.to_string(),
         }
     })?;
-    let source = SourceFile::new(path.display().to_string(), text);
     let is_sdsl = path.extension().is_some_and(|e| e == "sdsl");
+    let text = if is_sdsl {
+        crate::source::lone_cr_to_lf(text)
+    } else {
+        text
+    };
+    let source = SourceFile::new(path.display().to_string(), text);
     if is_sdsl {
         if let Some(index) = region {
             if index > 0 {

@@ -250,6 +250,79 @@ fn threads_are_bounded_by_the_machine() {
 }
 
 #[test]
+fn a_program_without_an_iterate_is_a_diagnostic() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        write(dir.path(), "empty.sdsl", ""),
+        write(dir.path(), "blank.sdsl", "  \n\t\n"),
+        write(dir.path(), "comments.sdsl", "// nothing\n/* here */\n"),
+        write(dir.path(), "decls.sdsl", "int n;\ngrid g[n];\n"),
+        "/dev/null".to_string(),
+    ];
+    for file in &cases {
+        for command in ["run", "emit", "explain"] {
+            let stderr = fails(&[command, file]);
+            assert!(
+                stderr.contains("the program has no `iterate`")
+                    && stderr.contains("add `iterate N {"),
+                "{command} {file}: {stderr}"
+            );
+        }
+    }
+    let stderr = fails(&["run", &cases[3]]);
+    assert!(stderr.contains("decls.sdsl:2:11"), "{stderr}");
+}
+
+#[test]
+fn lone_carriage_returns_end_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo().join("examples/jacobi2d.sdsl")).unwrap();
+    let file = write(dir.path(), "cr.sdsl", text.replace('\n', "\r"));
+    let args = [
+        "run",
+        &file,
+        "--backend",
+        "interp",
+        "--set",
+        "dim0=16",
+        "--set",
+        "dim1=16",
+    ];
+    let ran = stencilc(&args);
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(ran.stdout.starts_with("cr: 4 iterations"), "{}", ran.stdout);
+    // Errors count such lines.
+    let broken = text.replace("int dim1;", "int dim1").replace('\n', "\r");
+    let file = write(dir.path(), "cr_broken.sdsl", broken);
+    let stderr = fails(&["run", &file]);
+    assert!(stderr.contains("cr_broken.sdsl:6:1"), "{stderr}");
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped_in_sdsl() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo().join("examples/jacobi2d.sdsl")).unwrap();
+    let file = write(dir.path(), "bom.sdsl", format!("\u{feff}{text}"));
+    let args = [
+        "run",
+        &file,
+        "--backend",
+        "interp",
+        "--set",
+        "dim0=16",
+        "--set",
+        "dim1=16",
+    ];
+    let ran = stencilc(&args);
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(
+        ran.stdout.starts_with("bom: 4 iterations"),
+        "{}",
+        ran.stdout
+    );
+}
+
+#[test]
 fn text_that_is_not_utf8_is_located() {
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "latin1.sdsl", b"int n;\nint caf\xe9;\n");
