@@ -299,6 +299,23 @@ fn lone_carriage_returns_end_lines() {
 }
 
 #[test]
+fn a_huge_identifier_is_shortened_in_the_diagnostic() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "x".repeat(5_000_000);
+    let text = format!(
+        "int n;\ngrid g[n];\nfloat griddata a on g at 0,1;\n\
+         iterate 1 {{ stencil s {{ [0:n-1] : [1]a[0] = [0]{name}[0]; }} }}\n"
+    );
+    let file = write(dir.path(), "long.sdsl", text);
+    let stderr = fails(&["run", &file, "--set", "n=4"]);
+    assert!(stderr.len() < 4_000, "{} bytes of stderr", stderr.len());
+    assert!(
+        stderr.contains("(5000000 characters)") && stderr.contains("long.sdsl:4:"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_byte_order_mark_is_skipped_in_sdsl() {
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(repo().join("examples/jacobi2d.sdsl")).unwrap();
