@@ -316,6 +316,50 @@ fn a_huge_identifier_is_shortened_in_the_diagnostic() {
 }
 
 #[test]
+fn an_npy_shape_too_large_for_the_grid_size_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    // Only the header: the shape is read before any data.
+    let mut header =
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2147483648, 1), }".to_string();
+    while (header.len() + 11) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    let npy = dir.path().join("big.npy");
+    std::fs::write(&npy, bytes).unwrap();
+    let input = format!("a={}", npy.display());
+    let stderr = fails(&["run", "examples/jacobi2d.sdsl", "--input", &input]);
+    assert!(
+        stderr.contains("has shape (2147483648, 1), too large")
+            && stderr.contains("`dim1` (at most 2147483647)")
+            && !stderr.contains("is not given a value"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn truncated_images_are_called_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = std::fs::read(repo().join("examples/data/sample.png")).unwrap();
+    let cases = [
+        write(dir.path(), "cut.png", &png[..300]),
+        write(dir.path(), "header.png", &png[..20]),
+        write(dir.path(), "cut.pgm", b"P5\n4 4\n255\n12345678"),
+    ];
+    for file in &cases {
+        let input = format!("img={file}");
+        let stderr = fails(&["run", "examples/gaussian_blur.sdsl", "--input", &input]);
+        assert!(
+            stderr.contains("is truncated or corrupt") && !stderr.contains("exists"),
+            "{file}: {stderr}"
+        );
+    }
+}
+
+#[test]
 fn a_byte_order_mark_is_skipped_in_sdsl() {
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(repo().join("examples/jacobi2d.sdsl")).unwrap();
