@@ -94,7 +94,7 @@ fn dev_zero_is_refused_by_every_command_that_reads_a_source() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.c");
     let out = out.to_str().unwrap();
-    let cases: [&[&str]; 7] = [
+    let cases: [&[&str]; 8] = [
         &["run", "/dev/zero"],
         &["emit", "/dev/zero"],
         &["explain", "/dev/zero"],
@@ -102,6 +102,18 @@ fn dev_zero_is_refused_by_every_command_that_reads_a_source() {
         &["compile", "-f", "/dev/zero", "-o", out],
         &["check-kernel", "/dev/zero"],
         &["synth", "/dev/zero", "--grid", "1", "--block", "1"],
+        &[
+            "tune",
+            "examples/jacobi2d.sdsl",
+            "--backend",
+            "c",
+            "--set",
+            "dim0=8",
+            "--set",
+            "dim1=8",
+            "--config",
+            "/dev/zero",
+        ],
     ];
     for args in cases {
         let stderr = fails(args);
