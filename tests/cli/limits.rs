@@ -189,6 +189,26 @@ fn map_stops_a_preprocessor_that_never_ends() {
 }
 
 #[test]
+fn map_stops_preprocessed_output_past_the_limit() {
+    if !cc_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A25 expands into 2^25 words: 96 MiB of output.
+    let mut text = String::from("#define A0 xx\n");
+    for i in 1..=25 {
+        text.push_str(&format!("#define A{i} A{p} A{p}\n", p = i - 1));
+    }
+    text.push_str("A25\n");
+    let file = write(dir.path(), "expand.c", text);
+    let stderr = fails(&["map", &file]);
+    assert!(
+        stderr.contains("larger than the 16 MiB limit of `map`"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn map_reads_a_file_as_c_whatever_its_name() {
     if !cc_available() {
         return;
