@@ -84,10 +84,14 @@ impl Diagnostic {
     /// carried as text.
     pub fn one_line(&self, source: &SourceFile) -> String {
         let (line, col) = source.line_col(self.span.start as usize);
-        let mut text = format!("{}:{line}:{col}: {}", source.name, self.message);
+        let mut text = format!(
+            "{}:{line}:{col}: {}",
+            source.name,
+            clip_words(&self.message)
+        );
         if let Some(help) = &self.help {
             text.push_str("; ");
-            text.push_str(help);
+            text.push_str(&clip_words(help));
         }
         text
     }
@@ -110,10 +114,10 @@ impl Diagnostic {
             let end = (s.end as usize).clamp(start, len);
             start..end
         };
-        let mut ranges = vec![(clamp(self.span), true, self.label.clone())];
+        let mut ranges = vec![(clamp(self.span), true, clip_words(&self.label))];
         ranges.extend(also.iter().map(|s| (clamp(*s), true, String::new())));
         for (span, text) in &self.secondary {
-            ranges.push((clamp(*span), false, text.clone()));
+            ranges.push((clamp(*span), false, clip_words(text)));
         }
         let shown = ClippedSource::new(source, &ranges);
         let labels = ranges
@@ -132,9 +136,10 @@ impl Diagnostic {
             Severity::Error => CsDiagnostic::error(),
             Severity::Warning => CsDiagnostic::warning(),
         };
-        let mut diag = base.with_message(self.message.clone()).with_labels(labels);
+        let message = clip_words(&self.message);
+        let mut diag = base.with_message(message.clone()).with_labels(labels);
         if let Some(help) = &self.help {
-            diag = diag.with_notes(vec![format!("help: {help}")]);
+            diag = diag.with_notes(vec![format!("help: {}", clip_words(help))]);
         }
         let config = term::Config::default();
         // Rendering into a string can only fail on an invalid span, which `clamp`
@@ -143,13 +148,48 @@ impl Diagnostic {
             Ok(text) => text,
             Err(_) => {
                 let (line, col) = source.line_col(self.span.start as usize);
-                format!(
-                    "error: {}\n --> {}:{line}:{col}\n",
-                    self.message, source.name
-                )
+                format!("error: {message}\n --> {}:{line}:{col}\n", source.name)
             }
         }
     }
+}
+
+/// The longest word (a run of letters, digits and `_`: a name or a number) that
+/// a diagnostic's message, labels and help show whole, in characters; a longer
+/// one (a 5 MB identifier) is shown as its first [`SHOWN_WORD_PREFIX`]
+/// characters, `...` and its length.
+pub const MAX_SHOWN_WORD: usize = 80;
+
+/// How much of a word longer than [`MAX_SHOWN_WORD`] is shown.
+const SHOWN_WORD_PREFIX: usize = 60;
+
+/// `text` with every word longer than [`MAX_SHOWN_WORD`] characters cut to
+/// `prefix... (N characters)`.
+pub fn clip_words(text: &str) -> String {
+    let is_word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len().min(1 << 12));
+    let mut rest = text;
+    while let Some(start) = rest.find(is_word) {
+        out.push_str(&rest[..start]);
+        let word_len = rest[start..]
+            .find(|c: char| !is_word(c))
+            .unwrap_or(rest.len() - start);
+        let word = &rest[start..start + word_len];
+        let chars = word.chars().count();
+        if chars > MAX_SHOWN_WORD {
+            let cut = word
+                .char_indices()
+                .nth(SHOWN_WORD_PREFIX)
+                .map_or(word.len(), |(i, _)| i);
+            out.push_str(&word[..cut]);
+            out.push_str(&format!("{ELLIPSIS} ({chars} characters)"));
+        } else {
+            out.push_str(word);
+        }
+        rest = &rest[start + word_len..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The longest source line shown whole in a diagnostic, in characters; longer
@@ -424,6 +464,36 @@ mod tests {
         Diagnostic::error("bad", Span::new(at, at + len))
             .with_label("here")
             .render(&source)
+    }
+
+    #[test]
+    fn long_names_in_messages_are_cut_with_their_length() {
+        let name = "x".repeat(5_000_000);
+        let text = format!("int {name};\n");
+        let source = SourceFile::new("t.sdsl", text);
+        let shown = Diagnostic::error(
+            format!("`{name}` is never used"),
+            Span::new(4, 4 + name.len()),
+        )
+        .with_label(format!("`{name}` here"))
+        .with_help(format!("remove `{name}`"))
+        .render(&source);
+        assert!(shown.len() < 2_000, "{} bytes", shown.len());
+        assert!(shown.contains("(5000000 characters)"), "{shown}");
+        assert!(shown.contains("t.sdsl:1:5"), "{shown}");
+        // Short words, and words of exactly the limit, are left alone.
+        let exact = "y".repeat(MAX_SHOWN_WORD);
+        assert_eq!(
+            clip_words(&format!("a `{exact}` b")),
+            format!("a `{exact}` b")
+        );
+        assert_eq!(
+            clip_words("é".repeat(100).as_str())
+                .chars()
+                .filter(|&c| c == 'é')
+                .count(),
+            60
+        );
     }
 
     #[test]

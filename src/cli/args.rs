@@ -97,8 +97,9 @@ pub struct ScheduleArgs {
     #[arg(long, value_name = "X,Y[,Z]", value_parser = parse_axes)]
     pub cpu_tile: Option<Axes>,
 
-    /// OpenMP threads for `--backend c` [default: OpenMP's, `OMP_NUM_THREADS`].
-    #[arg(long, value_name = "N")]
+    /// OpenMP threads for `--backend c`, at most four per hardware thread
+    /// [default: OpenMP's, `OMP_NUM_THREADS`].
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<u32>,
 
     /// Order of a time tile's inner steps for `--backend c`: `levels` (each
@@ -162,6 +163,37 @@ impl ScheduleArgs {
             cpu_order: self.cpu_order.map(TileOrder::from),
             ..RunOptions::default()
         }
+    }
+}
+
+/// How many OpenMP threads `--threads` may ask for per hardware thread of
+/// this machine: more only wait on each other (thousands took minutes on a
+/// small grid, and 100,000 made libgomp abort the process).
+pub const THREADS_PER_CORE: u32 = 4;
+
+/// The most `--threads`: [`THREADS_PER_CORE`] × the available parallelism.
+pub fn max_threads() -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    u32::try_from(cores)
+        .unwrap_or(u32::MAX)
+        .saturating_mul(THREADS_PER_CORE)
+}
+
+/// `--threads N`: from 1 to [`max_threads`].
+pub fn parse_threads(text: &str) -> Result<u32, String> {
+    let cap = max_threads();
+    let cores = cap / THREADS_PER_CORE;
+    let range = format!(
+        "give a number of threads from 1 to {cap} ({THREADS_PER_CORE} x the {cores} hardware thread{} here)",
+        if cores == 1 { "" } else { "s" }
+    );
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err(format!("0 threads cannot run anything; {range}")),
+        Ok(n) if n <= u64::from(cap) => Ok(n as u32),
+        Ok(n) => Err(format!(
+            "{n} threads is more than the limit of {cap}; {range}"
+        )),
+        Err(_) => Err(format!("`{text}` is not a number; {range}")),
     }
 }
 

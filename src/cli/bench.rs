@@ -64,8 +64,9 @@ pub struct BenchArgs {
     #[arg(long = "cpu-order", value_name = "ORDER")]
     pub cpu_order: Option<crate::cli::args::CpuOrderArg>,
     /// OpenMP threads of the generated C and of the baselines
-    /// (`OMP_NUM_THREADS` for them) [default: OpenMP's].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// (`OMP_NUM_THREADS` for them), at most four per hardware thread
+    /// [default: OpenMP's].
+    #[arg(long, value_name = "N", value_parser = crate::cli::args::parse_threads)]
     pub threads: Option<u32>,
     /// Write RESULTS.md and results.json here rather than in `--dir`.
     #[arg(long, value_name = "DIR")]

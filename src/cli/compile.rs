@@ -49,12 +49,15 @@ pub struct CompileArgs {
 /// Runs `stencilc compile`.
 pub fn run(args: &CompileArgs) -> Result<(), CliError> {
     refuse_output_over_input(&args.input, &args.output)?;
-    let text = std::fs::read_to_string(&args.input).map_err(|e| {
-        CliError::new(
-            format!("cannot read `{}`: {e}", args.input.display()),
-            "give -f the path of a C/C++ file with #pragma sdsl regions",
-        )
-    })?;
+    let text = stencilc::source::read_source(&args.input, stencilc::source::MAX_SOURCE_BYTES)
+        .map_err(|e| {
+            crate::cli::program::source_error(
+                &args.input,
+                "the input",
+                &e,
+                "give -f the path of a C/C++ file with #pragma sdsl regions",
+            )
+        })?;
     let source = SourceFile::new(args.input.display().to_string(), text);
     let mut regions =
         stencilc::analysis::checked_regions(stencilc::front::parse_regions(source.clone())?)?;

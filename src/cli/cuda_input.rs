@@ -9,7 +9,7 @@ use stencilc::exec::emu::args::{parse_sizes, parse_specs, ArgError, ArgSpec};
 use stencilc::exec::emu::Launch;
 use stencilc::front::cuda::ast::{Kernel, Unit};
 use stencilc::front::cuda::{parse_define, parse_unit};
-use stencilc::source::SourceFile;
+use stencilc::source::{read_source, SourceFile, MAX_SOURCE_BYTES};
 
 use super::error::CliError;
 
@@ -32,12 +32,8 @@ pub struct CudaInput {
 /// Reads, parses and checks `file` with the `-D` macros `defines`;
 /// `command` names the command for the help of a bad `-D`.
 pub fn load(file: &Path, defines: &[String], command: &str) -> Result<CudaInput, CliError> {
-    let text = std::fs::read_to_string(file).map_err(|e| {
-        CliError::new(
-            format!("cannot read `{}`: {e}", file.display()),
-            "check the path",
-        )
-    })?;
+    let text = read_source(file, MAX_SOURCE_BYTES)
+        .map_err(|e| super::program::source_error(file, "the CUDA file", &e, "check the path"))?;
     let source = SourceFile::new(file.display().to_string(), text);
     let defines = defines
         .iter()

@@ -75,6 +75,7 @@ pub fn run(args: &MapArgs) -> Result<(), CliError> {
             message,
             "the file must preprocess and compile with `cc -std=gnu99`",
         ),
+        CError::Refused { message, help } => CliError::new(message, help),
     })?;
     let unit = lower_unit(&file);
     let target = match args.target {

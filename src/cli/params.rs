@@ -262,6 +262,7 @@ pub fn infer_grid_sizes(
             continue;
         }
         if let Some(shape) = io::probe_shape(path)? {
+            refuse_oversized_extents(program, field, &shape, path)?;
             shapes.push((field, shape, path.display().to_string()));
         }
     }
@@ -289,6 +290,53 @@ pub fn infer_grid_sizes(
             from: PathBuf::from(i.from),
         })
         .collect())
+}
+
+/// An error when an axis of `shape` (of the file `path` for `field`) is
+/// larger than the grid-size parameter it would give can hold: such an
+/// extent is not inferred, and the run would otherwise end with "is not given
+/// a value", hiding that the file was the problem.
+fn refuse_oversized_extents(
+    program: &Program,
+    field: FieldId,
+    shape: &[usize],
+    path: &Path,
+) -> Result<(), CliError> {
+    let grid = &program.grids[program.fields[field.0].grid.0];
+    if shape.len() != grid.rank() {
+        return Ok(()); // reported when the file is read
+    }
+    for (axis, param) in session::grid_size_params(program, field) {
+        let param = &program.params[param.0];
+        let extent = shape[axis];
+        let max = match param.ty {
+            ScalarType::Int => i32::MAX as u64,
+            ScalarType::Long => i64::MAX as u64,
+            _ => continue,
+        };
+        if extent as u64 > max {
+            let shown: Vec<String> = shape.iter().map(|n| n.to_string()).collect();
+            return Err(CliError::new(
+                format!(
+                    "`{}` has shape ({}), too large: its extent {extent} on axis {axis} does not fit \
+                     the {} grid size `{}` (at most {max})",
+                    path.display(),
+                    shown.join(", "),
+                    param.ty,
+                    param.name
+                ),
+                format!(
+                    "give an input of at most {max} points along axis {axis}{}",
+                    if param.ty == ScalarType::Int {
+                        format!(", or declare `{}` as `long`", param.name)
+                    } else {
+                        String::new()
+                    }
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The final bindings; every parameter must have a value by now.

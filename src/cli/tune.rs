@@ -238,12 +238,16 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
 }
 
 fn read_config(path: &std::path::Path) -> Result<stencilc::tune::config::TuneConfig, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        CliError::new(
-            format!("cannot read the configuration `{}`: {e}", path.display()),
-            "check the path given to --config",
-        )
-    })?;
+    // A configuration is parsed like a source file, so it is read as one.
+    let text =
+        stencilc::source::read_source(path, stencilc::source::MAX_SOURCE_BYTES).map_err(|e| {
+            crate::cli::program::source_error(
+                path,
+                "the configuration",
+                &e,
+                "check the path given to --config",
+            )
+        })?;
     Ok(stencilc::tune::config::parse(SourceFile::new(
         path.display().to_string(),
         text,

@@ -54,9 +54,15 @@ impl Lexer<'_> {
             let start = self.pos;
             match c {
                 b' ' | b'\t' | b'\r' | b'\n' | b'\x0c' | b'\x0b' => self.pos += 1,
+                // A byte-order mark that editors on Windows put first is not text.
+                0xEF if self.pos == 0 && self.text.starts_with('\u{feff}') => {
+                    self.pos += '\u{feff}'.len_utf8();
+                }
                 b'/' if self.peek_at(1) == Some(b'/') => {
+                    // A lone `\r` ends a line too (classic Mac line ends), or a
+                    // file of them would be one comment.
                     while let Some(c) = self.peek_at(0) {
-                        if c == b'\n' {
+                        if c == b'\n' || c == b'\r' {
                             break;
                         }
                         self.pos += 1;
@@ -355,6 +361,18 @@ mod tests {
         let tokens = lex(text, 3..6).expect("lexes");
         assert_eq!(tokens[0].span, Span::new(3, 6));
         assert_eq!(tokens[1].span, Span::new(6, 6));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_a_lone_cr_ends_a_comment() {
+        assert_eq!(
+            kinds("\u{feff}int n;"),
+            kinds("int n;"),
+            "a BOM at the start is not a character of the program"
+        );
+        assert_eq!(kinds("// c\rint n;\r"), kinds("int n;"));
+        // Not at the start, U+FEFF is still an error.
+        assert!(lex("int \u{feff}n;", 0.."int \u{feff}n;".len()).is_err());
     }
 
     #[test]

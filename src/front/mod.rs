@@ -95,12 +95,19 @@ pub fn parse_regions(source: Arc<SourceFile>) -> Result<Vec<Region>, Diagnostics
 /// Reads and parses a program file: a `.sdsl` file as one program, any other
 /// file (C/C++) as a host of regions, of which `region` (default 0) is taken.
 pub fn load(path: &Path, region: Option<usize>) -> Result<Program, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|e| LoadError::Io {
-        path: path.display().to_string(),
-        message: e.to_string(),
+    let text = crate::source::read_source(path, crate::source::MAX_SOURCE_BYTES).map_err(|e| {
+        LoadError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        }
     })?;
-    let source = SourceFile::new(path.display().to_string(), text);
     let is_sdsl = path.extension().is_some_and(|e| e == "sdsl");
+    let text = if is_sdsl {
+        crate::source::lone_cr_to_lf(text)
+    } else {
+        text
+    };
+    let source = SourceFile::new(path.display().to_string(), text);
     if is_sdsl {
         if let Some(index) = region {
             if index > 0 {

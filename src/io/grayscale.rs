@@ -31,6 +31,15 @@ fn reader(path: &Path, format: Format) -> Result<ImageReader<BufReader<std::fs::
 
 fn malformed(path: &Path, format: Format, error: image::ImageError) -> DataError {
     match error {
+        // The file opened, so an early end is the file's fault, not the path's.
+        image::ImageError::IoError(source)
+            if source.kind() == std::io::ErrorKind::UnexpectedEof =>
+        {
+            DataError::Truncated {
+                path: path.to_path_buf(),
+                format,
+            }
+        }
         image::ImageError::IoError(source) => DataError::Read {
             path: path.to_path_buf(),
             source,

@@ -158,6 +158,14 @@ pub enum DataError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The file ends before its data does (a cut-short download or copy).
+    #[error("`{}` is truncated or corrupt: it ends before the {format} image data does", path.display())]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// Its format.
+        format: Format,
+    },
     /// The file is not a valid file of its format.
     #[error("`{}` is not a valid {format} file: {reason}", path.display())]
     Malformed {
@@ -273,6 +281,9 @@ impl DataError {
                 "images map pixels to [0, 1], which needs a float or double field; use .npy or .raw for integer fields".into()
             }
             DataError::Read { .. } => "check that the file exists and is readable".into(),
+            DataError::Truncated { format, .. } => {
+                format!("the file was cut short: write it again whole, or give a complete {format} file")
+            }
             DataError::Malformed { format, .. } => {
                 format!("give a file written as {format} (the extension selects the format)")
             }

@@ -12,6 +12,7 @@ mod explain;
 mod faults;
 mod flags;
 mod inputs;
+mod limits;
 mod map;
 mod map_converge;
 mod map_lift;

@@ -9,12 +9,15 @@
 pub mod loops;
 pub mod lower;
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::source::{SourceFile, Span};
+use crate::source::{read_source, show_bytes, ReadError, SourceFile, Span, MAX_C_SOURCE_BYTES};
 
 pub use loops::CUnit;
 pub use lower::lower_unit;
@@ -43,28 +46,173 @@ pub enum CError {
     Located(Diagnostics),
     /// Anything else (no `cc`, an error of the preprocessor, a syntax error in a header).
     Plain(String),
+    /// A limit on what `map` takes was passed (the file's size, the time or
+    /// output of the preprocessor): what happened, and what to change.
+    Refused {
+        /// What went wrong, with the limit's figure.
+        message: String,
+        /// What to change.
+        help: String,
+    },
+}
+
+/// How deeply statements may nest in a C file for `map`: 256 levels (128
+/// loops with braced bodies), far past real loop nests (the mapping criteria
+/// take at most 3 block loops and 3 thread loops), while the analysis's memory,
+/// which grows with the square of the depth, stays within a few tens of MiB.
+pub const MAX_C_NESTING: usize = 256;
+
+/// How long `cc -E` may run, in seconds: preprocessing even a large file with
+/// its system headers takes well under a second, so a preprocessor still
+/// running after this is stuck (reading `/dev/zero` or a pipe, say).
+pub const PREPROCESS_SECONDS: u64 = 20;
+
+/// The most bytes of `cc -E` output parsed: 16 MiB, four times the largest
+/// file read ([`MAX_C_SOURCE_BYTES`]) plus room for the system headers, while
+/// macros that expand exponentially are stopped before they fill memory.
+pub const MAX_PREPROCESSED_BYTES: u64 = 16 << 20;
+
+/// Stops the preprocessor `child` and every process of its group (see
+/// [`preprocess`]), and reaps it.
+fn kill_group(child: &mut std::process::Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals the process group that
+        // `preprocess` made for this child alone; it touches no memory.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Runs `cc -E -x c -std=gnu99 path` within [`PREPROCESS_SECONDS`], keeping at
+/// most [`MAX_PREPROCESSED_BYTES`] of its output.
+fn preprocess(cc: &str, path: &Path) -> Result<String, CError> {
+    use std::io::Read;
+    let mut child = Command::new(cc)
+        .arg("-E")
+        .args(["-x", "c"])
+        .arg("-std=gnu99")
+        .arg(path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group, so that a stuck `cc1` (the driver's child,
+        // which holds the pipes) is stopped with the driver.
+        .process_group(0)
+        .spawn()
+        .map_err(|e| CError::Plain(format!("cannot run the preprocessor `{cc} -E`: {e}")))?;
+    // Both pipes are drained by threads so that a full pipe never stalls the
+    // preprocessor; stdout stops one byte past the limit, stderr at 64 KiB.
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let over = Arc::new(AtomicBool::new(false));
+    let out_reader = std::thread::spawn({
+        let over = over.clone();
+        move || {
+            let mut bytes = Vec::new();
+            let _ = (&mut stdout)
+                .take(MAX_PREPROCESSED_BYTES + 1)
+                .read_to_end(&mut bytes);
+            if bytes.len() as u64 > MAX_PREPROCESSED_BYTES {
+                over.store(true, Ordering::Relaxed);
+            }
+            bytes
+        }
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = (&mut stderr).take(64 << 10).read_to_end(&mut bytes);
+        // Drain the rest so that the preprocessor is never blocked on stderr.
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        bytes
+    });
+    let deadline = Instant::now() + Duration::from_secs(PREPROCESS_SECONDS);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if over.load(Ordering::Relaxed) => {
+                // Output past the limit: nothing more is read, so stop it.
+                kill_group(&mut child);
+                break None;
+            }
+            Ok(None) if Instant::now() >= deadline => {
+                kill_group(&mut child);
+                let _ = out_reader.join();
+                let _ = err_reader.join();
+                return Err(CError::Refused {
+                    message: format!(
+                        "the preprocessor `{cc} -E` was still running after {PREPROCESS_SECONDS} s on `{}`, and was stopped",
+                        path.display()
+                    ),
+                    help: "check the file's #include lines: one may name a device or a pipe \
+                           (such as /dev/zero) that never ends"
+                        .to_string(),
+                });
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => {
+                kill_group(&mut child);
+                return Err(CError::Plain(format!(
+                    "cannot wait for the preprocessor `{cc} -E`: {e}"
+                )));
+            }
+        }
+    };
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+    if stdout.len() as u64 > MAX_PREPROCESSED_BYTES {
+        return Err(CError::Refused {
+            message: format!(
+                "the preprocessed `{}` is larger than the {} limit of `map`",
+                path.display(),
+                show_bytes(MAX_PREPROCESSED_BYTES)
+            ),
+            help: "check the file's macros and #include lines (a macro that expands \
+                   exponentially, or a header that includes itself)"
+                .to_string(),
+        });
+    }
+    match status {
+        Some(status) if status.success() => Ok(String::from_utf8_lossy(&stdout).into_owned()),
+        _ => Err(CError::Plain(format!(
+            "the preprocessor `{cc} -E` failed:\n{}",
+            String::from_utf8_lossy(&stderr).trim_end()
+        ))),
+    }
 }
 
 impl CFile {
     /// Preprocesses `path` with `cc -E` (`cc` or the `CC` environment variable)
     /// and parses it.
+    ///
+    /// The file is read with [`read_source`]'s bound of [`MAX_C_SOURCE_BYTES`],
+    /// and the preprocessor is run as C whatever the file's name (`-x c`: a
+    /// `.txt` would otherwise be taken as linker input, a `.C` as C++), for at
+    /// most [`PREPROCESS_SECONDS`] seconds and [`MAX_PREPROCESSED_BYTES`] bytes
+    /// of output (`#include </dev/zero>` never ends).
     pub fn load(path: &Path) -> Result<CFile, CError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CError::Plain(format!("cannot read `{}`: {e}", path.display())))?;
+        let text = read_source(path, MAX_C_SOURCE_BYTES).map_err(|e| {
+            let help = match e {
+                ReadError::Io(_) => "check the path of the C file".to_string(),
+                ReadError::TooLarge { regular: false, .. } => {
+                    "give the path of a C source file (a device or pipe that never ends cannot be read)"
+                        .to_string()
+                }
+                ReadError::TooLarge { limit, .. } => format!(
+                    "map a smaller file: split the program into files of at most {} and map the one with the loops",
+                    show_bytes(limit)
+                ),
+                ReadError::NotUtf8 { .. } => "save the file as UTF-8".to_string(),
+            };
+            CError::Refused {
+                message: format!("cannot read the C file `{}`: {e}", path.display()),
+                help,
+            }
+        })?;
         let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-        let output = Command::new(&cc)
-            .arg("-E")
-            .arg("-std=gnu99")
-            .arg(path)
-            .output()
-            .map_err(|e| CError::Plain(format!("cannot run the preprocessor `{cc} -E`: {e}")))?;
-        if !output.status.success() {
-            return Err(CError::Plain(format!(
-                "the preprocessor `{cc} -E` failed:\n{}",
-                String::from_utf8_lossy(&output.stderr).trim_end()
-            )));
-        }
-        let preprocessed = String::from_utf8_lossy(&output.stdout).into_owned();
+        let preprocessed = preprocess(&cc, path)?;
         CFile::from_preprocessed(&path.display().to_string(), text, preprocessed)
     }
 
@@ -82,14 +230,18 @@ impl CFile {
             ..lang_c::driver::Config::default()
         };
         match lang_c::driver::parse_preprocessed(&config, preprocessed.clone()) {
-            Ok(parse) => Ok(CFile {
-                original,
-                preprocessed,
-                unit: parse.unit,
-                line_origin,
-                line_starts,
-                scops,
-            }),
+            Ok(parse) => {
+                let file = CFile {
+                    original,
+                    preprocessed,
+                    unit: parse.unit,
+                    line_origin,
+                    line_starts,
+                    scops,
+                };
+                file.refuse_deep_nesting()?;
+                Ok(file)
+            }
             Err(error) => {
                 let mut expected: Vec<&str> = error.expected.iter().copied().collect();
                 expected.sort_unstable();
@@ -115,6 +267,77 @@ impl CFile {
                     ))),
                 }
             }
+        }
+    }
+
+    /// An error when statements nest more than [`MAX_C_NESTING`] deep: the
+    /// loop IR and the mapping analysis keep, for each loop, what encloses it,
+    /// so their memory grows with the square of the depth (1,000 nested loops
+    /// took 350 MiB, 10,000 more than 12 GiB).
+    fn refuse_deep_nesting(&self) -> Result<(), CError> {
+        use lang_c::visit::Visit;
+        struct Depth {
+            depth: usize,
+            /// Where the first statement past the limit starts (preprocessed offset).
+            too_deep: Option<usize>,
+        }
+        impl<'ast> Visit<'ast> for Depth {
+            fn visit_statement(
+                &mut self,
+                statement: &'ast lang_c::ast::Statement,
+                span: &'ast lang_c::span::Span,
+            ) {
+                if self.too_deep.is_some() {
+                    return;
+                }
+                self.depth += 1;
+                if self.depth > MAX_C_NESTING {
+                    self.too_deep = Some(span.start);
+                } else {
+                    lang_c::visit::visit_statement(self, statement, span);
+                }
+                self.depth -= 1;
+            }
+        }
+        let mut depth = Depth {
+            depth: 0,
+            too_deep: None,
+        };
+        depth.visit_translation_unit(&self.unit);
+        let Some(offset) = depth.too_deep else {
+            return Ok(());
+        };
+        let message = format!(
+            "statements are nested more than {MAX_C_NESTING} deep here, the limit of `map`"
+        );
+        let help = "nest fewer loops and blocks (each `for` and each `{ ... }` is one level): \
+                    move the inner loops into a function";
+        match self.line_of(offset) {
+            Some(line) => {
+                let column = offset - self.line_starts[self.line_index(offset)] + 1;
+                let at = offset_of(&self.original, line, column);
+                Err(CError::Located(Diagnostics::new(
+                    self.original.clone(),
+                    vec![Diagnostic::error(message, Span::new(at, at + 1))
+                        .with_label(format!("level {}", MAX_C_NESTING + 1))
+                        .with_help(help)],
+                )))
+            }
+            None => Err(CError::Refused {
+                message: format!(
+                    "{message}, in a header included by `{}`",
+                    self.original.name
+                ),
+                help: help.to_string(),
+            }),
+        }
+    }
+
+    /// The index of the preprocessed line holding byte `offset`.
+    fn line_index(&self, offset: usize) -> usize {
+        match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i.saturating_sub(1),
         }
     }
 

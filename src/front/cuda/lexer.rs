@@ -13,7 +13,13 @@ use crate::source::Span;
 
 /// How deeply macros may expand into macros (a `#define A B` / `#define B A`
 /// pair is reported instead of looping).
-const MAX_MACRO_DEPTH: usize = 32;
+pub const MAX_MACRO_DEPTH: usize = 32;
+
+/// The most tokens that macro uses in a file may expand into, all uses
+/// together: 65,536 (2^16), far past what a kernel's constants and short
+/// expressions need, while a chain of macros that each use the previous one
+/// twice (2^20 terms in 20 lines) is stopped before it takes gigabytes.
+pub const MAX_EXPANDED_TOKENS: usize = 1 << 16;
 
 /// What a token is.
 #[derive(Clone, Debug, PartialEq)]
@@ -86,16 +92,20 @@ pub fn lex(text: &str, defines: &[(String, String)]) -> Result<Vec<Token>, Diagn
 /// the span of the use.
 fn expand(raw: Vec<Token>, macros: &HashMap<String, Vec<Token>>) -> Result<Vec<Token>, Diagnostic> {
     let mut out = Vec::with_capacity(raw.len());
+    let mut budget = MAX_EXPANDED_TOKENS;
     for token in raw {
-        expand_one(token, macros, &mut Vec::new(), &mut out)?;
+        expand_one(token, macros, &mut Vec::new(), &mut budget, &mut out)?;
     }
     Ok(out)
 }
 
+/// Expands `token` into `out`; `budget` is how many more tokens macro bodies
+/// may still add (see [`MAX_EXPANDED_TOKENS`]).
 fn expand_one(
     token: Token,
     macros: &HashMap<String, Vec<Token>>,
     active: &mut Vec<String>,
+    budget: &mut usize,
     out: &mut Vec<Token>,
 ) -> Result<(), Diagnostic> {
     let TokenKind::Ident(name) = &token.kind else {
@@ -106,18 +116,48 @@ fn expand_one(
         out.push(token);
         return Ok(());
     };
-    if active.contains(name) || active.len() >= MAX_MACRO_DEPTH {
+    if active.contains(name) {
         return Err(
             Diagnostic::error(format!("macro `{name}` expands into itself"), token.span).with_help(
                 "give the macro a value that does not name it, directly or through others",
             ),
         );
     }
+    if active.len() >= MAX_MACRO_DEPTH {
+        return Err(Diagnostic::error(
+            format!(
+                "macro `{name}` is nested more than {MAX_MACRO_DEPTH} macros deep (in `{}`), \
+                 the limit of macro expansion",
+                active[0]
+            ),
+            token.span,
+        )
+        .with_label("expanded here")
+        .with_help(format!(
+            "define the value with fewer macros in between (at most {MAX_MACRO_DEPTH} deep), \
+             or pass it with `-D NAME=VALUE`"
+        )));
+    }
+    if body.len() > *budget {
+        return Err(Diagnostic::error(
+            format!(
+                "the macros of this file expand into more than {MAX_EXPANDED_TOKENS} tokens, \
+                 the limit of macro expansion (reached expanding `{name}`)"
+            ),
+            token.span,
+        )
+        .with_label("the limit was reached expanding this")
+        .with_help(
+            "write the expression without macros that use other macros several times \
+             (each such use doubles the text)",
+        ));
+    }
+    *budget -= body.len();
     active.push(name.clone());
     for inner in body {
         let mut inner = inner.clone();
         inner.span = token.span;
-        expand_one(inner, macros, active, out)?;
+        expand_one(inner, macros, active, budget, out)?;
     }
     active.pop();
     Ok(())
@@ -469,5 +509,39 @@ mod tests {
     fn recursive_macro_is_an_error() {
         let err = lex("#define A B\n#define B A\nA", &[]).unwrap_err();
         assert!(err.message.contains("expands into itself"));
+    }
+
+    #[test]
+    fn doubling_macros_stop_at_the_expansion_limit() {
+        // E20 would be 2^20 terms (about 4 million tokens).
+        let mut text = String::from("#define E0 x\n");
+        for i in 1..=20 {
+            text.push_str(&format!("#define E{i} (E{p} + E{p})\n", p = i - 1));
+        }
+        text.push_str("E20\n");
+        let err = lex(&text, &[]).unwrap_err();
+        assert!(
+            err.message.contains("more than 65536 tokens") && err.message.contains("limit"),
+            "{}",
+            err.message
+        );
+        // Twelve doublings (about 20,000 tokens) are within it.
+        let ok = text.replace("E20\n", "E12\n");
+        assert!(lex(&ok, &[]).is_ok());
+    }
+
+    #[test]
+    fn a_deep_chain_of_macros_names_the_depth_limit() {
+        let mut text = String::from("#define M0 1\n");
+        for i in 1..=40 {
+            text.push_str(&format!("#define M{i} M{}\n", i - 1));
+        }
+        text.push_str("M40\n");
+        let err = lex(&text, &[]).unwrap_err();
+        assert!(
+            err.message.contains("more than 32 macros deep") && !err.message.contains("itself"),
+            "{}",
+            err.message
+        );
     }
 }

@@ -170,13 +170,14 @@ fn failed(msg: impl Into<String>) -> ExecError {
 
 /// Reads, retypes and parses a case's program.
 pub fn load_program(case: &BenchCase) -> Result<Program, ExecError> {
-    let text = std::fs::read_to_string(&case.path).map_err(|e| {
-        failed(format!(
-            "cannot read {}: {e}; pass the folder of the benchmark programs \
+    let text =
+        crate::source::read_source(&case.path, crate::source::MAX_SOURCE_BYTES).map_err(|e| {
+            failed(format!(
+                "cannot read {}: {e}; pass the folder of the benchmark programs \
              (bench/programs)",
-            case.path.display()
-        ))
-    })?;
+                case.path.display()
+            ))
+        })?;
     let text = match case.precision {
         Precision::F64 => suite::float_to_double(&text),
         Precision::F32 | Precision::Native => text,
