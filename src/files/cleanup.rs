@@ -139,7 +139,7 @@ pub fn clean_up_for_exit() -> usize {
 }
 
 /// Sends SIGKILL to the process group `pid` leads.
-fn kill_group(pid: u32) {
+pub fn kill_group(pid: u32) {
     #[cfg(unix)]
     if let Ok(pid) = libc::pid_t::try_from(pid) {
         // SAFETY: kill(2) with a negative pid signals a process group; it has

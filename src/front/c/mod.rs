@@ -75,13 +75,7 @@ pub const MAX_PREPROCESSED_BYTES: u64 = 16 << 20;
 /// Stops the preprocessor `child` and every process of its group (see
 /// [`preprocess`]), and reaps it.
 fn kill_group(child: &mut std::process::Child) {
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: kill(2) with a negative pid signals the process group that
-        // `preprocess` made for this child alone; it touches no memory.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
+    crate::files::cleanup::kill_group(child.id());
     let _ = child.kill();
     let _ = child.wait();
 }
@@ -103,6 +97,8 @@ fn preprocess(cc: &str, path: &Path) -> Result<String, CError> {
         .process_group(0)
         .spawn()
         .map_err(|e| CError::Plain(format!("cannot run the preprocessor `{cc} -E`: {e}")))?;
+    // Killed, with its group, if stencilc is interrupted meanwhile.
+    let _listed = crate::files::cleanup::Listed::child(child.id());
     // Both pipes are drained by threads so that a full pipe never stalls the
     // preprocessor; stdout stops one byte past the limit, stderr at 64 KiB.
     let mut stdout = child.stdout.take().expect("stdout is piped");
