@@ -116,3 +116,115 @@ fn every_subcommand_fails_with_a_clear_error_on_a_full_stdout() {
         );
     }
 }
+
+/// A kernel whose float to integer conversions leave `int`'s range: an
+/// explicit cast, an initialiser, an assignment and a compound assignment.
+const CONVERSIONS: &str =
+    "__global__ void convert(const float* in, int* out, int* implicit, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float x = (in[i] - 0.5f) * 1.0e10f;
+        out[i] = (int)x;
+        int j = x;
+        implicit[i] = j;
+        int k = 0;
+        k += x;
+        implicit[i] = implicit[i] / 2 + k / 2;
+    }
+}
+";
+
+fn check_kernel(dir: &std::path::Path, source: &str, extra: &[&str]) -> Output {
+    let file = dir.join("kernel.cu");
+    std::fs::write(&file, source).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_stencilc"))
+        .arg("check-kernel")
+        .arg(&file)
+        .args(extra)
+        .output()
+        .expect("stencilc runs")
+}
+
+/// The OpenCL printing converts floats to integers with OpenCL's saturating
+/// conversions, as the emulator does, so `--on opencl` agrees with it on
+/// values out of `int`'s range (a plain C cast gave `INT_MIN` on PoCL where
+/// the emulator saturates to `INT_MAX`, reported as a bug in stencilc).
+#[test]
+fn check_kernel_on_opencl_agrees_on_out_of_range_float_to_int() {
+    let dir = tempfile::tempdir().unwrap();
+    let printed = check_kernel(dir.path(), CONVERSIONS, &["--print-opencl"]);
+    let text = String::from_utf8_lossy(&printed.stdout);
+    assert!(printed.status.success(), "{text}");
+    assert!(text.contains("out[i] = convert_int_sat_rtz(x);"), "{text}");
+    assert!(text.contains("int j = convert_int_sat_rtz(x);"), "{text}");
+    assert!(text.contains("k = convert_int_sat_rtz(k + x);"), "{text}");
+    let run = check_kernel(
+        dir.path(),
+        CONVERSIONS,
+        &[
+            "--grid",
+            "2",
+            "--block",
+            "32",
+            "--arg",
+            "in=random:64",
+            "--arg",
+            "out=zeros:64",
+            "--arg",
+            "implicit=zeros:64",
+            "--arg",
+            "n=64",
+            "--on",
+            "opencl",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    if stderr.contains("OpenCL unavailable") {
+        eprintln!("skipping the OpenCL run: {stderr}");
+        return;
+    }
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("on OpenCL agrees with the emulator"),
+        "{stdout}"
+    );
+}
+
+/// A shift by 32 or by a negative amount is undefined in C and CUDA: the
+/// emulator reports it with its line, as it does a division by zero.
+#[test]
+fn check_kernel_reports_shifts_out_of_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let kernel = "__global__ void shift(int* out, int s) {
+    int i = threadIdx.x;
+    out[i] = 1 << (s + i);
+}
+";
+    for (s, ok) in [("0", true), ("31", false), ("-1", false), ("32", false)] {
+        let run = check_kernel(
+            dir.path(),
+            kernel,
+            &[
+                "--grid",
+                "1",
+                "--block",
+                "2",
+                "--arg",
+                "out=zeros:2",
+                "--arg",
+                &format!("s={s}"),
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.success(), ok, "s={s}: {stderr}");
+        if !ok {
+            assert!(
+                stderr.contains("shift by a negative amount or by at least the width")
+                    && stderr.contains("kernel.cu:3"),
+                "s={s}: {stderr}"
+            );
+            assert!(!stderr.contains("internal error"), "{stderr}");
+        }
+    }
+}

@@ -15,6 +15,12 @@
 //! pragma when anything is `double`. `extern "C"` and `__launch_bounds__`
 //! have no OpenCL meaning and are left out.
 //!
+//! A floating value converted to an integer type (a cast, an initialiser, an
+//! assignment, `i += f`) goes through OpenCL's `convert_<T>_sat_rtz`, which
+//! computes what the emulator computes where C's conversion is undefined
+//! (out of range saturates, NaN gives 0); a compound assignment whose target
+//! has side effects (`a[i++] += f`) keeps C's conversion.
+//!
 //! KaniCUDA's annotations are stripped: `profile("...")` is dropped and a
 //! marked read `__opt__.a[i]` is printed as the global read `a[i]` it stands
 //! for, which is what the emulator computes for it too. Warp shuffles have no
@@ -307,7 +313,8 @@ impl Printer<'_> {
                     ident(name)
                 );
                 if let Some(init) = init {
-                    let _ = write!(text, " = {}", self.expr(init, ASSIGN)?);
+                    let value = self.value_as(init, *ty)?;
+                    let _ = write!(text, " = {value}");
                 }
                 Ok(text)
             }
@@ -459,6 +466,20 @@ impl Printer<'_> {
         }
     }
 
+    /// `expr` as a value of type `to`, where C converts it implicitly (an
+    /// initialiser, an assignment) or a cast does: a floating value bound for
+    /// an integer type goes through OpenCL's saturating conversion, which
+    /// computes what the emulator computes (truncation toward zero, the
+    /// target's limits out of range, NaN 0); C's plain conversion is undefined
+    /// there, and PoCL gives `INT_MIN` for `(int)3e9f`. Other conversions
+    /// stay C's.
+    fn value_as(&mut self, expr: &Expr, to: Scalar) -> Result<String, Diagnostic> {
+        match saturating_conversion(expr.scalar(), to) {
+            Some(function) => Ok(format!("{function}({})", self.expr(expr, ASSIGN)?)),
+            None => self.expr(expr, ASSIGN),
+        }
+    }
+
     fn expr_inner(&mut self, expr: &Expr) -> Result<String, Diagnostic> {
         Ok(match &expr.kind {
             ExprKind::Int(v, s) => {
@@ -510,6 +531,35 @@ impl Printer<'_> {
                 let b = self.expr(b, COND + 1)?;
                 format!("{c} ? {a} : {b}")
             }
+            ExprKind::Assign {
+                op: None,
+                target,
+                value,
+            } => {
+                let t = self.expr(target, UNARY)?;
+                let v = self.value_as(value, target.scalar())?;
+                format!("{t} = {v}")
+            }
+            // `i += f` with an integer `i` and a floating `f` converts `i + f`
+            // back to `i`'s type: saturating, as above, spelled out where the
+            // target can be written twice (a target with side effects keeps
+            // C's `+=` and its plain conversion).
+            ExprKind::Assign {
+                op: Some(op),
+                target,
+                value,
+            } if value.scalar().is_float()
+                && saturating_conversion(value.scalar(), target.scalar()).is_some()
+                && without_side_effects(target) =>
+            {
+                let function = saturating_conversion(value.scalar(), target.scalar())
+                    .expect("checked by the guard");
+                let t = self.expr(target, UNARY)?;
+                let l = binary_level(*op);
+                let x = self.expr(target, l)?;
+                let y = self.expr(value, l + 1)?;
+                format!("{t} = {function}({x} {} {y})", op.symbol())
+            }
             ExprKind::Assign { op, target, value } => {
                 let t = self.expr(target, UNARY)?;
                 let v = self.expr(value, ASSIGN)?;
@@ -538,6 +588,9 @@ impl Printer<'_> {
                         if !to.is_float() && self.macro_use(operand.span).is_none() =>
                     {
                         format!("({ty}){}", builtin_call(*b, *axis))
+                    }
+                    _ if saturating_conversion(operand.scalar(), *to).is_some() => {
+                        self.value_as(operand, *to)?
                     }
                     _ => format!("({ty}){}", self.expr(operand, UNARY)?),
                 }
@@ -657,4 +710,41 @@ fn float_literal(value: f64, single: bool, doubles: &mut bool) -> String {
         text.push('f');
     }
     text
+}
+
+/// OpenCL's built-in saturating, round-toward-zero conversion from `from` to
+/// `to`, where a C conversion of some values is undefined (floating to
+/// integer); `None` elsewhere. The generated SDSL kernels use `sdsl_f32_to_i32`
+/// and the like ([`crate::kir::helpers`]) for the same meaning; the CUDA
+/// subset has unsigned targets too, which OpenCL's built-ins cover.
+fn saturating_conversion(from: Scalar, to: Scalar) -> Option<&'static str> {
+    if !from.is_float() {
+        return None;
+    }
+    match to {
+        Scalar::Int => Some("convert_int_sat_rtz"),
+        Scalar::UInt => Some("convert_uint_sat_rtz"),
+        Scalar::Long => Some("convert_long_sat_rtz"),
+        Scalar::ULong => Some("convert_ulong_sat_rtz"),
+        Scalar::Bool | Scalar::Float | Scalar::Double => None,
+    }
+}
+
+/// Whether evaluating `expr` twice is the same as once (no assignment, step or
+/// call in it).
+fn without_side_effects(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Int(..)
+        | ExprKind::Float(..)
+        | ExprKind::Bool(_)
+        | ExprKind::Var { .. }
+        | ExprKind::Builtin(..) => true,
+        ExprKind::Index { indices, .. } => indices.iter().all(without_side_effects),
+        ExprKind::Unary(_, a) | ExprKind::Cast(_, a) => without_side_effects(a),
+        ExprKind::Binary(_, a, b) => without_side_effects(a) && without_side_effects(b),
+        ExprKind::Cond(c, a, b) => {
+            without_side_effects(c) && without_side_effects(a) && without_side_effects(b)
+        }
+        ExprKind::Assign { .. } | ExprKind::Step { .. } | ExprKind::Call { .. } => false,
+    }
 }
