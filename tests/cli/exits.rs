@@ -300,3 +300,63 @@ fn run_is_refused_when_the_backends_peak_exceeds_ulimit_v() {
     let stderr = String::from_utf8_lossy(&small.stderr);
     assert!(small.status.success(), "{stderr}");
 }
+
+/// `x * -1.0f` on a NaN: the interpreter keeps its sign, C and OpenCL
+/// compilers compute `-x` and flip it. NaN sign and payload are not part of a
+/// result's meaning (README, `ir::semantics`): the outputs differ in that bit,
+/// and `--verify` passes them, also for C, which it otherwise compares bit for
+/// bit.
+#[test]
+fn a_nan_whose_sign_differs_between_back_ends_passes_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("negate.sdsl");
+    std::fs::write(
+        &program,
+        "int n;\ngrid g [n];\nfloat griddata a on g at 0,1;\nfloat griddata o on g at 0,1;\n\
+         iterate 1 {\n    stencil s {\n        [0:n-1] : [1]o[0] = [0]a[0] * -1.0f;\n    }\n}\n",
+    )
+    .unwrap();
+    let input = dir.path().join("a.raw");
+    let values = [f32::NAN, -f32::NAN, 1.0, -0.0];
+    std::fs::write(
+        &input,
+        values
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let run = |backend: &str, verify: bool| {
+        let output = dir.path().join(format!("o.{backend}.raw"));
+        let mut command = Command::new(env!("CARGO_BIN_EXE_stencilc"));
+        command
+            .arg("run")
+            .arg(&program)
+            .args(["--backend", backend, "--set", "n=4", "--input"])
+            .arg(format!("a={}", input.display()))
+            .arg("--output")
+            .arg(format!("o={}", output.display()))
+            .env("STENCILC_CACHE_DIR", dir.path().join("cache"));
+        if verify {
+            command.arg("--verify");
+        }
+        let out = command.output().expect("stencilc runs");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.success(), std::fs::read(&output).ok(), stderr)
+    };
+    let (ok, interp, stderr) = run("interp", false);
+    assert!(ok, "{stderr}");
+    let interp = interp.unwrap();
+    let cc = stencilc::exec::native::Compiler::from_env()
+        .map(|_| ())
+        .map_err(|e| e.to_string());
+    if !crate::common::runtime_available("cc", cc) {
+        return;
+    }
+    let (ok, c, stderr) = run("c", true);
+    assert!(ok, "--verify refused a NaN of the other sign: {stderr}");
+    let c = c.unwrap();
+    assert!(f32::from_le_bytes(c[..4].try_into().unwrap()).is_nan());
+    // The finite values agree bit for bit; only NaN signs may differ.
+    assert_eq!(c[8..], interp[8..]);
+}
