@@ -360,3 +360,107 @@ fn a_nan_whose_sign_differs_between_back_ends_passes_verify() {
     // The finite values agree bit for bit; only NaN signs may differ.
     assert_eq!(c[8..], interp[8..]);
 }
+
+/// A memory cgroup of this process's own made for one test (cgroup v2
+/// `memory.max` or v1 `memory.limit_in_bytes`), removed on drop; `Err` says
+/// why none can be made here (not root, no memory controller, ...).
+struct MemoryCgroup {
+    dir: PathBuf,
+}
+
+impl MemoryCgroup {
+    fn new(limit: u64) -> Result<MemoryCgroup, String> {
+        let own = std::fs::read_to_string("/proc/self/cgroup").map_err(|e| e.to_string())?;
+        let mount = std::path::Path::new("/sys/fs/cgroup");
+        let (parent, limit_file) = own
+            .lines()
+            .find_map(|line| {
+                let mut parts = line.splitn(3, ':');
+                let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+                let path = path.trim_start_matches('/');
+                if controllers.split(',').any(|c| c == "memory") {
+                    Some((mount.join("memory").join(path), "memory.limit_in_bytes"))
+                } else if controllers.is_empty() && mount.join("cgroup.controllers").exists() {
+                    Some((mount.join(path), "memory.max"))
+                } else {
+                    None
+                }
+            })
+            .ok_or("no memory cgroup in /proc/self/cgroup")?;
+        let dir = parent.join(format!("stencilc-test-{}", std::process::id()));
+        std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let group = MemoryCgroup { dir };
+        std::fs::write(group.dir.join(limit_file), limit.to_string())
+            .map_err(|e| format!("cannot set {limit_file}: {e}"))?;
+        Ok(group)
+    }
+
+    /// `stencilc ARGS` inside the cgroup: a shell moves itself in, then
+    /// becomes stencilc (no allocation between fork and exec).
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("sh")
+            .arg("-c")
+            .arg("echo $$ > \"$0\" && exec \"$@\"")
+            .arg(self.dir.join("cgroup.procs"))
+            .arg(env!("CARGO_BIN_EXE_stencilc"))
+            .args(args)
+            .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+            .output()
+            .expect("sh runs")
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// The README's promise, end to end: in a 200 MB memory cgroup, OpenCL on
+/// jacobi2d at 3000² is refused with a message naming the cgroup's limit
+/// (it was SIGKILLed), and a small interpreter run in the same cgroup runs.
+/// Skips, saying why, where no cgroup can be made.
+#[test]
+fn run_is_refused_not_killed_in_a_200_mb_cgroup() {
+    let group = match MemoryCgroup::new(200_000_000) {
+        Ok(group) => group,
+        Err(why) => {
+            eprintln!("skipped: no memory cgroup can be made here: {why}");
+            return;
+        }
+    };
+    let refused = group.run(&[
+        "run",
+        "examples/jacobi2d.sdsl",
+        "--backend",
+        "opencl",
+        "--set",
+        "dim0=3000",
+        "--set",
+        "dim1=3000",
+    ]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(
+        refused.status.code(),
+        Some(1),
+        "{:?}: {stderr}",
+        refused.status
+    );
+    assert!(
+        stderr.contains("on the opencl back-end needs about")
+            && stderr.contains("the cgroup limit"),
+        "{stderr}"
+    );
+    let small = group.run(&[
+        "run",
+        "examples/jacobi2d.sdsl",
+        "--backend",
+        "interp",
+        "--set",
+        "dim0=64",
+        "--set",
+        "dim1=64",
+    ]);
+    let stderr = String::from_utf8_lossy(&small.stderr);
+    assert!(small.status.success(), "{:?}: {stderr}", small.status);
+}
