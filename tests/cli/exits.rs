@@ -118,9 +118,17 @@ fn every_subcommand_fails_with_a_clear_error_on_a_full_stdout() {
 }
 
 /// A kernel whose float to integer conversions leave `int`'s range: an
-/// explicit cast, an initialiser, an assignment and a compound assignment.
-const CONVERSIONS: &str =
-    "__global__ void convert(const float* in, int* out, int* implicit, int n) {
+/// explicit cast, an initialiser, an assignment, a compound assignment, and a
+/// `__device__` function's result and argument.
+const CONVERSIONS: &str = "__device__ int to_int(float x) {
+    return x;
+}
+
+__device__ int twice(int v) {
+    return v / 2 * 2;
+}
+
+__global__ void convert(const float* in, int* out, int* implicit, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         float x = (in[i] - 0.5f) * 1.0e10f;
@@ -130,6 +138,7 @@ const CONVERSIONS: &str =
         int k = 0;
         k += x;
         implicit[i] = implicit[i] / 2 + k / 2;
+        out[i] = out[i] / 2 + to_int(x) / 4 + twice(x) / 4;
     }
 }
 ";
@@ -158,6 +167,8 @@ fn check_kernel_on_opencl_agrees_on_out_of_range_float_to_int() {
     assert!(text.contains("out[i] = convert_int_sat_rtz(x);"), "{text}");
     assert!(text.contains("int j = convert_int_sat_rtz(x);"), "{text}");
     assert!(text.contains("k = convert_int_sat_rtz(k + x);"), "{text}");
+    assert!(text.contains("return convert_int_sat_rtz(x);"), "{text}");
+    assert!(text.contains("twice(convert_int_sat_rtz(x))"), "{text}");
     let run = check_kernel(
         dir.path(),
         CONVERSIONS,

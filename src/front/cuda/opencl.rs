@@ -16,7 +16,7 @@
 //! have no OpenCL meaning and are left out.
 //!
 //! A floating value converted to an integer type (a cast, an initialiser, an
-//! assignment, `i += f`) goes through OpenCL's `convert_<T>_sat_rtz`, which
+//! assignment, `i += f`, a `__device__` function's argument or result) goes through OpenCL's `convert_<T>_sat_rtz`, which
 //! computes what the emulator computes where C's conversion is undefined
 //! (out of range saturates, NaN gives 0); a compound assignment whose target
 //! has side effects (`a[i++] += f`) keeps C's conversion.
@@ -53,6 +53,22 @@ pub fn print_kernel(
         macro_names: macros.iter().map(|(n, _)| n.clone()).collect(),
         slots: Vec::new(),
         doubles: false,
+        params: kernel
+            .functions
+            .iter()
+            .map(|f| {
+                let types = f
+                    .params
+                    .iter()
+                    .map(|p| match p.ty {
+                        Type::Scalar(s) => Some(s),
+                        _ => None,
+                    })
+                    .collect();
+                (f.name.clone(), types)
+            })
+            .collect(),
+        ret: None,
     };
     let mut body = String::new();
     for function in &kernel.functions {
@@ -116,6 +132,12 @@ struct Printer<'a> {
     slots: Vec<super::ast::SlotInfo>,
     /// Whether anything is `double` (the fp64 pragma).
     doubles: bool,
+    /// The scalar parameter types of each `__device__` function, which C
+    /// converts its arguments to.
+    params: std::collections::HashMap<String, Vec<Option<Scalar>>>,
+    /// The result type of the `__device__` function being printed (`None` in
+    /// the kernel), which C converts a returned value to.
+    ret: Option<Scalar>,
 }
 
 /// C precedence levels, loosest first (only their order matters).
@@ -193,6 +215,7 @@ impl Printer<'_> {
 
     fn function(&mut self, f: &Function) -> Result<(), Diagnostic> {
         self.slots = f.slots.clone();
+        self.ret = Some(f.ret);
         let ret = self.scalar(f.ret);
         let mut params = Vec::new();
         for param in &f.params {
@@ -215,6 +238,7 @@ impl Printer<'_> {
 
     fn kernel(&mut self, k: &Kernel) -> Result<(), Diagnostic> {
         self.slots = k.slots.clone();
+        self.ret = None;
         let mut params = Vec::new();
         for param in &k.params {
             params.push(match param.ty {
@@ -428,7 +452,10 @@ impl Printer<'_> {
             StmtKind::Sync => self.line("barrier(CLK_LOCAL_MEM_FENCE);"),
             StmtKind::Return => self.line("return;"),
             StmtKind::ReturnValue(value) => {
-                let v = self.expr(value, 0)?;
+                let v = match self.ret {
+                    Some(to) => self.value_as(value, to)?,
+                    None => self.expr(value, 0)?,
+                };
                 self.line(&format!("return {v};"));
             }
             StmtKind::Break => self.line("break;"),
@@ -608,9 +635,13 @@ impl Printer<'_> {
         }
         if !super::sema::MATH.iter().any(|(n, _, _)| *n == name) {
             // A `__device__` function: C converts the arguments to its parameters.
+            let types = self.params.get(name).cloned().unwrap_or_default();
             let mut texts = Vec::new();
-            for arg in args {
-                texts.push(self.expr(arg, ASSIGN)?);
+            for (i, arg) in args.iter().enumerate() {
+                texts.push(match types.get(i).copied().flatten() {
+                    Some(to) => self.value_as(arg, to)?,
+                    None => self.expr(arg, ASSIGN)?,
+                });
             }
             return Ok(format!("{name}({})", texts.join(", ")));
         }
