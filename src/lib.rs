@@ -6,6 +6,10 @@
 //! print code for a target. How a program runs on a GPU (its schedule) is kept
 //! apart from what it computes.
 #![deny(missing_docs)]
+// The library runs inside `stencilc`'s commands, whose stdout may be a closed
+// pipe or a full disk: `print!` would panic there, so results are returned and
+// the command line writes them (tests may print what they measured).
+#![cfg_attr(not(test), deny(clippy::print_stdout))]
 
 pub mod analysis;
 pub mod back;

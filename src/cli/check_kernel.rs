@@ -17,6 +17,7 @@ use stencilc::front::cuda::opencl::print_kernel;
 
 use super::cuda_input;
 use super::error::CliError;
+use super::out;
 
 /// Arguments of `stencilc check-kernel`.
 #[derive(Args, Debug)]
@@ -65,8 +66,7 @@ pub fn run(args: &CheckKernelArgs) -> Result<(), CliError> {
     if args.print_opencl {
         let printed = print_kernel(kernel, &input.source.text, &input.defines)
             .map_err(|d| CliError::Located(Diagnostics::new(Arc::clone(&input.source), vec![d])))?;
-        print!("{printed}");
-        return Ok(());
+        return out::stdout_text(&printed);
     }
     let needed = |given: &Option<String>, what: &str| {
         given.clone().ok_or_else(|| {
@@ -96,22 +96,21 @@ pub fn run(args: &CheckKernelArgs) -> Result<(), CliError> {
             &mut on_opencl,
         )?;
         let (compared, worst) = compare(kernel, &call, &on_opencl)?;
-        println!(
-            "{}: kernel `{}` on OpenCL agrees with the emulator on all {compared} array elements (largest difference {worst:e})",
+        out::stdout_text(&format!(
+            "{}: kernel `{}` on OpenCL agrees with the emulator on all {compared} array elements (largest difference {worst:e})\n",
             args.file.display(),
             kernel.name
-        );
+        ))?;
     }
     if report.is_clean() {
-        println!(
-            "{}: kernel `{}` ran on grid {:?} x block {:?}: no race, no out-of-bounds access, barriers uniform ({} operations)",
+        return out::stdout_text(&format!(
+            "{}: kernel `{}` ran on grid {:?} x block {:?}: no race, no out-of-bounds access, barriers uniform ({} operations)\n",
             args.file.display(),
             kernel.name,
             launch.grid,
             launch.block,
             report.steps
-        );
-        return Ok(());
+        ));
     }
     let items = report.findings.iter().map(|f| f.to_diagnostic()).collect();
     Err(CliError::Located(Diagnostics::new(

@@ -13,7 +13,7 @@ use stencilc::model::Device;
 
 use crate::cli::args::{FmaArgs, ParamArgs, ProgramArgs, ScheduleArgs};
 use crate::cli::error::CliError;
-use crate::cli::{params, program};
+use crate::cli::{out, params, program};
 
 /// Which kernels to explain.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,11 +60,10 @@ pub fn run(args: &ExplainArgs) -> Result<(), CliError> {
                 let text = serde_json::to_string_pretty(&report).map_err(|e| {
                     CliError::new(format!("cannot write JSON: {e}"), "report this bug")
                 })?;
-                println!("{text}");
+                out::stdout_text(&format!("{text}\n"))
             } else {
-                print!("{}", report.render());
+                out::stdout_text(&report.render())
             }
-            Ok(())
         }
         Err(error) => {
             if args.json {
@@ -73,7 +72,11 @@ pub fn run(args: &ExplainArgs) -> Result<(), CliError> {
                     other => (other.to_string(), None),
                 };
                 let object = serde_json::json!({ "error": message, "help": help });
-                println!("{object}");
+                // A closed stdout ends quietly (status 141) even here; the
+                // error itself still goes to stderr otherwise.
+                if let Err(CliError::ClosedStdout) = out::stdout_text(&format!("{object}\n")) {
+                    return Err(CliError::ClosedStdout);
+                }
             }
             Err(error)
         }
@@ -88,7 +91,9 @@ pub fn usage_error_as_json(message: &str) {
         let first = message.lines().next().unwrap_or(message);
         let text = first.strip_prefix("error: ").unwrap_or(first);
         let object = serde_json::json!({ "error": text, "help": "see stencilc explain --help" });
-        println!("{object}");
+        // The usage error is on stderr too, and the exit status is 2 either
+        // way, so a stdout that cannot be written changes nothing.
+        let _ = out::stdout_text(&format!("{object}\n"));
     }
 }
 

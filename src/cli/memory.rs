@@ -15,6 +15,15 @@
 //!
 //! When the listed path does not exist under the mount (a container that sees
 //! its own cgroup as the root), the mount's root itself is read.
+//!
+//! - The address-space limit (`ulimit -v`, `RLIMIT_AS`) of `/proc/self/limits`,
+//!   less the process's `VmSize`: a run past it fails its allocations.
+//!
+//! What a run needs is not the fields' bytes but the back-end's peak resident
+//! memory, which [`peak`] gives per back-end from peaks measured with
+//! `/usr/bin/time` (maximum RSS, children included: the C compiler runs inside
+//! the same cgroup) on `examples/jacobi2d.sdsl` at 500² to 4000² points
+//! (2 to 128 MB of fields); see [`peak`] for the figures.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -48,6 +57,12 @@ pub fn headrooms() -> Vec<Headroom> {
     }
     if let Ok(cgroups) = fs::read_to_string("/proc/self/cgroup") {
         all.extend(cgroup_headrooms(&cgroups, Path::new("/sys/fs/cgroup")));
+    }
+    if let (Ok(limits), Ok(status)) = (
+        fs::read_to_string("/proc/self/limits"),
+        fs::read_to_string("/proc/self/status"),
+    ) {
+        all.extend(address_space_headroom(&limits, &status));
     }
     all
 }
@@ -154,8 +169,108 @@ fn headroom_of(
     })
 }
 
-/// Bytes in GiB with one decimal, for messages.
+/// A back-end, as far as its memory use goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// The interpreter.
+    Interp,
+    /// Generated C, compiled by the system compiler.
+    C,
+    /// OpenCL (PoCL on a CPU in the measurements).
+    OpenCl,
+    /// CUDA, or `auto`, which tries CUDA first.
+    Cuda,
+}
+
+/// A back-end's peak resident memory for a run whose fields take `F` bytes:
+/// `factor × F + fixed`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Peak {
+    /// Copies of the fields alive at the peak.
+    pub factor: u64,
+    /// Bytes that do not grow with the fields (the process, a compiler, the
+    /// OpenCL platform).
+    pub fixed: u64,
+}
+
+const MIB: u64 = 1 << 20;
+
+/// The peak model of `engine`, an upper bound of what was measured (maximum
+/// RSS with `/usr/bin/time`, jacobi2d at 500² / 1000² / 2000² / 3000² / 4000²
+/// points, 2 / 8 / 32 / 72 / 128 MB of fields):
+///
+/// - interp: 107 MB at 72 MB of fields (26 MB at 8 MB): one copy of the fields
+///   and about 20 MB of process;
+/// - c: 89 MB at 72 MB, 41 MB at 2 MB with the kernel not yet compiled (the
+///   C compiler is a child in the same cgroup): one copy, 64 MiB fixed;
+/// - opencl on PoCL: 107 / 125 / 163 / 310 / 474 MB with the kernels in PoCL's
+///   cache, 327 / 364 / 523 / 687 MB at 8 / 32 / 72 / 128 MB when PoCL compiles
+///   them (LLVM): the host state, the staging copies and PoCL's buffers (host
+///   memory on a CPU device), 4 copies, and 320 MiB fixed for the platform and
+///   its compiler;
+/// - cuda and auto (not measured: no GPU where this was written): the host
+///   state and one staging copy, 64 MiB fixed.
+pub fn peak(engine: Engine) -> Peak {
+    match engine {
+        Engine::Interp => Peak {
+            factor: 1,
+            fixed: 32 * MIB,
+        },
+        Engine::C => Peak {
+            factor: 1,
+            fixed: 64 * MIB,
+        },
+        Engine::OpenCl => Peak {
+            factor: 4,
+            fixed: 320 * MIB,
+        },
+        Engine::Cuda => Peak {
+            factor: 2,
+            fixed: 64 * MIB,
+        },
+    }
+}
+
+/// The peak resident memory of a run on `engine` whose fields (every time
+/// level) take `field_bytes`; `--verify` (`verify`) keeps the interpreter's
+/// copy of the fields besides. `None` past `u64`.
+pub fn estimate(engine: Engine, field_bytes: u64, verify: bool) -> Option<u64> {
+    let Peak { factor, fixed } = peak(engine);
+    let copies = factor + u64::from(verify);
+    field_bytes.checked_mul(copies)?.checked_add(fixed)
+}
+
+/// The headroom under the address-space limit (`ulimit -v`) given the text of
+/// `/proc/self/limits` and `/proc/self/status`: the soft limit less `VmSize`.
+/// `None` without a limit.
+pub fn address_space_headroom(limits: &str, status: &str) -> Option<Headroom> {
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    let soft = line["Max address space".len()..]
+        .split_whitespace()
+        .next()?;
+    let limit: u64 = soft.parse().ok()?; // "unlimited" does not parse
+    let used = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib.saturating_mul(1024));
+    Some(Headroom {
+        source: format!(
+            "the address-space limit (ulimit -v) of {} ({} in use)",
+            gib(limit),
+            gib(used)
+        ),
+        bytes: limit.saturating_sub(used),
+    })
+}
+
+/// Bytes in GiB with one decimal (MiB below 1 GiB), for messages.
 pub fn gib(bytes: u64) -> String {
+    if bytes < 1 << 30 {
+        return format!("{} MiB", bytes.div_ceil(MIB));
+    }
     format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
 }
 
@@ -168,6 +283,67 @@ mod tests {
     fn write(dir: &Path, file: &str, text: &str) {
         fs::create_dir_all(dir).unwrap();
         fs::write(dir.join(file), text).unwrap();
+    }
+
+    const MB: u64 = 1_000_000;
+
+    #[test]
+    fn estimates_cover_the_measured_peaks() {
+        // (engine, fields, measured peak RSS), both in bytes.
+        let measured = [
+            (Engine::Interp, 8 * MB, 26_420 * 1024),
+            (Engine::Interp, 72 * MB, 88_516 * 1024),
+            (Engine::C, 2 * MB, 40_728 * 1024),
+            (Engine::C, 72 * MB, 89_168 * 1024),
+            (Engine::OpenCl, 2 * MB, 106_764 * 1024),
+            (Engine::OpenCl, 8 * MB, 334_712 * 1024),
+            (Engine::OpenCl, 32 * MB, 363_872 * 1024),
+            (Engine::OpenCl, 72 * MB, 523_316 * 1024),
+            (Engine::OpenCl, 128 * MB, 686_568 * 1024),
+        ];
+        for (engine, fields, peak) in measured {
+            let estimate = estimate(engine, fields, false).unwrap();
+            assert!(
+                estimate >= peak,
+                "{engine:?} at {fields}: {estimate} < {peak}"
+            );
+        }
+    }
+
+    #[test]
+    fn opencl_at_3000_squared_does_not_fit_200_mb() {
+        // The README's promise: `run examples/jacobi2d.sdsl --backend opencl
+        // --set dim0=3000 --set dim1=3000` (72 MB of fields) in a 200 MB
+        // cgroup is refused, not killed; the interpreter fits.
+        let limit = [Headroom {
+            source: "the cgroup limit".into(),
+            bytes: 200 * MB,
+        }];
+        let fields = 3000 * 3000 * 4 * 2;
+        let opencl = estimate(Engine::OpenCl, fields, false).unwrap();
+        assert!(refusal(opencl, &limit).is_some());
+        let interp = estimate(Engine::Interp, fields, false).unwrap();
+        assert!(refusal(interp, &limit).is_none());
+        // --verify adds the interpreter's copy; overflow is None.
+        assert_eq!(
+            estimate(Engine::Interp, fields, true),
+            Some(2 * fields + 32 * MIB)
+        );
+        assert_eq!(estimate(Engine::OpenCl, u64::MAX / 2, false), None);
+    }
+
+    #[test]
+    fn the_address_space_limit_is_read_from_proc() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units\n\
+                      Max stack size            8388608              unlimited            bytes\n\
+                      Max address space         2147483648           unlimited            bytes\n";
+        let status = "Name:\tstencilc\nVmPeak:\t 2000 kB\nVmSize:\t    1024 kB\n";
+        let found = address_space_headroom(limits, status).unwrap();
+        assert_eq!(found.bytes, 2 * GIB - 1024 * 1024);
+        assert!(found.source.contains("ulimit -v"), "{found:?}");
+        let unlimited = limits.replace("2147483648 ", "unlimited  ");
+        assert_eq!(address_space_headroom(&unlimited, status), None);
+        assert_eq!(address_space_headroom("", status), None);
     }
 
     #[test]

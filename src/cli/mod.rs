@@ -6,6 +6,12 @@
 //! stderr and exit status 1; clap's usage errors exit with status 2. A closed
 //! stdout ends a command quietly with status 141, SIGINT and SIGTERM with 130
 //! and 143 (see [`out`]).
+//!
+//! Nothing here prints with `print!`/`println!`, which panic on a closed or
+//! full stdout: results go through [`out::stdout_text`], and the lint below
+//! keeps it so.
+
+#![deny(clippy::print_stdout)]
 
 pub mod args;
 pub mod bench;
@@ -103,11 +109,25 @@ pub fn main() -> ExitCode {
         Err(error) => {
             // Help and version go to stdout with status 0; usage errors to
             // stderr with status 2 (and, for `explain --json`, as JSON on stdout).
+            let status = ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
             if error.use_stderr() {
                 explain::usage_error_as_json(&error.to_string());
+                let _ = error.print();
+                return status;
             }
-            let _ = error.print();
-            return ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+            // Help or version on stdout: a write that fails (`--help
+            // >/dev/full`) must not end with status 0 as if it had been read.
+            let printed = error
+                .print()
+                .and_then(|()| std::io::Write::flush(&mut std::io::stdout()));
+            return match printed.map_err(out::stdout_failure) {
+                Ok(()) => status,
+                Err(CliError::ClosedStdout) => ExitCode::from(out::CLOSED_STDOUT_STATUS),
+                Err(error) => {
+                    out::stderr_line(&error.to_string());
+                    ExitCode::FAILURE
+                }
+            };
         }
     };
     match execute_on_a_deep_stack(cli.command) {

@@ -10,6 +10,8 @@
 //! - results on stdout go through [`stdout_text`]: a closed stdout becomes
 //!   [`CliError::ClosedStdout`], which ends the command quietly with status 141
 //!   (128 + SIGPIPE, what a shell reports for a program killed by a closed pipe);
+//! - clap's `--help` and `--version` text is printed by clap, and its write
+//!   failure goes through [`stdout_failure`] like every other;
 //! - SIGINT and SIGTERM delete the temporary files of outputs not yet written
 //!   and kill the children still running
 //!   ([`stencilc::files::cleanup::clean_up_for_exit`]), and exit with 130 and 143.
@@ -33,17 +35,23 @@ pub fn stderr_line(text: &str) {
 /// [`CliError::ClosedStdout`]; any other failure is an error that says so.
 pub fn stdout_text(text: &str) -> Result<(), CliError> {
     let mut stdout = std::io::stdout().lock();
-    match stdout
+    stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
-    {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == ErrorKind::BrokenPipe => Err(CliError::ClosedStdout),
-        Err(e) => Err(CliError::new(
-            format!("cannot write to standard output: {e}"),
-            "write to a file with shell redirection (`> FILE`) or give an output file",
-        )),
+        .map_err(stdout_failure)
+}
+
+/// The error for a failed write to stdout: [`CliError::ClosedStdout`] for a
+/// closed pipe, otherwise (a full disk, `/dev/full`, a revoked terminal) an
+/// error that names standard output and the cause.
+pub fn stdout_failure(e: std::io::Error) -> CliError {
+    if e.kind() == ErrorKind::BrokenPipe {
+        return CliError::ClosedStdout;
     }
+    CliError::new(
+        format!("cannot write to standard output: {e}"),
+        "write to a file with shell redirection (`> FILE`) or give an output file",
+    )
 }
 
 /// On SIGINT or SIGTERM: deletes the temporary files of pending outputs, says

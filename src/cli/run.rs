@@ -170,7 +170,6 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         options = with_tuned_schedule(&program, &env, args, options);
     }
 
-    let copies = if args.verify { 2 } else { 1 };
     let headrooms = memory::headrooms();
     if let Some(tight) = memory::tightest(&headrooms) {
         say(format!(
@@ -179,7 +178,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             tight.source
         ));
     }
-    check_memory(&program, &env, copies, &headrooms)?;
+    check_memory(&program, &env, args.backend, args.verify, &headrooms)?;
     let started = Instant::now();
     let mut state = initial_state(&program, &env, &inputs)?;
     let mut reference_state = args.verify.then(|| state.clone());
@@ -471,53 +470,71 @@ fn with_tuned_schedule(
 }
 
 /// Refuses, with a message instead of an abort or a silent kill by the OOM
-/// killer, a run whose fields do not fit: the bytes of every time level of every
-/// field (`copies` times: twice with `--verify`) are compared with what each
-/// memory limit leaves ([`memory::headrooms`]: `MemAvailable`, cgroup limits),
-/// and reserved once (and released) before anything is read.
+/// killer, a run that does not fit: the back-end's peak memory for the bytes of
+/// every time level of every field ([`memory::estimate`], measured per
+/// back-end; `--verify` adds the interpreter's copy) is compared with what each
+/// memory limit leaves ([`memory::headrooms`]: `MemAvailable`, cgroup limits,
+/// `ulimit -v`), and the fields are reserved once (and released) before
+/// anything is read.
 fn check_memory(
     program: &Program,
     env: &RunEnv,
-    copies: usize,
+    backend: BackendArg,
+    verify: bool,
     headrooms: &[Headroom],
 ) -> Result<(), CliError> {
-    let bytes = program.fields.iter().try_fold(0usize, |total, field| {
+    let fields = program.fields.iter().try_fold(0usize, |total, field| {
         let points: usize = env.grid_dims()[field.grid.0].iter().product();
         points
             .checked_mul(field.ty.size_bytes() * field.levels())
             .and_then(|b| total.checked_add(b))
     });
-    let bytes = bytes.and_then(|b| b.checked_mul(copies));
-    let what = if copies > 1 {
-        format!(
-            "the fields of `{}` (twice: --verify keeps the interpreter's copy)",
-            program.name
-        )
-    } else {
-        format!("the fields of `{}`", program.name)
+    let (engine, name) = match backend {
+        BackendArg::Interp => (memory::Engine::Interp, "interp"),
+        BackendArg::C => (memory::Engine::C, "c"),
+        BackendArg::Opencl => (memory::Engine::OpenCl, "opencl"),
+        BackendArg::Cuda => (memory::Engine::Cuda, "cuda"),
+        BackendArg::Auto => (memory::Engine::Cuda, "auto"),
     };
-    let Some(bytes) = bytes else {
+    let needed = fields
+        .and_then(|b| u64::try_from(b).ok())
+        .and_then(|b| memory::estimate(engine, b, verify).map(|n| (b, n)));
+    let what = format!(
+        "`{}` on the {name} back-end{}",
+        program.name,
+        if verify {
+            " with --verify (which keeps the interpreter's copy of the fields)"
+        } else {
+            ""
+        }
+    );
+    let Some((field_bytes, bytes)) = needed else {
         return Err(CliError::new(
-            format!("{what} need more memory than the address space holds"),
+            format!("the fields of {what} need more memory than the address space holds"),
             "use smaller grid-size parameters",
         ));
     };
-    if let Some(tight) = memory::refusal(bytes as u64, headrooms) {
+    if let Some(tight) = memory::refusal(bytes, headrooms) {
+        let peak = memory::peak(engine);
         return Err(CliError::new(
             format!(
-                "{what} need {} of memory, but {} leaves {}",
-                memory::gib(bytes as u64),
+                "{what} needs about {} of memory ({} × the fields' {} + {}), but {} leaves {}",
+                memory::gib(bytes),
+                peak.factor + u64::from(verify),
+                memory::gib(field_bytes),
+                memory::gib(peak.fixed),
                 tight.source,
                 memory::gib(tight.bytes)
             ),
-            "use smaller grid-size parameters, or run where more memory is allowed",
+            "use smaller grid-size parameters, a back-end that needs less (interp and c keep one copy of the fields), or run where more memory is allowed",
         ));
     }
-    if Vec::<u8>::new().try_reserve_exact(bytes).is_err() {
+    let fields = usize::try_from(field_bytes).unwrap_or(usize::MAX);
+    if Vec::<u8>::new().try_reserve_exact(fields).is_err() {
         return Err(CliError::new(
             format!(
-                "{what} need {} of memory, which cannot be allocated here",
-                memory::gib(bytes as u64)
+                "the fields of {what} need {} of memory, which cannot be allocated here",
+                memory::gib(field_bytes)
             ),
             "use smaller grid-size parameters",
         ));

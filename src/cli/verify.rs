@@ -10,6 +10,17 @@
 //! [`DOUBLE_TOLERANCE`] (`double` fields) times the field's largest magnitude in
 //! the interpreter's result (1 when that is 0). Integer fields must always
 //! match exactly, and so must the number of iterations.
+//!
+//! NaN is one value here: its sign bit and payload are not part of a result's
+//! meaning, and any NaN equals any NaN (even where the comparison is exact), while
+//! a NaN against a number fails. They do differ between back-ends: C and OpenCL
+//! compilers rewrite `x * -1.0f` as `-x`, which flips a NaN's sign where the
+//! interpreter's multiplication keeps it (a NaN `a` gives `0x7fc00000` in the
+//! interpreter and `0xffc00000` from C and OpenCL on x86); the NaN an invalid
+//! operation creates (`0/0`, `inf - inf`, `sqrt(-1)`) is the hardware's (negative
+//! `0xffc00000` on x86 CPUs, PoCL included; positive `0x7fffffff` on NVIDIA GPUs);
+//! and which operand's payload `a + b` passes on when both are NaN depends on the
+//! order the compiler gives them.
 
 use serde_json::{json, Map, Value as Json};
 use stencilc::exec::backend::Backend;
@@ -305,6 +316,24 @@ mod tests {
         let got = Buffer::Double(vec![0.0, 1.0]);
         let check = compare_field("u", Backend::Cuda, false, &got, &reference, &[2]);
         assert!(!check.passed() && check.max_abs.is_infinite());
+    }
+
+    #[test]
+    fn nan_sign_and_payload_do_not_count_even_where_comparison_is_exact() {
+        // What `x * -1.0f` gives for a NaN `x`: the interpreter keeps the sign,
+        // C and OpenCL (which compute `-x`) flip it.
+        let interp = Buffer::Float(vec![
+            f32::from_bits(0x7fc0_0000),
+            f32::from_bits(0x7fc0_0001),
+        ]);
+        let flipped = Buffer::Float(vec![
+            f32::from_bits(0xffc0_0000),
+            f32::from_bits(0xffc0_1234),
+        ]);
+        assert_eq!(tolerance(Backend::C, ScalarType::Float, false), 0.0);
+        let check = compare_field("o", Backend::C, false, &flipped, &interp, &[2]);
+        assert!(check.passed() && check.max_abs == 0.0, "{check:?}");
+        assert!(compare_field("o", Backend::OpenCl, false, &flipped, &interp, &[2]).passed());
     }
 
     #[test]

@@ -11,6 +11,12 @@
 //!   as [`Value::cast`] does;
 //! - `fmin`/`fmax` order -0.0 below +0.0 (C leaves the sign of a zero result
 //!   unspecified), and a NaN argument gives the other one.
+//!
+//! A NaN result is defined as NaN only: its sign bit and payload are not part of
+//! the meaning, and back-ends differ in them (C and OpenCL compilers turn
+//! `x * -1.0` into `-x`, flipping the sign the interpreter's multiplication
+//! keeps; invalid operations give the hardware's default NaN). `run --verify`
+//! (`cli::verify`) takes every NaN as equal to every NaN.
 
 use crate::ir::{BinaryOp, MathFn, ScalarType, UnaryOp, Value};
 

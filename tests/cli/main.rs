@@ -8,6 +8,7 @@ mod common;
 mod bench_scripts;
 mod check_kernel;
 mod errors;
+mod exits;
 mod explain;
 mod faults;
 mod flags;

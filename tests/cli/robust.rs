@@ -24,7 +24,7 @@ fn stencilc() -> Command {
 
 /// The write end of a pipe whose read end is already closed: every write to
 /// it fails with EPIPE, as when `head` has exited.
-fn closed_pipe() -> Stdio {
+pub(super) fn closed_pipe() -> Stdio {
     let mut fds = [0; 2];
     // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);

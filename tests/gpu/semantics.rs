@@ -8,6 +8,11 @@
 //! NaN run in the interpreter, natively in C and on OpenCL (PoCL in CI), and
 //! their CUDA compiles with NVRTC without a warning; the `gpu_*` twins run
 //! them on a CUDA GPU (ignored by default).
+//!
+//! NaNs are compared by their bits too, which these programs keep the same on
+//! every back-end; in general a NaN's sign and payload are not part of a
+//! result's meaning and do differ (see `ir::semantics`; `run --verify` takes any
+//! NaN as equal to any NaN).
 
 use crate::common;
 

@@ -223,3 +223,57 @@ fn an_unrecognised_declaration_is_left_unchecked_with_a_warning() {
         assert_eq!(String::from_utf8_lossy(&run.stdout), "0\n");
     }
 }
+
+/// A host array exactly as large as a pointer (`float U[2]`, `double U[1]` on
+/// a 64-bit host) once passed the wrapper's size check, which accepted any
+/// size equal to `sizeof(T *)`, and the stencil then wrote past its end. Under
+/// AddressSanitizer, such an array must be refused with status 2 (no
+/// overflow), while arrays of the grid's size and pointers still run (0).
+#[test]
+fn a_host_array_the_size_of_a_pointer_is_refused_not_overrun() {
+    if !compilers_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("float", "static float U[2];", "2\n"),
+        ("double", "static double U[1];", "2\n"),
+        ("float", "static float U[63];", "2\n"),
+        ("float", "static float U[64];", "0\n"),
+        ("double", "static double U[4][4][4];", "0\n"),
+        (
+            "float",
+            "float *U = (float *)calloc(64, sizeof(float));",
+            "0\n",
+        ),
+        (
+            "double",
+            "double *U = (double *)calloc(64, sizeof(double));",
+            "0\n",
+        ),
+    ];
+    for (ty, declaration, want) in cases {
+        let (generated, _) = generate(dir.path(), &host(ty, declaration));
+        for (compiler, dialect) in DIALECTS {
+            let exe = dir.path().join("exe");
+            let mut with_asan: Vec<&str> = dialect.to_vec();
+            with_asan.push("-fsanitize=address");
+            build(compiler, &with_asan, &generated, &exe)
+                .unwrap_or_else(|e| panic!("{compiler} {dialect:?} `{declaration}`:\n{e}"));
+            let run = Command::new(&exe)
+                .env("ASAN_OPTIONS", "detect_leaks=0")
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&run.stderr);
+            assert!(
+                !stderr.contains("AddressSanitizer"),
+                "{compiler} {dialect:?} `{declaration}` overflows:\n{stderr}"
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&run.stdout),
+                want,
+                "{compiler} {dialect:?} `{declaration}`: {stderr}"
+            );
+        }
+    }
+}

@@ -1,12 +1,14 @@
 //! Source-to-source for C/C++ hosts, like `sdslc -b affine-c` (guide ch. 4-5).
 //!
 //! Each `#pragma sdsl begin ... end` region is replaced by one line,
-//! `int sdsl_return_<N> = <program>_sdsl(params..., (T *)(field), sizeof(field), ...);`,
+//! `int sdsl_return_<N> = <program>_sdsl(params..., (T *)(field), STENCILC_HOST_BYTES(field, 1), ...);`,
 //! that calls a wrapper generated at the top of the output file (see
 //! [`wrapper_symbol`]). The wrapper binds
 //! the region's parameters and griddata to the host variables of the same names
-//! (ch. 4.1.2): a host array must have the grid's size (checked with `sizeof`), or
-//! be a pointer whose extent the grid gives (`double *U`). A field with more than
+//! (ch. 4.1.2): a host array must have the grid's size exactly (checked with
+//! `sizeof`), or be a pointer whose extent the grid gives (`double *U`). Which
+//! of the two a host variable is, the C compiler says (`STENCILC_HOST_BYTES`),
+//! not its size: `static float o[2]` is as large as a pointer. A field with more than
 //! one time level gets its other levels allocated by the wrapper, each starting from
 //! the host data, and the newest level is copied back into the host array at the
 //! end when it is not already there. The wrapper returns 0 on success, 2 when a host
@@ -121,6 +123,22 @@ fn host_array_ranks(host: &SourceFile, regions: &[Region], region: &Region) -> V
         .collect()
 }
 
+/// For each griddata of `region`, whether its host declaration before the
+/// region declares an array (see [`host_scan::declared_array`]).
+fn host_declares_arrays(
+    host: &SourceFile,
+    regions: &[Region],
+    region: &Region,
+) -> Vec<Option<bool>> {
+    let before = host_text_before(host, regions, region);
+    region
+        .program
+        .fields
+        .iter()
+        .map(|f| host_scan::declared_array(&before, &f.name))
+        .collect()
+}
+
 /// The griddata of `region` whose host arrays get no element-type check, because
 /// no declaration of them was recognised before the region (a typedef'd array
 /// type, a pointer to an array, a declaration in a header): the names, in order.
@@ -161,6 +179,22 @@ pub(super) const HOST_ARRAY_CHECK: &str = "\
         : __builtin_types_compatible_p(__typeof__(element), T) ? 1 : -1; })
 #else
 #define STENCILC_CHECK_HOST_ARRAY(name, element, T, message) /* C++98, pre-C11 C: unchecked */
+#endif
+/* STENCILC_HOST_BYTES(name, declared_array): the size a wrapper checks host variable `name`
+   against: sizeof(name) for an array, which must then hold the grid exactly, and
+   STENCILC_HOST_POINTER for a pointer, whose size says nothing of what it points to (the
+   wrapper trusts a pointer). The compiler tells the two apart in C++11 and GNU C; other
+   compilers take `declared_array`, stencilc's reading of the declaration. Comparing
+   sizeof(name) with sizeof(T *) instead would let `float o[2]` pass for a large grid. */
+#define STENCILC_HOST_POINTER ((size_t)-1)
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define STENCILC_HOST_BYTES(name, declared_array) \\
+    (std::is_array<std::remove_reference<decltype(name)>::type>::value ? sizeof(name) : STENCILC_HOST_POINTER)
+#elif !defined(__cplusplus) && defined(__GNUC__)
+#define STENCILC_HOST_BYTES(name, declared_array) \\
+    (__builtin_types_compatible_p(__typeof__(name), __typeof__(&(name)[0])) ? STENCILC_HOST_POINTER : sizeof(name))
+#else
+#define STENCILC_HOST_BYTES(name, declared_array) ((declared_array) ? sizeof(name) : STENCILC_HOST_POINTER)
 #endif
 ";
 
@@ -236,7 +270,10 @@ pub(super) fn splice_calls(host: &SourceFile, regions: &[Region], out: &mut Stri
             out.push_str(&line_directive);
         }
         out.push_str(&indent);
-        out.push_str(&call_line(region));
+        out.push_str(&call_line(
+            region,
+            &host_declares_arrays(host, regions, region),
+        ));
         out.push('\n');
         out.push_str(&format!("#line {next_line} \"{file}\"\n"));
         cursor = end;
@@ -265,13 +302,19 @@ fn element_checks(region: &Region, ranks: &[Option<usize>]) -> Vec<String> {
         .collect()
 }
 
-/// `int sdsl_return_N = wrapper(dim0, dim1, c1, (float *)(a), sizeof(a));`
-fn call_line(region: &Region) -> String {
+/// `int sdsl_return_N = wrapper(dim0, dim1, c1, (float *)(a), STENCILC_HOST_BYTES(a, 1));`,
+/// where `1` says the host declaration read as an array (`0`: a pointer; an
+/// unread declaration counts as an array, whose size is then checked exactly).
+fn call_line(region: &Region, arrays: &[Option<bool>]) -> String {
     let program = &region.program;
     let mut args: Vec<String> = program.params.iter().map(|p| p.name.clone()).collect();
-    for field in &program.fields {
+    for (field, array) in program.fields.iter().zip(arrays) {
         args.push(format!("({} *)({})", names::c_type(field.ty), field.name));
-        args.push(format!("sizeof({})", field.name));
+        args.push(format!(
+            "STENCILC_HOST_BYTES({}, {})",
+            field.name,
+            u8::from(array.unwrap_or(true))
+        ));
     }
     format!(
         "int sdsl_return_{} = {}({});",
@@ -342,8 +385,10 @@ impl Writer<'_> {
         }
         for (f, (_, bytes, count, _)) in p.fields.iter().zip(&fields) {
             let ty = names::c_type(f.ty);
+            // A pointer's size says nothing (STENCILC_HOST_BYTES); an array
+            // must hold the grid exactly.
             self.line(&format!(
-                "if ({bytes} != sizeof({ty} *) && {bytes} != {count} * sizeof({ty})) return 2;"
+                "if ({bytes} != STENCILC_HOST_POINTER && {bytes} != {count} * sizeof({ty})) return 2;"
             ));
         }
         let allocated: Vec<String> = p

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::front::cuda::ast::{Builtin, Candidate, Kernel, Type};
+use crate::front::cuda::ast::{BinOp, Builtin, Candidate, Kernel, Type};
 use crate::synth::table::{AccessProfile, ProfileRow};
 
 use super::compile::{compile, Code, Op, ShuffleKind};
@@ -498,6 +498,11 @@ impl Machine<'_> {
                     match Value::binary(*op, x, y) {
                         Ok(v) => t.stack.push(v),
                         Err(what) => {
+                            let help = if matches!(op, BinOp::Shl | BinOp::Shr) {
+                                "keep the shift amount from 0 to the width minus 1 (31 for `int`, 63 for `long`), as in `x << (s & 31)`"
+                            } else {
+                                "guard the divisor, as in `d != 0 ? x / d : 0`"
+                            };
                             return Err(self.stop(
                                 FindingKind::Arithmetic,
                                 *site,
@@ -506,8 +511,8 @@ impl Machine<'_> {
                                     describe(t.index),
                                     describe(b.block)
                                 ),
-                                "guard the divisor, as in `d != 0 ? x / d : 0`",
-                            ))
+                                help,
+                            ));
                         }
                     }
                 }

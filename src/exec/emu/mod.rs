@@ -88,7 +88,8 @@ pub enum FindingKind {
     /// another shuffle or a barrier), or that reads a lane that takes no part
     /// (outside the mask, finished, or beyond the block) (stops the run).
     Shuffle,
-    /// Integer division by zero (stops the run).
+    /// Integer division by zero, or a shift by a negative amount or by at
+    /// least the shifted type's width (stops the run).
     Arithmetic,
     /// The step limit was reached (stops the run).
     Runaway,

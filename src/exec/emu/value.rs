@@ -138,7 +138,8 @@ impl Value {
     }
 
     /// A binary operator on two values of one type (the compiler converts
-    /// both operands first); `Err` names what went wrong (integer division by zero).
+    /// both operands first); `Err` names what went wrong (integer division by
+    /// zero, [`SHIFT_OUT_OF_RANGE`]).
     pub fn binary(op: BinOp, a: Value, b: Value) -> Result<Value, &'static str> {
         macro_rules! int_op {
             ($x:expr, $y:expr, $wrap:ident) => {{
@@ -151,6 +152,14 @@ impl Value {
                     BinOp::Div => x.wrapping_div(y),
                     BinOp::Rem if y == 0 => return Err("integer remainder by zero"),
                     BinOp::Rem => x.wrapping_rem(y),
+                    // C leaves a shift by a negative amount or by the width
+                    // or more undefined (x86 masks the amount, others do not):
+                    // a finding, as division by zero is, not a guessed value.
+                    BinOp::Shl | BinOp::Shr
+                        if !(0..i128::from(<$wrap>::BITS)).contains(&(y as i128)) =>
+                    {
+                        return Err(SHIFT_OUT_OF_RANGE)
+                    }
                     BinOp::Shl => x.wrapping_shl(y as u32),
                     BinOp::Shr => x.wrapping_shr(y as u32),
                     BinOp::BitAnd => x & y,
@@ -192,6 +201,11 @@ impl Value {
         })
     }
 }
+
+/// What [`Value::binary`] says of a shift whose amount is negative or at least
+/// the shifted type's width in bits (undefined in C and CUDA).
+pub const SHIFT_OUT_OF_RANGE: &str =
+    "shift by a negative amount or by at least the width of the shifted type";
 
 fn compare(op: BinOp, order: Option<std::cmp::Ordering>) -> bool {
     use std::cmp::Ordering::{Equal, Greater, Less};
@@ -307,6 +321,34 @@ mod tests {
         assert!(Value::binary(BinOp::Div, Value::Int(1), Value::Int(0)).is_err());
         assert_eq!(Value::Int(-1).convert(Scalar::UInt), Value::UInt(u32::MAX));
         assert_eq!(Value::Double(-2.7).convert(Scalar::Int), Value::Int(-2));
+    }
+
+    #[test]
+    fn shifts_out_of_range_are_errors_as_division_by_zero_is() {
+        let shift = |op, x, y| Value::binary(op, x, y);
+        assert_eq!(
+            shift(BinOp::Shl, Value::Int(1), Value::Int(31)),
+            Ok(Value::Int(i32::MIN))
+        );
+        assert_eq!(
+            shift(BinOp::Shr, Value::Long(-8), Value::Long(63)),
+            Ok(Value::Long(-1))
+        );
+        for (x, y) in [
+            (Value::Int(1), Value::Int(32)),
+            (Value::Int(1), Value::Int(-1)),
+            (Value::UInt(1), Value::UInt(40)),
+            (Value::Long(1), Value::Long(64)),
+            (Value::ULong(1), Value::ULong(u64::MAX)),
+        ] {
+            for op in [BinOp::Shl, BinOp::Shr] {
+                assert_eq!(
+                    shift(op, x, y),
+                    Err(SHIFT_OUT_OF_RANGE),
+                    "{x:?} {op:?} {y:?}"
+                );
+            }
+        }
     }
 
     #[test]

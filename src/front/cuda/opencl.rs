@@ -15,6 +15,12 @@
 //! pragma when anything is `double`. `extern "C"` and `__launch_bounds__`
 //! have no OpenCL meaning and are left out.
 //!
+//! A floating value converted to an integer type (a cast, an initialiser, an
+//! assignment, `i += f`, a `__device__` function's argument or result) goes through OpenCL's `convert_<T>_sat_rtz`, which
+//! computes what the emulator computes where C's conversion is undefined
+//! (out of range saturates, NaN gives 0); a compound assignment whose target
+//! has side effects (`a[i++] += f`) keeps C's conversion.
+//!
 //! KaniCUDA's annotations are stripped: `profile("...")` is dropped and a
 //! marked read `__opt__.a[i]` is printed as the global read `a[i]` it stands
 //! for, which is what the emulator computes for it too. Warp shuffles have no
@@ -47,6 +53,22 @@ pub fn print_kernel(
         macro_names: macros.iter().map(|(n, _)| n.clone()).collect(),
         slots: Vec::new(),
         doubles: false,
+        params: kernel
+            .functions
+            .iter()
+            .map(|f| {
+                let types = f
+                    .params
+                    .iter()
+                    .map(|p| match p.ty {
+                        Type::Scalar(s) => Some(s),
+                        _ => None,
+                    })
+                    .collect();
+                (f.name.clone(), types)
+            })
+            .collect(),
+        ret: None,
     };
     let mut body = String::new();
     for function in &kernel.functions {
@@ -110,6 +132,12 @@ struct Printer<'a> {
     slots: Vec<super::ast::SlotInfo>,
     /// Whether anything is `double` (the fp64 pragma).
     doubles: bool,
+    /// The scalar parameter types of each `__device__` function, which C
+    /// converts its arguments to.
+    params: std::collections::HashMap<String, Vec<Option<Scalar>>>,
+    /// The result type of the `__device__` function being printed (`None` in
+    /// the kernel), which C converts a returned value to.
+    ret: Option<Scalar>,
 }
 
 /// C precedence levels, loosest first (only their order matters).
@@ -187,6 +215,7 @@ impl Printer<'_> {
 
     fn function(&mut self, f: &Function) -> Result<(), Diagnostic> {
         self.slots = f.slots.clone();
+        self.ret = Some(f.ret);
         let ret = self.scalar(f.ret);
         let mut params = Vec::new();
         for param in &f.params {
@@ -209,6 +238,7 @@ impl Printer<'_> {
 
     fn kernel(&mut self, k: &Kernel) -> Result<(), Diagnostic> {
         self.slots = k.slots.clone();
+        self.ret = None;
         let mut params = Vec::new();
         for param in &k.params {
             params.push(match param.ty {
@@ -307,7 +337,8 @@ impl Printer<'_> {
                     ident(name)
                 );
                 if let Some(init) = init {
-                    let _ = write!(text, " = {}", self.expr(init, ASSIGN)?);
+                    let value = self.value_as(init, *ty)?;
+                    let _ = write!(text, " = {value}");
                 }
                 Ok(text)
             }
@@ -421,7 +452,10 @@ impl Printer<'_> {
             StmtKind::Sync => self.line("barrier(CLK_LOCAL_MEM_FENCE);"),
             StmtKind::Return => self.line("return;"),
             StmtKind::ReturnValue(value) => {
-                let v = self.expr(value, 0)?;
+                let v = match self.ret {
+                    Some(to) => self.value_as(value, to)?,
+                    None => self.expr(value, 0)?,
+                };
                 self.line(&format!("return {v};"));
             }
             StmtKind::Break => self.line("break;"),
@@ -456,6 +490,20 @@ impl Printer<'_> {
             self.expr(expr, ASSIGN)
         } else {
             Ok(format!("({}){}", self.scalar(to), self.expr(expr, UNARY)?))
+        }
+    }
+
+    /// `expr` as a value of type `to`, where C converts it implicitly (an
+    /// initialiser, an assignment) or a cast does: a floating value bound for
+    /// an integer type goes through OpenCL's saturating conversion, which
+    /// computes what the emulator computes (truncation toward zero, the
+    /// target's limits out of range, NaN 0); C's plain conversion is undefined
+    /// there, and PoCL gives `INT_MIN` for `(int)3e9f`. Other conversions
+    /// stay C's.
+    fn value_as(&mut self, expr: &Expr, to: Scalar) -> Result<String, Diagnostic> {
+        match saturating_conversion(expr.scalar(), to) {
+            Some(function) => Ok(format!("{function}({})", self.expr(expr, ASSIGN)?)),
+            None => self.expr(expr, ASSIGN),
         }
     }
 
@@ -510,6 +558,35 @@ impl Printer<'_> {
                 let b = self.expr(b, COND + 1)?;
                 format!("{c} ? {a} : {b}")
             }
+            ExprKind::Assign {
+                op: None,
+                target,
+                value,
+            } => {
+                let t = self.expr(target, UNARY)?;
+                let v = self.value_as(value, target.scalar())?;
+                format!("{t} = {v}")
+            }
+            // `i += f` with an integer `i` and a floating `f` converts `i + f`
+            // back to `i`'s type: saturating, as above, spelled out where the
+            // target can be written twice (a target with side effects keeps
+            // C's `+=` and its plain conversion).
+            ExprKind::Assign {
+                op: Some(op),
+                target,
+                value,
+            } if value.scalar().is_float()
+                && saturating_conversion(value.scalar(), target.scalar()).is_some()
+                && without_side_effects(target) =>
+            {
+                let function = saturating_conversion(value.scalar(), target.scalar())
+                    .expect("checked by the guard");
+                let t = self.expr(target, UNARY)?;
+                let l = binary_level(*op);
+                let x = self.expr(target, l)?;
+                let y = self.expr(value, l + 1)?;
+                format!("{t} = {function}({x} {} {y})", op.symbol())
+            }
             ExprKind::Assign { op, target, value } => {
                 let t = self.expr(target, UNARY)?;
                 let v = self.expr(value, ASSIGN)?;
@@ -539,6 +616,9 @@ impl Printer<'_> {
                     {
                         format!("({ty}){}", builtin_call(*b, *axis))
                     }
+                    _ if saturating_conversion(operand.scalar(), *to).is_some() => {
+                        self.value_as(operand, *to)?
+                    }
                     _ => format!("({ty}){}", self.expr(operand, UNARY)?),
                 }
             }
@@ -555,9 +635,13 @@ impl Printer<'_> {
         }
         if !super::sema::MATH.iter().any(|(n, _, _)| *n == name) {
             // A `__device__` function: C converts the arguments to its parameters.
+            let types = self.params.get(name).cloned().unwrap_or_default();
             let mut texts = Vec::new();
-            for arg in args {
-                texts.push(self.expr(arg, ASSIGN)?);
+            for (i, arg) in args.iter().enumerate() {
+                texts.push(match types.get(i).copied().flatten() {
+                    Some(to) => self.value_as(arg, to)?,
+                    None => self.expr(arg, ASSIGN)?,
+                });
             }
             return Ok(format!("{name}({})", texts.join(", ")));
         }
@@ -657,4 +741,41 @@ fn float_literal(value: f64, single: bool, doubles: &mut bool) -> String {
         text.push('f');
     }
     text
+}
+
+/// OpenCL's built-in saturating, round-toward-zero conversion from `from` to
+/// `to`, where a C conversion of some values is undefined (floating to
+/// integer); `None` elsewhere. The generated SDSL kernels use `sdsl_f32_to_i32`
+/// and the like ([`crate::kir::helpers`]) for the same meaning; the CUDA
+/// subset has unsigned targets too, which OpenCL's built-ins cover.
+fn saturating_conversion(from: Scalar, to: Scalar) -> Option<&'static str> {
+    if !from.is_float() {
+        return None;
+    }
+    match to {
+        Scalar::Int => Some("convert_int_sat_rtz"),
+        Scalar::UInt => Some("convert_uint_sat_rtz"),
+        Scalar::Long => Some("convert_long_sat_rtz"),
+        Scalar::ULong => Some("convert_ulong_sat_rtz"),
+        Scalar::Bool | Scalar::Float | Scalar::Double => None,
+    }
+}
+
+/// Whether evaluating `expr` twice is the same as once (no assignment, step or
+/// call in it).
+fn without_side_effects(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Int(..)
+        | ExprKind::Float(..)
+        | ExprKind::Bool(_)
+        | ExprKind::Var { .. }
+        | ExprKind::Builtin(..) => true,
+        ExprKind::Index { indices, .. } => indices.iter().all(without_side_effects),
+        ExprKind::Unary(_, a) | ExprKind::Cast(_, a) => without_side_effects(a),
+        ExprKind::Binary(_, a, b) => without_side_effects(a) && without_side_effects(b),
+        ExprKind::Cond(c, a, b) => {
+            without_side_effects(c) && without_side_effects(a) && without_side_effects(b)
+        }
+        ExprKind::Assign { .. } | ExprKind::Step { .. } | ExprKind::Call { .. } => false,
+    }
 }

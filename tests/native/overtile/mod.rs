@@ -81,7 +81,7 @@ fn launches_go_through_the_runtime_api_and_kernels_are_nvcc_only() {
     assert!(!output.contains("<<<"), "a launch only nvcc parses");
     // The region's call line is the affine-c path's, and the wrapper it calls
     // is defined with that signature.
-    assert!(output.contains("int sdsl_return_0 = rician3d_host_sdsl(dim0, dim1, dim2, sigma, lambda, (double *)(U), sizeof(U)"));
+    assert!(output.contains("int sdsl_return_0 = rician3d_host_sdsl(dim0, dim1, dim2, sigma, lambda, (double *)(U), STENCILC_HOST_BYTES(U, "));
     assert!(output.contains("int rician3d_host_sdsl("));
     // Time levels rotate by swapping device pointers.
     assert!(output.contains("dev->U[0] = dev->U[1]; dev->U[1] = oldest;"));

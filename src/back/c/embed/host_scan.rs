@@ -11,6 +11,22 @@
 /// The rank of the last declaration of `name` in `text`: the `*`s before the name
 /// plus the `[..]` after it, at least 1; `None` when no declaration is recognised.
 pub(super) fn declared_rank(text: &str, name: &str) -> Option<usize> {
+    declared_shape(text, name).map(|(stars, brackets)| stars + brackets)
+}
+
+/// Whether the last declaration of `name` in `text` declares an array (it has
+/// `[..]` after the name) rather than a pointer; `None` when no declaration is
+/// recognised. A parameter `double F[]` reads as an array although C makes it
+/// a pointer: the wrapper then checks its size exactly and refuses it, which is
+/// safe (see `STENCILC_HOST_BYTES`, which only falls back on this answer with
+/// compilers that cannot tell).
+pub(super) fn declared_array(text: &str, name: &str) -> Option<bool> {
+    declared_shape(text, name).map(|(_, brackets)| brackets > 0)
+}
+
+/// The `*`s before and the `[..]`s after the last declaration of `name` in
+/// `text`, at least one of them; `None` when no declaration is recognised.
+fn declared_shape(text: &str, name: &str) -> Option<(usize, usize)> {
     let code = blank_comments_and_literals(text);
     let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let starts: Vec<usize> = code
@@ -24,12 +40,12 @@ pub(super) fn declared_rank(text: &str, name: &str) -> Option<usize> {
     starts
         .into_iter()
         .rev()
-        .find_map(|at| declarator_rank(&code, at, name.len()))
+        .find_map(|at| declarator_shape(&code, at, name.len()))
 }
 
-/// The rank of the declarator whose name occupies `code[at..at + len]`, if the
+/// The `*`s and `[..]`s of the declarator whose name occupies `code[at..at + len]`, if the
 /// text around it reads as a declaration.
-fn declarator_rank(code: &str, at: usize, len: usize) -> Option<usize> {
+fn declarator_shape(code: &str, at: usize, len: usize) -> Option<(usize, usize)> {
     let brackets = brackets_then_declarator_end(&code[at + len..])?;
     let (stars, type_end) = stars_and_qualifiers_before(&code[..at]);
     let type_word = word_before(&code[..type_end])?;
@@ -48,8 +64,7 @@ fn declarator_rank(code: &str, at: usize, len: usize) -> Option<usize> {
     {
         return None;
     }
-    let rank = stars + brackets;
-    (rank > 0).then_some(rank)
+    (stars + brackets > 0).then_some((stars, brackets))
 }
 
 /// The number of `[..]` groups at the start of `after`, if they are followed by
@@ -204,6 +219,14 @@ mod tests {
         );
         assert_eq!(declared_rank("double b[n[0]][4] = {0};", "b"), Some(2));
         assert_eq!(declared_rank("float **rows;", "rows"), Some(2));
+    }
+
+    #[test]
+    fn arrays_and_pointers_are_told_apart() {
+        assert_eq!(declared_array("static float o[2];", "o"), Some(true));
+        assert_eq!(declared_array("double *U = p;", "U"), Some(false));
+        assert_eq!(declared_array("float **rows;", "rows"), Some(false));
+        assert_eq!(declared_array("x = n * a;", "a"), None);
     }
 
     #[test]

@@ -135,8 +135,10 @@ impl Writer<'_> {
                 "const size_t {count} = (size_t)({});",
                 sizes.join(" * ")
             ));
+            // A pointer's size says nothing (STENCILC_HOST_BYTES); an array
+            // must hold the grid exactly.
             self.line(&format!(
-                "if ({bytes} != sizeof({ty} *) && {bytes} != {count} * sizeof({ty})) return 2;"
+                "if ({bytes} != STENCILC_HOST_POINTER && {bytes} != {count} * sizeof({ty})) return 2;"
             ));
         }
 
