@@ -135,18 +135,11 @@ pub fn wrap_loop(
     head.push_str(&format!(
         "#line {first} \"{}\"\n{}",
         file.original.name,
-        file.original
-            .text
-            .split_inclusive('\n')
-            .nth(first - 1)
-            .unwrap_or("\n")
+        file.original_line_with_end(first).unwrap_or("\n")
     ));
     let written = written(plan);
     let mut tail = file
-        .original
-        .text
-        .split_inclusive('\n')
-        .nth(last - 1)
+        .original_line_with_end(last)
         .unwrap_or("\n")
         .to_string();
     if !tail.ends_with('\n') {

@@ -35,6 +35,15 @@ pub struct CFile {
     line_origin: Vec<Option<usize>>,
     /// Byte offset where each preprocessed line starts.
     line_starts: Vec<usize>,
+    /// The preprocessed lines that come from the user's file, as (line of the
+    /// user's file, index of the preprocessed line) pairs in ascending order:
+    /// [`CFile::preprocessed_lines`] finds a nest's lines by binary search
+    /// instead of scanning every line of the unit for each nest.
+    by_origin: Vec<(usize, usize)>,
+    /// Byte offset where each line of the user's file starts (and, last, the
+    /// text's length): [`CFile::original_line`] is a lookup, not a scan from
+    /// the start of the file, which made `map` quadratic in the file's size.
+    original_starts: Vec<usize>,
     /// Lines of the user's file of `#pragma scop` / `#pragma endscop` pairs.
     pub scops: Vec<(usize, usize)>,
 }
@@ -220,6 +229,8 @@ impl CFile {
     ) -> Result<CFile, CError> {
         let original = SourceFile::new(name, text);
         let (line_origin, line_starts) = line_table(&preprocessed, name);
+        let by_origin = origin_index(&line_origin);
+        let original_starts = line_starts_of(&original.text);
         let scops = scop_regions(&original.text);
         let config = lang_c::driver::Config {
             flavor: lang_c::driver::Flavor::GnuC11,
@@ -233,6 +244,8 @@ impl CFile {
                     unit: parse.unit,
                     line_origin,
                     line_starts,
+                    by_origin,
+                    original_starts,
                     scops,
                 };
                 file.refuse_deep_nesting()?;
@@ -348,31 +361,78 @@ impl CFile {
     }
 
     /// The preprocessed text that lines `first..=last` of the user's file
-    /// became (macros expanded), line by line.
+    /// became (macros expanded), line by line in the preprocessed order.
     pub fn preprocessed_lines(&self, first: usize, last: usize) -> String {
         let mut out = String::new();
-        for (index, origin) in self.line_origin.iter().enumerate() {
-            if origin.is_some_and(|l| first <= l && l <= last) {
-                let start = self.line_starts[index];
-                let end = self
-                    .line_starts
-                    .get(index + 1)
-                    .copied()
-                    .unwrap_or(self.preprocessed.len());
-                out.push_str(&self.preprocessed[start..end]);
-            }
+        if first > last {
+            return out;
+        }
+        let from = self.by_origin.partition_point(|&(l, _)| l < first);
+        let to = self.by_origin.partition_point(|&(l, _)| l <= last);
+        let mut indices: Vec<usize> = self.by_origin[from..to].iter().map(|&(_, i)| i).collect();
+        indices.sort_unstable();
+        for index in indices {
+            let start = self.line_starts[index];
+            let end = self
+                .line_starts
+                .get(index + 1)
+                .copied()
+                .unwrap_or(self.preprocessed.len());
+            out.push_str(&self.preprocessed[start..end]);
         }
         out
     }
 
-    /// The text of a 1-based line of the user's file.
-    pub fn original_line(&self, line: usize) -> &str {
-        self.original
-            .text
-            .lines()
-            .nth(line.wrapping_sub(1))
-            .unwrap_or("")
+    /// A 1-based line of the user's file with its line ending (the piece
+    /// `split_inclusive('\n')` gives), `None` past the end.
+    pub fn original_line_with_end(&self, line: usize) -> Option<&str> {
+        let index = line.checked_sub(1)?;
+        let start = *self.original_starts.get(index)?;
+        let end = *self.original_starts.get(index + 1)?;
+        Some(&self.original.text[start..end])
     }
+
+    /// The text of a 1-based line of the user's file (as `str::lines` gives
+    /// it: without `\n` or `\r\n`), `""` past the end.
+    pub fn original_line(&self, line: usize) -> &str {
+        let Some(text) = self.original_line_with_end(line) else {
+            return "";
+        };
+        match text.strip_suffix('\n') {
+            Some(text) => text.strip_suffix('\r').unwrap_or(text),
+            None => text,
+        }
+    }
+}
+
+/// For [`CFile::by_origin`]: the (line of the user's file, preprocessed line)
+/// pairs of the preprocessed lines that come from the user's file, sorted.
+fn origin_index(line_origin: &[Option<usize>]) -> Vec<(usize, usize)> {
+    let mut pairs: Vec<(usize, usize)> = line_origin
+        .iter()
+        .enumerate()
+        .filter_map(|(index, origin)| origin.map(|l| (l, index)))
+        .collect();
+    pairs.sort_unstable();
+    pairs
+}
+
+/// Where each line of `text` starts (the pieces of `split_inclusive('\n')`),
+/// then `text.len()`.
+fn line_starts_of(text: &str) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend(
+        text.bytes()
+            .enumerate()
+            .filter(|&(_, b)| b == b'\n')
+            .map(|(i, _)| i + 1)
+            .filter(|&end| end < text.len()),
+    );
+    if text.is_empty() {
+        starts.clear();
+    }
+    starts.push(text.len());
+    starts
 }
 
 /// Byte offset of a 1-based line and column in a source file (clamped to the line).
