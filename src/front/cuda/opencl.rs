@@ -746,7 +746,7 @@ fn float_literal(value: f64, single: bool, doubles: &mut bool) -> String {
 /// OpenCL's built-in saturating, round-toward-zero conversion from `from` to
 /// `to`, where a C conversion of some values is undefined (floating to
 /// integer); `None` elsewhere. The generated SDSL kernels use `sdsl_f32_to_i32`
-/// and the like ([`crate::kir::helpers`]) for the same meaning; the CUDA
+/// and the like (in the kernel IR's helpers) for the same meaning; the CUDA
 /// subset has unsigned targets too, which OpenCL's built-ins cover.
 fn saturating_conversion(from: Scalar, to: Scalar) -> Option<&'static str> {
     if !from.is_float() {
