@@ -48,6 +48,11 @@ pub struct MapArgs {
     /// and rank the nests by time.
     #[arg(long)]
     profile: bool,
+
+    /// With `--target opencl` or `cuda`: fail, naming each nest and why,
+    /// when a nest would stay on the CPU (nothing is written).
+    #[arg(long)]
+    require_device: bool,
 }
 
 /// The `--target` values.
@@ -83,8 +88,17 @@ pub fn run(args: &MapArgs) -> Result<(), CliError> {
         MapTarget::Opencl => Target::Opencl,
         MapTarget::Cuda => Target::Cuda,
     };
+    if args.require_device && target == Target::C {
+        return Err(CliError::new(
+            "--require-device needs a device target",
+            "add `--target opencl` or `--target cuda`",
+        ));
+    }
     let transformed = transform::plan_transformed(&file, &unit, target, device);
     let plan = transformed.plan;
+    if args.require_device {
+        refuse_cpu_nests(&plan)?;
+    }
     if args.report {
         out::stdout_text(&report::text(&plan))?;
     }
@@ -110,6 +124,26 @@ pub fn run(args: &MapArgs) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+/// `--require-device`: an error naming every nest left on the CPU and why.
+fn refuse_cpu_nests(plan: &FilePlan) -> Result<(), CliError> {
+    let left = report::left_on_cpu(plan);
+    if left.is_empty() {
+        return Ok(());
+    }
+    let mut message = format!(
+        "{} nest(s) of {} would stay on the CPU (--require-device):",
+        left.len(),
+        plan.file
+    );
+    for (nest, reasons) in &left {
+        message.push_str(&format!("\n  {nest}: {}", reasons.join("; ")));
+    }
+    Err(CliError::new(
+        message,
+        "see `stencilc map --report` for each nest's analysis, or drop --require-device to keep those nests on the CPU",
+    ))
 }
 
 /// Compiles and runs the timed copy of the program; the nests ranked by time.

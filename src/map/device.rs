@@ -89,13 +89,16 @@ fn c_buffer(lift: &Lift, f: usize, level: usize, done: &str) -> String {
         } else {
             partner.clone()
         }
-    } else if a.time_buffers {
+    } else if a.time_buffers > 0 {
         let lower = lift
             .time
             .as_ref()
             .and_then(|(_, lo)| super::constant(lo))
             .unwrap_or(0);
-        format!("{}[(int)(({lower}L + {done} + {level}) % 2)]", a.c_name)
+        format!(
+            "{}[(int)(({lower}L + {done} + {level}) % {})]",
+            a.c_name, a.time_buffers
+        )
     } else {
         a.c_name.clone()
     }
@@ -230,7 +233,7 @@ pub fn device_code(
     let needs_done = lift
         .arrays
         .iter()
-        .any(|a| a.swapped_with.is_some() || (a.time_buffers && a.written))
+        .any(|a| a.swapped_with.is_some() || (a.time_buffers > 0 && a.written))
         || lift.time_var_declared_outside;
     if let Some(check) = check {
         emit.reduction_buffers(&mut h, &p, plan, check)?;

@@ -127,6 +127,41 @@ fn nest_text(nest: &NestPlan, depth: usize, out: &mut String) {
     }
 }
 
+/// The nests a device target leaves on the CPU, outermost first, each with
+/// why: nests that are neither lifted into stencilc's kernels nor a direct
+/// kernel of their own. An iterate stays on the host by design; its inner
+/// nests are what counts. Empty for `--target c`, which has no device.
+pub fn left_on_cpu(plan: &FilePlan) -> Vec<(String, Vec<String>)> {
+    /// `around`: why the loop around these nests was not lifted.
+    fn walk(nests: &[NestPlan], around: Option<&str>, out: &mut Vec<(String, Vec<String>)>) {
+        for n in nests {
+            if n.device.is_some() {
+                continue;
+            }
+            let not_lifted = n.lift.as_deref().filter(|l| l.starts_with("not lifted"));
+            let at = format!("nest {} (lines {}-{})", n.id, n.lines.0, n.lines.1);
+            let mut why = match &n.decision {
+                Decision::Iterate => {
+                    let this = not_lifted.map(|l| format!("the loop around it was {l}"));
+                    walk(&n.inner, this.as_deref().or(around), out);
+                    continue;
+                }
+                Decision::Mapped { .. } if n.kernel.is_some() => continue,
+                Decision::Mapped { .. } => vec!["parallel, but it has no device kernel".into()],
+                Decision::Cpu { reasons } => reasons.clone(),
+            };
+            why.extend(not_lifted.map(str::to_string));
+            why.extend(around.map(str::to_string));
+            out.push((at, why));
+        }
+    }
+    let mut out = Vec::new();
+    if plan.target != super::Target::C {
+        walk(&plan.nests, None, &mut out);
+    }
+    out
+}
+
 /// The report as JSON.
 pub fn json(plan: &FilePlan) -> String {
     serde_json::to_string_pretty(plan).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))

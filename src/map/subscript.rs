@@ -158,6 +158,13 @@ impl Context<'_> {
 
     /// A subscript.
     pub fn sub(&self, e: &Expr) -> Sub {
+        // `(int)(t % 2)`: a cast to an integer type of an integer subscript
+        // changes nothing (as in `poly`).
+        if let Expr::Cast(t, inner) = e {
+            if t == "int" || t == "long" {
+                return self.sub(inner);
+            }
+        }
         if let Some(p) = self.poly(e) {
             // Affine: every monomial holds at most one loop variable, once.
             let affine =
@@ -168,17 +175,24 @@ impl Context<'_> {
             }
         }
         if self.invariant(e) {
-            if let Expr::Bin(BinOp::Mod, x, m) = e {
-                if let Expr::Int(m @ 1..) = **m {
-                    let (base, k) = match &**x {
-                        Expr::Bin(BinOp::Add, a, b) => match **b {
-                            Expr::Int(k) => (a.to_string(), k),
-                            _ => (x.to_string(), 0),
-                        },
+            // `(t + k) & 1` cycles through two buffers as `(t + k) % 2` does.
+            let modulo = match e {
+                Expr::Bin(BinOp::Mod, x, m) => match **m {
+                    Expr::Int(m @ 1..) => Some((x, m)),
+                    _ => None,
+                },
+                Expr::Bin(BinOp::BitAnd, x, one) if matches!(**one, Expr::Int(1)) => Some((x, 2)),
+                _ => None,
+            };
+            if let Some((x, m)) = modulo {
+                let (base, k) = match &**x {
+                    Expr::Bin(BinOp::Add, a, b) => match **b {
+                        Expr::Int(k) => (a.to_string(), k),
                         _ => (x.to_string(), 0),
-                    };
-                    return Sub::Modulo(base, k, m);
-                }
+                    },
+                    _ => (x.to_string(), 0),
+                };
+                return Sub::Modulo(base, k, m);
             }
             return Sub::Invariant(e.to_string());
         }
@@ -452,6 +466,17 @@ mod tests {
             Expr::Int(2),
         );
         assert_eq!(cx.sub(&e), Sub::Modulo("t".into(), 1, 2));
+        let and = bin(
+            BinOp::BitAnd,
+            bin(BinOp::Add, var("t"), Expr::Int(1)),
+            Expr::Int(1),
+        );
+        assert_eq!(cx.sub(&and), Sub::Modulo("t".into(), 1, 2));
+        let cast = Expr::Cast(
+            "int".into(),
+            Box::new(bin(BinOp::Mod, var("t"), Expr::Int(3))),
+        );
+        assert_eq!(cx.sub(&cast), Sub::Modulo("t".into(), 0, 3));
         let load = Expr::Load(Ref {
             name: "b".into(),
             index: vec![var("i")],

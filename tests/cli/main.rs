@@ -15,6 +15,7 @@ mod flags;
 mod inputs;
 mod limits;
 mod map;
+mod map_an5d;
 mod map_converge;
 mod map_lift;
 mod map_liveness;

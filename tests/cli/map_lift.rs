@@ -49,8 +49,8 @@ fn instrumented(
         for a in &lift.arrays {
             let buffers = match (&a.swapped_with, a.time_buffers) {
                 (Some(partner), _) => vec![a.c_name.clone(), partner.clone()],
-                (None, true) => vec![format!("{}[0]", a.c_name), format!("{}[1]", a.c_name)],
-                (None, false) => vec![a.c_name.clone()],
+                (None, 0) => vec![a.c_name.clone()],
+                (None, buffers) => (0..buffers).map(|b| format!("{}[{b}]", a.c_name)).collect(),
             };
             let bytes = a.c_bytes();
             for b in buffers {
@@ -251,9 +251,11 @@ pub(super) fn lift_against_c(
             .iter()
             .zip(before)
             .map(|(a, (buffers, _))| {
-                if a.time_buffers {
-                    (0..2)
-                        .map(|level| buffers[Lift::buffer_of_level(lower, 0, level)].clone())
+                if a.time_buffers > 0 {
+                    (0..a.time_buffers)
+                        .map(|level| {
+                            buffers[Lift::buffer_of_level(lower, 0, level, a.time_buffers)].clone()
+                        })
                         .collect()
                 } else {
                     buffers
@@ -272,8 +274,8 @@ pub(super) fn lift_against_c(
     }
     for ((a, levels), (want, reached)) in lift.arrays.iter().zip(&state.fields).zip(&after) {
         for (level, got) in levels.iter().enumerate() {
-            let b = if a.time_buffers {
-                Lift::buffer_of_level(lower, steps as i64, level)
+            let b = if a.time_buffers > 0 {
+                Lift::buffer_of_level(lower, steps as i64, level, a.time_buffers)
             } else {
                 // One buffer, or swapped pointers: C's `a` holds level 0.
                 level
@@ -369,7 +371,7 @@ fn ping_pong_copy_back_and_rows_lift_bit_for_bit() {
     assert_eq!(nests.len(), 1, "the time loop lifts");
     let lift = nests[0].lifted.as_ref().unwrap();
     assert_eq!(lift.program.iterate.as_ref().unwrap().stencils.len(), 4);
-    assert!(lift.arrays[0].time_buffers, "{:?}", lift.arrays);
+    assert_eq!(lift.arrays[0].time_buffers, 2, "{:?}", lift.arrays);
     assert_eq!(
         lift.params
             .iter()

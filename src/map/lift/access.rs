@@ -24,7 +24,8 @@ impl<'a> Lifter<'a> {
             .as_ref()
             .map_or(r.name.clone(), |(first, _)| first.clone());
         let mut level = 0;
-        let mut time_buffers = false;
+        // The buffers of the leading time axis (0: none).
+        let mut time_buffers = 0;
         // The subscripts as affine forms, one per grid dimension, and the
         // extents known from the declaration (`None`: a pointer's rows).
         let (forms, known): (Vec<Option<Affine>>, Vec<Option<Affine>>) = if !var.pointer {
@@ -45,12 +46,13 @@ impl<'a> Lifter<'a> {
                 ));
             }
             let time = r.index.first().and_then(|e| self.time_level(e));
-            time_buffers = time.is_some() && dims[0] == 2;
-            let skip = if time_buffers {
-                level = time.unwrap_or(0);
-                1
-            } else {
-                0
+            let skip = match time {
+                Some((k, buffers)) if dims[0] == buffers as i64 => {
+                    level = k;
+                    time_buffers = buffers;
+                    1
+                }
+                _ => 0,
             };
             (
                 r.index[skip..].iter().map(affine).collect(),
@@ -69,7 +71,22 @@ impl<'a> Lifter<'a> {
                     var.dims.len()
                 ));
             }
-            let mut known = vec![None];
+            // AN5D's form, `T (*A)[n][n] = (T (*)[n][n])A1;` indexed
+            // `A[(t + 1) % 2][i][j]`: the pointer's first axis holds the
+            // time levels, and the grid is what follows.
+            let time = r
+                .index
+                .first()
+                .and_then(|e| self.time_level(e))
+                .filter(|_| var.dims.len() > 1);
+            let mut known = match time {
+                Some((k, buffers)) => {
+                    level = k;
+                    time_buffers = buffers;
+                    Vec::new()
+                }
+                None => vec![None],
+            };
             for d in &var.dims[1..] {
                 let e = d
                     .as_ref()
@@ -80,7 +97,8 @@ impl<'a> Lifter<'a> {
                         format!("the extent of `{}`: {why}", r.name)
                     })?));
             }
-            (r.index.iter().map(affine).collect(), known)
+            let skip = usize::from(time_buffers > 0);
+            (r.index[skip..].iter().map(affine).collect(), known)
         };
         if let Some((_, swapped_level)) = &swap {
             level = *swapped_level;
@@ -97,8 +115,9 @@ impl<'a> Lifter<'a> {
             Some(a) => {
                 if a.lifted.time_buffers != time_buffers {
                     return Err(format!(
-                        "`{}` is indexed both by `(t + k) % 2` and otherwise in its first dimension",
-                        r.name
+                        "`{}` is indexed both by `(t + k) % {}` and otherwise in its first dimension",
+                        r.name,
+                        a.lifted.time_buffers.max(time_buffers)
                     ));
                 }
                 if a.extents != known {
@@ -371,7 +390,12 @@ impl<'a> Lifter<'a> {
                 if matches!(op, BitAnd | BitOr | BitXor | Shl | Shr) {
                     return Err(format!("`{}` is not an SDSL operator", op.symbol()));
                 }
+                // A chain of one level (`a + b + c`) is written without the
+                // inner parentheses: SDSL, like C, groups it from the left,
+                // and the parser bounds parentheses' nesting, not chains'.
+                let chained = matches!(&**a, Expr::Bin(inner, ..) if level(*inner) == level(*op));
                 let a = self.expr(a, cx.as_deref_mut())?;
+                let a = if chained { &a[1..a.len() - 1] } else { &a[..] };
                 let b = self.expr(b, cx)?;
                 format!("({a} {} {b})", op.symbol())
             }
@@ -440,6 +464,24 @@ impl<'a> Lifter<'a> {
             });
         }
         Ok(name.to_string())
+    }
+}
+
+/// The precedence level of an arithmetic operator, as C and SDSL share it
+/// (higher binds tighter); operators of one level group from the left.
+fn level(op: BinOp) -> u8 {
+    use BinOp::*;
+    match op {
+        Mul | Div | Mod => 9,
+        Add | Sub => 8,
+        Shl | Shr => 7,
+        Lt | Le | Gt | Ge => 6,
+        Eq | Ne => 5,
+        BitAnd => 4,
+        BitXor => 3,
+        BitOr => 2,
+        And => 1,
+        Or => 0,
     }
 }
 

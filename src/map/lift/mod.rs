@@ -5,9 +5,12 @@
 //! SDSL front-end and its static checks, so the lift is held to the same
 //! rules as a hand-written program (no stencil writes what it reads at another
 //! point, every read inside its grid). Each C array becomes a field on a grid
-//! of its shape; an array whose first subscript is `(t + k) % 2` becomes a
-//! field with two time levels (the AN5D / PolyBench ping-pong form), rotated
-//! by the iterate as C alternates the buffers; two pointers swapped at the
+//! of its shape; an array whose first subscript is `(t + k) % 2` (or
+//! `(t + k) & 1`) becomes a field with two time levels (the PolyBench
+//! ping-pong form, and AN5D's pointer to a VLA whose first axis holds the
+//! levels, `T (*A)[n][n] = (T (*)[n][n])A1`), rotated by the iterate as C
+//! alternates the buffers, and `(t + k) % 3` over an axis of 3 a field of
+//! three levels; two pointers swapped at the
 //! end of each step (`T *tmp = a; a = b; b = tmp;`) are such a field too,
 //! `a` its level 0. Pointers (`float *a` indexed `a[i*m + j]`, delinearised
 //! when the strides are provable; `float (*a)[M]`; VLA parameters) become
@@ -55,9 +58,10 @@ pub struct LiftedArray {
     /// excluded), as expressions valid in C and in SDSL: constants, or
     /// parameters' affine forms (`n`, `m + 2`).
     pub extents: Vec<String>,
-    /// Whether the array's first dimension holds two buffers indexed by
-    /// `(t + k) % 2`: a field with two time levels.
-    pub time_buffers: bool,
+    /// How many buffers the array's first dimension holds, indexed by
+    /// `(t + k) % m` (or `(t + k) & 1`): a field with that many time levels;
+    /// 0 when it holds none.
+    pub time_buffers: usize,
     /// The pointer the time loop swaps with this one at the end of each step
     /// (`tmp = a; a = b; b = tmp;`): this one holds level 0, that one level 1.
     pub swapped_with: Option<String>,
@@ -73,13 +77,13 @@ pub struct LiftedArray {
 }
 
 impl LiftedArray {
-    /// Time levels of its field: two for `(t + k) % 2` buffers and swapped
-    /// pointers, else one.
+    /// Time levels of its field: `m` for `(t + k) % m` buffers, two for
+    /// swapped pointers, else one.
     pub fn levels(&self) -> usize {
-        if self.time_buffers || self.swapped_with.is_some() {
+        if self.swapped_with.is_some() {
             2
         } else {
-            1
+            self.time_buffers.max(1)
         }
     }
 
@@ -97,7 +101,7 @@ impl LiftedArray {
                 })
                 .collect();
             format!("{} * sizeof({})", product.join(" * "), self.elem)
-        } else if self.time_buffers {
+        } else if self.time_buffers > 0 {
             format!("sizeof({}[0])", self.c_name)
         } else {
             format!("sizeof({})", self.c_name)
@@ -161,11 +165,12 @@ pub struct Lift {
 }
 
 impl Lift {
-    /// The C buffer (0 or 1) of a time-buffered array that holds time level
-    /// `level` after `done` steps of a time loop starting at `time_lower`:
-    /// the iterate rotates the levels each step as C alternates the buffers.
-    pub fn buffer_of_level(time_lower: i64, done: i64, level: usize) -> usize {
-        (time_lower + done + level as i64).rem_euclid(2) as usize
+    /// The C buffer (`0..buffers`) of a time-buffered array that holds time
+    /// level `level` after `done` steps of a time loop starting at
+    /// `time_lower`: the iterate rotates the levels each step as C cycles
+    /// through the buffers.
+    pub fn buffer_of_level(time_lower: i64, done: i64, level: usize, buffers: usize) -> usize {
+        (time_lower + done + level as i64).rem_euclid(buffers as i64) as usize
     }
 
     /// A one-line summary for the report.
@@ -178,8 +183,8 @@ impl Lift {
                     "{} (2 time levels: pointers `{}` and `{partner}` swapped each step)",
                     a.field, a.c_name
                 ),
-                (None, true) => format!("{} (2 time levels)", a.field),
-                (None, false) => a.field.clone(),
+                (None, 0) => a.field.clone(),
+                (None, levels) => format!("{} ({levels} time levels)", a.field),
             })
             .collect();
         format!(
@@ -485,7 +490,9 @@ impl<'a> Lifter<'a> {
             parts.push(part);
         }
         if let Some(t) = self.time {
-            if self.arrays.values().any(|a| a.lifted.time_buffers) && constant(&t.lower).is_none() {
+            if self.arrays.values().any(|a| a.lifted.time_buffers > 0)
+                && constant(&t.lower).is_none()
+            {
                 return Err(format!(
                     "the time loop starts at `{}`, not a constant: which buffer is first is unknown",
                     t.lower
@@ -519,12 +526,13 @@ impl<'a> Lifter<'a> {
         for a in &self.array_order {
             let a = &self.arrays[a].lifted;
             let g = grids.iter().position(|s| s == &a.extents).unwrap_or(0);
+            let levels: Vec<String> = (0..a.levels()).map(|l| l.to_string()).collect();
             let _ = writeln!(
                 text,
                 "{} griddata {} on g{g} at {};",
                 a.elem,
                 a.field,
-                if a.levels() == 2 { "0,1" } else { "0" }
+                levels.join(",")
             );
         }
         text.push('\n');
@@ -785,16 +793,30 @@ impl<'a> Lifter<'a> {
         }
     }
 
-    /// The `(t + k) % 2` level of a subscript, if it has that form.
-    fn time_level(&self, e: &Expr) -> Option<usize> {
+    /// The time level of a subscript of the form `(t + k) % m` (`m` of 2 or
+    /// 3) or `(t + k) & 1`, with the number of buffers it cycles through:
+    /// `(k mod m, m)`. Casts around the subscript or its parts
+    /// (`(int)(t % 2)`) are looked through.
+    fn time_level(&self, e: &Expr) -> Option<(usize, usize)> {
         let t = self.time?;
-        let Expr::Bin(BinOp::Mod, inner, m) = e else {
-            return None;
+        let (inner, buffers) = match uncast(e) {
+            Expr::Bin(BinOp::Mod, inner, m) => (inner, constant(m)?),
+            Expr::Bin(BinOp::BitAnd, inner, m) if constant(m) == Some(1) => (inner, 2),
+            _ => return None,
         };
-        if constant(m) != Some(2) {
+        if !(2..=3).contains(&buffers) {
             return None;
         }
-        let (syms, k) = affine(inner)?;
-        (syms.len() == 1 && syms.get(&t.var) == Some(&1)).then(|| k.rem_euclid(2) as usize)
+        let (syms, k) = affine(uncast(inner))?;
+        (syms.len() == 1 && syms.get(&t.var) == Some(&1))
+            .then(|| (k.rem_euclid(buffers) as usize, buffers as usize))
     }
+}
+
+/// `e` without the casts around it.
+fn uncast(mut e: &Expr) -> &Expr {
+    while let Expr::Cast(_, inner) = e {
+        e = inner;
+    }
+    e
 }
