@@ -8,7 +8,7 @@ use std::process::Command;
 use clap::{Args, ValueEnum};
 
 use stencilc::files::cleanup::output_listed;
-use stencilc::front::c::{lower_unit, CError, CFile};
+use stencilc::front::c::{lower_unit, CError, CFile, Preprocess};
 use stencilc::map::{plan_file, report, rewrite, transform, FilePlan, Target};
 use stencilc::model::device::Device;
 
@@ -49,6 +49,38 @@ pub struct MapArgs {
     #[arg(long)]
     profile: bool,
 
+    /// An include folder for the preprocessor (as `cc -I`); repeatable.
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+
+    /// A macro definition for the preprocessor (`-D NAME` or `-D NAME=VALUE`,
+    /// as `cc -D`); repeatable.
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    define: Vec<String>,
+
+    /// A macro to undefine (as `cc -U`); repeatable.
+    #[arg(short = 'U', value_name = "NAME")]
+    undefine: Vec<String>,
+
+    /// The C standard to preprocess and profile with (as `cc -std=`).
+    #[arg(long = "std", value_name = "STD", default_value = "gnu99")]
+    c_std: String,
+
+    /// A compilation database (`compile_commands.json`): the file's entry
+    /// gives its -I, -D, -U and -std= (before those given here).
+    #[arg(long, value_name = "FILE")]
+    compile_commands: Option<PathBuf>,
+
+    /// With --profile: other sources or object files of the program
+    /// (`polybench.c`, `util.o`) compiled and linked with it; repeatable.
+    #[arg(long = "profile-with", value_name = "FILE", requires = "profile")]
+    profile_with: Vec<PathBuf>,
+
+    /// With --profile: the arguments the program runs with (one string,
+    /// split at blanks as a shell would).
+    #[arg(long = "profile-args", value_name = "ARGS", requires = "profile")]
+    profile_args: Option<String>,
+
     /// With `--target opencl` or `cuda`: fail, naming each nest and why,
     /// when a nest would stay on the CPU (nothing is written).
     #[arg(long)]
@@ -74,11 +106,12 @@ pub fn run(args: &MapArgs) -> Result<(), CliError> {
             format!("choose one of {}", Device::known_names()),
         )
     })?;
-    let file = CFile::load(&args.file).map_err(|e| match e {
+    let options = preprocess_options(args)?;
+    let file = CFile::load_with(&args.file, &options).map_err(|e| match e {
         CError::Located(d) => CliError::Located(d),
         CError::Plain(message) => CliError::new(
             message,
-            "the file must preprocess and compile with `cc -std=gnu99`",
+            "the file must preprocess and compile with `cc` and the -I/-D/-U/--std given",
         ),
         CError::Refused { message, help } => CliError::new(message, help),
     })?;
@@ -108,7 +141,7 @@ pub fn run(args: &MapArgs) -> Result<(), CliError> {
     if args.profile {
         // The dynamic analysis times the program as written.
         let original = plan_file(&file, &unit, target, device);
-        out::stdout_text(&profile(&file, &original)?)?;
+        out::stdout_text(&profile(&file, &original, &options, args)?)?;
     }
     let file = transformed.file.map_or(file, |(file, _)| file);
     let wants_program = args.output.is_some() || !(args.report || args.json || args.profile);
@@ -124,6 +157,23 @@ pub fn run(args: &MapArgs) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+/// The preprocessor's options: the compilation database's entry for the
+/// file, then `-I`, `-D`, `-U` and `--std` as given.
+fn preprocess_options(args: &MapArgs) -> Result<Preprocess, CliError> {
+    let mut options = Preprocess {
+        includes: args.include.clone(),
+        defines: args.define.clone(),
+        undefines: args.undefine.clone(),
+        std: args.c_std.clone(),
+    };
+    if let Some(db) = &args.compile_commands {
+        options
+            .add_compile_commands(db, &args.file)
+            .map_err(|e| CliError::new(e, "give the compile_commands.json of the file's project (CMake writes one with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)"))?;
+    }
+    Ok(options)
 }
 
 /// `--require-device`: an error naming every nest left on the CPU and why.
@@ -147,7 +197,12 @@ fn refuse_cpu_nests(plan: &FilePlan) -> Result<(), CliError> {
 }
 
 /// Compiles and runs the timed copy of the program; the nests ranked by time.
-fn profile(file: &CFile, plan: &FilePlan) -> Result<String, CliError> {
+fn profile(
+    file: &CFile,
+    plan: &FilePlan,
+    options: &Preprocess,
+    args: &MapArgs,
+) -> Result<String, CliError> {
     let (source, nests) = rewrite::profiled_program(file, plan);
     let dir = tempfile::tempdir().map_err(|e| {
         CliError::new(
@@ -168,16 +223,18 @@ fn profile(file: &CFile, plan: &FilePlan) -> Result<String, CliError> {
     })?;
     let include = file_dir(file);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-    let built = output_listed(
-        Command::new(&cc)
-            .args(["-O2", "-std=gnu99", "-I"])
-            .arg(&include)
-            .arg(&c_path)
-            .arg("-o")
-            .arg(&exe)
-            .arg("-lm"),
-    )
-    .map_err(|e| {
+    let mut build = Command::new(&cc);
+    build
+        .arg("-O2")
+        .args(options.cc_args())
+        .arg("-I")
+        .arg(&include)
+        .arg(&c_path)
+        .args(&args.profile_with)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lm");
+    let built = output_listed(&mut build).map_err(|e| {
         CliError::new(
             format!("cannot run `{cc}`: {e}"),
             "install a C compiler or set CC",
@@ -189,20 +246,34 @@ fn profile(file: &CFile, plan: &FilePlan) -> Result<String, CliError> {
                 "the timed program did not compile:\n{}",
                 String::from_utf8_lossy(&built.stderr).trim_end()
             ),
-            "the original must compile with `cc -O2 -std=gnu99 -lm`",
+            "the original must compile with `cc -O2 -lm`, the -I/-D/-U/--std given and the \
+             --profile-with files (the project's other sources or objects)",
         ));
     }
-    let ran =
-        output_listed(Command::new(&exe).env("STENCILC_PROFILE_OUT", &times)).map_err(|e| {
-            CliError::new(
-                format!("cannot run the timed program: {e}"),
-                "check the file runs without arguments",
-            )
-        })?;
+    let program_args = args
+        .profile_args
+        .as_deref()
+        .map(stencilc::front::c::options::split_command)
+        .unwrap_or_default();
+    let ran = output_listed(
+        Command::new(&exe)
+            .args(&program_args)
+            .env("STENCILC_PROFILE_OUT", &times),
+    )
+    .map_err(|e| {
+        CliError::new(
+            format!("cannot run the timed program: {e}"),
+            "check the program runs with the --profile-args given",
+        )
+    })?;
     if !ran.status.success() {
+        let with = match &args.profile_args {
+            Some(a) => format!("with the arguments `{a}`"),
+            None => "without arguments (give them with --profile-args)".to_string(),
+        };
         return Err(CliError::new(
             format!("the timed program failed ({})", ran.status),
-            "--profile runs the program without arguments; it must exit with status 0",
+            format!("--profile runs the program {with}; it must exit with status 0"),
         ));
     }
     let text = std::fs::read_to_string(&times).unwrap_or_default();

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::analysis::{lookup, walk, NestFacts, PURE_LIBRARY};
-use crate::front::c::loops::{CUnit, Expr, Function, Stmt, Var};
+use crate::front::c::loops::{dereferenced_pointer, CUnit, Expr, Function, Stmt, Var};
 
 /// Why a call of `name` keeps a nest on the CPU (`None` if it need not):
 /// a function is callable from a kernel when its body is in the file, it
@@ -129,28 +129,78 @@ fn check_pure_body(
     }
 }
 
-/// Whether a local pointer is only ever a fresh allocation (`p = malloc(...)`
-/// in its declaration, never assigned again), so it aliases nothing else.
-fn fresh_allocation(name: &str, function: &Function) -> bool {
-    let mut init_is_malloc = false;
-    let mut assigned = false;
+/// Library functions that return memory no other pointer reaches.
+const ALLOCATORS: &[&str] = &[
+    "malloc",
+    "calloc",
+    "aligned_alloc",
+    "memalign",
+    "valloc",
+    "polybench_alloc_data",
+];
+
+/// The allocator `e` calls, through casts (`(double (*)[N])malloc(...)`):
+/// a library allocator, or a function of the file whose every `return`
+/// gives a fresh allocation (`return malloc(n * sizeof *a);`).
+fn allocation_call(e: &Expr, unit: &CUnit) -> Option<String> {
+    let mut e = e;
+    while let Expr::Cast(_, inner) = e {
+        e = inner;
+    }
+    let Expr::Call(f, _) = e else {
+        return None;
+    };
+    if ALLOCATORS.contains(&f.as_str()) {
+        return Some(f.clone());
+    }
+    let function = unit.functions.iter().find(|g| &g.name == f)?;
+    let mut returns = 0;
+    let mut all_fresh = true;
+    walk(&function.body, &mut |s| {
+        if let Stmt::Return(value) = s {
+            returns += 1;
+            let fresh = value.as_ref().is_some_and(|v| {
+                let mut v = v;
+                while let Expr::Cast(_, inner) = v {
+                    v = inner;
+                }
+                matches!(v, Expr::Call(g, _) if ALLOCATORS.contains(&g.as_str()))
+            });
+            all_fresh &= fresh;
+        }
+    });
+    (returns > 0 && all_fresh).then(|| f.clone())
+}
+
+/// The allocator a local pointer is only ever set to (`p = malloc(...)` in
+/// its declaration, or in the one assignment of a pointer declared without
+/// a value), so that it aliases nothing else; `None` if it may be set to
+/// anything else.
+fn fresh_allocation(name: &str, function: &Function, unit: &CUnit) -> Option<String> {
+    let mut sets: Vec<Option<String>> = Vec::new();
     walk(&function.body, &mut |s| match s {
         Stmt::Decl {
             name: n,
             init: Some(e),
             ..
-        } if n == name => {
-            init_is_malloc = matches!(e, Expr::Call(f, _) if f == "malloc" || f == "calloc");
-        }
-        Stmt::Assign(a) if a.target.name == name && a.target.index.is_empty() => assigned = true,
+        } if n == name => sets.push(allocation_call(e, unit)),
+        Stmt::Assign(a) if a.target.name == name && a.target.index.is_empty() => sets.push(
+            a.op.is_none()
+                .then(|| allocation_call(&a.value, unit))
+                .flatten(),
+        ),
         _ => {}
     });
-    init_is_malloc && !assigned
+    match sets.as_slice() {
+        [Some(allocator)] => Some(allocator.clone()),
+        _ => None,
+    }
 }
 
 /// Whether every call of `function` in the file passes distinct arrays (or
-/// fresh allocations) for the two pointer parameters `a` and `b`.
-fn call_sites_distinct(function: &Function, a: &str, b: &str, unit: &CUnit) -> bool {
+/// fresh allocations) for the two pointer parameters `a` and `b`; `Some`
+/// with what they are when so.
+fn call_sites_distinct(function: &Function, a: &str, b: &str, unit: &CUnit) -> Option<String> {
     let params: Vec<&Var> = {
         // Parameter order is not kept in the map; recover it from the function's declaration order.
         let mut ps: Vec<&Var> = function.vars.values().filter(|v| v.param).collect();
@@ -159,10 +209,11 @@ fn call_sites_distinct(function: &Function, a: &str, b: &str, unit: &CUnit) -> b
     };
     let pos = |n: &str| params.iter().position(|v| v.name == n);
     let (Some(pa), Some(pb)) = (pos(a), pos(b)) else {
-        return false;
+        return None;
     };
     let mut sites = 0;
     let mut ok = true;
+    let mut seen = BTreeSet::new();
     for caller in &unit.functions {
         walk(&caller.body, &mut |s| {
             let mut exprs: Vec<&Expr> = Vec::new();
@@ -176,18 +227,12 @@ fn call_sites_distinct(function: &Function, a: &str, b: &str, unit: &CUnit) -> b
                     if let Expr::Call(name, args) = x {
                         if name == &function.name {
                             sites += 1;
-                            let object = |i: usize| match args.get(i) {
-                                Some(Expr::Load(r)) if r.index.is_empty() => {
-                                    let var = lookup(&r.name, caller, unit);
-                                    let distinct_object = var
-                                        .is_some_and(|v| !v.pointer && !v.dims.is_empty())
-                                        || fresh_allocation(&r.name, caller);
-                                    distinct_object.then(|| r.name.clone())
-                                }
-                                _ => None,
-                            };
+                            let object = |i: usize| distinct_object(args.get(i)?, caller, unit);
                             match (object(pa), object(pb)) {
-                                (Some(x), Some(y)) if x != y => {}
+                                (Some(x), Some(y)) if x.0 != y.0 => {
+                                    seen.insert(format!("`{}` {} in `{}`", x.0, x.1, caller.name));
+                                    seen.insert(format!("`{}` {} in `{}`", y.0, y.1, caller.name));
+                                }
                                 _ => ok = false,
                             }
                         }
@@ -196,7 +241,29 @@ fn call_sites_distinct(function: &Function, a: &str, b: &str, unit: &CUnit) -> b
             }
         });
     }
-    sites > 0 && ok
+    (sites > 0 && ok).then(|| seen.into_iter().collect::<Vec<_>>().join(", "))
+}
+
+/// The object an argument passes and what makes it distinct: an array of
+/// the caller (`a`), or a pointer only ever set to a fresh allocation,
+/// passed as it is, dereferenced (PolyBench's `POLYBENCH_ARRAY(a)`, `*a`)
+/// or through a cast.
+fn distinct_object(arg: &Expr, caller: &Function, unit: &CUnit) -> Option<(String, String)> {
+    let mut e = arg;
+    while let Expr::Cast(_, inner) = e {
+        e = inner;
+    }
+    let name = match e {
+        Expr::Load(r) if r.index.is_empty() => r.name.as_str(),
+        Expr::Unsupported(what) => dereferenced_pointer(what)?,
+        _ => return None,
+    };
+    let var = lookup(name, caller, unit)?;
+    if !var.pointer && !var.dims.is_empty() {
+        return Some((name.to_string(), "an array".to_string()));
+    }
+    fresh_allocation(name, caller, unit)
+        .map(|allocator| (name.to_string(), format!("from `{allocator}`")))
 }
 
 /// What an accessed array name denotes, for the aliasing test.
@@ -220,30 +287,46 @@ fn storage(name: &str, function: &Function, unit: &CUnit) -> Option<Storage> {
         Storage::Param {
             restrict: v.restrict,
         }
-    } else if fresh_allocation(name, function) {
+    } else if fresh_allocation(name, function, unit).is_some() {
         Storage::Fresh
     } else {
         Storage::Pointer
     })
 }
 
-/// Whether two distinct names may denote overlapping memory.
-fn may_alias(a: &str, b: &str, function: &Function, unit: &CUnit) -> bool {
+/// Whether two distinct names may denote overlapping memory: `Err(())` if
+/// they may, `Ok(None)` if the declarations alone rule it out, `Ok(Some)`
+/// with the fact that does when the test had to look further (the calls'
+/// arguments, the allocations).
+fn may_alias(a: &str, b: &str, function: &Function, unit: &CUnit) -> Result<Option<String>, ()> {
     use Storage::*;
     let (Some(x), Some(y)) = (storage(a, function, unit), storage(b, function, unit)) else {
-        return true;
+        return Err(());
     };
     match (x, y) {
-        (Array { .. }, Array { .. }) => false,
+        (Array { .. }, Array { .. }) => Ok(None),
         (Fresh, Fresh | Array { .. } | Param { .. }) | (Array { .. } | Param { .. }, Fresh) => {
-            false
+            let from = |n: &str| {
+                fresh_allocation(n, function, unit).map(|f| format!("`{n}` is a fresh `{f}`"))
+            };
+            let facts: Vec<String> = [from(a), from(b)].into_iter().flatten().collect();
+            Ok(Some(facts.join(", ")))
         }
         // C's `restrict`: within the function, the object is reached through that pointer only.
-        (Param { restrict: true }, _) | (_, Param { restrict: true }) => false,
+        (Param { restrict: true }, _) | (_, Param { restrict: true }) => Ok(None),
         // A parameter cannot point to a local array of the same call.
-        (Param { .. }, Array { global: false }) | (Array { global: false }, Param { .. }) => false,
-        (Param { .. }, Param { .. }) => !call_sites_distinct(function, a, b, unit),
-        _ => true,
+        (Param { .. }, Array { global: false }) | (Array { global: false }, Param { .. }) => {
+            Ok(None)
+        }
+        (Param { .. }, Param { .. }) => call_sites_distinct(function, a, b, unit)
+            .map(|what| {
+                Some(format!(
+                    "every call of `{}` passes distinct objects ({what})",
+                    function.name
+                ))
+            })
+            .ok_or(()),
+        _ => Err(()),
     }
 }
 
@@ -265,11 +348,18 @@ pub fn check_aliasing(facts: &mut NestFacts, function: &Function, unit: &CUnit) 
             continue;
         }
         for b in &arrays[i + 1..] {
-            if (written.contains(a) || written.contains(b)) && may_alias(a, b, function, unit) {
-                facts.obstacles.push(format!(
-                    "possible aliasing of `{a}` and `{b}` (pointers; declare them `restrict` or pass distinct arrays at every call of `{}`)",
+            if !(written.contains(a) || written.contains(b)) {
+                continue;
+            }
+            match may_alias(a, b, function, unit) {
+                Ok(None) => {}
+                Ok(Some(fact)) => facts
+                    .no_alias
+                    .push(format!("no aliasing of `{a}` and `{b}`: {fact}")),
+                Err(()) => facts.obstacles.push(format!(
+                    "possible aliasing of `{a}` and `{b}` (pointers; declare them `restrict` (`double {a}[restrict N]` or `double *restrict {a}`), or pass distinct arrays or fresh allocations at every call of `{}`)",
                     function.name
-                ));
+                )),
             }
         }
     }

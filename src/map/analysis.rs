@@ -110,6 +110,9 @@ pub struct NestFacts {
     pub delinearised: BTreeMap<String, usize>,
     /// Per array: its subscripts in the dependence test's form, one list per access.
     pub subs: BTreeMap<String, Vec<Vec<Sub>>>,
+    /// Why two pointers of the nest cannot share memory, one line per pair
+    /// the aliasing test cleared by a fact it found (distinct allocations).
+    pub no_alias: Vec<String>,
 }
 
 /// Analyses the nest rooted at `root`, in `function` of `unit`.
@@ -128,6 +131,7 @@ pub fn analyse(
         sequential: BTreeMap::new(),
         delinearised: BTreeMap::new(),
         subs: BTreeMap::new(),
+        no_alias: Vec::new(),
     };
     let mut walker = Walker {
         unit,

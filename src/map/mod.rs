@@ -379,6 +379,7 @@ fn plan_nest(
                     d.vector()
                 )
             })
+            .chain(facts.no_alias.iter().cloned())
             .fold(Vec::new(), |mut seen, d| {
                 if !seen.contains(&d) {
                     seen.push(d);

@@ -267,6 +267,20 @@ pub enum Expr {
     Unsupported(String),
 }
 
+/// The [`Expr::Unsupported`] text of `*name`, a pointer dereferenced (as
+/// PolyBench's `POLYBENCH_ARRAY(A)` passes its arrays): the analysis does
+/// not follow it, but the aliasing test reads the name back
+/// ([`dereferenced_pointer`]).
+pub fn dereference_text(name: &str) -> String {
+    format!("a dereference of the pointer `{name}`")
+}
+
+/// The pointer named by a [`dereference_text`].
+pub fn dereferenced_pointer(what: &str) -> Option<&str> {
+    what.strip_prefix("a dereference of the pointer `")?
+        .strip_suffix('`')
+}
+
 impl Expr {
     /// Every array element and scalar read in the expression, and every call.
     pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {

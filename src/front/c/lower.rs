@@ -602,9 +602,12 @@ impl Lowerer<'_> {
                     ast::UnaryOperator::Plus => *inner,
                     ast::UnaryOperator::Negate => Expr::Unary('!', inner),
                     ast::UnaryOperator::Complement => Expr::Unary('~', inner),
-                    ast::UnaryOperator::Indirection => {
-                        Expr::Unsupported("a pointer dereference".into())
-                    }
+                    ast::UnaryOperator::Indirection => match &u.node.operand.node {
+                        ast::Expression::Identifier(id) => {
+                            Expr::Unsupported(super::loops::dereference_text(&id.node.name))
+                        }
+                        _ => Expr::Unsupported("a pointer dereference".into()),
+                    },
                     ast::UnaryOperator::Address => {
                         if let ast::Expression::Identifier(id) = &u.node.operand.node {
                             self.addressed.borrow_mut().insert(id.node.name.clone());
@@ -647,6 +650,11 @@ impl Lowerer<'_> {
                     .collect::<Vec<_>>()
                     .join(" ");
                 let inner = self.expr(&c.node.expression);
+                // `(double (*)[N])polybench_alloc_data(...)`: the call is what
+                // the aliasing test follows (is it an allocator?).
+                if matches!(&inner, Expr::Call(..)) && c.node.type_name.node.declarator.is_some() {
+                    return inner;
+                }
                 if matches!(&inner, Expr::Call(f, _) if f == "malloc" || f == "calloc") {
                     return inner;
                 }

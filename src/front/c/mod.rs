@@ -8,6 +8,7 @@
 
 pub mod loops;
 pub mod lower;
+pub mod options;
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -21,6 +22,7 @@ use crate::source::{read_source, show_bytes, ReadError, SourceFile, Span, MAX_C_
 
 pub use loops::CUnit;
 pub use lower::lower_unit;
+pub use options::Preprocess;
 
 /// A preprocessed and parsed C file.
 pub struct CFile {
@@ -89,14 +91,15 @@ fn kill_group(child: &mut std::process::Child) {
     let _ = child.wait();
 }
 
-/// Runs `cc -E -x c -std=gnu99 path` within [`PREPROCESS_SECONDS`], keeping at
-/// most [`MAX_PREPROCESSED_BYTES`] of its output.
-fn preprocess(cc: &str, path: &Path) -> Result<String, CError> {
+/// Runs `cc -E -x c` with `options` (`-std=gnu99` by default) on `path`
+/// within [`PREPROCESS_SECONDS`], keeping at most [`MAX_PREPROCESSED_BYTES`]
+/// of its output.
+fn preprocess(cc: &str, path: &Path, options: &Preprocess) -> Result<String, CError> {
     use std::io::Read;
     let mut child = Command::new(cc)
         .arg("-E")
         .args(["-x", "c"])
-        .arg("-std=gnu99")
+        .args(options.cc_args())
         .arg(path)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -198,6 +201,12 @@ impl CFile {
     /// most [`PREPROCESS_SECONDS`] seconds and [`MAX_PREPROCESSED_BYTES`] bytes
     /// of output (`#include </dev/zero>` never ends).
     pub fn load(path: &Path) -> Result<CFile, CError> {
+        CFile::load_with(path, &Preprocess::default())
+    }
+
+    /// [`CFile::load`] with the project's preprocessor options (include
+    /// folders, macros, the C standard).
+    pub fn load_with(path: &Path, options: &Preprocess) -> Result<CFile, CError> {
         let text = read_source(path, MAX_C_SOURCE_BYTES).map_err(|e| {
             let help = match e {
                 ReadError::Io(_) => "check the path of the C file".to_string(),
@@ -217,7 +226,7 @@ impl CFile {
             }
         })?;
         let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
-        let preprocessed = preprocess(&cc, path)?;
+        let preprocessed = preprocess(&cc, path, options)?;
         CFile::from_preprocessed(&path.display().to_string(), text, preprocessed)
     }
 
