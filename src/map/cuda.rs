@@ -71,10 +71,18 @@ pub fn cuda_program(file: &CFile, plan: &FilePlan) -> String {
         let lines = super::resident::wrap_loop(
             n,
             file,
-            &|a| format!("void *d_{a} = stencilc_cuda_to_device({a}, sizeof({a}));"),
+            &|a| {
+                format!(
+                    "void *d_{a} = stencilc_cuda_to_device({a}, {});",
+                    super::opencl::array_bytes(n, a)
+                )
+            },
             &|a, written| {
                 let back = if written {
-                    format!("stencilc_cuda_from_device(d_{a}, {a}, sizeof({a})); ")
+                    format!(
+                        "stencilc_cuda_from_device(d_{a}, {a}, {}); ",
+                        super::opencl::array_bytes(n, a)
+                    )
                 } else {
                     String::new()
                 };
@@ -88,13 +96,30 @@ pub fn cuda_program(file: &CFile, plan: &FilePlan) -> String {
     }
     let mut out = format!(
         "/* Mapped by stencilc map --target cuda from {file}: {count} lifted time loop(s) or nest(s) run on a\n   CUDA GPU with stencilc's kernels, their arrays kept on the device across all steps;\n   {direct} other nest(s) as direct CUDA kernels; the rest stays on the CPU. Build with nvcc (as C++),\n   for results identical to the original:\n     nvcc -O3 -arch=native --fmad=false --prec-div=true --prec-sqrt=true -x cu THIS_FILE -o PROGRAM\n   The kernels are compiled only by nvcc (#if defined(__CUDACC__)); the host part compiles with\n   any C++ compiler given the CUDA headers (g++ -x c++ -I$CUDA/include -c). */\n\
-#include <cuda_runtime.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n{SUPPORT}\n{kernels}#line 1 \"{file}\"\n",
+#include <cuda_runtime.h>\n#include <stdio.h>\n#include <stdlib.h>\n\n{restrict}{SUPPORT}\n{kernels}#line 1 \"{file}\"\n",
+        restrict = if mentions_restrict(&file.preprocessed) { RESTRICT_FOR_CXX } else { "" },
         file = plan.file,
         count = plan.nests.iter().filter(|n| n.device.is_some()).count(),
         direct = direct.len(),
     );
     super::rewrite::splice(&mut out, &file.original.text, &replace, &plan.file);
     out
+}
+
+/// C99's `restrict` is no C++ keyword, and C++ has no qualifier inside an
+/// array parameter's brackets (`double a[restrict N]`): the host part, C++,
+/// drops it (the loops it qualified run in stencilc's kernels).
+const RESTRICT_FOR_CXX: &str = "/* C99's `restrict` is not C++ (nor `a[restrict N]` in a parameter): the host part drops it. */\n#if defined(__cplusplus) && !defined(restrict)\n#define restrict\n#endif\n\n";
+
+/// Whether C text uses the word `restrict` (directly or through a macro's
+/// definition).
+fn mentions_restrict(text: &str) -> bool {
+    text.match_indices("restrict").any(|(at, w)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + w.len()..].chars().next();
+        let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        !ident(before) && !ident(after)
+    })
 }
 
 /// The host code replacing a nest that runs as a direct kernel.
@@ -115,8 +140,8 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
                 (a.clone(), "")
             };
             g.push_str(&format!(
-                "{p}stencilc_cuda_check(cudaMemcpyToSymbol(stencilc_direct::{}, {from}, sizeof({a}){kind}), \"cudaMemcpyToSymbol({a})\");\n",
-                c.symbol
+                "{p}stencilc_cuda_check(cudaMemcpyToSymbol(stencilc_direct::{}, {from}, {}{kind}), \"cudaMemcpyToSymbol({a})\");\n",
+                c.symbol, k.bytes[a]
             ));
             continue;
         }
@@ -124,7 +149,8 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
             g.push_str(&format!("{p}/* `{a}` is on the device already */\n"));
         } else {
             g.push_str(&format!(
-                "{p}void *d_{a} = stencilc_cuda_to_device({a}, sizeof({a}));\n"
+                "{p}void *d_{a} = stencilc_cuda_to_device({a}, {});\n",
+                k.bytes[a]
             ));
         }
         args.push(format!("&d_{a}"));
@@ -189,7 +215,8 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
         }
         if *written {
             g.push_str(&format!(
-                "{p}stencilc_cuda_from_device(d_{a}, {a}, sizeof({a}));\n"
+                "{p}stencilc_cuda_from_device(d_{a}, {a}, {});\n",
+                k.bytes[a]
             ));
         }
         g.push_str(&format!("{p}cudaFree(d_{a});\n"));

@@ -19,6 +19,7 @@ mod map_an5d;
 mod map_converge;
 mod map_lift;
 mod map_liveness;
+mod map_polybench;
 mod map_random;
 mod map_shared;
 mod map_xform;

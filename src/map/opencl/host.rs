@@ -73,10 +73,18 @@ pub fn opencl_program(file: &CFile, plan: &FilePlan) -> String {
         let lines = crate::map::resident::wrap_loop(
             n,
             file,
-            &|a| format!("cl_mem d_{a} = stencilc_cl_to_device({a}, sizeof({a}));"),
+            &|a| {
+                format!(
+                    "cl_mem d_{a} = stencilc_cl_to_device({a}, {});",
+                    super::array_bytes(n, a)
+                )
+            },
             &|a, written| {
                 let back = if written {
-                    format!("stencilc_cl_from_device(d_{a}, {a}, sizeof({a})); ")
+                    format!(
+                        "stencilc_cl_from_device(d_{a}, {a}, {}); ",
+                        super::array_bytes(n, a)
+                    )
                 } else {
                     String::new()
                 };
@@ -135,7 +143,8 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
             g.push_str(&format!("{p}/* `{a}` is on the device already */\n"));
         } else {
             g.push_str(&format!(
-                "{p}cl_mem d_{a} = stencilc_cl_to_device({a}, sizeof({a}));\n"
+                "{p}cl_mem d_{a} = stencilc_cl_to_device({a}, {});\n",
+                k.bytes[a]
             ));
         }
         g.push_str(&format!("{p}stencilc_cl_check(clSetKernelArg(kernel, {arg}, sizeof(cl_mem), &d_{a}), \"clSetKernelArg\");\n"));
@@ -215,7 +224,8 @@ fn host_glue(k: &KernelPlan, indent: &str, n: &NestPlan) -> String {
         }
         if *written {
             g.push_str(&format!(
-                "{p}stencilc_cl_from_device(d_{a}, {a}, sizeof({a}));\n"
+                "{p}stencilc_cl_from_device(d_{a}, {a}, {});\n",
+                k.bytes[a]
             ));
         }
         g.push_str(&format!("{p}clReleaseMemObject(d_{a});\n"));

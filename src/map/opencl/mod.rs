@@ -35,6 +35,9 @@ pub struct KernelPlan {
     pub source: String,
     /// Arrays (name, written) in argument order.
     pub arrays: Vec<(String, bool)>,
+    /// Per array, its size in bytes as a C expression (`sizeof(a)`, or the
+    /// declared extents' product for an array parameter).
+    pub bytes: BTreeMap<String, String>,
     /// Scalars passed by value (name, OpenCL type).
     pub scalars: Vec<(String, String)>,
     /// Flag reductions written through a one-element buffer.
@@ -71,6 +74,19 @@ pub struct ConstantArray {
     pub ty: String,
     /// Its number of elements.
     pub elems: i64,
+}
+
+/// The bytes of array `a` as a C expression, from the first kernel of
+/// `plan` (or of the nests inside it) that passes it; `sizeof(a)` if none.
+pub fn array_bytes(plan: &super::NestPlan, a: &str) -> String {
+    if let Some(b) = plan.kernel.as_ref().and_then(|k| k.bytes.get(a)) {
+        return b.clone();
+    }
+    plan.inner
+        .iter()
+        .map(|n| array_bytes(n, a))
+        .find(|b| b != &format!("sizeof({a})"))
+        .unwrap_or_else(|| format!("sizeof({a})"))
 }
 
 /// The language a direct kernel is written in.
@@ -154,6 +170,7 @@ pub fn kernel(
     // Arrays: constant extents and a known element type.
     let mut arrays = Vec::new();
     let mut extents = BTreeMap::new();
+    let mut bytes = BTreeMap::new();
     for array in facts.subs.keys() {
         let v =
             lookup(array, function, unit).ok_or_else(|| format!("`{array}` is not declared"))?;
@@ -162,9 +179,22 @@ pub fn kernel(
             .iter()
             .map(|d| d.as_ref().and_then(constant))
             .collect();
-        let dims = dims.filter(|d| !d.is_empty() && !v.pointer).ok_or_else(|| {
-            format!("the extent of `{array}` is not a constant (OpenCL buffers need the size; arrays declared `T a[N]...` qualify)")
-        })?;
+        // An array parameter declared with every extent (PolyBench's
+        // `double ex[NX][NY]`) holds what it declares, as an array does.
+        let dims = dims
+            .filter(|d| !d.is_empty() && (!v.pointer || v.param))
+            .ok_or_else(|| {
+                format!("the extent of `{array}` is not a constant (OpenCL buffers need the size; arrays declared `T a[N]...`, and array parameters `T a[N]...`, qualify)")
+            })?;
+        bytes.insert(
+            array.clone(),
+            if v.pointer {
+                let extents: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+                format!("(size_t){} * sizeof({})", extents.join(" * "), v.elem)
+            } else {
+                format!("sizeof({array})")
+            },
+        );
         // The buffer is the C array's bytes: the kernel's element type must be the same.
         cl_type(&v.elem)
             .filter(|t| *t == v.elem)
@@ -407,6 +437,7 @@ pub fn kernel(
     printer.block(kernel_body(root, depth), 1, &mut src)?;
     src.push_str("}\n");
     Ok(KernelPlan {
+        bytes,
         name,
         source: src,
         arrays,
