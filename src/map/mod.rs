@@ -619,16 +619,20 @@ fn loop_reports(root: &Loop, facts: &NestFacts) -> Vec<LoopReport> {
         out.push(LoopReport {
             var: l.var.clone(),
             line: l.lines.0,
-            range: format!(
-                "{} .. {}{}",
-                l.lower,
-                l.upper,
-                if l.step == 1 {
-                    String::new()
-                } else {
-                    format!(" step {}", l.step)
-                }
-            ),
+            range: if l.descending {
+                format!("{} down to {}", l.start(), l.lower)
+            } else {
+                format!(
+                    "{} .. {}{}",
+                    l.lower,
+                    l.upper,
+                    if l.step == 1 {
+                        String::new()
+                    } else {
+                        format!(" step {}", l.step)
+                    }
+                )
+            },
             trip: trip_count(l),
             sequential: facts.sequential.get(&l.var).cloned().unwrap_or_default(),
         });

@@ -18,6 +18,7 @@ fn project() -> (tempfile::TempDir, PathBuf) {
     for f in [
         "jacobi.c",
         "fdtd.c",
+        "adi.c",
         "alloc.c",
         "utilities/mini_polybench.h",
     ] {
@@ -96,6 +97,7 @@ fn polybench_forms_run_on_opencl_as_the_originals() {
         ("jacobi", vec![]),
         ("jacobi", vec!["-D", "N=41", "-D", "TSTEPS=3"]),
         ("fdtd", vec![]),
+        ("adi", vec![]),
     ] {
         // `-D N=41` for map is `-DN=41` for cc.
         let mut cc: Vec<String> = vec![
@@ -309,5 +311,72 @@ fn the_standard_is_passed_to_the_preprocessor() {
         stderr(&out).contains("no-such-standard"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// adi's back substitution runs downwards (`for (j = n - 2; j >= 1; j--)`):
+/// the loop is normalised (the same iterations, in its order), so the sweep
+/// around it maps, on OpenMP as in a kernel.
+#[test]
+fn loops_running_downwards_are_normalised() {
+    let (_keep, dir) = project();
+    let out = map(&dir, &["adi.c", "-I", "utilities", "--report"]);
+    let report = stdout(&out);
+    assert!(
+        report.contains("j (line 41): (n - 2) down to 1; sequential"),
+        "{report}"
+    );
+    assert!(
+        report.contains("nest kernel_adi:32 (lines 32-44): stencil, mapped (parallel loops: i)"),
+        "{report}"
+    );
+    assert!(!report.contains("cannot be normalised"), "{report}");
+    let out = map(
+        &dir,
+        &[
+            "adi.c",
+            "-I",
+            "utilities",
+            "--target",
+            "opencl",
+            "-o",
+            "adi_cl.c",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let program = std::fs::read_to_string(dir.join("adi_cl.c")).unwrap();
+    assert!(
+        program.contains("for (j = (n - 2); j >= 1; j--)"),
+        "{program}"
+    );
+    if cc_available() {
+        let inc = dir.join("utilities");
+        let alloc = dir.join("alloc.c");
+        let flags: Vec<&str> = vec![
+            "-ffp-contract=off",
+            "-I",
+            inc.to_str().unwrap(),
+            alloc.to_str().unwrap(),
+        ];
+        let want = build_and_run(&dir.join("adi.c"), &dir.join("adi"), &flags);
+        let out = map(&dir, &["adi.c", "-I", "utilities", "-o", "adi_omp.c"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let mut omp = flags.clone();
+        omp.push("-fopenmp");
+        let got = build_and_run(&dir.join("adi_omp.c"), &dir.join("adi_omp"), &omp);
+        assert_eq!(got, want, "OpenMP");
+    }
+    // Downwards by more than one is named, not guessed.
+    let text = std::fs::read_to_string(dir.join("adi.c")).unwrap();
+    std::fs::write(
+        dir.join("by2.c"),
+        text.replace("j >= 1; j--)", "j >= 1; j -= 2)"),
+    )
+    .unwrap();
+    let out = map(&dir, &["by2.c", "-I", "utilities", "--report"]);
+    assert!(
+        stdout(&out).contains("it runs downwards by 2"),
+        "{}",
+        stdout(&out)
     );
 }

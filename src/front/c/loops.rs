@@ -140,8 +140,12 @@ pub struct Loop {
     pub lower: Expr,
     /// The bound, exclusive (`i <= n` gives `n + 1`).
     pub upper: Expr,
-    /// The increment.
+    /// The increment (positive; see `descending`).
     pub step: i64,
+    /// Whether the loop runs downwards, by 1, from `upper - 1` to `lower`
+    /// (`for (j = n - 2; j >= 1; j--)`): the same iterations as the
+    /// ascending loop, in the other order.
+    pub descending: bool,
     /// Why the loop does not have the form above, if it does not.
     pub not_canonical: Option<String>,
     /// Its body.
@@ -196,6 +200,21 @@ pub enum BinOp {
     Shr,
 }
 
+impl Loop {
+    /// The first value of the variable: `lower`, or for a loop running
+    /// downwards `upper - 1` (the start as written, `n - 2` of
+    /// `for (j = n - 2; j >= 1; j--)`).
+    pub fn start(&self) -> Expr {
+        if !self.descending {
+            return self.lower.clone();
+        }
+        match &self.upper {
+            Expr::Bin(BinOp::Add, from, one) if **one == Expr::Int(1) => (**from).clone(),
+            upper => Expr::Bin(BinOp::Sub, Box::new(upper.clone()), Box::new(Expr::Int(1))),
+        }
+    }
+}
+
 #[cfg(test)]
 impl Loop {
     /// `for (int var = lower; var < upper; var++) {}` on line 1 (unit tests).
@@ -206,6 +225,7 @@ impl Loop {
             lower: Expr::Int(lower),
             upper,
             step: 1,
+            descending: false,
             not_canonical: None,
             body: Vec::new(),
             lines: (1, 1),

@@ -442,30 +442,30 @@ impl Lowerer<'_> {
             },
             _ => not_canonical = Some("its initialiser is not `v = start`".to_string()),
         }
+        let one = || Box::new(Expr::Int(1));
+        let plus_one = |e: Box<Expr>| Expr::Bin(BinOp::Add, e, one());
+        let is_var = |e: &Expr| *e == Expr::var(&var);
+        // The bound the condition gives: an exclusive upper one (`v < hi`),
+        // or, for a loop running downwards, an inclusive lower one (`v >= lo`).
         let mut upper = Expr::Int(0);
+        let mut lowest = None;
         match f.node.condition.as_ref().map(|c| self.expr(c)) {
-            Some(Expr::Bin(op @ (BinOp::Lt | BinOp::Le), a, b)) if *a == Expr::var(&var) => {
-                upper = if op == BinOp::Le {
-                    Expr::Bin(BinOp::Add, b, Box::new(Expr::Int(1)))
-                } else {
-                    *b
-                };
-            }
-            Some(Expr::Bin(op @ (BinOp::Gt | BinOp::Ge), a, b)) if *b == Expr::var(&var) => {
-                upper = if op == BinOp::Ge {
-                    Expr::Bin(BinOp::Add, a, Box::new(Expr::Int(1)))
-                } else {
-                    *a
-                };
-            }
+            Some(Expr::Bin(BinOp::Lt, a, b)) if is_var(&a) => upper = *b,
+            Some(Expr::Bin(BinOp::Le, a, b)) if is_var(&a) => upper = plus_one(b),
+            Some(Expr::Bin(BinOp::Gt, a, b)) if is_var(&b) => upper = *a,
+            Some(Expr::Bin(BinOp::Ge, a, b)) if is_var(&b) => upper = plus_one(a),
+            Some(Expr::Bin(BinOp::Ge, a, b)) if is_var(&a) => lowest = Some(*b),
+            Some(Expr::Bin(BinOp::Gt, a, b)) if is_var(&a) => lowest = Some(plus_one(b)),
+            Some(Expr::Bin(BinOp::Le, a, b)) if is_var(&b) => lowest = Some(*a),
+            Some(Expr::Bin(BinOp::Lt, a, b)) if is_var(&b) => lowest = Some(plus_one(a)),
             _ => {
                 not_canonical.get_or_insert_with(|| {
-                    format!("its condition is not `{var} < bound` or `{var} <= bound`")
+                    format!("its condition is not `{var} < bound`, `{var} <= bound`, `{var} > bound` or `{var} >= bound`")
                 });
             }
         }
-        let mut step = 0;
-        match f
+        // The increment: positive for `v++`/`v += c`, negative for `v--`.
+        let increment = match f
             .node
             .step
             .as_ref()
@@ -473,27 +473,47 @@ impl Lowerer<'_> {
         {
             Some(Stmt::Assign(Assign {
                 target,
-                op: Some(BinOp::Add),
+                op: Some(op @ (BinOp::Add | BinOp::Sub)),
                 value: Expr::Int(c),
                 ..
-            })) if target.name == var && target.index.is_empty() && c > 0 => step = c,
+            })) if target.name == var && target.index.is_empty() && c > 0 => {
+                Some(if op == BinOp::Add { c } else { -c })
+            }
             Some(Stmt::Assign(Assign {
                 target,
                 op: None,
-                value: Expr::Bin(BinOp::Add, a, c),
+                value: Expr::Bin(op @ (BinOp::Add | BinOp::Sub), a, c),
                 ..
-            })) if target.name == var
-                && target.index.is_empty()
-                && *a == Expr::var(&var)
-                && matches!(*c, Expr::Int(k) if k > 0) =>
-            {
-                if let Expr::Int(k) = *c {
-                    step = k;
-                }
+            })) if target.name == var && target.index.is_empty() && is_var(&a) => match *c {
+                Expr::Int(k) if k > 0 => Some(if op == BinOp::Add { k } else { -k }),
+                _ => None,
+            },
+            _ => None,
+        };
+        let mut step = 0;
+        let mut descending = false;
+        match (increment, lowest) {
+            (Some(c), None) if c > 0 => step = c,
+            (Some(-1), Some(lowest)) => {
+                // Downwards from `start` to `lowest`: the iterations of
+                // `lowest <= v < start + 1`, in the other order.
+                upper = plus_one(Box::new(std::mem::replace(&mut lower, lowest)));
+                step = 1;
+                descending = true;
             }
-            _ => {
+            (Some(c), Some(_)) if c < -1 => {
                 not_canonical.get_or_insert_with(|| {
-                    format!("its step is not an increment of `{var}` by a positive constant")
+                    format!("it runs downwards by {} (only loops running downwards by 1 are normalised)", -c)
+                });
+            }
+            (Some(_), _) => {
+                not_canonical.get_or_insert_with(|| {
+                    format!("its condition and its step of `{var}` go opposite ways")
+                });
+            }
+            (None, _) => {
+                not_canonical.get_or_insert_with(|| {
+                    format!("its step is not an increment or a decrement of `{var}` by a constant")
                 });
             }
         }
@@ -504,6 +524,7 @@ impl Lowerer<'_> {
             lower,
             upper,
             step,
+            descending,
             not_canonical,
             body,
             lines,

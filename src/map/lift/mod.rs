@@ -231,6 +231,12 @@ pub fn lift_iterate<'a>(
             time.var, time.step
         ));
     }
+    if time.descending {
+        return Err(format!(
+            "the time loop `{}` runs downwards; only upward time loops are lifted",
+            time.var
+        ));
+    }
     let mut nests = Vec::new();
     let mut swaps: Vec<(String, String)> = Vec::new();
     let mut extras = Vec::new();

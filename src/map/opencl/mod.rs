@@ -146,6 +146,15 @@ pub fn kernel(
         .filter(|(_, (v, _, _))| facts.loops.get(v).is_some_and(|l| !l.declared) && read_after(v))
         .map(|(k, _)| k)
         .collect();
+    if let Some(&d) = live_out
+        .iter()
+        .find(|&&d| facts.loops.get(&dims[d].0).is_some_and(|l| l.descending))
+    {
+        return Err(format!(
+            "the loop variable `{}` runs downwards and is read after the nest (its value after the loop is not set)",
+            dims[d].0
+        ));
+    }
     let mut flags = Vec::new();
     let mut privates = Vec::new();
     for (name, role) in &facts.scalars {
@@ -607,13 +616,23 @@ impl<'a> Printer<'a> {
                             .unwrap_or("int");
                         format!("{ty} ")
                     };
-                    out.push_str(&format!(
-                        "{pad}for ({ty}{v} = {}; {v} < {}; {v} += {}) {{\n",
-                        self.expr(&l.lower),
-                        self.expr(&l.upper),
-                        l.step,
-                        v = l.var
-                    ));
+                    let header = if l.descending {
+                        format!(
+                            "{ty}{v} = {}; {v} >= {}; {v}--",
+                            self.expr(&l.start()),
+                            self.expr(&l.lower),
+                            v = l.var
+                        )
+                    } else {
+                        format!(
+                            "{ty}{v} = {}; {v} < {}; {v} += {}",
+                            self.expr(&l.lower),
+                            self.expr(&l.upper),
+                            l.step,
+                            v = l.var
+                        )
+                    };
+                    out.push_str(&format!("{pad}for ({header}) {{\n"));
                     self.block(&l.body, depth + 1, out)?;
                     out.push_str(&format!("{pad}}}\n"));
                 }

@@ -228,6 +228,10 @@ fn consider_all(cx: &Cx) -> (Vec<Proposal>, Vec<Note>) {
         };
     let mut by_pass: Vec<Vec<Proposal>> = vec![Vec::new(); passes.len() + 1];
     for (plan, root, function) in &sites {
+        // The passes' legality tests read distances as of upward loops.
+        if runs_downwards(root) {
+            continue;
+        }
         for (k, pass) in passes.iter().enumerate() {
             take(
                 pass(cx, plan, root, function),
@@ -249,6 +253,9 @@ fn consider_all(cx: &Cx) -> (Vec<Proposal>, Vec<Note>) {
                     ) else {
                         continue;
                     };
+                    if runs_downwards(a) || runs_downwards(b) {
+                        continue;
+                    }
                     let outcome = fusion::consider(cx, function, (pa, a), (pb, b));
                     take(
                         outcome,
@@ -267,6 +274,17 @@ fn consider_all(cx: &Cx) -> (Vec<Proposal>, Vec<Note>) {
         proposals.append(&mut by_pass[k]);
     }
     (proposals, refusals)
+}
+
+/// Whether a loop of the nest rooted at `root` runs downwards.
+fn runs_downwards(root: &Loop) -> bool {
+    let mut down = root.descending;
+    crate::map::analysis::walk(&root.body, &mut |s| {
+        if let Stmt::For(l) = s {
+            down |= l.descending;
+        }
+    });
+    down
 }
 
 fn collect_sites<'a>(

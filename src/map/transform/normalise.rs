@@ -128,6 +128,7 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
         lower: Expr::Int(0),
         upper,
         step: 1,
+        descending: false,
         body: substitute_body(&l.body, v, &by_expr),
         declared: true,
         ..l.clone()

@@ -142,6 +142,7 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
     let outer = Loop {
         var: strips.clone(),
         step: strip,
+        descending: false,
         body: vec![band_text],
         ..l.clone()
     };
