@@ -4,13 +4,17 @@
 //! [`lexer`] splits text into [`token`]s, the [`parser`] builds the syntax tree
 //! ([`ast`]), semantic analysis (`sema`) checks it and builds the typed program,
 //! with point functions inlined. C/C++ host files are first split into their
-//! `#pragma sdsl` [`region`]s. Every error is a [`Diagnostic`] that points into
-//! the source; nothing here panics on user input.
+//! `#pragma sdsl` [`region`]s; a region (or a file) whose text begins with
+//! `program NAME is` is in OverTile's own stencil language instead, which the
+//! [`overtile`] front-end lowers to the same program. Every error is a
+//! [`Diagnostic`] that points into the source; nothing here panics on user
+//! input.
 
 pub mod ast;
 pub mod c;
 pub mod cuda;
 pub mod lexer;
+pub mod overtile;
 pub mod parser;
 pub mod region;
 mod sema;
@@ -160,13 +164,21 @@ pub enum LoadError {
 
 /// Lexes, parses and checks `source.text[range]` as one program (the checks of
 /// the language's rules; those that need the analysis of accesses are
-/// `analysis::checked`'s).
+/// `analysis::checked`'s): OverTile's language when the text begins with the
+/// word `program`, SDSL otherwise.
 fn parse_range(
     source: &Arc<SourceFile>,
     range: Range<usize>,
     name: String,
     hints: ScheduleHints,
 ) -> Result<Program, Vec<Diagnostic>> {
+    if source
+        .text
+        .get(range.clone())
+        .is_some_and(overtile::starts_program)
+    {
+        return overtile::parse_range(source, range, name, hints);
+    }
     let tokens = lexer::lex(&source.text, range).map_err(|d| vec![d])?;
     let module = parser::parse(tokens).map_err(|d| vec![d])?;
     sema::analyze(&module, source.clone(), name, hints)

@@ -11,5 +11,6 @@ mod cuda_kernels;
 mod cuda_warps;
 mod diagnostics;
 mod fuzz;
+mod overtile;
 mod parse;
 mod regions;

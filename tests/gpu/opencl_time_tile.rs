@@ -269,6 +269,65 @@ fn examples_and_bench_programs_agree_with_the_interpreter_time_tiled() {
     }
 }
 
+/// An OverTile-language region (`program NAME is`), as a host file holds it.
+fn overtile_region(options: &str, body: &str) -> Program {
+    let text = format!("#pragma sdsl begin {options}\n{body}\n#pragma sdsl end\n");
+    stencilc::front::parse_regions(stencilc::source::SourceFile::new("ot.c", text))
+        .and_then(stencilc::analysis::checked_regions)
+        .unwrap_or_else(|d| panic!("{d}"))
+        .remove(0)
+        .program
+}
+
+/// Programs in OverTile's own language time-tiled as their `time:` asks
+/// (several updates a step reading each other's new values, several ranges,
+/// 1-D to 3-D), and for T = 5, against the interpreter.
+#[test]
+fn overtile_language_regions_agree_time_tiled() {
+    if !opencl_here() {
+        return;
+    }
+    let fdtd = overtile_region(
+        "time_steps:T block:16,4 tile:1,2 time:3",
+        "program fdtd is\ngrid 2\nfield Ex float inout\nfield Ey float inout\nfield Hz float inout\n\
+         Ey = @[1:$][0:$] : Ey[0][0] - 0.5*(Hz[0][0] - Hz[-1][0])\n\
+         Ex = @[0:$][1:$] : Ex[0][0] - 0.5*(Hz[0][0] - Hz[0][-1])\n\
+         Hz = @[0:$-1][0:$-1] : Hz[0][0] - 0.7*(Ex[0][1] - Ex[0][0] + Ey[1][0] - Ey[0][0])",
+    );
+    let multi = overtile_region(
+        "time_steps:T block:32 time:4",
+        "program j1d is\ngrid 1\nfield A float inout\nfield B float inout\n\
+         B = @[1:$-1] : 0.333*(A[-1]+A[0]) @[0] : A[0]\n\
+         A = @[1:$-1] : 0.2*(B[0]+B[1])",
+    );
+    let cube = overtile_region(
+        "time_steps:T block:8,4,2 time:2",
+        "program j3d is\ngrid 3\nparam c double\nfield A double inout\nfield K double in\n\
+         A = @[1:$-1][1:$-1][1:$-1] : let s = A[0][0][-1]+A[0][0][1]+A[0][-1][0]+A[0][1][0]+A[-1][0][0]+A[1][0][0] in \
+         A[0][0][0] + c*K[0][0][0]*(s - 6*A[0][0][0])",
+    );
+    let cases: Vec<(&Program, Vec<(&str, f64)>)> = vec![
+        (&fdtd, vec![("Dim_0", 37.0), ("Dim_1", 23.0), ("T", 7.0)]),
+        (&multi, vec![("Dim_0", 101.0), ("T", 9.0)]),
+        (
+            &cube,
+            vec![
+                ("Dim_0", 13.0),
+                ("Dim_1", 9.0),
+                ("Dim_2", 7.0),
+                ("T", 5.0),
+                ("c", 0.1),
+            ],
+        ),
+    ];
+    for (program, values) in cases {
+        let asked = program.hints.time.as_ref().unwrap().text.parse().unwrap();
+        for steps in [asked, 5] {
+            agree(program, &values, &with_time(steps, None, None), true);
+        }
+    }
+}
+
 /// The interior path (a block whose tile lies inside the grid runs without a
 /// test per cell) is taken only where each part covers all or none of the
 /// cells its stencil computes: here the parts split the grid at `x = cut`

@@ -15,6 +15,7 @@ mod fma;
 mod handmade;
 mod march;
 mod overtile;
+mod overtile_language;
 mod parts;
 mod time_tiling;
 mod wavefront;
