@@ -32,6 +32,18 @@ pub struct ParamArgs {
     pub sets: Vec<Assignment>,
 }
 
+/// Input files that give grid sizes, for the commands that read no values
+/// (`explain`, `emit`).
+#[derive(Args, Clone, Debug, Default)]
+pub struct SizeInputArgs {
+    /// A field's input file, as `run --input` takes it (`.npy`, `.png`/`.pgm`,
+    /// `.raw`): the file is checked as `run` checks it, and a grid size left
+    /// out of `--set` is taken from its shape, so that the kernels are those a
+    /// run on it would compile. Its values are not read.
+    #[arg(long = "input", value_name = "FIELD=FILE", value_parser = parse_field_file)]
+    pub inputs: Vec<FieldFile>,
+}
+
 /// How to run on a GPU: threads per block, points per thread, shared memory.
 #[derive(Args, Clone, Debug, Default)]
 pub struct ScheduleArgs {

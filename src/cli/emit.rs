@@ -13,7 +13,7 @@ use stencilc::ir::env::RunEnv;
 
 use std::io::Write as _;
 
-use crate::cli::args::{FmaArgs, ParamArgs, ScheduleArgs};
+use crate::cli::args::{FmaArgs, ParamArgs, ScheduleArgs, SizeInputArgs};
 use crate::cli::error::CliError;
 
 /// What `emit` can print.
@@ -51,15 +51,22 @@ pub struct EmitArgs {
     /// (`--set BX=16` for `block:BX*2,8`); parameters may be given too.
     #[command(flatten)]
     pub params: ParamArgs,
+    /// Inputs whose shapes give the grid sizes `--set` leaves out.
+    #[command(flatten)]
+    pub inputs: SizeInputArgs,
 }
 
 /// Runs `stencilc emit`.
 pub fn run(args: &EmitArgs) -> Result<(), CliError> {
     if let Some(output) = &args.output {
         crate::cli::paths::refuse_output_over_input(&args.program, output)?;
+        for input in &args.inputs.inputs {
+            crate::cli::paths::refuse_output_over_input(&input.path, output)?;
+        }
     }
     let mut program = crate::cli::program::load(&args.program, args.region)?;
-    let values = crate::cli::params::parse_sets(&program, &args.params.sets)?;
+    let (values, inputs) =
+        crate::cli::inputs::sizes_from_inputs(&program, &args.params.sets, &args.inputs.inputs)?;
     crate::cli::params::bind_hint_values(&mut program, &args.params.sets, &values)?;
     // With every parameter given, the kernels are those of a run at these
     // sizes (64-bit indices where a grid needs them).
@@ -71,6 +78,9 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
             let bindings = stencilc::exec::Bindings { params };
             RunEnv::new(&program, &bindings).ok()
         });
+    if let Some(env) = &env {
+        crate::cli::inputs::check_fits(&program, env, &inputs)?;
+    }
     let options = EmitOptions {
         env: env.as_ref(),
         fma: args.fma.fma,

@@ -11,9 +11,9 @@ use stencilc::explain::{self, Report};
 use stencilc::lower::Target;
 use stencilc::model::Device;
 
-use crate::cli::args::{FmaArgs, ParamArgs, ProgramArgs, ScheduleArgs};
+use crate::cli::args::{FmaArgs, ParamArgs, ProgramArgs, ScheduleArgs, SizeInputArgs};
 use crate::cli::error::CliError;
-use crate::cli::{out, params, program};
+use crate::cli::{inputs, out, params, program};
 
 /// Which kernels to explain.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +32,9 @@ pub struct ExplainArgs {
 
     #[command(flatten)]
     params: ParamArgs,
+
+    #[command(flatten)]
+    inputs: SizeInputArgs,
 
     /// Which kernels to explain.
     #[arg(long, short = 't', value_enum, default_value = "cuda")]
@@ -104,10 +107,13 @@ fn explain(args: &ExplainArgs) -> Result<Report, CliError> {
             format!("choose one of: {}", Device::known_names()),
         )
     })?;
-    let program = program::load(&args.program.program, args.program.region)?;
-    let values = params::parse_sets(&program, &args.params.sets)?;
+    let mut program = program::load(&args.program.program, args.program.region)?;
+    let (values, inputs) =
+        inputs::sizes_from_inputs(&program, &args.params.sets, &args.inputs.inputs)?;
+    params::bind_hint_values(&mut program, &args.params.sets, &values)?;
     let bindings = params::complete(&program, values)?;
     let env = stencilc::exec::bind(&program, &bindings)?;
+    inputs::check_fits(&program, &env, &inputs)?;
     let target = match args.target {
         ExplainTarget::Cuda => Target::Cuda,
         ExplainTarget::Opencl => Target::OpenCl,

@@ -22,6 +22,7 @@ pub mod cuda_input;
 pub mod emit;
 pub mod error;
 pub mod explain;
+pub mod inputs;
 pub mod map;
 pub mod memory;
 pub mod out;

@@ -12,8 +12,7 @@ use std::time::Instant;
 use clap::Args;
 use stencilc::exec::backend::{self, RunOptions};
 use stencilc::exec::FieldState;
-use stencilc::front::suggest;
-use stencilc::io::{self, FieldSpec, PendingOutput};
+use stencilc::io::{self, PendingOutput};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{FieldId, Program};
 
@@ -21,13 +20,14 @@ use crate::cli::args::{
     parse_field_file, BackendArg, FieldFile, FmaArgs, ParamArgs, ProgramArgs, ScheduleArgs,
     ShmChoice,
 };
-use crate::cli::error::{name_list, CliError};
+use crate::cli::error::CliError;
+pub(crate) use crate::cli::inputs::{field_spec, find_field, resolve_fields, unknown_field};
 use crate::cli::memory::{self, Headroom};
 use crate::cli::out::stderr_line;
 use crate::cli::progress::{self, Progress};
 use crate::cli::summary::{Phases, Report};
 use crate::cli::verify::{self, Verification};
-use crate::cli::{params, program};
+use crate::cli::{inputs, params, program};
 
 mod decomposed;
 
@@ -136,13 +136,10 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     };
     say(format!("parsed `{}` in {:.3?}", program.name, phases.parse));
 
-    let inputs = resolve_fields(&program, &args.inputs, "--input")?;
+    let inputs = inputs::resolve(&program, &args.inputs)?;
     let outputs = resolve_fields(&program, &args.outputs, "--output")?;
-    reject_repeated_fields(&program, &inputs)?;
     reject_conflicting_paths(&program, &args.program.program, &inputs, &outputs)?;
-    for (field, path) in &inputs {
-        io::check_input(path, &field_spec(&program, *field))?;
-    }
+    inputs::check(&program, &inputs)?;
     let mut options = run_options(&program, args)?;
     let mut pending: Vec<(FieldId, PendingOutput)> = outputs
         .iter()
@@ -150,17 +147,7 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         .collect::<Result<_, CliError>>()?;
 
     let started = Instant::now();
-    let mut values = params::parse_sets(&program, &args.params.sets)?;
-    let input_paths: Vec<(FieldId, &Path)> =
-        inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
-    for inferred in params::infer_grid_sizes(&program, &mut values, &input_paths)? {
-        say(format!(
-            "{} = {} (from the shape of `{}`)",
-            program.params[inferred.param.0].name,
-            inferred.value,
-            inferred.from.display()
-        ));
-    }
+    let values = inputs::values(&program, &args.params.sets, &inputs, &say)?;
     params::bind_hint_values(&mut program, &args.params.sets, &values)?;
     params::check_hint_values(&program, args.backend.into(), &options)?;
     let bindings = params::complete(&program, values)?;
@@ -312,71 +299,6 @@ fn verify_against_interpreter(
     })
 }
 
-/// `FIELD=FILE` pairs with the field looked up; an unknown name lists the fields.
-pub(crate) fn resolve_fields(
-    program: &Program,
-    pairs: &[FieldFile],
-    flag: &str,
-) -> Result<Vec<(FieldId, PathBuf)>, CliError> {
-    pairs
-        .iter()
-        .map(|pair| {
-            let field = find_field(program, &pair.field).ok_or_else(|| {
-                unknown_field(
-                    program,
-                    &pair.field,
-                    &format!("{flag} {}={}", pair.field, pair.path.display()),
-                )
-            })?;
-            Ok((field, pair.path.clone()))
-        })
-        .collect()
-}
-
-fn find_field(program: &Program, name: &str) -> Option<FieldId> {
-    program
-        .fields
-        .iter()
-        .position(|f| f.name == name)
-        .map(FieldId)
-}
-
-fn unknown_field(program: &Program, name: &str, context: &str) -> CliError {
-    let names: Vec<&str> = program.fields.iter().map(|f| f.name.as_str()).collect();
-    let help = match (
-        names.is_empty(),
-        suggest::closest(name, names.iter().copied()),
-    ) {
-        (true, _) => format!("`{}` declares no griddata", program.name),
-        (false, Some(close)) => format!(
-            "did you mean `{close}`? (the fields of `{}` are {})",
-            program.name,
-            name_list(&names)
-        ),
-        (false, None) => format!("the fields of `{}` are {}", program.name, name_list(&names)),
-    };
-    CliError::new(
-        format!("`{name}` is not a field of the program (in `{context}`)"),
-        help,
-    )
-}
-
-fn reject_repeated_fields(
-    program: &Program,
-    inputs: &[(FieldId, PathBuf)],
-) -> Result<(), CliError> {
-    for (i, (field, _)) in inputs.iter().enumerate() {
-        if inputs[..i].iter().any(|(f, _)| f == field) {
-            let name = &program.fields[field.0].name;
-            return Err(CliError::new(
-                format!("field `{name}` is given more than one --input"),
-                format!("give `--input {name}=FILE` once"),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Refuses an output that is the program, an input or another output,
 /// however each is spelt (see [`crate::cli::paths`]).
 fn reject_conflicting_paths(
@@ -394,15 +316,6 @@ fn reject_conflicting_paths(
         check.output(format!("--output {}", program.fields[field.0].name), path);
     }
     crate::cli::paths::refuse_conflicts(&check)
-}
-
-fn field_spec(program: &Program, field: FieldId) -> FieldSpec {
-    let decl = &program.fields[field.0];
-    FieldSpec {
-        name: decl.name.clone(),
-        ty: decl.ty,
-        rank: program.grids[decl.grid.0].rank(),
-    }
 }
 
 /// The back-end options, with `--shm` field names checked against the program.

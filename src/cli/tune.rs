@@ -23,7 +23,7 @@ use stencilc::tune::tuner::{self, Event, Request};
 use crate::cli::args::{parse_field_file, FieldFile, FmaArgs, ParamArgs, ProgramArgs};
 use crate::cli::error::CliError;
 use crate::cli::out::stderr_line;
-use crate::cli::{params, program, run, tune_plot};
+use crate::cli::{inputs, params, program, run, tune_plot};
 
 /// The back-ends `tune` takes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -113,10 +113,9 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         tune_plot::check_format(path)?;
     }
     let mut program = program::load(&args.program.program, args.program.region)?;
-    let inputs = run::resolve_fields(&program, &args.inputs, "--input")?;
-    let mut values = params::parse_sets(&program, &args.params.sets)?;
-    let input_paths: Vec<_> = inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
-    params::infer_grid_sizes(&program, &mut values, &input_paths)?;
+    let inputs = inputs::resolve(&program, &args.inputs)?;
+    inputs::check(&program, &inputs)?;
+    let values = inputs::values(&program, &args.params.sets, &inputs, &|_| {})?;
     params::bind_hint_values(&mut program, &args.params.sets, &values)?;
     let bindings = params::complete(&program, values)?;
     let env = stencilc::exec::bind(&program, &bindings)?;

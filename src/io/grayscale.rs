@@ -3,12 +3,19 @@
 //! Row `y` of the image is index `y` of the grid's outer axis and column `x`
 //! index `x` of the inner axis. Pixels map to `[0, 1]` (`p / 255` or
 //! `p / 65535`); written pixels are `round(clamp(v, 0, 1) * 255)`.
+//!
+//! A header is read first and its claims checked before any pixel is decoded:
+//! the colour type, the size against the grid's, and the decoded size against
+//! what a file of its length can hold (so a few bytes claiming a
+//! 60000×60000 image cost nothing).
 
 use std::io::{BufReader, Seek, Write};
 use std::path::Path;
 
 use image::codecs::pnm::{PnmEncoder, PnmSubtype, SampleEncoding};
-use image::{DynamicImage, ImageBuffer, ImageFormat, ImageReader, Luma};
+use image::{
+    ColorType, DynamicImage, ImageBuffer, ImageDecoder, ImageFormat, ImageReader, Limits, Luma,
+};
 
 use super::{open, DataError, FieldSpec, Format};
 use crate::exec::Buffer;
@@ -21,12 +28,49 @@ fn image_format(format: Format) -> ImageFormat {
     }
 }
 
-fn reader(path: &Path, format: Format) -> Result<ImageReader<BufReader<std::fs::File>>, DataError> {
+/// The most bytes the decoded image of a `format` file of `file_len` bytes can
+/// take: a PNM raster is stored as it is (a 1-bit PBM's pixels widen 8×), and
+/// PNG's deflate expands data at most 1032× (1-bit pixels then 8× more). A
+/// header claiming more is refused before anything is allocated for it.
+fn decoded_bound(format: Format, file_len: u64) -> u64 {
+    let factor = match format {
+        Format::Pgm => 8,
+        _ => 1032 * 8,
+    };
+    file_len.saturating_mul(factor).saturating_add(64 * 1024)
+}
+
+/// A decoder with its header read, whose claimed size has been checked against
+/// the file's (the decoder's memory is bounded by the same figure).
+fn decoder(path: &Path, format: Format) -> Result<impl ImageDecoder, DataError> {
     let file = open(path)?;
-    Ok(ImageReader::with_format(
-        BufReader::new(file),
-        image_format(format),
-    ))
+    let file_len = file
+        .metadata()
+        .map_err(|source| DataError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .len();
+    let bound = decoded_bound(format, file_len);
+    let mut limits = Limits::default();
+    limits.max_alloc = Some(bound);
+    let mut reader = ImageReader::with_format(BufReader::new(file), image_format(format));
+    reader.limits(limits);
+    let decoder = reader
+        .into_decoder()
+        .map_err(|e| malformed(path, format, e))?;
+    let (width, height) = decoder.dimensions();
+    if decoder.total_bytes() > bound {
+        return Err(DataError::Malformed {
+            path: path.to_path_buf(),
+            format,
+            reason: format!(
+                "its header claims a {width}×{height} image, more than a {format} file of \
+                 {file_len} bytes can hold"
+            ),
+        });
+    }
+    Ok(decoder)
 }
 
 fn malformed(path: &Path, format: Format, error: image::ImageError) -> DataError {
@@ -54,23 +98,28 @@ fn malformed(path: &Path, format: Format, error: image::ImageError) -> DataError
 
 /// `(height, width)` from the image header.
 pub(super) fn probe_shape(path: &Path, format: Format) -> Result<Vec<usize>, DataError> {
-    let (width, height) = reader(path, format)?
-        .into_dimensions()
-        .map_err(|e| malformed(path, format, e))?;
+    let (width, height) = decoder(path, format)?.dimensions();
     Ok(vec![height as usize, width as usize])
 }
 
-/// Decodes a grayscale image into a field of `dims == [height, width]`.
+/// Decodes a grayscale image into a field of `dims == [height, width]`. The
+/// header's colour type and size are checked before the pixels are decoded.
 pub(super) fn read(
     path: &Path,
     format: Format,
     field: &FieldSpec,
     dims: &[usize],
 ) -> Result<Buffer, DataError> {
-    let image = reader(path, format)?
-        .decode()
-        .map_err(|e| malformed(path, format, e))?;
-    let found = vec![image.height() as usize, image.width() as usize];
+    let decoder = decoder(path, format)?;
+    let color = decoder.color_type();
+    if !matches!(color, ColorType::L8 | ColorType::L16) {
+        return Err(DataError::NotGrayscale {
+            path: path.to_path_buf(),
+            found: format!("{color:?}"),
+        });
+    }
+    let (width, height) = decoder.dimensions();
+    let found = vec![height as usize, width as usize];
     if found != dims {
         return Err(DataError::ShapeMismatch {
             path: path.to_path_buf(),
@@ -79,6 +128,7 @@ pub(super) fn read(
             found,
         });
     }
+    let image = DynamicImage::from_decoder(decoder).map_err(|e| malformed(path, format, e))?;
     let (levels, full_scale): (Vec<u16>, u16) = match image {
         DynamicImage::ImageLuma8(pixels) => (
             pixels.into_raw().into_iter().map(u16::from).collect(),

@@ -220,6 +220,21 @@ pub enum DataError {
         /// Its colour type.
         found: String,
     },
+    /// A `.npy` file whose data is not as long as its header's shape and
+    /// dtype say.
+    #[error("`{}` holds {found} bytes after its header, but its header's shape {} of {descr} needs {expected}", path.display(), shape_text(shape))]
+    NpyDataSize {
+        /// The file.
+        path: PathBuf,
+        /// The shape its header gives.
+        shape: Vec<usize>,
+        /// The type string its header gives.
+        descr: String,
+        /// Bytes the shape and dtype need.
+        expected: u64,
+        /// Bytes after the header.
+        found: u64,
+    },
     /// A `.raw` file whose size is not the grid's.
     #[error("`{}` has {found} bytes but field `{field}` needs {expected} ({} points of {ty}, {} bytes each)", path.display(), expected / ty.size_bytes(), ty.size_bytes())]
     RawSizeMismatch {
@@ -302,6 +317,18 @@ impl DataError {
             DataError::NotGrayscale { .. } => {
                 "convert the image to grayscale first (e.g. `convert in.png -colorspace Gray out.png`)".into()
             }
+            DataError::NpyDataSize {
+                expected, found, ..
+            } if found < expected => {
+                "the file was cut short (or its header is wrong): write it again whole, e.g. with \
+                 NumPy's `np.save`"
+                    .into()
+            }
+            DataError::NpyDataSize { .. } => {
+                "the file has bytes after the array its header describes: write it again with \
+                 NumPy's `np.save`"
+                    .into()
+            }
             DataError::RawSizeMismatch { .. } => {
                 "give a file of exactly the grid's points, or change the grid-size parameters with --set".into()
             }
@@ -365,6 +392,26 @@ pub fn check_input(path: &Path, field: &FieldSpec) -> Result<(), DataError> {
             rank: field.rank,
         }),
         _ => Ok(()),
+    }
+}
+
+/// Checks, without reading its values, that a file fits a field on a grid of
+/// size `dims` (outermost first): the shape its header records, or for
+/// `.raw` its size. [`read_field`] makes the same checks before reading.
+pub fn check_fits(path: &Path, field: &FieldSpec, dims: &[usize]) -> Result<(), DataError> {
+    let format = Format::from_path(path)?;
+    format.check_compatible(path, field)?;
+    match format {
+        Format::Raw => raw::check_size(path, field, dims).map(drop),
+        _ => match probe_shape(path)? {
+            Some(found) if found != dims => Err(DataError::ShapeMismatch {
+                path: path.to_path_buf(),
+                field: field.name.clone(),
+                expected: dims.to_vec(),
+                found,
+            }),
+            _ => Ok(()),
+        },
     }
 }
 

@@ -19,6 +19,7 @@ pub mod predict;
 pub mod ptxas;
 pub mod rank;
 pub mod time_tile;
+pub mod toolkit;
 pub mod traffic;
 pub mod warnings;
 

@@ -2,11 +2,12 @@
 //! as the assembler allocates them.
 //!
 //! ptxas is looked for, in order: the file `STENCILC_PTXAS` names; `ptxas` on
-//! `PATH`; `$CUDA_HOME/bin`; `/usr/local/cuda*/bin`; the `nvidia/cuda_nvcc/bin`
-//! folder of the PyPI wheel `nvidia-cuda-nvcc-cu12` (in the CI cache
-//! `~/.cache/stencilc-ci/nvcc-*`, or a Python installation's `site-packages`).
-//! When it is not found, [`find`] says every place it looked. `STENCILC_PTXAS`,
-//! when set, is the only place tried.
+//! `PATH`; then the toolkits and the `nvidia/cuda_nvcc/bin` folder of the PyPI
+//! wheel `nvidia-cuda-nvcc-cu12` wherever [`toolkit`] looks (`$CUDA_HOME`,
+//! `$CUDA_PATH`, `/usr/local/cuda*`, Python environments' `site-packages`, the
+//! CI cache, and last the `site-packages` Python reports). When it is not
+//! found, [`find`] says every place it looked. `STENCILC_PTXAS`, when set, is
+//! the only place tried.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -14,6 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde::Serialize;
+
+use crate::model::toolkit;
 
 /// The environment variable naming the ptxas to use.
 pub const PTXAS_ENV: &str = "STENCILC_PTXAS";
@@ -35,7 +38,8 @@ pub struct PtxasFigures {
     pub constant_bytes: u32,
 }
 
-/// Every place ptxas is looked for, in order.
+/// Every place ptxas is looked for, in order, but for the `site-packages`
+/// that only Python knows of ([`find`] asks it when these fail).
 pub fn candidates() -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Ok(path) = std::env::var(PTXAS_ENV) {
@@ -44,74 +48,9 @@ pub fn candidates() -> Vec<PathBuf> {
     if let Some(paths) = std::env::var_os("PATH") {
         out.extend(std::env::split_paths(&paths).map(|d| d.join("ptxas")));
     }
-    if let Ok(home) = std::env::var("CUDA_HOME") {
-        out.push(Path::new(&home).join("bin/ptxas"));
-    }
-    let mut cuda: Vec<PathBuf> = std::fs::read_dir("/usr/local")
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| e.file_name().to_string_lossy().starts_with("cuda"))
-                .map(|e| e.path().join("bin/ptxas"))
-                .collect()
-        })
-        .unwrap_or_default();
-    cuda.sort();
-    if cuda.is_empty() {
-        cuda.push(PathBuf::from("/usr/local/cuda/bin/ptxas"));
-    }
-    out.extend(cuda);
-    let wheel = Path::new("nvidia/cuda_nvcc/bin/ptxas");
-    let mut caches = Vec::new();
-    if let Ok(dir) = std::env::var("STENCILC_CI_CACHE") {
-        caches.push(PathBuf::from(dir));
-    }
-    if let Some(cache) = dirs::cache_dir() {
-        caches.push(cache.join("stencilc-ci"));
-    }
-    for cache in caches {
-        let mut found: Vec<PathBuf> = std::fs::read_dir(&cache)
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .filter(|e| e.file_name().to_string_lossy().starts_with("nvcc"))
-                    .map(|e| e.path().join(wheel))
-                    .collect()
-            })
-            .unwrap_or_default();
-        found.sort();
-        if found.is_empty() {
-            found.push(cache.join("nvcc-12.8.93").join(wheel));
-        }
-        out.extend(found);
-    }
-    out.extend(python_site_dirs().into_iter().map(|d| d.join(wheel)));
+    let places = toolkit::Places::from_vars(&toolkit::Vars::from_env());
+    out.extend(places.ptxas_files());
     out
-}
-
-fn python_site_dirs() -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = Vec::new();
-    if let Ok(venv) = std::env::var("VIRTUAL_ENV") {
-        roots.push(PathBuf::from(venv).join("lib"));
-    }
-    if let Some(home) = dirs::home_dir() {
-        roots.push(home.join(".local/lib"));
-    }
-    roots.extend(["/usr/local/lib", "/usr/lib", "/opt/conda/lib"].map(PathBuf::from));
-    let mut dirs = Vec::new();
-    for root in roots {
-        let Ok(entries) = std::fs::read_dir(&root) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            if entry.file_name().to_string_lossy().starts_with("python3") {
-                for packages in ["site-packages", "dist-packages"] {
-                    dirs.push(entry.path().join(packages));
-                }
-            }
-        }
-    }
-    dirs
 }
 
 /// The first ptxas found, or a sentence listing every place looked.
@@ -119,8 +58,13 @@ fn python_site_dirs() -> Vec<PathBuf> {
 pub fn find() -> Result<PathBuf, String> {
     if let Some(path) = std::env::var_os(PTXAS_ENV) {
         let path = PathBuf::from(path);
-        return if path.is_file() {
+        return if toolkit::is_executable(&path) {
             Ok(path)
+        } else if path.is_file() {
+            Err(format!(
+                "{PTXAS_ENV} names `{}`, which is not executable; `chmod +x` it or unset {PTXAS_ENV}",
+                path.display()
+            ))
         } else {
             Err(format!(
                 "{PTXAS_ENV} names `{}`, which is not a file; set it to ptxas's path or unset it",
@@ -128,12 +72,24 @@ pub fn find() -> Result<PathBuf, String> {
             ))
         };
     }
-    find_among(&candidates())
+    let mut places = candidates();
+    if let Some(found) = places.iter().find(|p| toolkit::is_executable(p)) {
+        return Ok(found.clone());
+    }
+    let known = toolkit::Places::from_vars(&toolkit::Vars::from_env());
+    let asked = toolkit::python_places(
+        &known,
+        &toolkit::python(),
+        std::time::Duration::from_secs(toolkit::PYTHON_SECONDS),
+    );
+    places.extend(asked.ptxas_files());
+    find_among(&places)
 }
 
-/// The first of `places` that is a file, or a sentence listing them all.
+/// The first of `places` that is an executable file, or a sentence listing
+/// them all (and any that is there but cannot be run).
 pub fn find_among(places: &[PathBuf]) -> Result<PathBuf, String> {
-    if let Some(found) = places.iter().find(|p| p.is_file()) {
+    if let Some(found) = places.iter().find(|p| toolkit::is_executable(p)) {
         return Ok(found.clone());
     }
     let mut shown: Vec<String> = Vec::new();
@@ -143,10 +99,30 @@ pub fn find_among(places: &[PathBuf]) -> Result<PathBuf, String> {
             shown.push(text);
         }
     }
+    let not_executable: Vec<String> = places
+        .iter()
+        .filter(|p| p.is_file())
+        .map(|p| format!("`{}`", p.display()))
+        .collect();
+    let fix = if not_executable.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} {} there but not executable: `chmod +x` it)",
+            not_executable.join(", "),
+            if not_executable.len() == 1 {
+                "is"
+            } else {
+                "are"
+            }
+        )
+    };
     Err(format!(
-        "ptxas not found; looked in: {}. Install the CUDA toolkit, or \
-         `pip install nvidia-cuda-nvcc-cu12==12.8.93`, or set {PTXAS_ENV} to ptxas's path",
-        shown.join(", ")
+        "ptxas not found; looked in: {}, and in the site-packages `{}` reports{fix}. Install the \
+         CUDA toolkit (and set CUDA_HOME), or `pip install nvidia-cuda-nvcc-cu12==12.8.93`, or \
+         set {PTXAS_ENV} to ptxas's path",
+        shown.join(", "),
+        toolkit::python().display()
     ))
 }
 

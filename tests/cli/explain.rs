@@ -561,3 +561,171 @@ fn ptxas_rank_keeps_a_schedule_its_registers_serve_no_worse() {
         "{message}"
     );
 }
+
+/// The folders `.ci/run` unpacks the NVRTC and nvcc wheels into
+/// (`nvidia/cuda_nvrtc/lib`, `nvidia/cuda_nvcc/bin`), when they are here.
+fn ci_wheels() -> Option<(PathBuf, PathBuf)> {
+    let mut caches: Vec<PathBuf> = std::env::var_os("STENCILC_CI_CACHE")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    if let Some(home) = std::env::var_os("HOME") {
+        caches.push(PathBuf::from(home).join(".cache/stencilc-ci"));
+    }
+    caches.into_iter().find_map(|cache| {
+        let lib = cache.join("nvrtc-12.8.93/nvidia/cuda_nvrtc/lib");
+        let bin = cache.join("nvcc-12.8.93/nvidia/cuda_nvcc/bin");
+        (lib.join("libnvrtc.so.12").is_file() && bin.join("ptxas").is_file()).then_some((lib, bin))
+    })
+}
+
+/// `site/nvidia/...` as `pip install nvidia-cuda-nvrtc-cu12 nvidia-cuda-nvcc-cu12`
+/// lays it out, linking to the CI cache's wheels.
+fn pip_layout(site: &std::path::Path, (lib, bin): &(PathBuf, PathBuf)) {
+    std::fs::create_dir_all(site.join("nvidia/cuda_nvrtc")).unwrap();
+    std::fs::create_dir_all(site.join("nvidia/cuda_nvcc")).unwrap();
+    std::os::unix::fs::symlink(lib, site.join("nvidia/cuda_nvrtc/lib")).unwrap();
+    std::os::unix::fs::symlink(bin, site.join("nvidia/cuda_nvcc/bin")).unwrap();
+}
+
+/// `explain` in an environment without CI's variables, `LD_LIBRARY_PATH`
+/// or a cache: `PATH=/usr/bin:/bin`, `HOME` an empty folder, and `vars`.
+fn explain_clean(args: &[&str], home: &std::path::Path, vars: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_stencilc"));
+    command
+        .arg("explain")
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", home);
+    for (k, v) in vars {
+        command.env(k, v);
+    }
+    command.output().unwrap()
+}
+
+/// Whether a CUDA toolkit in `/usr/local` could be found before a wheel.
+fn system_toolkit() -> bool {
+    std::fs::read_dir("/usr/local").is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            e.file_name().to_string_lossy().starts_with("cuda")
+                && e.path().join("bin/ptxas").is_file()
+        })
+    })
+}
+
+/// Asserts ptxas figures came from the wheel under `site`.
+fn assert_figures_from(out: &Output, site: &std::path::Path) {
+    assert!(out.status.success(), "{}", stderr(out));
+    let report = json(out);
+    assert!(report["ptxas"]["error"].is_null(), "{}", report["ptxas"]);
+    assert!(report["kernels"][0]["ptxas"]["registers"].as_u64().unwrap() > 0);
+    if !system_toolkit() {
+        let ptxas = site.join("nvidia/cuda_nvcc/bin/ptxas");
+        assert_eq!(report["ptxas"]["path"], ptxas.display().to_string());
+    }
+}
+
+#[test]
+fn nvrtc_and_ptxas_pip_installed_in_a_virtual_environment_are_found() {
+    let Some(wheels) = ci_wheels() else {
+        common::runtime_available("nvrtc", Err("no NVRTC wheel in the CI cache".into()));
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let venv = dir.path().join("venv");
+    let site = venv.join("lib/python3.11/site-packages");
+    pip_layout(&site, &wheels);
+    std::fs::create_dir(dir.path().join("home")).unwrap();
+    let path = bench("j2d5pt.sdsl");
+    let args = [
+        path.as_str(),
+        "--set",
+        "n=256",
+        "--set",
+        "steps=1",
+        "--json",
+    ];
+    let vars = [
+        ("VIRTUAL_ENV", venv.to_str().unwrap()),
+        ("STENCILC_PYTHON", "/nonexistent/python3"),
+    ];
+    let out = explain_clean(&args, &dir.path().join("home"), &vars);
+    assert_figures_from(&out, &site);
+    // `pip install --user` puts them in the user site.
+    let user_site = dir.path().join("home/.local/lib/python3.12/site-packages");
+    pip_layout(&user_site, &wheels);
+    let out = explain_clean(&args, &dir.path().join("home"), &vars[1..]);
+    assert_figures_from(&out, &user_site);
+}
+
+#[test]
+fn nvrtc_and_ptxas_in_a_site_packages_only_python_knows_are_found() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(wheels) = ci_wheels() else {
+        common::runtime_available("nvrtc", Err("no NVRTC wheel in the CI cache".into()));
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // A layout stencilc does not scan (a custom PYTHONUSERBASE, a `--prefix`).
+    let site = dir.path().join("custom/prefix/site-packages");
+    pip_layout(&site, &wheels);
+    std::fs::create_dir(dir.path().join("home")).unwrap();
+    let python = dir.path().join("python3");
+    std::fs::write(&python, format!("#!/bin/sh\necho {}\n", site.display())).unwrap();
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = bench("j2d5pt.sdsl");
+    let args = [
+        path.as_str(),
+        "--set",
+        "n=256",
+        "--set",
+        "steps=1",
+        "--json",
+    ];
+    let vars = [("STENCILC_PYTHON", python.to_str().unwrap())];
+    let out = explain_clean(&args, &dir.path().join("home"), &vars);
+    assert_figures_from(&out, &site);
+}
+
+#[test]
+fn a_missing_nvrtc_names_every_place_looked_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    let path = bench("j2d5pt.sdsl");
+    let args = [
+        path.as_str(),
+        "--set",
+        "n=256",
+        "--set",
+        "steps=1",
+        "--json",
+    ];
+    // A ptxas that is there, so that the report goes on to NVRTC.
+    let vars = [
+        ("STENCILC_PTXAS", "/bin/true"),
+        ("STENCILC_PYTHON", "/nonexistent/python3"),
+        ("VIRTUAL_ENV", "/nonexistent/venv"),
+    ];
+    let out = explain_clean(&args, &home, &vars);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = json(&out);
+    let error = report["ptxas"]["error"].as_str().unwrap();
+    if error.contains("/bin/true failed") || error.contains("/bin/true printed no") {
+        // NVRTC is installed where the system keeps it: found, not missing.
+        return;
+    }
+    for place in [
+        "the dynamic loader's search path".to_string(),
+        home.join(".cache/stencilc-ci/nvrtc-12.8.93/nvidia/cuda_nvrtc/lib")
+            .display()
+            .to_string(),
+        "/usr/local/cuda".into(),
+        "`/nonexistent/python3`".into(),
+        "pip install nvidia-cuda-nvrtc-cu12".into(),
+        "STENCILC_NVRTC".into(),
+    ] {
+        assert!(error.contains(&place), "{place}: {error}");
+    }
+}

@@ -91,8 +91,8 @@ fn a_parameter_that_empties_several_axes_is_reported_once() {
     assert!(stderr.contains("^  ^"), "{stderr}");
 }
 
-/// A `.npy` with the given shape of `float32` zeros.
-fn write_npy(path: &Path, shape: &[usize]) {
+/// The header of a version-1.0 `.npy` of `float32` values of shape `shape`.
+fn npy_header(shape: &[usize]) -> Vec<u8> {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let shape_text = if shape.len() == 1 {
         format!("({},)", dims[0])
@@ -107,6 +107,12 @@ fn write_npy(path: &Path, shape: &[usize]) {
     let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
     bytes.extend_from_slice(&u16::try_from(header.len()).unwrap().to_le_bytes());
     bytes.extend_from_slice(header.as_bytes());
+    bytes
+}
+
+/// A `.npy` with the given shape of `float32` zeros.
+fn write_npy(path: &Path, shape: &[usize]) {
+    let mut bytes = npy_header(shape);
     bytes.resize(bytes.len() + 4 * shape.iter().product::<usize>(), 0);
     std::fs::write(path, bytes).unwrap();
 }
@@ -434,4 +440,135 @@ fn long_flat_sums_and_the_deepest_accepted_nesting_pass_every_pass() {
         stderr.contains(&format!("at most {limit} levels deep")),
         "{stderr}"
     );
+}
+
+/// `explain`'s JSON report with `args` (ptxas left out: the model alone).
+fn explain_json(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let output = Command::new(env!("CARGO_BIN_EXE_stencilc"))
+        .arg("explain")
+        .args(args)
+        .arg("--json")
+        .env("STENCILC_PTXAS", "/nonexistent/ptxas")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_str(&stdout).unwrap()
+}
+
+#[test]
+fn explain_takes_grid_sizes_from_input_files_as_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    write_npy(&dir.path().join("a.npy"), &[24, 40]);
+    let program = repo().join("examples/jacobi2d.sdsl");
+    let program = program.to_str().unwrap();
+    let from_file = explain_json(dir.path(), &[program, "--input", "a=a.npy"]);
+    assert_eq!(from_file["parameters"]["dim0"], 40);
+    assert_eq!(from_file["parameters"]["dim1"], 24);
+    let set = explain_json(
+        dir.path(),
+        &[program, "--set", "dim0=40", "--set", "dim1=24"],
+    );
+    assert_eq!(from_file, set);
+    // `--set` wins over the file where both give a size, as in `run`...
+    let mixed = explain_json(
+        dir.path(),
+        &[program, "--input", "a=a.npy", "--set", "dim1=24"],
+    );
+    assert_eq!(mixed["parameters"]["dim0"], 40);
+    // ...and a file that then does not fit is refused, as `run` would refuse it.
+    let stderr = fails(
+        dir.path(),
+        &["explain", program, "--input", "a=a.npy", "--set", "dim0=8"],
+    );
+    assert!(
+        stderr.contains("`a.npy` has shape (24, 40) but field `a` needs (24, 8)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn explain_and_emit_check_their_inputs_as_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    write_npy(&dir.path().join("a.npy"), &[24, 40]);
+    write_npy(&dir.path().join("a3.npy"), &[4, 5, 6]);
+    let program = repo().join("examples/jacobi2d.sdsl");
+    let program = program.to_str().unwrap();
+    for command in ["explain", "emit", "run"] {
+        let stderr = fails(dir.path(), &[command, program, "--input", "b=a.npy"]);
+        assert!(
+            stderr.contains("`b` is not a field of the program (in `--input b=a.npy`)")
+                && stderr.contains("did you mean `a`?"),
+            "{command}: {stderr}"
+        );
+        let stderr = fails(dir.path(), &[command, program, "--input", "a=a3.npy"]);
+        assert!(
+            stderr.contains("3-D array") && stderr.contains("field `a` is on a 2-D grid"),
+            "{command}: {stderr}"
+        );
+        let twice = ["--input", "a=a.npy", "--input", "a=a.npy"];
+        let stderr = fails(dir.path(), &[&[command, program][..], &twice].concat());
+        assert!(
+            stderr.contains("given more than one --input"),
+            "{command}: {stderr}"
+        );
+        let stderr = fails(dir.path(), &[command, program, "--input", "a=missing.npy"]);
+        assert!(
+            stderr.contains("cannot read `missing.npy`"),
+            "{command}: {stderr}"
+        );
+    }
+    // `emit -o` may not overwrite an input either.
+    let stderr = fails(
+        dir.path(),
+        &["emit", program, "--input", "a=a.npy", "-o", "a.npy"],
+    );
+    assert!(stderr.contains("the input `a.npy`"), "{stderr}");
+}
+
+#[test]
+fn emit_prints_the_kernels_of_a_run_on_the_input_files() {
+    let dir = tempfile::tempdir().unwrap();
+    write_npy(&dir.path().join("a.npy"), &[24, 40]);
+    let program = repo().join("examples/jacobi2d.sdsl");
+    let program = program.to_str().unwrap();
+    for target in ["c", "cuda"] {
+        let (from_file, _) = succeeds(
+            dir.path(),
+            &[
+                "emit", program, "-t", target, "--input", "a=a.npy", "--time", "2",
+            ],
+        );
+        let (set, _) = succeeds(
+            dir.path(),
+            &[
+                "emit", program, "-t", target, "--set", "dim0=40", "--set", "dim1=24", "--time",
+                "2",
+            ],
+        );
+        assert_eq!(from_file, set, "{target}");
+    }
+    // Past 2^31 points, the CUDA kernels index in 64 bits: the sizes are
+    // the file's (a sparse file: its header's shape, its length the data's).
+    let big = dir.path().join("big.npy");
+    let header = npy_header(&[50000, 50000]);
+    std::fs::write(&big, &header).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&big).unwrap();
+    file.set_len(header.len() as u64 + 4 * 50000 * 50000)
+        .unwrap();
+    let (wide, _) = succeeds(
+        dir.path(),
+        &["emit", program, "-t", "cuda", "--input", "a=big.npy"],
+    );
+    let (narrow, _) = succeeds(
+        dir.path(),
+        &["emit", program, "-t", "cuda", "--input", "a=a.npy"],
+    );
+    assert_ne!(wide, narrow);
+    assert!(wide.contains("long long"), "{wide}");
 }

@@ -350,7 +350,8 @@ fn a_huge_identifier_is_shortened_in_the_diagnostic() {
 #[test]
 fn an_npy_shape_too_large_for_the_grid_size_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    // Only the header: the shape is read before any data.
+    // The header, and a sparse file as long as the data: the shape is read
+    // before any data (and the file must be able to hold what it claims).
     let mut header =
         "{'descr': '<f4', 'fortran_order': False, 'shape': (2147483648, 1), }".to_string();
     while (header.len() + 11) % 64 != 0 {
@@ -361,7 +362,9 @@ fn an_npy_shape_too_large_for_the_grid_size_says_so() {
     bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
     bytes.extend_from_slice(header.as_bytes());
     let npy = dir.path().join("big.npy");
-    std::fs::write(&npy, bytes).unwrap();
+    std::fs::write(&npy, &bytes).unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&npy).unwrap();
+    file.set_len(bytes.len() as u64 + 4 * 2147483648).unwrap();
     let input = format!("a={}", npy.display());
     let stderr = fails(&["run", "examples/jacobi2d.sdsl", "--input", &input]);
     assert!(

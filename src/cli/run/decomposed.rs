@@ -38,20 +38,18 @@ mod with_mpi {
     use stencilc::exec::mpi::slab::{self, Block};
     use stencilc::exec::native::parts::PartKernel;
     use stencilc::exec::{Buffer, FieldState};
-    use stencilc::io::{self, Format};
+    use stencilc::io::Format;
     use stencilc::ir::env::{Bindings, RunEnv};
     use stencilc::ir::{FieldId, Program};
 
     use super::super::RunArgs;
-    use super::super::{
-        field_spec, reject_conflicting_paths, reject_repeated_fields, resolve_fields,
-    };
+    use super::super::{reject_conflicting_paths, resolve_fields};
     use crate::cli::args::BackendArg;
     use crate::cli::error::CliError;
     use crate::cli::out::stderr_line;
     use crate::cli::summary::plain_number;
     use crate::cli::verify::{self, Verification};
-    use crate::cli::{params, program};
+    use crate::cli::{inputs, params, program};
     use stencilc::exec::backend::RunOptions;
 
     /// What every rank knows before computing.
@@ -111,9 +109,8 @@ mod with_mpi {
             ));
         }
         let mut program = program::load(&args.program.program, args.program.region)?;
-        let inputs = resolve_fields(&program, &args.inputs, "--input")?;
+        let inputs = inputs::resolve(&program, &args.inputs)?;
         let outputs = resolve_fields(&program, &args.outputs, "--output")?;
-        reject_repeated_fields(&program, &inputs)?;
         reject_conflicting_paths(&program, &args.program.program, &inputs, &outputs)?;
         for (field, path) in inputs.iter().chain(&outputs) {
             if Format::from_path(path)? != Format::Npy {
@@ -130,13 +127,8 @@ mod with_mpi {
                 ));
             }
         }
-        for (field, path) in &inputs {
-            io::check_input(path, &field_spec(&program, *field))?;
-        }
-        let mut values = params::parse_sets(&program, &args.params.sets)?;
-        let input_paths: Vec<(FieldId, &std::path::Path)> =
-            inputs.iter().map(|(f, p)| (*f, p.as_path())).collect();
-        params::infer_grid_sizes(&program, &mut values, &input_paths)?;
+        inputs::check(&program, &inputs)?;
+        let values = inputs::values(&program, &args.params.sets, &inputs, &|_| {})?;
         params::bind_hint_values(&mut program, &args.params.sets, &values)?;
         let bindings = params::complete(&program, values)?;
         let env = stencilc::exec::bind(&program, &bindings)?;

@@ -1,108 +1,87 @@
 //! Finding and calling NVRTC, the CUDA run-time compiler.
 //!
 //! NVRTC is looked for, in order: the file named by `STENCILC_NVRTC` (a path to
-//! `libnvrtc.so.12`); the dynamic loader's search path (`LD_LIBRARY_PATH`, a CUDA
-//! toolkit); the `nvidia/cuda_nvrtc/lib` folder of a Python installation where
-//! `pip install nvidia-cuda-nvrtc-cu12` puts it. A library found by path is opened
-//! first with `RTLD_GLOBAL`, so cudarc's own lookup by soname finds it loaded.
+//! `libnvrtc.so.12`, the only place tried when set); the dynamic loader's
+//! search path (`LD_LIBRARY_PATH`, `/etc/ld.so.cache`); then the CUDA toolkits
+//! and the `nvidia/cuda_nvrtc/lib` folders of Python environments where
+//! `pip install nvidia-cuda-nvrtc-cu12` puts it, as [`toolkit`] lists them
+//! (Python itself is asked last). A library found by path is opened first with
+//! `RTLD_GLOBAL`, its `libnvrtc-builtins` beside it before it, so that
+//! cudarc's own lookup by soname finds it loaded. When it is not found, the
+//! error names every place looked in.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 use crate::exec::ExecError;
 use crate::model::ptxas::PtxasFigures;
+use crate::model::toolkit;
 
 /// The environment variable naming the NVRTC library to use.
 pub const NVRTC_ENV: &str = "STENCILC_NVRTC";
 
 static LOADED: OnceLock<Result<String, String>> = OnceLock::new();
 
-fn python_lib_dirs() -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = Vec::new();
-    if let Ok(venv) = std::env::var("VIRTUAL_ENV") {
-        roots.push(PathBuf::from(venv).join("lib"));
-    }
-    if let Some(home) = dirs::home_dir() {
-        roots.push(home.join(".local/lib"));
-        if let Ok(entries) = std::fs::read_dir(home.join(".pyenv/versions")) {
-            roots.extend(entries.flatten().map(|e| e.path().join("lib")));
-        }
-    }
-    roots.extend(["/usr/local/lib", "/usr/lib", "/opt/conda/lib"].map(PathBuf::from));
-    let mut dirs = Vec::new();
-    for root in roots {
-        let Ok(entries) = std::fs::read_dir(&root) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if !name.starts_with("python3") {
-                continue;
-            }
-            for packages in ["site-packages", "dist-packages"] {
-                dirs.push(entry.path().join(packages).join("nvidia/cuda_nvrtc/lib"));
-            }
-        }
-    }
-    dirs
-}
-
-fn library_in(dir: &Path) -> Option<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().unwrap_or_default().to_string_lossy();
-            name.starts_with("libnvrtc.so")
-        })
-        .collect();
-    found.sort();
-    found.into_iter().next()
-}
-
+/// Opens `path` with `RTLD_GLOBAL` and keeps it loaded for the life of the
+/// process: cudarc (and NVRTC, for its builtins) then open it by its soname
+/// and get this one.
 fn preload(path: &Path) -> Result<(), String> {
     use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
     // SAFETY: NVRTC's initialisers are plain library setup.
     let lib = unsafe { Library::open(Some(path), RTLD_NOW | RTLD_GLOBAL) }
         .map_err(|e| format!("{}: {e}", path.display()))?;
-    // Keep it loaded for the life of the process: cudarc resolves it by soname.
     std::mem::forget(lib);
     Ok(())
 }
 
-/// Makes NVRTC loadable; returns where it was found.
+/// Opens NVRTC found at `path`, its builtins (in the same folder) first.
+fn preload_with_builtins(path: &Path) -> Result<(), String> {
+    if let Some(builtins) = path.parent().and_then(toolkit::nvrtc_builtins_in) {
+        // NVRTC opens it by name, from its own folder; a failure here shows
+        // when it compiles.
+        let _ = preload(&builtins);
+    }
+    preload(path)
+}
+
+/// Whether cudarc finds NVRTC by name.
+fn cudarc_finds_it() -> bool {
+    // SAFETY: only probes whether the library opens.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// Makes NVRTC loadable; returns where it was found, or why it was not
+/// (listing every place looked in).
 pub fn load() -> Result<String, String> {
     LOADED
         .get_or_init(|| {
             if let Ok(path) = std::env::var(NVRTC_ENV) {
-                preload(Path::new(&path))
+                preload_with_builtins(Path::new(&path))
                     .map_err(|e| format!("{NVRTC_ENV} names a library that does not load: {e}"))?;
-            } else {
-                // SAFETY: only probes whether the library opens.
-                if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-                    return Ok("the dynamic loader's search path".into());
-                }
-                let found = python_lib_dirs().iter().find_map(|d| library_in(d));
-                match found {
-                    Some(p) => preload(&p)?,
-                    None => {
-                        return Err(format!(
-                            "NVRTC (libnvrtc.so.12) not found; install the CUDA toolkit or \
-                             `pip install nvidia-cuda-nvrtc-cu12`, or set {NVRTC_ENV} to the \
-                             library's path"
-                        ))
-                    }
-                }
+                return if cudarc_finds_it() {
+                    Ok(path)
+                } else {
+                    Err(format!(
+                        "{NVRTC_ENV} names `{path}`, which loads but is not NVRTC of CUDA 12 \
+                         (`libnvrtc.so.12`); set it to that library"
+                    ))
+                };
             }
-            // SAFETY: as above.
-            if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-                Ok(std::env::var(NVRTC_ENV).unwrap_or_else(|_| "a Python installation".into()))
+            if cudarc_finds_it() {
+                return Ok("the dynamic loader's search path".into());
+            }
+            let found = toolkit::find_nvrtc(
+                "the dynamic loader's search path (LD_LIBRARY_PATH, /etc/ld.so.cache)",
+            )?;
+            preload_with_builtins(&found)?;
+            if cudarc_finds_it() {
+                Ok(found.display().to_string())
             } else {
                 Err(format!(
-                    "NVRTC was opened but cudarc cannot find it by name; set LD_LIBRARY_PATH to \
-                     its folder or {NVRTC_ENV} to libnvrtc.so.12 itself"
+                    "NVRTC was opened from `{}` but cudarc cannot find it by name; set \
+                     LD_LIBRARY_PATH to its folder or {NVRTC_ENV} to libnvrtc.so.12 itself",
+                    found.display()
                 ))
             }
         })
