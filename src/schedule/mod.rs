@@ -602,7 +602,7 @@ fn check_shm_names(program: &Program, request: &ScheduleRequest) -> Result<(), S
             let mut all: Vec<&str> = program.fields.iter().map(|f| f.name.as_str()).collect();
             all.extend(program.tables.iter().map(|t| t.name.as_str()));
             return Err(ScheduleError(format!(
-                "--shm names `{name}`, which is not a field or table of `{}`; \
+                "--shm (or the pragma's shm:) names `{name}`, which is not a field or table of `{}`; \
                  choose among: {} (or none, auto)",
                 program.name,
                 all.join(", ")

@@ -69,7 +69,12 @@ impl Knobs {
         let mut out = options.clone();
         out.block = out.block.or_else(|| self.block.clone());
         out.tile = out.tile.or_else(|| self.tile.clone());
-        out.vector = out.vector.or(self.vector);
+        // A GPU record (it sets the block) without a vector ran without one: a
+        // region pragma's `vector:` must not add one.
+        out.vector = out
+            .vector
+            .or(self.vector)
+            .or_else(|| self.block.as_ref().map(|_| 1));
         out.shm = out.shm.or_else(|| self.shm.clone());
         out.fuse |= self.fuse;
         out.time = out.time.or(self.time);
@@ -199,6 +204,7 @@ mod tests {
         assert_eq!(filled.block, Some(vec![32, 8]));
         assert_eq!(filled.tile, Some(vec![1, 4]));
         assert_eq!(filled.time, Some(3));
+        assert_eq!(filled.vector, Some(1));
         assert_eq!(
             tuned.pragma(),
             "#pragma sdsl begin gpu(block:64,4 tile:1,4 time:3)"
