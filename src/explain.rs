@@ -187,6 +187,15 @@ pub fn explain(
     // The same kernels without shared tiles, to say whether staging pays.
     let unstaged = unstaged_costs(program, request, env, target, device, &specs);
 
+    // Warnings advise against a shape the user gave, not one the model chose.
+    let hinted = crate::schedule::hinted_shape(program, request).unwrap_or_default();
+    let shape = if (request.block.is_some() || hinted.block.is_some())
+        && (request.tile.is_some() || hinted.tile.is_some())
+    {
+        warnings::ShapeSource::Given
+    } else {
+        warnings::ShapeSource::Model
+    };
     let mut kernels = Vec::new();
     let (mut sweep, mut iteration, mut points, mut bytes) = (0.0, 0.0, 0u64, 0.0);
     let mut checked = 0.0;
@@ -207,6 +216,7 @@ pub fn explain(
             device,
             unstaged.get(i).and_then(Option::as_ref),
             fig.as_ref(),
+            shape,
         );
         let copy_bytes = compulsory_bytes(spec) * cost.points as f64;
         if matches!(spec.role, Role::Stencil(_)) {
@@ -245,19 +255,26 @@ pub fn explain(
         iteration += model::CHECK_SYNC_US * 1e-6 * per_check;
         checked += model::CHECK_SYNC_US * 1e-6;
     }
-    let time_tiling = match model::time_tile::time_table(
-        program,
-        &schedule,
-        env,
-        target,
-        device,
-        model::time_tile::MAX_TIME_STEPS,
-    ) {
-        Ok(rows) => rows,
-        Err(why) => {
-            notes.push(format!("no time-tiling prediction: {why}"));
+    let time_tiling = match model::time_tile::untileable(program, env) {
+        // A program that cannot tile gets one line, not a table of T = 1.
+        Some(why) => {
+            notes.push(format!("no time-tiling table: {why}"));
             Vec::new()
         }
+        None => match model::time_tile::time_table(
+            program,
+            &schedule,
+            env,
+            target,
+            device,
+            model::time_tile::MAX_TIME_STEPS,
+        ) {
+            Ok(rows) => rows,
+            Err(why) => {
+                notes.push(format!("no time-tiling prediction: {why}"));
+                Vec::new()
+            }
+        },
     };
     let mut parameters = BTreeMap::new();
     for (p, value) in program.params.iter().zip(env.params()) {

@@ -216,6 +216,13 @@ pub fn params_of(
                 })?;
                 hints.push((name, v));
             }
+            None if program.fields.iter().any(|f| f.name == name) => {
+                return Err(PyValueError::new_err(format!(
+                    "`{name}` is a field of `{}`, not a parameter: give its array as a keyword \
+                     argument, e.g. run(..., {name}=array), and only parameters in params=",
+                    program.name
+                )));
+            }
             None => {
                 let names = || program.params.iter().map(|p| p.name.as_str());
                 let what = if program.constants.iter().any(|c| c.name == name) {
@@ -327,6 +334,17 @@ fn field_arrays<'py>(
     let mut arrays: Vec<(FieldId, FieldArray<'py>)> = Vec::new();
     for (key, value) in fields.iter() {
         let name: String = key.extract()?;
+        if let Some(param) = program.params.iter().find(|p| p.name == name) {
+            return Err(PyValueError::new_err(format!(
+                "`{name}` is a parameter of `{}` ({}), not a field: give it in params=, \
+                 e.g. params={{\"{name}\": {}}}, and the fields' arrays as keyword arguments",
+                program.name,
+                param.ty,
+                value
+                    .repr()
+                    .map_or_else(|_| "...".into(), |r| r.to_string())
+            )));
+        }
         let field = find_field(program, &name, "the field arguments")?;
         let decl = &program.fields[field.0];
         let rank = program.grids[decl.grid.0].rank();

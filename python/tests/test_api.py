@@ -184,6 +184,21 @@ def test_unknown_field_and_parameter(jacobi):
         jacobi.run("interp", params={"dim0": 4, "dim1": 4}, shm=["q"])
 
 
+def test_a_parameter_given_as_a_field_and_a_field_given_in_params_say_where_they_belong():
+    rician = stencilc.Program.from_file(RICIAN)
+    u = np.zeros((4, 5, 6))
+    with pytest.raises(ValueError, match=r"`sigma` is a parameter of `rician3d` \(double\), not a field: "
+                                         r"give it in params=, e\.g\. params=\{\"sigma\": 0\.05\}"):
+        rician.run("interp", U=u, F=u.copy(), sigma=0.05)
+    with pytest.raises(ValueError, match=r"`U` is a field of `rician3d`, not a parameter: give its array "
+                                         r"as a keyword argument, e\.g\. run\(\.\.\., U=array\)"):
+        rician.run("interp", params={"sigma": 0.05, "lambda": 0.065, "U": u}, F=u.copy())
+    # The same for explain, which reads params= the same way.
+    with pytest.raises(ValueError, match=r"`F` is a field of `rician3d`, not a parameter"):
+        rician.explain(params={"dim0": 8, "dim1": 8, "dim2": 8, "sigma": 0.05, "lambda": 0.065,
+                               "F": u})
+
+
 def test_bad_parameter_values(jacobi):
     with pytest.raises(TypeError, match="`dim0` is an int: give a Python int, not float"):
         jacobi.run("interp", params={"dim0": 4.0, "dim1": 4})

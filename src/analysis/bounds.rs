@@ -303,7 +303,7 @@ fn table_diag(
     };
     Diagnostic::error(
         format!(
-            "index `{}` of table `{}` reaches {v}, outside 0..{} (its dimension {} has {n} entries)",
+            "index `{}` of table `{}` reaches {v}, outside 0 to {} (its dimension {} has {n} entries)",
             expr_text(program, locals, index),
             table.name,
             n - 1,

@@ -115,9 +115,9 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
                 embed::wrapper_symbol(&region.program),
                 region.index
             );
-            if region.program.hints.all_values().next().is_some() {
+            if region.program.hints.any() {
                 eprintln!(
-                    "region {}: the pragma's options (block, tile, time) are GPU schedule hints; the C code does not use them",
+                    "region {}: the pragma's options (block, tile, vector, shm, fuse, time) are GPU schedule hints; the C code does not use them",
                     region.index
                 );
             }

@@ -209,7 +209,10 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
     }
     let measured = tuned.measured();
     let failed = outcomes.measurements.len() - measured;
-    let first = outcomes.measurements.iter().find_map(|m| m.median);
+    let first = outcomes
+        .measurements
+        .iter()
+        .position(|m| m.median.is_some());
     let mut text = format!(
         "tune: measured {measured} configuration(s) in {:.1} s ({failed} failed or mismatched, {} left untried{})\n",
         outcomes.elapsed.as_secs_f64(),
@@ -221,9 +224,10 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         winner.knobs.label(),
         seconds * 1e3,
         args.repeats,
-        first.map_or(String::new(), |f| format!(
-            ", {:.2}x the first (best predicted) configuration",
-            f / seconds.max(1e-12)
+        first.map_or(String::new(), |at| compared_with_first(
+            at == tuned.best,
+            outcomes.measurements[at].median.unwrap_or(seconds),
+            seconds
         ))
     ));
     text.push_str(&tuned.paste());
@@ -234,6 +238,23 @@ pub fn run(args: &TuneArgs) -> Result<(), CliError> {
         ));
     }
     crate::cli::out::stdout_text(&format!("{text}\n"))
+}
+
+/// How the best compares with the first configuration measured (the model's
+/// best prediction): `, 10.58x faster than ...`.
+fn compared_with_first(is_first: bool, first: f64, best: f64) -> String {
+    if is_first {
+        return ", the first configuration measured (the best predicted)".into();
+    }
+    let ratio = first / best.max(1e-12);
+    if ratio >= 1.0 {
+        format!(", {ratio:.2}x faster than the first (best predicted) configuration")
+    } else {
+        format!(
+            ", {:.2}x slower than the first (best predicted) configuration",
+            1.0 / ratio.max(1e-12)
+        )
+    }
 }
 
 fn read_config(path: &std::path::Path) -> Result<stencilc::tune::config::TuneConfig, CliError> {

@@ -172,7 +172,8 @@ impl HintValue {
 }
 
 /// Options from `#pragma sdsl begin gpu(block:64,8 tile:1,8 time:10)` or
-/// `#pragma sdsl begin time_steps:1 block:8,8,8 tile:1,3,1 time:1`.
+/// `#pragma sdsl begin time_steps:1 block:8,8,8 tile:1,3,1 time:1`, and
+/// stencilc's own `vector:2 shm:none fuse:on` (what `stencilc tune` prints).
 ///
 /// Lists are as written in the pragma; the GPU schedule interprets them
 /// ([`ScheduleHints::block_values`], [`ScheduleHints::tile_values`]).
@@ -186,6 +187,14 @@ pub struct ScheduleHints {
     pub time: Option<HintValue>,
     /// `time_steps:` of the OverTile spelling.
     pub time_steps: Option<HintValue>,
+    /// `vector:W`: consecutive x points per thread as one vector access
+    /// (`--vector`).
+    pub vector: Option<HintValue>,
+    /// `shm:none`, `shm:auto` or `shm:U,F`: shared-memory staging (`--shm`),
+    /// the words as written.
+    pub shm: Option<Vec<String>>,
+    /// `fuse:on` or `fuse:off`: fuse consecutive stencils (`--fuse`).
+    pub fuse: Option<bool>,
     /// Values of the host identifiers the options use, as far as known: from
     /// the host file's `#define`s, then from the user (which take precedence).
     pub values: BTreeMap<String, i64>,
@@ -212,7 +221,8 @@ impl ScheduleHints {
         self.names().iter().any(|(n, _)| *n == name)
     }
 
-    /// Every value of every option, in the order block, tile, time, time_steps.
+    /// Every value of every integer option, in the order block, tile, time,
+    /// time_steps, vector.
     pub fn all_values(&self) -> impl Iterator<Item = &HintValue> {
         self.block
             .iter()
@@ -220,6 +230,20 @@ impl ScheduleHints {
             .chain(self.tile.iter().flatten())
             .chain(self.time.iter())
             .chain(self.time_steps.iter())
+            .chain(self.vector.iter())
+    }
+
+    /// Whether the pragma sets any option (the C code uses none of them).
+    pub fn any(&self) -> bool {
+        self.all_values().next().is_some() || self.shm.is_some() || self.fuse.is_some()
+    }
+
+    /// `vector:` evaluated.
+    pub fn vector_value(&self) -> Result<Option<u32>, Diagnostic> {
+        self.vector
+            .as_ref()
+            .map(|v| v.evaluate("vector", &self.values))
+            .transpose()
     }
 
     /// `block:` evaluated (threads per block, innermost axis first).

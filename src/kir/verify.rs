@@ -467,8 +467,9 @@ impl Checker<'_> {
                         if let Some((lo, hi)) = self.range(i, scope) {
                             if lo < 0 || hi >= *extent as i64 {
                                 self.errors.push(format!(
-                                    "index {d} of {} ranges over {lo}..={hi}, outside 0..{extent}",
-                                    self.hint(array)
+                                    "index {d} of {} ranges over {lo} to {hi}, outside 0 to {}",
+                                    self.hint(array),
+                                    *extent as i64 - 1
                                 ));
                             }
                         }

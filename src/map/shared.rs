@@ -68,9 +68,9 @@ impl StagingNumbers {
             .enumerate()
             .map(|(k, (v, lo, hi))| {
                 if v.is_empty() {
-                    format!("dimension {k}: {lo}..{hi}")
+                    format!("dimension {k}: {lo} to {hi}")
                 } else {
-                    format!("{v}: {lo}..{hi}")
+                    format!("{v}: {lo} to {hi}")
                 }
             })
             .collect();

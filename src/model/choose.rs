@@ -80,6 +80,10 @@ pub fn choose_ranked(
     device: &Device,
     registers: Option<Registers<'_>>,
 ) -> Result<Choice, ScheduleError> {
+    // The pragma's `vector:`, `shm:` and `fuse:` count as asked for.
+    let merged = crate::schedule::with_pragma(program, request)
+        .map_err(|d| ScheduleError(d.one_line(&program.source)))?;
+    let request = &merged;
     if request.ptxas_rank.is_some() {
         if target != Target::Cuda {
             return Err(ScheduleError(
@@ -107,10 +111,11 @@ pub fn choose_ranked(
             schedule.set_time_steps(program, env, asked.steps);
         }
         None => {
-            let limit = env
-                .every()
-                .filter(|&k| k > 0)
-                .map_or(env.max_iters(), |k| k.min(env.max_iters()));
+            if let Some(why) = crate::model::time_tile::untileable(program, env) {
+                choice.reasons.push(format!("time tiling: none: {why}"));
+                return Ok(choice);
+            }
+            let limit = crate::model::time_tile::step_limit(env);
             let max = crate::model::time_tile::MAX_TIME_STEPS.min(limit.max(1) as u32);
             match crate::model::time_tile::time_table(program, schedule, env, target, device, max) {
                 Ok(rows) => {

@@ -1,6 +1,7 @@
 //! The model's arithmetic on cases computed by hand.
 
 use super::*;
+use warnings::ShapeSource::Given;
 
 fn h100() -> &'static Device {
     Device::find("h100").unwrap()
@@ -193,10 +194,10 @@ fn warnings_name_a_tile_that_does_not_pay_and_an_index_overflow() {
     tiled.tiles[0].halo = vec![(-70, 70), (-2, 2)];
     let staged = cost(&tiled, d, None).unwrap();
     assert_eq!(staged.memory_rounds, 38);
-    let text = warnings::warnings(&tiled, &staged, d, Some(&plain), None).join("\n");
+    let text = warnings::warnings(&tiled, &staged, d, Some(&plain), None, Given).join("\n");
     assert!(text.contains("staging `a` (9 reads per point)"), "{text}");
     assert!(text.contains("2147483648 points"), "{text}");
-    let text = warnings::warnings(&spec, &plain, d, None, None).join("\n");
+    let text = warnings::warnings(&spec, &plain, d, None, None, Given).join("\n");
     assert!(!text.contains("staging"), "{text}");
 }
 
@@ -440,7 +441,7 @@ fn a_run_that_ptxas_gives_too_few_registers_for_its_loads_is_warned() {
     let warned = |registers| {
         let c = cost(&spec, d, Some(registers)).unwrap();
         assert_eq!(c.loaded_words_per_thread, 96);
-        warnings::warnings(&spec, &c, d, None, Some(&figures(registers))).join("\n")
+        warnings::warnings(&spec, &c, d, None, Some(&figures(registers)), Given).join("\n")
     };
     // 32 registers leave 16 for loads in flight: 6 rounds.
     assert_eq!(warnings::register_rounds(96, 32, 8), 6);
@@ -458,7 +459,7 @@ fn a_run_that_ptxas_gives_too_few_registers_for_its_loads_is_warned() {
     assert_eq!(warnings::register_rounds(96, 12, 8), 96);
     // Without ptxas's figures nothing is said.
     let c = cost(&spec, d, None).unwrap();
-    assert!(!warnings::warnings(&spec, &c, d, None, None)
+    assert!(!warnings::warnings(&spec, &c, d, None, None, Given)
         .join("\n")
         .contains("loads in flight"));
 }
@@ -472,7 +473,7 @@ fn an_issue_bound_kernel_is_told_what_fma_would_save() {
     spec.instructions_per_thread_fma = 1200.0;
     let c = cost(&spec, d, None).unwrap();
     assert_eq!(c.bound, Resource::Issue);
-    let text = warnings::warnings(&spec, &c, d, None, None).join("\n");
+    let text = warnings::warnings(&spec, &c, d, None, None, Given).join("\n");
     assert!(text.contains("bound by instruction issue"), "{text}");
     assert!(
         text.contains("--fma contracts them into FFMAs, 1200.0 instructions per point"),
@@ -480,7 +481,7 @@ fn an_issue_bound_kernel_is_told_what_fma_would_save() {
     );
     // Already contracted (or nothing to contract): not said.
     spec.instructions_per_thread_fma = 2000.0;
-    let text = warnings::warnings(&spec, &c, d, None, None).join("\n");
+    let text = warnings::warnings(&spec, &c, d, None, None, Given).join("\n");
     assert!(
         text.contains("bound by instruction issue") && !text.contains("--fma"),
         "{text}"

@@ -340,6 +340,39 @@ pub fn time_table(
     Ok(rows)
 }
 
+/// The most iterations one time tile may advance with `env`'s values: the
+/// iteration count, and the check interval where there is a check.
+pub fn step_limit(env: &RunEnv) -> u64 {
+    env.every()
+        .filter(|&k| k > 0)
+        .map_or(env.max_iters(), |k| k.min(env.max_iters()))
+}
+
+/// Why `program` with `env`'s values cannot be time-tiled at all (no `T`
+/// of 2 or more is allowed), in words; `None` when it can be tried.
+pub fn untileable(program: &Program, env: &RunEnv) -> Option<String> {
+    let name = &program.name;
+    if program.iterate.is_none() {
+        return Some(format!(
+            "`{name}` has no iterate loop: a time tile advances several iterations in one launch"
+        ));
+    }
+    let iterations = env.max_iters();
+    if iterations < 2 {
+        return Some(format!(
+            "`{name}` runs {iterations} iteration(s) with these values: a time tile needs 2 \
+             or more"
+        ));
+    }
+    if env.every() == Some(1) {
+        return Some(format!(
+            "`{name}` checks its condition after every iteration: a time tile needs 2 or more \
+             iterations between checks"
+        ));
+    }
+    None
+}
+
 /// The `T` the heuristic takes from `rows` (1: untiled), allowed at most
 /// `limit` (the iteration count and check interval), with the sentence
 /// saying why for `-v`.
@@ -364,14 +397,21 @@ pub fn pick(rows: &[TimeRow], limit: u64, device: &Device) -> (u32, String) {
             }
         });
     let base = rows.first().and_then(|r| r.iteration_ms).unwrap_or(0.0);
+    let most = MAX_TIME_STEPS.min(limit.max(1) as u32);
     match best {
+        (1, ..) if most < 2 => (
+            1,
+            format!(
+                "time tiling: none: only {most} iteration runs between checks (the iteration \
+                 count or check interval), and a time tile needs 2 or more"
+            ),
+        ),
         (1, ..) => (
             1,
             format!(
-                "time tiling: not taken: no T in 2..={} is predicted {MIN_TIME_TILE_GAIN}x as fast \
-                 as one launch per iteration ({base:.4} ms per iteration on the {}; `stencilc \
-                 explain` shows the table)",
-                MAX_TIME_STEPS.min(limit.max(1) as u32),
+                "time tiling: not taken: no T from 2 to {most} is predicted {MIN_TIME_TILE_GAIN}x \
+                 as fast as one launch per iteration ({base:.4} ms per iteration on the {}; \
+                 `stencilc explain` shows the table)",
                 device.name
             ),
         ),

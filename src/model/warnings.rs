@@ -40,14 +40,28 @@ fn registers_for_loads(registers: u32, points: u32) -> u32 {
 /// (`Schedule::wide_indices`, chosen by `Schedule::for_run`).
 pub const INDEX_LIMIT: u64 = 1 << 31;
 
+/// Who chose a kernel's block and points per thread: what a warning about
+/// them may advise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShapeSource {
+    /// The user (`--block` and `--tile`, or the region's pragma): a warning
+    /// says what to change.
+    Given,
+    /// The model, which weighed the alternatives: a warning says what the
+    /// chosen shape trades rather than advising against the model's choice.
+    Model,
+}
+
 /// The warnings of one kernel. `unstaged` is the cost of the same kernel with
-/// its tiles read from global memory instead (when it has tiles).
+/// its tiles read from global memory instead (when it has tiles); `shape`
+/// says who chose its block and points per thread.
 pub fn warnings(
     spec: &KernelSpec,
     cost: &KernelCost,
     device: &Device,
     unstaged: Option<&KernelCost>,
     figures: Option<&PtxasFigures>,
+    shape: ShapeSource,
 ) -> Vec<String> {
     let mut out = Vec::new();
     let us = |t: f64| t * 1e6;
@@ -226,11 +240,21 @@ pub fn warnings(
     }
     let slots = device.sms as u64 * cost.occupancy.blocks_per_sm as u64;
     if cost.blocks > 0 && cost.blocks < slots && !matches!(spec.role, Role::ReductionFinish(_)) {
-        out.push(format!(
-            "only {} blocks for the {} an {} holds at once: the device is not filled; use \
-             fewer points per thread or a smaller block",
-            cost.blocks, slots, device.name
-        ));
+        out.push(match shape {
+            ShapeSource::Given => format!(
+                "only {} blocks for the {} an {} holds at once: the device is not filled; use \
+                 fewer points per thread or a smaller block",
+                cost.blocks, slots, device.name
+            ),
+            ShapeSource::Model => format!(
+                "only {} blocks for the {} an {} holds at once: the device is not filled; the \
+                 model chose this block and {} point(s) per thread anyway, predicting them \
+                 faster than the smaller shapes it weighed, whose extra blocks would reload \
+                 the neighbours these threads share; to compare, explain it with a smaller \
+                 --block or --tile",
+                cost.blocks, slots, device.name, points_per_thread
+            ),
+        });
     }
     if let Role::ReductionFinish(name) = &spec.role {
         if cost.time > 20e-6 {

@@ -418,6 +418,9 @@ impl Schedule {
         request: &ScheduleRequest,
         env: Option<&RunEnv>,
     ) -> Result<Schedule, ScheduleError> {
+        let merged = with_pragma(program, request)
+            .map_err(|d| ScheduleError(d.one_line(&program.source)))?;
+        let request = &merged;
         let Some(iterate) = &program.iterate else {
             return Ok(Schedule {
                 stencils: vec![],
@@ -534,12 +537,16 @@ impl Schedule {
 }
 
 /// The pragma's `block:` and `tile:`, evaluated where the request does not
-/// override them; an identifier without a value is an error at the identifier.
+/// override them (and its `vector:`, checked); an identifier without a value
+/// is an error at the identifier.
 pub fn hinted_shape(
     program: &Program,
     request: &ScheduleRequest,
 ) -> Result<HintedShape, crate::diag::Diagnostic> {
     let hints = &program.hints;
+    if request.vector.is_none() {
+        hints.vector_value()?;
+    }
     Ok(HintedShape {
         block: match request.block {
             Some(_) => None,
@@ -550,6 +557,28 @@ pub fn hinted_shape(
             None => hints.tile_values()?,
         },
     })
+}
+
+/// `request` with the knobs the region's pragma sets and `request` leaves
+/// open: `vector:` where no `--vector`, `shm:` where `--shm` is absent or
+/// `auto`, `fuse:on` where no `--fuse` (a command-line flag wins). `block:`,
+/// `tile:` and `time:` are read where the schedule is built ([`hinted_shape`],
+/// [`time::asked_time_steps`]). An identifier without a value is an error at
+/// the identifier.
+pub fn with_pragma(
+    program: &Program,
+    request: &ScheduleRequest,
+) -> Result<ScheduleRequest, crate::diag::Diagnostic> {
+    let hints = &program.hints;
+    let mut out = request.clone();
+    if out.vector.is_none() {
+        out.vector = hints.vector_value()?;
+    }
+    if let (ShmRequest::Auto, Some(words)) = (&out.shm, &hints.shm) {
+        out.shm = ShmRequest::parse(&words.join(","));
+    }
+    out.fuse |= hints.fuse == Some(true);
+    Ok(out)
 }
 
 /// Threads per block and points per thread from the region's pragma.
@@ -573,7 +602,7 @@ fn check_shm_names(program: &Program, request: &ScheduleRequest) -> Result<(), S
             let mut all: Vec<&str> = program.fields.iter().map(|f| f.name.as_str()).collect();
             all.extend(program.tables.iter().map(|t| t.name.as_str()));
             return Err(ScheduleError(format!(
-                "--shm names `{name}`, which is not a field or table of `{}`; \
+                "--shm (or the pragma's shm:) names `{name}`, which is not a field or table of `{}`; \
                  choose among: {} (or none, auto)",
                 program.name,
                 all.join(", ")

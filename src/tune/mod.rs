@@ -69,7 +69,12 @@ impl Knobs {
         let mut out = options.clone();
         out.block = out.block.or_else(|| self.block.clone());
         out.tile = out.tile.or_else(|| self.tile.clone());
-        out.vector = out.vector.or(self.vector);
+        // A GPU record (it sets the block) without a vector ran without one: a
+        // region pragma's `vector:` must not add one.
+        out.vector = out
+            .vector
+            .or(self.vector)
+            .or_else(|| self.block.as_ref().map(|_| 1));
         out.shm = out.shm.or_else(|| self.shm.clone());
         out.fuse |= self.fuse;
         out.time = out.time.or(self.time);
@@ -132,9 +137,9 @@ impl Knobs {
     }
 
     /// The region pragma asking for the GPU knobs, ready to paste:
-    /// `#pragma sdsl begin gpu(block:32,8 tile:1,4 time:2)` (the pragma has
-    /// no spelling for vectors, staging or fusion: see [`Knobs::flags`] for
-    /// those).
+    /// `#pragma sdsl begin gpu(block:32,8 tile:1,4 vector:2 shm:none fuse:on
+    /// time:2)`; the region front-end reads every one of them back. The C
+    /// back-end's knobs have no pragma spelling: [`Knobs::beyond_pragma`].
     pub fn pragma(&self) -> String {
         let mut parts = Vec::new();
         if let Some(b) = &self.block {
@@ -143,8 +148,29 @@ impl Knobs {
         if let Some(t) = &self.tile {
             parts.push(format!("tile:{}", axes(t)));
         }
+        if let Some(w) = self.vector {
+            parts.push(format!("vector:{w}"));
+        }
+        if let Some(s) = &self.shm {
+            parts.push(format!("shm:{s}"));
+        }
+        if self.fuse {
+            parts.push("fuse:on".into());
+        }
         parts.push(format!("time:{}", self.time.unwrap_or(1)));
         format!("#pragma sdsl begin gpu({})", parts.join(" "))
+    }
+
+    /// The flags of the knobs [`Knobs::pragma`] cannot carry (`--cpu-tile`,
+    /// `--threads`, `--cpu-order`); empty when none is set.
+    pub fn beyond_pragma(&self) -> String {
+        Knobs {
+            cpu_tile: self.cpu_tile.clone(),
+            threads: self.threads,
+            cpu_order: self.cpu_order,
+            ..Knobs::default()
+        }
+        .flags()
     }
 
     /// A short label for tables and plots (the flags, or `default`).
@@ -178,12 +204,69 @@ mod tests {
         assert_eq!(filled.block, Some(vec![32, 8]));
         assert_eq!(filled.tile, Some(vec![1, 4]));
         assert_eq!(filled.time, Some(3));
+        assert_eq!(filled.vector, Some(1));
         assert_eq!(
             tuned.pragma(),
             "#pragma sdsl begin gpu(block:64,4 tile:1,4 time:3)"
         );
+        assert_eq!(tuned.beyond_pragma(), "");
         assert_eq!(tuned.flags(), "--block 64,4 --tile 1,4 --time 3");
         assert_eq!(Knobs::default().label(), "default");
+    }
+
+    /// Every GPU knob the tuner sets, printed as the pragma and read back by
+    /// the region front-end, asks for the same schedule as the knobs.
+    #[test]
+    fn the_pragma_carries_every_gpu_knob_back_to_the_same_request() {
+        let tuned = Knobs {
+            block: Some(vec![8, 8, 8]),
+            tile: Some(vec![1, 1, 2]),
+            vector: Some(2),
+            shm: Some("none".into()),
+            fuse: true,
+            time: Some(6),
+            ..Knobs::default()
+        };
+        let pragma = tuned.pragma();
+        assert_eq!(
+            pragma,
+            "#pragma sdsl begin gpu(block:8,8,8 tile:1,1,2 vector:2 shm:none fuse:on time:6)"
+        );
+        let host = format!(
+            "{pragma}\nint n;\ngrid g[n][n][n];\nfloat griddata a on g at 0,1;\n\
+             iterate 10 {{\n  stencil s {{\n    [1:n-2][1:n-2][1:n-2] : [1]a[0][0][0] = \
+             0.5f*([0]a[0][0][-1] + [0]a[0][0][1]);\n  }}\n}}\n#pragma sdsl end\n"
+        );
+        let source = crate::source::SourceFile::new("host.c", host);
+        let regions = crate::front::parse_regions(source).expect("the region parses");
+        let program = &regions[0].program;
+        let hints = &program.hints;
+        let from_pragma = crate::schedule::with_pragma(program, &Default::default()).unwrap();
+        let from_knobs = tuned.apply(&RunOptions::default()).schedule_request();
+        assert_eq!(hints.block_values().unwrap(), from_knobs.block);
+        assert_eq!(hints.tile_values().unwrap(), from_knobs.tile);
+        assert_eq!(from_pragma.vector, from_knobs.vector);
+        assert_eq!(from_pragma.shm, from_knobs.shm);
+        assert_eq!(from_pragma.fuse, from_knobs.fuse);
+        let time = hints.time.as_ref().unwrap().evaluate("time", &hints.values);
+        assert_eq!(time.ok(), from_knobs.time_steps);
+        // A flag given on the command line wins over the pragma.
+        let given = crate::schedule::ScheduleRequest {
+            vector: Some(4),
+            shm: crate::schedule::ShmRequest::Names(vec!["a".into()]),
+            ..Default::default()
+        };
+        let merged = crate::schedule::with_pragma(program, &given).unwrap();
+        assert_eq!(merged.vector, Some(4));
+        assert_eq!(merged.shm, given.shm);
+        // The C back-end's knobs are not in the pragma, and say so.
+        let cpu = Knobs {
+            cpu_tile: Some(vec![64, 8]),
+            threads: Some(2),
+            time: Some(3),
+            ..Knobs::default()
+        };
+        assert_eq!(cpu.beyond_pragma(), "--cpu-tile 64,8 --threads 2");
     }
 
     #[test]

@@ -117,11 +117,25 @@ impl Tuned {
             .count()
     }
 
-    /// The line to paste: the C back-end's flags, or the region pragma.
+    /// The line to paste: the C back-end's flags, or the region pragma, which
+    /// carries every GPU knob (a line naming the flags of any knob it cannot
+    /// carry follows it).
     pub fn paste(&self) -> String {
+        let knobs = &self.winner().knobs;
         match self.backend {
-            Backend::C => self.winner().knobs.flags(),
-            _ => self.winner().knobs.pragma(),
+            Backend::C => knobs.flags(),
+            _ => {
+                let beyond = knobs.beyond_pragma();
+                if beyond.is_empty() {
+                    knobs.pragma()
+                } else {
+                    format!(
+                        "{}\nnote: the pragma cannot carry `{beyond}`: give those flags on the \
+                         command line",
+                        knobs.pragma()
+                    )
+                }
+            }
         }
     }
 
@@ -174,6 +188,15 @@ pub fn tune(
         ));
     }
     let base = &request.base;
+    // Every candidate sets the knobs it tries; a pasted pragma's `vector:`,
+    // `shm:` or `fuse:` would otherwise change those that leave them to the
+    // back-end (the database key is still the program's, pragma and all).
+    let keyed = program;
+    let mut own = program.clone();
+    own.hints.vector = None;
+    own.hints.shm = None;
+    own.hints.fuse = None;
+    let program = &own;
     let machine = Machine::here();
     let (device_name, compiler) = db::identity(backend, base);
     let gpu_device = match backend {
@@ -250,7 +273,7 @@ pub fn tune(
     };
     if request.save {
         let database = Database::in_cache();
-        let key = Key::new(program, env, backend, &tuned.device, &tuned.compiler);
+        let key = Key::new(keyed, env, backend, &tuned.device, &tuned.compiler);
         let entry = Entry {
             key,
             knobs: tuned.winner().knobs.clone(),

@@ -728,4 +728,74 @@ fn a_missing_nvrtc_names_every_place_looked_in() {
     ] {
         assert!(error.contains(&place), "{place}: {error}");
     }
+
+#[test]
+fn a_program_of_one_iteration_has_no_time_tiling_table_and_says_why() {
+    let path = bench("j2d5pt.sdsl");
+    let sets = ["--set", "n=4096", "--set", "steps=1"];
+    let mut args = vec![path.as_str()];
+    args.extend(sets);
+    let out = explain(&args, &[("STENCILC_PTXAS", "/nonexistent/ptxas")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("time tiling (T iterations"), "{text}");
+    assert!(
+        text.contains(
+            "note: no time-tiling table: `j2d5pt` runs 1 iteration(s) with these values: a time \
+             tile needs 2 or more"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("schedule chosen by the model: time tiling: none: `j2d5pt` runs 1"),
+        "{text}"
+    );
+    // No Rust range syntax anywhere in the report.
+    assert!(!text.contains("..="), "{text}");
+    // With iterations to tile, the table is there, and the model's reason
+    // names its range in words.
+    let mut args = vec![path.as_str(), "--set", "n=4096", "--set", "steps=8"];
+    args.extend(["--json"]);
+    let report = json(&explain(&args, &[("STENCILC_PTXAS", "/nonexistent/ptxas")]));
+    assert_eq!(
+        report["time_tiling"].as_array().unwrap().len(),
+        8,
+        "{report}"
+    );
+    let notes = report["notes"].to_string();
+    assert!(!notes.contains("..="), "{notes}");
+    assert!(notes.contains("time tiling: "), "{notes}");
+}
+
+#[test]
+fn a_low_block_count_is_advice_for_a_given_shape_and_a_trade_for_the_models() {
+    let path = bench("j2d5pt.sdsl");
+    let low = |warnings: &Value| -> String {
+        warnings
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|w| w.starts_with("only "))
+            .unwrap_or_else(|| panic!("no low-block warning: {warnings}"))
+            .to_string()
+    };
+    // A grid of 64 x 64 points fills no H100 whatever the shape.
+    let sets = ["--set", "n=64", "--set", "steps=1", "--json"];
+    let mut args = vec![path.as_str(), "--block", "32,8", "--tile", "1,2"];
+    args.extend(sets);
+    let out = explain(&args, &[("STENCILC_PTXAS", "/nonexistent/ptxas")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let given = low(&json(&out)["kernels"][0]["warnings"]);
+    assert!(
+        given.contains("use fewer points per thread or a smaller block"),
+        "{given}"
+    );
+    let mut args = vec![path.as_str()];
+    args.extend(sets);
+    let out = explain(&args, &[("STENCILC_PTXAS", "/nonexistent/ptxas")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let chosen = low(&json(&out)["kernels"][0]["warnings"]);
+    assert!(chosen.contains("the model chose this block"), "{chosen}");
+    assert!(!chosen.contains("use fewer points per thread"), "{chosen}");
 }

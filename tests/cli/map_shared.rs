@@ -82,10 +82,10 @@ fn staging_decisions_are_reported_with_their_numbers() {
     let out = map(&data(), &["shared.c", "--target", "opencl", "--report"]);
     let report = String::from_utf8_lossy(&out.stdout);
     for expected in [
-        "img: shared memory (read-only and reused within a block: 9 distinct offset(s) per point (y: -1..1, x: -1..1); a block of 8 x 32 threads stages a tile of 10 x 34 elements (1360 bytes): overfetch 1.33 elements per point, reuse 6.78 >= 2)",
-        "rows3: shared memory (read-only and reused within a block: 3 distinct offset(s) per point (dimension 0: 0..2, x: 0..0)",
-        "vol: shared memory (read-only and reused within a block: 7 distinct offset(s) per point (z: -1..1, y: -1..1, x: -1..1); a block of 2 x 4 x 32 threads stages a tile of 4 x 6 x 34 elements",
-        "not staged in shared memory: a reuse under 2 does not pay for the barrier: 2 distinct offset(s) per point (i: 0..1); a block of 256 threads stages a tile of 257 elements (2056 bytes): overfetch 1.00 elements per point, reuse 1.99)",
+        "img: shared memory (read-only and reused within a block: 9 distinct offset(s) per point (y: -1 to 1, x: -1 to 1); a block of 8 x 32 threads stages a tile of 10 x 34 elements (1360 bytes): overfetch 1.33 elements per point, reuse 6.78 >= 2)",
+        "rows3: shared memory (read-only and reused within a block: 3 distinct offset(s) per point (dimension 0: 0 to 2, x: 0 to 0)",
+        "vol: shared memory (read-only and reused within a block: 7 distinct offset(s) per point (z: -1 to 1, y: -1 to 1, x: -1 to 1); a block of 2 x 4 x 32 threads stages a tile of 4 x 6 x 34 elements",
+        "not staged in shared memory: a reuse under 2 does not pay for the barrier: 2 distinct offset(s) per point (i: 0 to 1); a block of 256 threads stages a tile of 257 elements (2056 bytes): overfetch 1.00 elements per point, reuse 1.99)",
         "not staged in shared memory: its subscript `(i + shift)` depends on `shift`, not a constant offset",
         "not staged in shared memory: offsets too wide, the tile exceeds 16384 bytes: 121 distinct offset(s) per point",
         "`img` staged in local memory (`__local float img_tile[10 * 34]`",

@@ -273,3 +273,123 @@ fn a_corrupted_database_is_set_aside_by_tune_and_ignored_by_run() {
     let db = stencilc::tune::db::Database::at(cache.join("tuning.json"));
     assert_eq!(db.entries().unwrap().len(), 1);
 }
+
+/// `explain --target opencl --json` of `file` (no GPU needed): the schedule in
+/// words, the kernels and the predicted iteration, what a schedule decides.
+fn explained_schedule(dir: &Path, file: &str, sets: &[&str], flags: &[&str]) -> serde_json::Value {
+    let mut args = vec!["explain", file, "--target", "opencl", "--json"];
+    args.extend(sets);
+    args.extend(flags);
+    let out = stencilc(&dir.join("cache"), dir, &args);
+    assert!(out.status.success(), "{}", text(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    serde_json::json!({
+        "schedule": report["schedule"],
+        "kernels": report["kernels"],
+        "iteration_seconds": report["iteration_seconds"],
+    })
+}
+
+/// [`PROGRAM`] as a region of a C file whose pragma is `pragma`.
+fn host_with(pragma: &str) -> String {
+    format!(
+        "#include <stdio.h>\n{pragma}\n{PROGRAM}#pragma sdsl end\nint main(void) {{ return 0; }}\n"
+    )
+}
+
+#[test]
+fn a_pasted_pragma_with_every_gpu_knob_gives_the_schedule_of_its_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.sdsl"), PROGRAM).unwrap();
+    let pragma = "#pragma sdsl begin gpu(block:32,4 tile:1,2 vector:2 shm:none time:2)";
+    std::fs::write(dir.path().join("p.c"), host_with(pragma)).unwrap();
+    let sets = ["--set", "n=64", "--set", "steps=6"];
+    let flags = [
+        "--block", "32,4", "--tile", "1,2", "--vector", "2", "--shm", "none", "--time", "2",
+    ];
+    let pasted = explained_schedule(dir.path(), "p.c", &sets, &[]);
+    let flagged = explained_schedule(dir.path(), "p.sdsl", &sets, &flags);
+    assert_eq!(pasted, flagged);
+    assert!(
+        pasted["schedule"].as_str().unwrap().contains("vector 2"),
+        "{pasted:#}"
+    );
+    // The pragma's `vector:` is what made the difference: without it the
+    // schedule is another.
+    let without = explained_schedule(dir.path(), "p.sdsl", &sets, &flags[..6]);
+    assert_ne!(pasted["schedule"], without["schedule"], "{without:#}");
+    // A flag still wins over the pragma.
+    let overridden = explained_schedule(dir.path(), "p.c", &sets, &["--vector", "4"]);
+    assert!(
+        overridden["schedule"]
+            .as_str()
+            .unwrap()
+            .contains("vector 4"),
+        "{overridden:#}"
+    );
+    // A misspelt knob is refused at its place, naming the options.
+    let bad = "#pragma sdsl begin gpu(block:32,4 fuse:yes)";
+    std::fs::write(dir.path().join("bad.c"), host_with(bad)).unwrap();
+    let mut args = vec!["explain", "bad.c", "--target", "opencl"];
+    args.extend(sets);
+    let out = stencilc(&dir.path().join("cache"), dir.path(), &args);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("option `fuse` takes `on` or `off`"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn tune_prints_a_pragma_and_flags_that_reproduce_its_best_and_says_faster() {
+    if !opencl_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::write(dir.path().join("p.sdsl"), PROGRAM).unwrap();
+    std::fs::write(
+        dir.path().join("space.conf"),
+        "# sdslc flags\n-b overtile\n# nvcc flags\n-O3\n# Space dims\n2\n\
+         # blocks\n16 32 16\n4 4 1\n# tiles\n1 1 1\n1 2 1\n# time\n1 2 1\n",
+    )
+    .unwrap();
+    let sets = ["--set", "n=21", "--set", "steps=5"];
+    let mut args = vec!["tune", "p.sdsl", "--backend", "opencl", "--no-save"];
+    args.extend(["--repeats", "1", "--config", "space.conf"]);
+    args.extend(sets);
+    let tuned = stencilc(&cache, dir.path(), &args);
+    assert!(tuned.status.success(), "{}", text(&tuned));
+    let stdout = String::from_utf8_lossy(&tuned.stdout).into_owned();
+    let best = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("best: "))
+        .unwrap_or_else(|| panic!("no best line: {stdout}"));
+    assert!(
+        best.contains("x faster than the first (best predicted) configuration")
+            || best.contains("the first configuration measured"),
+        "{best}"
+    );
+    assert!(!best.contains("x the first"), "{best}");
+    let flags = best.split(" : ").next().unwrap();
+    let pragma = stdout
+        .lines()
+        .find(|l| l.starts_with("#pragma sdsl begin gpu("))
+        .unwrap_or_else(|| panic!("no pragma line: {stdout}"));
+    // Every knob of the flags is in the pragma.
+    for knob in ["block", "tile", "vector", "shm", "time"] {
+        assert_eq!(
+            flags.contains(&format!("--{knob} ")),
+            pragma.contains(&format!("{knob}:")),
+            "{knob}: {flags} against {pragma}"
+        );
+    }
+    // Pasted into a region, the pragma asks for the schedule the flags do.
+    std::fs::write(dir.path().join("p.c"), host_with(pragma)).unwrap();
+    let flags: Vec<&str> = flags.split_whitespace().collect();
+    assert_eq!(
+        explained_schedule(dir.path(), "p.c", &sets, &[]),
+        explained_schedule(dir.path(), "p.sdsl", &sets, &flags)
+    );
+}

@@ -251,6 +251,40 @@ mod tests {
     }
 
     #[test]
+    fn vector_staging_and_fusion_options() {
+        let h = parse_options(
+            " gpu(block:32,4 tile:1,2 vector:2 shm:U,F fuse:on time:6)",
+            0,
+        )
+        .expect("parses");
+        assert_eq!(h.vector_value().unwrap(), Some(2));
+        assert_eq!(h.shm, Some(vec!["U".to_string(), "F".to_string()]));
+        assert_eq!(h.fuse, Some(true));
+        assert_eq!(h.time.as_ref().unwrap().text, "6");
+        assert!(h.any());
+        let h = parse_options("shm:none fuse:off vector:W", 0).expect("parses");
+        assert_eq!(h.shm, Some(vec!["none".to_string()]));
+        assert_eq!(h.fuse, Some(false));
+        assert!(h.vector_value().unwrap_err().message.contains("`W`"));
+        assert!(!parse_options("", 0).unwrap().any());
+        let fuse = parse_options("fuse:1", 0).unwrap_err();
+        assert!(
+            fuse.message.contains("takes `on` or `off`"),
+            "{}",
+            fuse.message
+        );
+        let shm = parse_options("shm:8", 0).unwrap_err();
+        assert!(
+            shm.message.contains("`none`, `auto` or field"),
+            "{}",
+            shm.message
+        );
+        assert!(parse_options("vector:2,2", 0).is_err());
+        assert!(parse_options("vector:0", 0).is_err());
+        assert!(parse_options("shm:", 0).is_err());
+    }
+
+    #[test]
     fn bad_options() {
         assert!(parse_options("gpu(block:0)", 0).is_err());
         assert!(parse_options("warp:3", 0).is_err());

@@ -67,15 +67,29 @@ pub fn parse_options(options: &str, base: usize) -> Result<ScheduleHints, Diagno
                 ))
             }
         };
-        if !matches!(key, "block" | "tile" | "time" | "time_steps") {
+        if !matches!(
+            key,
+            "block" | "tile" | "time" | "time_steps" | "vector" | "shm" | "fuse"
+        ) {
             return Err(Diagnostic::error(
                 format!("unknown region option `{key}`"),
                 Span::new(key_token.start, key_token.end),
             )
             .with_label("not an option")
-            .with_help("the options are `block:`, `tile:`, `time:` and `time_steps:`, e.g. `gpu(block:64,8 tile:1,8 time:10)`"));
+            .with_help("the options are `block:`, `tile:`, `time:`, `time_steps:`, `vector:`, `shm:` and `fuse:`, e.g. `gpu(block:64,8 tile:1,8 vector:2 shm:none time:10)`"));
         }
         parser.pos += 2;
+        match key {
+            "shm" => {
+                hints.shm = Some(parser.words(key)?);
+                continue;
+            }
+            "fuse" => {
+                hints.fuse = Some(parser.switch(key)?);
+                continue;
+            }
+            _ => {}
+        }
         let mut values = vec![parser.value(key)?];
         while parser.peek().map(|t| t.kind) == Some(TokenKind::Punct(b',')) {
             parser.pos += 1;
@@ -97,6 +111,7 @@ pub fn parse_options(options: &str, base: usize) -> Result<ScheduleHints, Diagno
             "block" => hints.block = Some(values),
             "tile" => hints.tile = Some(values),
             "time" => hints.time = Some(single(values)?),
+            "vector" => hints.vector = Some(single(values)?),
             _ => hints.time_steps = Some(single(values)?),
         }
     }
@@ -126,6 +141,7 @@ fn check_known_values(hints: &ScheduleHints) -> Result<(), Diagnostic> {
         ("tile", hints.tile.as_deref().unwrap_or_default()),
         ("time", hints.time.as_slice()),
         ("time_steps", hints.time_steps.as_slice()),
+        ("vector", hints.vector.as_slice()),
     ];
     for (option, values) in options {
         for value in values {
@@ -252,6 +268,63 @@ impl<'a> OptionParser<'a> {
         }
     }
 
+    /// The comma-separated identifiers of option `key` (`shm:none`,
+    /// `shm:U,F`).
+    fn words(&mut self, key: &str) -> Result<Vec<String>, Diagnostic> {
+        let mut words = Vec::new();
+        loop {
+            match self.peek() {
+                Some(Token {
+                    kind: TokenKind::Word(word),
+                    ..
+                }) => {
+                    self.pos += 1;
+                    words.push(word.to_string());
+                }
+                other => {
+                    let (at, len) = other.map_or_else(
+                        || (self.tokens.last().map_or(self.base, |t| t.end), 1),
+                        |t| (t.start, t.end - t.start),
+                    );
+                    return Err(option_error(
+                        &format!(
+                            "option `{key}` takes `none`, `auto` or field and table names \
+                             separated by commas, e.g. `{key}:none` or `{key}:U,F`"
+                        ),
+                        at,
+                        len,
+                    ));
+                }
+            }
+            if self.punct() != Some(b',') {
+                return Ok(words);
+            }
+            self.pos += 1;
+        }
+    }
+
+    /// The `on` or `off` of option `key`.
+    fn switch(&mut self, key: &str) -> Result<bool, Diagnostic> {
+        let token = self.peek();
+        let value = match token.map(|t| t.kind) {
+            Some(TokenKind::Word("on")) => true,
+            Some(TokenKind::Word("off")) => false,
+            _ => {
+                let (at, len) = token.map_or_else(
+                    || (self.tokens.last().map_or(self.base, |t| t.end), 1),
+                    |t| (t.start, t.end - t.start),
+                );
+                return Err(option_error(
+                    &format!("option `{key}` takes `on` or `off`, e.g. `{key}:on`"),
+                    at,
+                    len,
+                ));
+            }
+        };
+        self.pos += 1;
+        Ok(value)
+    }
+
     /// One value of option `key`.
     fn value(&mut self, key: &str) -> Result<HintValue, Diagnostic> {
         let first = self.pos;
@@ -368,7 +441,7 @@ fn count_operator(operators: &mut usize, token: Token<'_>) -> Result<(), Diagnos
 fn option_error(message: &str, at: usize, len: usize) -> Diagnostic {
     Diagnostic::error(message.to_string(), Span::new(at, at + len.max(1)))
         .with_label("bad region option")
-        .with_help("region options read `gpu(block:64,8 tile:1,8 time:10)` or `block:8,8,8 tile:1,3,1 time:1 time_steps:1`; values are integers, host identifiers or `+ - * / %` of them, e.g. `block:BX*2,8`")
+        .with_help("region options read `gpu(block:64,8 tile:1,8 time:10)` or `block:8,8,8 tile:1,3,1 time:1 time_steps:1`, with `vector:2`, `shm:none|auto|FIELDS` and `fuse:on|off`; values are integers, host identifiers or `+ - * / %` of them, e.g. `block:BX*2,8`")
 }
 
 /// The object-like macros of a host file, as far as read (`#define NAME body`,

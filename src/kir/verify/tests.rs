@@ -174,7 +174,7 @@ fn a_shared_index_provably_out_of_range_is_caught() {
         ]
     });
     assert!(
-        errors(&m).contains("ranges over 1..=64, outside 0..64"),
+        errors(&m).contains("ranges over 1 to 64, outside 0 to 63"),
         "{}",
         errors(&m)
     );
