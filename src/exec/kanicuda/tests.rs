@@ -51,6 +51,7 @@ fn request<'a>(
         bounds: Bounds::default(),
         check: false,
         limits: Limits::default(),
+        shared_bytes: None,
     }
 }
 
