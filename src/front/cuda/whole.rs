@@ -123,7 +123,13 @@ fn scan(text: &str) -> (Vec<(Tok, usize, usize)>, Vec<Directive>) {
             }
             b'0'..=b'9' => {
                 let start = pos;
-                while pos < b.len() && (b[pos].is_ascii_alphanumeric() || b[pos] == b'.') {
+                // Digits, suffixes, `.` and C++14's `1'000` separators.
+                while pos < b.len()
+                    && (b[pos].is_ascii_alphanumeric()
+                        || b[pos] == b'.'
+                        || (b[pos] == b'\''
+                            && b.get(pos + 1).is_some_and(u8::is_ascii_alphanumeric)))
+                {
                     pos += 1;
                 }
                 toks.push((Tok::Word(String::new()), start, pos));
@@ -194,7 +200,7 @@ fn definition(toks: &[(Tok, usize, usize)], at: usize) -> Option<(usize, usize, 
     Some((name, open, matching(toks, open)?))
 }
 
-fn word<'t>(toks: &'t [(Tok, usize, usize)], i: usize) -> Option<&'t str> {
+fn word(toks: &[(Tok, usize, usize)], i: usize) -> Option<&str> {
     match toks.get(i) {
         Some((Tok::Word(w), _, _)) => Some(w.as_str()),
         _ => None,
@@ -425,14 +431,15 @@ extern "C" __global__ void __launch_bounds__(64) second(real* a) {
     a[i] = __opt__.a[i];
 }
 __global__ void declared(real* a);
-int main() { printf("%d\n", N); first<<<1, 1>>>(0); return 0; }
+int main() { printf("%d\n", N + 1'000); first<<<1, 1>>>(0); return 0; }
+__global__ void last(real* a) { a[0] = '}'; }
 "#;
 
     #[test]
     fn finds_the_kernels_outside_comments_and_strings() {
         let found = kernels(FILE);
         let names: Vec<&str> = found.iter().map(|k| k.name.as_str()).collect();
-        assert_eq!(names, ["first", "second"]);
+        assert_eq!(names, ["first", "second", "last"]);
         assert!(!found[0].marked && found[1].marked);
         let second = &FILE[found[1].span.range()];
         assert!(second.starts_with("extern \"C\" __global__") && second.ends_with("}"));
