@@ -474,7 +474,10 @@ impl ChosenSlot {
 }
 
 fn eval_index(e: &Expr, candidates: &[Candidate], values: &[i64]) -> Option<i64> {
-    let find = |c: Candidate| candidates.iter().position(|&k| k == c).map(|k| values[k]);
+    let find = |c: Candidate| {
+        let k = candidates.iter().position(|&k| k == c)?;
+        values.get(k).copied()
+    };
     match &e.kind {
         ExprKind::Int(v, _) => i64::try_from(*v).ok(),
         ExprKind::Var { slot, .. } => find(Candidate::Slot(*slot)),

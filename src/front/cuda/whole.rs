@@ -87,6 +87,7 @@ fn scan(text: &str) -> (Vec<(Tok, usize, usize)>, Vec<Directive>) {
                     }
                     pos += 1;
                 }
+                pos = pos.min(b.len());
                 dirs.push(Directive { start, end: pos });
             }
             b'"' | b'\'' => {
@@ -277,22 +278,26 @@ fn directive_parts(line: &str) -> (String, String) {
 /// `defined(NAME)`, `defined NAME`, `!defined(NAME)`; anything else is taken
 /// as true (its first branch kept).
 fn condition(rest: &str, defined: &dyn Fn(&str) -> bool) -> bool {
-    let rest = rest.trim();
-    if let Some(inner) = rest.strip_prefix('!') {
-        return !condition(inner, defined);
+    let mut rest = rest.trim();
+    let mut negated = false;
+    while let Some(inner) = rest.strip_prefix('!') {
+        negated = !negated;
+        rest = inner.trim_start();
     }
-    if let Some(inner) = rest.strip_prefix("defined") {
+    let holds = if let Some(inner) = rest.strip_prefix("defined") {
         let name = inner
             .trim()
             .trim_start_matches('(')
             .trim_end_matches(')')
             .trim();
-        return defined(name);
-    }
-    match rest.parse::<i64>() {
-        Ok(v) => v != 0,
-        Err(_) => true,
-    }
+        defined(name)
+    } else if let Ok(v) = rest.parse::<i64>() {
+        v != 0
+    } else {
+        // Anything else keeps its first branch.
+        return true;
+    };
+    holds != negated
 }
 
 /// The text the subset parses for `kernel`: `text` with everything blanked
@@ -460,5 +465,29 @@ __global__ void last(real* a) { a[0] = '}'; }
         assert_eq!(&masked[span.clone()], &FILE[span]);
         let with_double = masked_text(FILE, &found[0], &[("USE_DOUBLE".into(), "1".into())]);
         assert!(with_double.contains("#define real double") && !with_double.contains("float"));
+    }
+
+    #[test]
+    fn conditionals_negate_and_odd_text_never_panics() {
+        let kernel = "__global__ void k(float* a) { a[0] = B; }\n";
+        let not = format!("#if !defined(A)\n#define B 1\n#endif\n{kernel}");
+        let found = kernels(&not);
+        assert!(masked_text(&not, &found[0], &[]).contains("#define B 1"));
+        let twice = not.replace("#if !", "#if !!");
+        assert!(!masked_text(&twice, &kernels(&twice)[0], &[]).contains("#define B 1"));
+        for text in [
+            "#define A /* never closed",
+            "__global__ void k(",
+            "__global__ void k() {",
+            "\"unterminated",
+            "R\"x(",
+            "'",
+            "é __global__ é void ü() { ö }",
+            "#if\n#elif\n#else\n#endif\n#endif\n__global__ void k() { }",
+        ] {
+            for k in kernels(text) {
+                assert_eq!(masked_text(text, &k, &[]).len(), text.len());
+            }
+        }
     }
 }
