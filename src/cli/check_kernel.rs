@@ -22,7 +22,8 @@ use super::out;
 /// Arguments of `stencilc check-kernel`.
 #[derive(Args, Debug)]
 pub struct CheckKernelArgs {
-    /// The CUDA file (the subset of stencil kernels; see the README).
+    /// The CUDA file (a whole `.cu` file: only the kernel is parsed, as the
+    /// subset of stencil kernels; see the README).
     pub file: PathBuf,
     /// Blocks along x, y[, z] (needed to run).
     #[arg(long, value_name = "X,Y[,Z]")]
@@ -37,9 +38,14 @@ pub struct CheckKernelArgs {
     /// A macro, as nvcc's `-D NAME=VALUE`.
     #[arg(short = 'D', value_name = "NAME=VALUE")]
     pub defines: Vec<String>,
-    /// Which kernel, when the file has several.
+    /// Which kernel, when the file has several (default: the only one, or
+    /// the only one with `profile("...")` / `__opt__`).
     #[arg(long)]
     pub kernel: Option<String>,
+    /// The launch's dynamic shared memory in bytes (the third value of
+    /// `<<<grid, block, N>>>`): the size of an `extern __shared__` array.
+    #[arg(long, value_name = "N")]
+    pub shared_bytes: Option<u64>,
     /// The most operations the whole run may execute.
     #[arg(long, default_value_t = 500_000_000)]
     pub max_steps: u64,
@@ -61,10 +67,16 @@ pub enum OnPlatform {
 
 /// Runs the command.
 pub fn run(args: &CheckKernelArgs) -> Result<(), CliError> {
-    let input = cuda_input::load(&args.file, &args.defines, "check-kernel")?;
-    let kernel = input.kernel(args.kernel.as_deref())?;
+    let input = cuda_input::load(
+        &args.file,
+        &args.defines,
+        args.kernel.as_deref(),
+        args.shared_bytes,
+        "check-kernel",
+    )?;
+    let kernel = &input.kernel;
     if args.print_opencl {
-        let printed = print_kernel(kernel, &input.source.text, &input.defines)
+        let printed = print_kernel(kernel, &input.masked.text, &input.defines)
             .map_err(|d| CliError::Located(Diagnostics::new(Arc::clone(&input.source), vec![d])))?;
         return out::stdout_text(&printed);
     }
@@ -90,7 +102,7 @@ pub fn run(args: &CheckKernelArgs) -> Result<(), CliError> {
         let mut on_opencl = given_args;
         run_cuda_kernel(
             kernel,
-            &input.source,
+            &input.masked,
             &input.defines,
             launch,
             &mut on_opencl,

@@ -1,5 +1,6 @@
-//! What `check-kernel` and `synth` read alike: the CUDA file with its `-D`
-//! macros, the kernel chosen, the launch sizes and the kernel's arguments
+//! What `check-kernel` and `synth` read alike: the CUDA file (a whole `.cu`
+//! file, of which only the chosen kernel is parsed) with its `-D` macros,
+//! the kernel chosen, the launch sizes and the kernel's arguments
 //! (parsed by [`stencilc::exec::emu::args`]).
 
 use std::path::Path;
@@ -7,8 +8,8 @@ use std::sync::Arc;
 
 use stencilc::exec::emu::args::{parse_sizes, parse_specs, ArgError, ArgSpec};
 use stencilc::exec::emu::Launch;
-use stencilc::front::cuda::ast::{Kernel, Unit};
-use stencilc::front::cuda::{parse_define, parse_unit};
+use stencilc::front::cuda::ast::Kernel;
+use stencilc::front::cuda::{parse_define, parse_kernel_in_file, FileError, FileOptions};
 use stencilc::source::{read_source, SourceFile, MAX_SOURCE_BYTES};
 
 use super::error::CliError;
@@ -19,19 +20,31 @@ impl From<ArgError> for CliError {
     }
 }
 
-/// A parsed and checked CUDA file.
+/// A CUDA file with its kernel found, parsed and checked.
 pub struct CudaInput {
-    /// The file's text, for diagnostics.
+    /// The file's text, for diagnostics and for the rewrite.
     pub source: Arc<SourceFile>,
+    /// The file with all but the kernel and what it uses blanked (the same
+    /// offsets): what NVRTC and the OpenCL printer are given.
+    pub masked: Arc<SourceFile>,
     /// The `-D NAME=VALUE` macros.
     pub defines: Vec<(String, String)>,
-    /// Its kernels.
-    pub unit: Unit,
+    /// The kernel.
+    pub kernel: Kernel,
 }
 
-/// Reads, parses and checks `file` with the `-D` macros `defines`;
-/// `command` names the command for the help of a bad `-D`.
-pub fn load(file: &Path, defines: &[String], command: &str) -> Result<CudaInput, CliError> {
+/// Reads `file` (a whole `.cu` file: host code and other kernels are left
+/// alone), finds the kernel (`kernel`, or the only one, or the only one with
+/// KaniCUDA's markers), and parses and checks it with the `-D` macros
+/// `defines` and the launch's dynamic `shared_bytes`; `command` names the
+/// command for the help of a bad `-D`.
+pub fn load(
+    file: &Path,
+    defines: &[String],
+    kernel: Option<&str>,
+    shared_bytes: Option<u64>,
+    command: &str,
+) -> Result<CudaInput, CliError> {
     let text = read_source(file, MAX_SOURCE_BYTES)
         .map_err(|e| super::program::source_error(file, "the CUDA file", &e, "check the path"))?;
     let source = SourceFile::new(file.display().to_string(), text);
@@ -40,31 +53,21 @@ pub fn load(file: &Path, defines: &[String], command: &str) -> Result<CudaInput,
         .map(|d| parse_define(d))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| CliError::new(e, format!("see `stencilc {command} --help`")))?;
-    let unit = parse_unit(&source, &defines)?;
+    let options = FileOptions {
+        defines: &defines,
+        kernel,
+        shared_bytes,
+    };
+    let found = parse_kernel_in_file(&source, &options).map_err(|e| match e {
+        FileError::Located(d) => CliError::Located(d),
+        FileError::Choice { message, help } => CliError::new(message, help),
+    })?;
     Ok(CudaInput {
         source,
+        masked: found.masked,
         defines,
-        unit,
+        kernel: found.kernel,
     })
-}
-
-impl CudaInput {
-    /// The kernel named `name`, or the only one.
-    pub fn kernel(&self, name: Option<&str>) -> Result<&Kernel, CliError> {
-        self.unit.kernel(name).ok_or_else(|| {
-            let names: Vec<&str> = self.unit.kernels.iter().map(|k| k.name.as_str()).collect();
-            match name {
-                Some(name) => CliError::new(
-                    format!("no kernel `{name}` among {}", names.join(", ")),
-                    "name one of them with `--kernel NAME`",
-                ),
-                None => CliError::new(
-                    format!("the file has several kernels: {}", names.join(", ")),
-                    "name one with `--kernel NAME`",
-                ),
-            }
-        })
-    }
 }
 
 /// The launch of `--grid` and `--block`.

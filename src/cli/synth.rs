@@ -22,7 +22,8 @@ use super::out;
 /// Arguments of `stencilc synth`.
 #[derive(Args, Debug)]
 pub struct SynthArgs {
-    /// The CUDA file, with KaniCUDA's `profile("...")` and `__opt__.a[i]`.
+    /// The CUDA file, with KaniCUDA's `profile("...")` and `__opt__.a[i]`
+    /// (a whole `.cu` file: only the kernel is rewritten, the rest kept).
     pub file: PathBuf,
     /// Blocks along x, y[, z] of the launch to profile (smaller and other
     /// launches are derived from it; see the README).
@@ -38,9 +39,14 @@ pub struct SynthArgs {
     /// A macro, as nvcc's `-D NAME=VALUE`.
     #[arg(short = 'D', value_name = "NAME=VALUE")]
     pub defines: Vec<String>,
-    /// Which kernel, when the file has several.
+    /// Which kernel, when the file has several (default: the only one, or
+    /// the only one with `profile("...")` / `__opt__`).
     #[arg(long)]
     pub kernel: Option<String>,
+    /// The launch's dynamic shared memory in bytes (the third value of
+    /// `<<<grid, block, N>>>`): the size of an `extern __shared__` array.
+    #[arg(long, value_name = "N")]
+    pub shared_bytes: Option<u64>,
     /// Where to write the rewritten kernel (default: standard output, or
     /// the `"text"` of the JSON with `--json`).
     #[arg(short = 'o', long = "output", value_name = "OUT.cu")]
@@ -76,8 +82,14 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
         crate::cli::paths::refuse_output_over_input(&args.file, output)?;
     }
     let started = Instant::now();
-    let input = cuda_input::load(&args.file, &args.defines, "synth")?;
-    let kernel = input.kernel(args.kernel.as_deref())?;
+    let input = cuda_input::load(
+        &args.file,
+        &args.defines,
+        args.kernel.as_deref(),
+        args.shared_bytes,
+        "synth",
+    )?;
+    let kernel = &input.kernel;
     let launch = cuda_input::launch(&args.grid, &args.block)?;
     let specs = cuda_input::arg_specs(kernel, &args.args)?;
     if !(args.budget.is_finite() && args.budget > 0.0) {
@@ -107,6 +119,7 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
             max_steps: args.max_steps,
             ..Limits::default()
         },
+        shared_bytes: args.shared_bytes,
     };
     let synthesis = kanicuda::synthesize(&request).map_err(|failure| match failure {
         Failure::Located(items) => CliError::Located(stencilc::diag::Diagnostics::new(
@@ -118,7 +131,7 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
         }
     })?;
     let elapsed = started.elapsed();
-    let compiled = compile_output(&synthesis.text, &input.defines, &args.arch)?;
+    let compiled = compile_output(&synthesis.kernel_text, &input.defines, &args.arch)?;
     if let Some(path) = &args.output {
         crate::cli::paths::write_text(path, &synthesis.text)?;
     }
@@ -185,6 +198,7 @@ fn to_json(
             let stats = a.plan.stats();
             if let Some(map) = v.as_object_mut() {
                 map.insert("replacement".into(), json!(a.replacement));
+                map.insert("chosen_slot".into(), json!(a.chosen));
                 map.insert("served".into(), json!(a.served()));
                 map.insert("candidates_tested".into(), json!(stats.tested));
                 map.insert("ms".into(), json!(ms(stats.elapsed)));

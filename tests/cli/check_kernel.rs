@@ -108,3 +108,77 @@ fn check_kernel_prints_opencl_and_compares_with_opencl() {
         "{out}"
     );
 }
+
+#[test]
+fn check_kernel_runs_one_kernel_of_a_whole_file() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["check-kernel", "tests/data/kanicuda/himeno_whole.cu"];
+        args.extend(extra);
+        Command::new(env!("CARGO_BIN_EXE_stencilc"))
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("stencilc runs")
+    };
+    // The marked kernel by default, among includes, a typedef and host code.
+    let marked = run(&[
+        "--grid",
+        "2,2",
+        "--block",
+        "4,4",
+        "--arg",
+        "p=random:128",
+        "--arg",
+        "wrk2=zeros:128",
+        "--arg",
+        "gosa=zeros:128",
+        "--arg",
+        "bnd=random:128",
+        "--arg",
+        "nx=8",
+        "--arg",
+        "ny=8",
+        "--arg",
+        "nz=2",
+        "--arg",
+        "a0=1",
+        "--arg",
+        "a1=1",
+        "--arg",
+        "a2=1",
+        "--arg",
+        "a3=1",
+        "--arg",
+        "b0=1",
+        "--arg",
+        "c0=1",
+        "--arg",
+        "omega=1",
+    ]);
+    let stdout = String::from_utf8_lossy(&marked.stdout);
+    assert!(
+        marked.status.success()
+            && stdout.contains("kernel `himeno_jacobi`")
+            && stdout.contains("no race"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&marked.stderr)
+    );
+    // The other kernel by name, with a bound the emulator checks.
+    let other = run(&[
+        "--kernel",
+        "set_bnd",
+        "--grid",
+        "1,1",
+        "--block",
+        "32,1",
+        "--arg",
+        "bnd=zeros:16",
+        "--arg",
+        "n=32",
+    ]);
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert!(
+        !other.status.success() && stderr.contains("himeno_whole.cu:23:"),
+        "{stderr}"
+    );
+}

@@ -373,3 +373,298 @@ fn a_kernel_that_fails_verification_is_never_written() {
     assert!(err.contains("where the original computes"), "{err}");
     assert!(!out.exists(), "nothing is written");
 }
+
+// Whole `.cu` files as KaniCUDA's benchmarks ship them (tests/data/kanicuda:
+// written here in the benchmarks' form): includes, macros, host code and
+// other kernels kept byte for byte, only the marked kernel rewritten.
+
+const DIFFUSION3D_ARGS: &[&str] = &[
+    "--grid",
+    "2,2",
+    "--block",
+    "4,4",
+    "--arg",
+    "in=random:128",
+    "--arg",
+    "out=zeros:128",
+    "--arg",
+    "nx=8",
+    "--arg",
+    "ny=8",
+    "--arg",
+    "nz=2",
+    "--arg",
+    "ce=0.1",
+    "--arg",
+    "cw=0.1",
+    "--arg",
+    "cn=0.1",
+    "--arg",
+    "cs=0.1",
+    "--arg",
+    "ct=0.1",
+    "--arg",
+    "cb=0.1",
+    "--arg",
+    "cc=0.4",
+];
+
+const HIMENO_ARGS: &[&str] = &[
+    "--grid",
+    "2,2",
+    "--block",
+    "4,4",
+    "--arg",
+    "p=random:128",
+    "--arg",
+    "wrk2=zeros:128",
+    "--arg",
+    "gosa=zeros:128",
+    "--arg",
+    "bnd=random:128",
+    "--arg",
+    "nx=8",
+    "--arg",
+    "ny=8",
+    "--arg",
+    "nz=2",
+    "--arg",
+    "a0=0.1",
+    "--arg",
+    "a1=0.2",
+    "--arg",
+    "a2=0.3",
+    "--arg",
+    "a3=0.4",
+    "--arg",
+    "b0=0.5",
+    "--arg",
+    "c0=0.6",
+    "--arg",
+    "omega=0.8",
+];
+
+/// Synthesizes the kernel of a whole file into a temporary file with
+/// `--json`; asserts it succeeded and verified, that everything before
+/// `kernel_start` and from `rest` on is the input's byte for byte, and that
+/// the output's kernel runs race-free in `check-kernel`. Returns the output
+/// and the JSON.
+fn synth_whole(
+    file: &str,
+    launch: &[&str],
+    extra: &[&str],
+    kernel: &str,
+    rest: &str,
+) -> (String, serde_json::Value) {
+    let input = std::fs::read_to_string(file).expect("the test input");
+    let out = temp_dir(&format!("whole-{kernel}-{}", extra.len())).join("out.cu");
+    let mut args = strings(&["synth", file, "--json", "-o", out.to_str().unwrap()]);
+    args.extend(strings(launch));
+    args.extend(strings(extra));
+    let run = stencilc(&args);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&run.stdout).expect("JSON on stdout");
+    assert_eq!(json["kernel"], kernel);
+    assert!(!json["verified"].as_array().unwrap().is_empty(), "{json}");
+    let text = std::fs::read_to_string(&out).expect("the output is written");
+    let start = input
+        .find(&format!("__global__ void {kernel}"))
+        .expect("the kernel in the input");
+    assert_eq!(
+        &text[..start],
+        &input[..start],
+        "the text before the kernel"
+    );
+    let tail = &input[input.find(rest).expect("the host code")..];
+    assert!(text.ends_with(tail), "the text after the kernel:\n{text}");
+    assert_ne!(text, input);
+    let kernel_text = &text[start..text.len() - tail.len()];
+    assert!(
+        !kernel_text.contains("__opt__") && !kernel_text.contains("profile("),
+        "{kernel_text}"
+    );
+    assert!(kernel_text.contains("__syncthreads();"), "{kernel_text}");
+    let mut check = strings(&["check-kernel", out.to_str().unwrap(), "--kernel", kernel]);
+    check.extend(strings(launch));
+    check.extend(strings(extra));
+    let checked = stencilc(&check);
+    assert!(
+        checked.status.success() && String::from_utf8_lossy(&checked.stdout).contains("no race"),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    (text, json)
+}
+
+#[test]
+fn synth_takes_a_whole_diffusion3d_file_and_keeps_the_rest_byte_for_byte() {
+    let (text, json) = synth_whole(
+        "tests/data/kanicuda/diffusion3d_whole.cu",
+        DIFFUSION3D_ARGS,
+        &[],
+        "diffusion_kernel",
+        "\nint main(",
+    );
+    // The `#ifndef` defaults apply to the kernel; the other kernel, the
+    // function-like macro and the strings with braces stay as written.
+    assert!(text.contains("__global__ void init(float* buf, int n) {"));
+    assert!(text.contains("const char* banner = \"diffusion3d: } { \\\" done\";"));
+    assert!(
+        text.contains("cw * ((threadIdx.x != 0) ? sb[csb - 1] : in[w])"),
+        "{text}"
+    );
+    let found = accesses(&json);
+    assert_eq!(found.len(), 4);
+    assert!(found.iter().all(|a| a["served"] == true), "{json}");
+    // `-D` wins over the file's guarded default, as with nvcc.
+    let (_, json) = synth_whole(
+        "tests/data/kanicuda/diffusion3d_whole.cu",
+        DIFFUSION3D_ARGS,
+        &["-D", "BLOCK_X=8", "-D", "BLOCK_Y=8"],
+        "diffusion_kernel",
+        "\nint main(",
+    );
+    assert_eq!(accesses(&json)[0]["shared"], "sb");
+}
+
+#[test]
+fn synth_takes_a_whole_himeno_file() {
+    let (text, json) = synth_whole(
+        "tests/data/kanicuda/himeno_whole.cu",
+        HIMENO_ARGS,
+        &[],
+        "himeno_jacobi",
+        "\nint main(",
+    );
+    assert!(
+        text.contains("typedef struct Mat { float* m; int mnums, mrows, mcols, mdeps; } Matrix;")
+    );
+    assert!(text.contains("#include <sys/time.h>\n"));
+    assert!(
+        text.contains("a0 * ((blockDim.x != threadIdx.x + 1) ? sb[csb + 1] : p[e])"),
+        "{text}"
+    );
+    assert_eq!(accesses(&json).len(), 4);
+}
+
+#[test]
+fn synth_verifies_the_slots_chosen_with_opt_of_a_read_and_a_slot() {
+    let (text, json) = synth_whole(
+        "tests/data/kanicuda/diffusion3d_chosen.cu",
+        DIFFUSION3D_ARGS,
+        &[],
+        "diffusion_kernel",
+        "\nint main(",
+    );
+    assert!(
+        text.contains("cw * ((threadIdx.x != 0) ? sb[csb - 1] : in[w])"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cn * ((threadIdx.y != 0) ? sb[csb - blockDim.x] : in[n])"),
+        "{text}"
+    );
+    let accesses = accesses(&json);
+    assert_eq!(accesses[0]["chosen_slot"], "sb[csb - 1]");
+    assert_eq!(accesses[3]["chosen_slot"], "sb[csb - blockDim.x]");
+    // Verified, not searched: no index was enumerated.
+    assert!(
+        accesses
+            .iter()
+            .all(|a| a["index"].as_array().unwrap().is_empty()),
+        "{json}"
+    );
+}
+
+#[test]
+fn synth_refuses_a_chosen_slot_that_never_holds_the_element() {
+    let input = std::fs::read_to_string("tests/data/kanicuda/diffusion3d_chosen.cu").unwrap();
+    let wrong = input.replace("__opt__(in[w], sb[csb - 1])", "__opt__(in[w], sb[csb + 2])");
+    let dir = temp_dir("chosen-wrong");
+    let file = dir.join("wrong.cu");
+    std::fs::write(&file, &wrong).unwrap();
+    let out = dir.join("out.cu");
+    let mut args = strings(&["synth", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    args.extend(strings(DIFFUSION3D_ARGS));
+    let run = stencilc(&args);
+    let stderr = fails(&run);
+    assert!(
+        stderr.contains("`sb[csb + 2]` never holds the element `in[w]` reads"),
+        "{stderr}"
+    );
+    let line = wrong
+        .lines()
+        .position(|l| l.contains("cw * __opt__(in[w], sb[csb + 2])"))
+        .unwrap()
+        + 1;
+    assert!(stderr.contains(&format!("wrong.cu:{line}:")), "{stderr}");
+    assert!(stderr.contains("__opt__.in[w]"), "{stderr}");
+    assert!(!out.exists());
+    // An index over a variable that `profile` does not name.
+    let unnamed = input.replace("__opt__(in[w], sb[csb - 1])", "__opt__(in[w], sb[k])");
+    std::fs::write(&file, &unnamed).unwrap();
+    let mut args = strings(&["synth", file.to_str().unwrap()]);
+    args.extend(strings(DIFFUSION3D_ARGS));
+    let stderr = fails(&stencilc(&args));
+    assert!(
+        stderr.contains("`k` in the chosen slot is not a candidate"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("^"), "{stderr}");
+}
+
+#[test]
+fn synth_sizes_extern_shared_memory_by_shared_bytes() {
+    let (text, _) = synth_whole(
+        "tests/data/kanicuda/diffusion3d_extern.cu",
+        DIFFUSION3D_ARGS,
+        &["--shared-bytes", "64"],
+        "diffusion_kernel",
+        "\nint main(",
+    );
+    assert!(text.contains("    extern __shared__ float sb[];\n"));
+    assert!(text.contains("<<<grid, block, BLOCK_X * BLOCK_Y * sizeof(float)>>>"));
+    // Without the flag: the declaration, and what to add.
+    let mut args = strings(&["synth", "tests/data/kanicuda/diffusion3d_extern.cu"]);
+    args.extend(strings(DIFFUSION3D_ARGS));
+    let stderr = fails(&stencilc(&args));
+    assert!(
+        stderr.contains("`sb` is `extern __shared__`") && stderr.contains("--shared-bytes N"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("diffusion3d_extern.cu:34:5"), "{stderr}");
+    // Too few bytes for the block: the emulator finds the overrun.
+    args.extend(strings(&["--shared-bytes", "4"]));
+    let stderr = fails(&stencilc(&args));
+    assert!(stderr.contains("sb"), "{stderr}");
+}
+
+#[test]
+fn synth_names_the_kernels_when_it_cannot_choose() {
+    let input = std::fs::read_to_string("tests/data/kanicuda/diffusion3d_whole.cu").unwrap();
+    // A second marked kernel: which one is for the user to say.
+    let two = input.replace(
+        "__global__ void init(float* buf, int n) {\n",
+        "__global__ void init(float* buf, int n) {\n    profile(\"i\");\n",
+    );
+    let dir = temp_dir("choose");
+    let file = dir.join("two.cu");
+    std::fs::write(&file, &two).unwrap();
+    let mut args = strings(&["synth", file.to_str().unwrap()]);
+    args.extend(strings(DIFFUSION3D_ARGS));
+    let stderr = fails(&stencilc(&args));
+    assert!(
+        stderr.contains("2 of them with KaniCUDA's markers")
+            && stderr.contains("`init` (line 19, marked)")
+            && stderr.contains("`diffusion_kernel` (line 25, marked)")
+            && stderr.contains("--kernel NAME"),
+        "{stderr}"
+    );
+    args.extend(strings(&["--kernel", "nope"]));
+    let stderr = fails(&stencilc(&args));
+    assert!(stderr.contains("no kernel `nope` in the file"), "{stderr}");
+}

@@ -9,6 +9,7 @@ mod common;
 
 mod cuda_kernels;
 mod cuda_warps;
+mod cuda_whole;
 mod diagnostics;
 mod fuzz;
 mod overtile;

@@ -382,6 +382,7 @@ fn synthesized_agrees_on_opencl(file: &str, defs: &[(&str, &str)], launch: Launc
         bounds: Bounds::default(),
         check: false,
         limits: Limits::default(),
+        shared_bytes: None,
     })
     .unwrap_or_else(|e| panic!("{file}: synthesis failed: {e:?}"));
     assert!(

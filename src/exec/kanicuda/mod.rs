@@ -24,11 +24,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::diag::Diagnostic;
-use crate::front::cuda::ast::{Kernel, Type};
-use crate::front::cuda::parse_unit;
+use crate::front::cuda::ast::{ChosenSlot, Kernel, Type};
+use crate::front::cuda::{parse_kernel_in_file, FileError, FileOptions};
 use crate::source::SourceFile;
+use crate::synth::guard::synthesize_guard_for;
+use crate::synth::print::guard_to_cuda;
 use crate::synth::table::AccessProfile;
-use crate::synth::{merge_profiles, synthesize_access, AccessPlan, Bounds, NotFound};
+use crate::synth::{merge_profiles, synthesize_access, AccessPlan, Bounds, NotFound, SearchStats};
 
 use super::emu::args::{materialize, ArgSpec};
 use super::emu::{self, Arg, FindingKind, Launch, Limits, Value};
@@ -51,6 +53,8 @@ pub struct Request<'a> {
     pub check: bool,
     /// Limits of each emulation.
     pub limits: Limits,
+    /// The launch's dynamic shared bytes (an `extern __shared__` array's size).
+    pub shared_bytes: Option<u64>,
 }
 
 /// A marked read and how it is served now.
@@ -64,6 +68,9 @@ pub struct AccessResult {
     pub plan: AccessPlan,
     /// The text that replaces `__opt__.in[w]`.
     pub replacement: String,
+    /// The slot the user chose, `sb[csb - 1]` of `__opt__(in[w], sb[csb - 1])`
+    /// (verified, not searched: [`AccessResult::plan`] has no index then).
+    pub chosen: Option<String>,
 }
 
 impl AccessResult {
@@ -102,6 +109,9 @@ pub struct Comparison {
 pub struct Synthesis {
     /// The rewritten file.
     pub text: String,
+    /// The rewritten kernel alone, at its place, the rest of the file
+    /// blanked (what NVRTC compiles).
+    pub kernel_text: String,
     /// Each marked read, in source order.
     pub accesses: Vec<AccessResult>,
     /// The barriers inserted, in text order.
@@ -225,15 +235,27 @@ pub fn synthesize(req: &Request) -> Result<Synthesis, Failure> {
     let mut accesses = Vec::new();
     for (m, launches) in profiles.iter().enumerate() {
         let merged = merge_profiles(launches).map_err(|e| plain(e, "report this as a bug"))?;
-        let plan = synthesize_access(&merged, &req.bounds)
-            .map_err(|nf| Failure::Located(vec![not_found(kernel, m, &nf)]))?;
-        let global = rewrite::global_text(&kernel.marked[m].text);
-        let replacement = plan.to_cuda(&merged, &global);
+        let read = &kernel.marked[m];
+        let global = rewrite::global_read(read);
+        let (plan, replacement) = match &read.chosen {
+            Some(chosen) => {
+                let plan = chosen_plan(kernel, m, chosen, &merged, &req.bounds)?;
+                let replacement = chosen_to_cuda(&plan, &merged, chosen, &global);
+                (plan, replacement)
+            }
+            None => {
+                let plan = synthesize_access(&merged, &req.bounds)
+                    .map_err(|nf| Failure::Located(vec![not_found(kernel, m, &nf)]))?;
+                let replacement = plan.to_cuda(&merged, &global);
+                (plan, replacement)
+            }
+        };
         accesses.push(AccessResult {
             read: m,
             profile: merged,
             plan,
             replacement,
+            chosen: read.chosen.as_ref().map(|c| c.text.clone()),
         });
     }
     let search_time = started.elapsed();
@@ -245,7 +267,7 @@ pub fn synthesize(req: &Request) -> Result<Synthesis, Failure> {
         .map(|a| a.read)
         .collect();
     let (text, barriers) = rewritten(req, &accesses, &all)?;
-    let rewritten_kernel = parse_rewritten(req, &text)?;
+    let (rewritten_kernel, kernel_text) = parse_rewritten(req, &text)?;
     // Verification.
     let mut launches: Vec<(Launch, u64, bool)> = Vec::new();
     for (n, launch) in shapes::verify_launches(req.launch, &profiled)
@@ -274,6 +296,7 @@ pub fn synthesize(req: &Request) -> Result<Synthesis, Failure> {
     let verify_time = started.elapsed();
     Ok(Synthesis {
         text,
+        kernel_text,
         accesses,
         barriers,
         profiled,
@@ -378,7 +401,7 @@ fn rewritten(
             if served.contains(&a.read) {
                 a.replacement.clone()
             } else {
-                rewrite::global_text(&req.kernel.marked[a.read].text)
+                rewrite::global_read(&req.kernel.marked[a.read])
             }
         })
         .collect();
@@ -396,18 +419,99 @@ fn rewritten(
     Ok((out.text, placed))
 }
 
-fn parse_rewritten(req: &Request, text: &str) -> Result<Kernel, Failure> {
+/// The rewritten kernel, parsed out of the rewritten file, and the text it
+/// was parsed from (the rest of the file blanked).
+fn parse_rewritten(req: &Request, text: &str) -> Result<(Kernel, String), Failure> {
     let source = SourceFile::new(format!("{} (rewritten)", req.source.name), text);
-    let unit = parse_unit(&source, req.defines).map_err(|d| {
-        plain(
+    let options = FileOptions {
+        defines: req.defines,
+        kernel: Some(&req.kernel.name),
+        shared_bytes: req.shared_bytes,
+    };
+    match parse_kernel_in_file(&source, &options) {
+        Ok(found) => Ok((found.kernel, found.masked.text.clone())),
+        Err(FileError::Located(d)) => Err(plain(
             format!("the rewritten kernel does not parse:\n{d}"),
             "this is a bug in stencilc; please report it with the kernel",
+        )),
+        Err(FileError::Choice { message, .. }) => Err(plain(
+            format!("the rewritten file lost its kernel: {message}"),
+            "report this as a bug",
+        )),
+    }
+}
+
+/// The plan of a read whose slot the user chose: served where the chosen
+/// slot holds the element on the profiled executions, under the smallest
+/// guard true exactly there. An error when it never does.
+fn chosen_plan(
+    kernel: &Kernel,
+    m: usize,
+    chosen: &ChosenSlot,
+    profile: &AccessProfile,
+    bounds: &Bounds,
+) -> Result<AccessPlan, Failure> {
+    let read = &kernel.marked[m];
+    let served: Vec<bool> = profile
+        .rows
+        .iter()
+        .map(
+            |r| match (&r.slot, chosen.eval(&read.candidates, &r.values)) {
+                (Some(held), Some(slot)) => *held == slot,
+                _ => false,
+            },
         )
-    })?;
-    unit.kernels
-        .into_iter()
-        .find(|k| k.name == req.kernel.name)
-        .ok_or_else(|| plain("the rewritten file lost its kernel", "report this as a bug"))
+        .collect();
+    let count = served.iter().filter(|&&s| s).count();
+    let with_slot = profile.rows.iter().filter(|r| r.slot.is_some()).count();
+    if count == 0 {
+        return Err(Failure::Located(vec![Diagnostic::error(
+            format!(
+                "`{}` never holds the element `{}` reads on the {} profiled executions ({with_slot} of them find it in another slot of `{}`)",
+                chosen.text,
+                chosen.read_text,
+                profile.rows.len(),
+                profile.shared
+            ),
+            chosen.span,
+        )
+        .with_label("the chosen slot")
+        .with_secondary(read.span, "the marked read")
+        .with_help(format!(
+            "choose the slot the kernel's store fills with that element, or write `__opt__.{}` to let synth search for it",
+            chosen.read_text
+        ))]));
+    }
+    let guard = synthesize_guard_for(profile, &served, bounds)
+        .map_err(|nf| Failure::Located(vec![not_found(kernel, m, &nf)]))?;
+    Ok(AccessPlan {
+        index: Vec::new(),
+        guard: guard.expr,
+        exact: count == with_slot,
+        served: count,
+        with_slot,
+        index_stats: SearchStats::default(),
+        guard_stats: guard.stats,
+    })
+}
+
+/// `((guard) ? sb[chosen] : in[w])`, as [`AccessPlan::to_cuda`] with the
+/// user's slot.
+fn chosen_to_cuda(
+    plan: &AccessPlan,
+    profile: &AccessProfile,
+    chosen: &ChosenSlot,
+    global: &str,
+) -> String {
+    match &plan.guard {
+        crate::synth::Guard::True => chosen.text.clone(),
+        crate::synth::Guard::False => global.to_string(),
+        guard => format!(
+            "(({}) ? {} : {global})",
+            guard_to_cuda(guard, &profile.candidates),
+            chosen.text
+        ),
+    }
 }
 
 enum Outcome {
@@ -484,7 +588,7 @@ fn blame(
         let Ok((text, _)) = rewritten(req, accesses, &[a.read]) else {
             continue;
         };
-        let Ok(kernel) = parse_rewritten(req, &text) else {
+        let Ok((kernel, _)) = parse_rewritten(req, &text) else {
             continue;
         };
         if let Ok(Outcome::Differs(alone)) = compare(req, (&kernel, &text), launch, seed) {

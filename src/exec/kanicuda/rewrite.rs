@@ -4,7 +4,7 @@
 //! `__opt__.in[w]` replaced by `((guard) ? sb[index] : in[w])` (or by
 //! `in[w]` when no slot serves it), and the barriers inserted.
 
-use crate::front::cuda::ast::{Kernel, Stmt, StmtKind};
+use crate::front::cuda::ast::{Kernel, MarkedRead, Stmt, StmtKind};
 use crate::source::Span;
 
 use super::barriers::{line_of, Insertion};
@@ -41,6 +41,15 @@ impl Rewritten {
             }
         }
         line_of(&self.text, out.max(0) as usize)
+    }
+}
+
+/// The marked read as its global read: `__opt__.in[w]` and
+/// `__opt__(in[w], sb[j])` → `in[w]`.
+pub fn global_read(read: &MarkedRead) -> String {
+    match &read.chosen {
+        Some(chosen) => chosen.read_text.clone(),
+        None => global_text(&read.text),
     }
 }
 

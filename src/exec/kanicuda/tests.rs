@@ -8,6 +8,7 @@ use super::barriers::{plan, Why};
 use super::*;
 use crate::exec::emu::args::parse_specs;
 use crate::front::cuda::ast::Unit;
+use crate::front::cuda::parse_unit;
 
 const JACOBI: &str = include_str!("../../../examples/cuda/jacobi2d_tile.cu");
 const DIFFUSION: &str = include_str!("../../../examples/cuda/diffusion.cu");
@@ -51,6 +52,7 @@ fn request<'a>(
         bounds: Bounds::default(),
         check: false,
         limits: Limits::default(),
+        shared_bytes: None,
     }
 }
 
@@ -99,7 +101,7 @@ fn a_wrong_read_fails_verification_and_is_named() {
     s.accesses[0].replacement = s.accesses[0].replacement.replace("- 1]", "+ 1]");
     let served: Vec<usize> = (0..4).collect();
     let (text, _) = rewritten(&req, &s.accesses, &served).expect("rewrites");
-    let wrong = parse_rewritten(&req, &text).expect("parses");
+    let (wrong, _) = parse_rewritten(&req, &text).expect("parses");
     let launches = [(req.launch, 5, true)];
     let failure = verify(
         &req,

@@ -339,7 +339,8 @@ pub enum StmtKind {
         /// The initial value.
         init: Option<Expr>,
     },
-    /// `__shared__ float s[A][B];`
+    /// `__shared__ float s[A][B];`, or `extern __shared__ float s[];`
+    /// (no `dims`: one dimension, sized by the launch's dynamic shared bytes).
     Shared {
         /// Element type.
         elem: Scalar,
@@ -437,6 +438,73 @@ pub struct MarkedRead {
     pub candidate_names: Vec<String>,
     /// Where each candidate's value comes from at this read.
     pub candidates: Vec<Candidate>,
+    /// Written `__opt__(a[i], sb[idx])`: the shared slot the user chose,
+    /// which synth verifies instead of searching for an index.
+    pub chosen: Option<ChosenSlot>,
+}
+
+/// The shared slot of a marked read written `__opt__(in[w], sb[csb - 1])`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChosenSlot {
+    /// The shared array's name (`sb`).
+    pub shared: String,
+    /// Its indices, outermost first (checked: integers over `profile`'s
+    /// candidates, constants and macros).
+    pub indices: Vec<Expr>,
+    /// Where the shared read is.
+    pub span: Span,
+    /// The shared read as written (`sb[csb - 1]`; filled in with the text).
+    pub text: String,
+    /// Where the global read is.
+    pub read_span: Span,
+    /// The global read as written (`in[w]`; filled in with the text).
+    pub read_text: String,
+}
+
+impl ChosenSlot {
+    /// The slot's index per dimension on one profiled execution, from the
+    /// candidates' values there (`values[k]` of `candidates[k]`); `None` where
+    /// it cannot be computed (a division by zero, an overflow).
+    pub fn eval(&self, candidates: &[Candidate], values: &[i64]) -> Option<Vec<i64>> {
+        self.indices
+            .iter()
+            .map(|e| eval_index(e, candidates, values))
+            .collect()
+    }
+}
+
+fn eval_index(e: &Expr, candidates: &[Candidate], values: &[i64]) -> Option<i64> {
+    let find = |c: Candidate| {
+        let k = candidates.iter().position(|&k| k == c)?;
+        values.get(k).copied()
+    };
+    match &e.kind {
+        ExprKind::Int(v, _) => i64::try_from(*v).ok(),
+        ExprKind::Var { slot, .. } => find(Candidate::Slot(*slot)),
+        ExprKind::Builtin(b, axis) => find(Candidate::Builtin(*b, *axis)),
+        ExprKind::Unary(UnOp::Neg, a) => eval_index(a, candidates, values)?.checked_neg(),
+        ExprKind::Unary(UnOp::Plus, a) | ExprKind::Cast(_, a) => eval_index(a, candidates, values),
+        ExprKind::Binary(op, a, b) => {
+            let (x, y) = (
+                eval_index(a, candidates, values)?,
+                eval_index(b, candidates, values)?,
+            );
+            match op {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                BinOp::Mul => x.checked_mul(y),
+                BinOp::Div => x.checked_div(y),
+                BinOp::Rem => x.checked_rem(y),
+                BinOp::Shl => x.checked_shl(u32::try_from(y).ok()?),
+                BinOp::Shr => x.checked_shr(u32::try_from(y).ok()?),
+                BinOp::BitAnd => Some(x & y),
+                BinOp::BitOr => Some(x | y),
+                BinOp::BitXor => Some(x ^ y),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// A `__device__` function: scalar parameters, a scalar result, called from
@@ -482,6 +550,10 @@ pub struct Kernel {
     pub body: Vec<Stmt>,
     /// The marked reads (`__opt__.a[i]`), in source order (filled in by the checks).
     pub marked: Vec<MarkedRead>,
+    /// The shared slots chosen in `__opt__(a[i], sb[idx])` reads, each with
+    /// the span of its marked read, as parsed (the checks move them into
+    /// [`MarkedRead::chosen`]).
+    pub chosen: Vec<(Span, ChosenSlot)>,
     /// Every variable: parameters first, then locals and shared arrays in the
     /// order declared (filled in by the checks).
     pub slots: Vec<SlotInfo>,

@@ -291,7 +291,10 @@ impl Printer<'_> {
         let mut names = HashSet::new();
         for stmt in shared {
             if let StmtKind::Shared {
-                elem, name, dims, ..
+                elem,
+                name,
+                dims,
+                slot,
             } = &stmt.kind
             {
                 if !names.insert(name.clone()) {
@@ -304,6 +307,12 @@ impl Printer<'_> {
                     ));
                 }
                 let mut text = format!("__local {} {}", self.scalar(*elem), ident(name));
+                if dims.is_empty() {
+                    // `extern __shared__`: sized by the launch's dynamic bytes.
+                    for n in k.slots.get(*slot).map(|s| s.dims.as_slice()).unwrap_or(&[]) {
+                        let _ = write!(text, "[{n}]");
+                    }
+                }
                 for dim in dims {
                     let d = self.expr(dim, PRIMARY)?;
                     let _ = write!(text, "[{d}]");

@@ -5,7 +5,7 @@
 use crate::diag::Diagnostic;
 use crate::source::Span;
 
-use super::super::ast::{BinOp, Builtin, Expr, ExprKind, Scalar, UnOp, UNRESOLVED};
+use super::super::ast::{BinOp, Builtin, ChosenSlot, Expr, ExprKind, Scalar, UnOp, UNRESOLVED};
 use super::super::lexer::TokenKind;
 use super::{Parsed, Parser, TYPE_WORDS};
 
@@ -226,6 +226,48 @@ impl<'a> Parser<'a> {
         Ok((indices, end))
     }
 
+    /// `__opt__(in[w], sb[idx])` after `__opt__` (at `start`): the marked
+    /// read `in[w]`, its chosen slot kept in the parser's `chosen`.
+    fn chosen_read(&mut self, start: Span) -> Parsed<Expr> {
+        self.bump();
+        let read_start = self.peek().span;
+        let (array, _) = self.ident("the array read, as in `__opt__(in[i], sb[j])`")?;
+        let (indices, read_end) = self.indices()?;
+        if indices.len() != 1 {
+            return Err(self.expected(&format!("one index, as in `__opt__({array}[i], sb[j])`")));
+        }
+        self.expect_punct(",")?;
+        let slot_start = self.peek().span;
+        let (shared, _) =
+            self.ident("the shared slot that holds the element, as in `__opt__(in[i], sb[j])`")?;
+        let (slot_indices, slot_end) = self.indices()?;
+        if slot_indices.is_empty() {
+            return Err(self.expected(&format!("an index of `{shared}`, as in `{shared}[j]`")));
+        }
+        let end = self.expect_punct(")")?;
+        let span = start.to(end);
+        self.chosen.push((
+            span,
+            ChosenSlot {
+                shared,
+                indices: slot_indices,
+                span: slot_start.to(slot_end),
+                text: String::new(),
+                read_span: read_start.to(read_end),
+                read_text: String::new(),
+            },
+        ));
+        Ok(Expr::new(
+            ExprKind::Index {
+                array,
+                slot: UNRESOLVED,
+                indices,
+                marked: Some(UNRESOLVED),
+            },
+            span,
+        ))
+    }
+
     fn primary(&mut self) -> Parsed<Expr> {
         let token = self.peek();
         let span = token.span;
@@ -269,6 +311,7 @@ impl<'a> Parser<'a> {
                 let name = name.clone();
                 match name.as_str() {
                     "true" | "false" => return Ok(Expr::new(ExprKind::Bool(name == "true"), span)),
+                    "__opt__" if self.is_punct("(") => return self.chosen_read(span),
                     "__opt__" => {
                         self.expect_punct(".")?;
                         let (array, _) = self.ident("the array read, as in `__opt__.in[i]`")?;

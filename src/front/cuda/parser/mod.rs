@@ -7,7 +7,7 @@
 use crate::diag::Diagnostic;
 use crate::source::Span;
 
-use super::ast::{Function, Kernel, Param, Scalar, Stmt, StmtKind, Type, UNRESOLVED};
+use super::ast::{ChosenSlot, Function, Kernel, Param, Scalar, Stmt, StmtKind, Type, UNRESOLVED};
 use super::lexer::{Token, TokenKind};
 
 mod expr;
@@ -41,6 +41,7 @@ pub fn parse(tokens: &[Token]) -> Result<Vec<Item>, Diagnostic> {
         tokens,
         pos: 0,
         depth: 0,
+        chosen: Vec::new(),
     };
     let mut items = Vec::new();
     while !parser.at_eof() {
@@ -53,6 +54,8 @@ struct Parser<'a> {
     tokens: &'a [Token],
     pos: usize,
     depth: usize,
+    /// The chosen slots of `__opt__(a[i], sb[j])` reads met so far.
+    chosen: Vec<(Span, ChosenSlot)>,
 }
 
 type Parsed<T> = Result<T, Diagnostic>;
@@ -299,6 +302,7 @@ impl<'a> Parser<'a> {
         self.expect_punct("(")?;
         let params = self.params()?;
         let open = self.expect_punct("{")?;
+        self.chosen.clear();
         let body = self.block_rest(open)?;
         Ok(Kernel {
             name,
@@ -308,6 +312,7 @@ impl<'a> Parser<'a> {
             params,
             body,
             marked: Vec::new(),
+            chosen: std::mem::take(&mut self.chosen),
             slots: Vec::new(),
             functions: Vec::new(),
         })
@@ -493,7 +498,14 @@ impl<'a> Parser<'a> {
             }
         }
         if self.eat_word("__shared__") {
-            return self.shared_rest(start);
+            return self.shared_rest(start, false);
+        }
+        if self.is_word("extern")
+            && matches!(&self.peek_at(1).kind, TokenKind::Ident(w) if w == "__shared__")
+        {
+            self.bump();
+            self.bump();
+            return self.shared_rest(start, true);
         }
         if self.starts_type() {
             return self.locals(start);
@@ -572,10 +584,41 @@ impl<'a> Parser<'a> {
         Ok(self.finish(StmtKind::Profile(names), start))
     }
 
-    fn shared_rest(&mut self, start: Span) -> Parsed<Stmt> {
+    /// After `__shared__` (`extern __shared__` when `is_extern`).
+    fn shared_rest(&mut self, start: Span, is_extern: bool) -> Parsed<Stmt> {
         let (elem, _, _) = self.scalar_type()?;
         let (name, _) = self.ident("the shared array's name")?;
         let mut dims = Vec::new();
+        if is_extern {
+            self.expect_punct("[")?;
+            if !self.is_punct("]") {
+                return Err(Diagnostic::error(
+                    format!("`extern __shared__` array `{name}` with a size"),
+                    self.peek().span,
+                )
+                .with_help(format!(
+                    "leave the size out, as in `extern __shared__ {elem} {name}[];` (the launch gives it), or drop `extern`"
+                )));
+            }
+            self.bump();
+            if self.is_punct("[") {
+                return Err(Diagnostic::error(
+                    format!("`extern __shared__` array `{name}` with a second dimension"),
+                    self.peek().span,
+                )
+                .with_help("declare it with one dimension, `[]`, and index it flat"));
+            }
+            self.expect_punct(";")?;
+            return Ok(self.finish(
+                StmtKind::Shared {
+                    elem,
+                    name,
+                    slot: UNRESOLVED,
+                    dims,
+                },
+                start,
+            ));
+        }
         while self.eat_punct("[") {
             dims.push(self.expr()?);
             self.expect_punct("]")?;

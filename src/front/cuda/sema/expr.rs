@@ -6,7 +6,8 @@ use crate::front::suggest::closest;
 use crate::source::Span;
 
 use super::super::ast::{
-    BinOp, Builtin, Candidate, Expr, ExprKind, MarkedRead, Scalar, Type, UnOp,
+    BinOp, Builtin, Candidate, ChosenSlot, Expr, ExprKind, MarkedRead, Scalar, Type, UnOp,
+    UNRESOLVED,
 };
 use super::{is_integer, math_type, Checked, Checker, MATH, SHUFFLES};
 
@@ -375,15 +376,123 @@ impl Checker {
             };
             candidates.push(candidate);
         }
+        let (shared, chosen) = match self.chosen.iter().position(|(s, _)| *s == span) {
+            Some(at) => {
+                let (_, chosen) = self.chosen.remove(at);
+                let (shared, chosen) = self.check_chosen(chosen, &candidates)?;
+                (shared, Some(chosen))
+            }
+            None => (usize::MAX, None),
+        };
         self.marked.push(MarkedRead {
             text,
             span,
             array: slot,
-            shared: usize::MAX,
+            shared,
             candidate_names: profile.iter().map(|(n, _)| n.clone()).collect(),
             candidates,
+            chosen,
         });
         Ok(self.marked.len() - 1)
+    }
+
+    /// Checks the chosen slot of `__opt__(a[i], sb[idx])`: a shared array
+    /// indexed once per dimension by integers that synth can compute from the
+    /// candidates' profiled values. Returns the array's slot.
+    fn check_chosen(
+        &mut self,
+        chosen: ChosenSlot,
+        candidates: &[Candidate],
+    ) -> Checked<(usize, ChosenSlot)> {
+        let mut read = Expr::new(
+            ExprKind::Index {
+                array: chosen.shared.clone(),
+                slot: UNRESOLVED,
+                indices: chosen.indices,
+                marked: None,
+            },
+            chosen.span,
+        );
+        self.value(&mut read)?;
+        let ExprKind::Index { slot, indices, .. } = read.kind else {
+            return Err(
+                Diagnostic::error("a chosen slot that is not an array read", chosen.span)
+                    .with_help("write the slot as in `__opt__(in[i], sb[j])`"),
+            );
+        };
+        if !matches!(self.slots[slot].0.ty, Type::Shared(_)) {
+            return Err(Diagnostic::error(
+                format!("`{}` is not a `__shared__` array", chosen.shared),
+                chosen.span,
+            )
+            .with_help(
+                "name the shared array whose slot holds the element, as in `__opt__(in[i], sb[j])`",
+            ));
+        }
+        for index in &indices {
+            computable(index, candidates, &self.slots)?;
+        }
+        Ok((slot, ChosenSlot { indices, ..chosen }))
+    }
+}
+
+/// Whether synth can compute `index` on each profiled row: integer
+/// arithmetic over the `profile` candidates and constants.
+fn computable(
+    index: &Expr,
+    candidates: &[Candidate],
+    slots: &[(super::SlotInfo, bool)],
+) -> Checked<()> {
+    let not_candidate = |name: &str| {
+        Diagnostic::error(
+            format!("`{name}` in the chosen slot is not a candidate of `profile(\"...\")`"),
+            index.span,
+        )
+        .with_help(format!(
+            "add `{name}` to `profile(\"...\")`, so that synth can compute the slot on every profiled read"
+        ))
+    };
+    match &index.kind {
+        ExprKind::Int(..) => Ok(()),
+        ExprKind::Var { name, slot } => {
+            if candidates.contains(&Candidate::Slot(*slot)) {
+                Ok(())
+            } else {
+                Err(not_candidate(slots.get(*slot).map_or(name, |s| &s.0.name)))
+            }
+        }
+        ExprKind::Builtin(b, axis) => {
+            if candidates.contains(&Candidate::Builtin(*b, *axis)) {
+                Ok(())
+            } else {
+                Err(not_candidate(&format!("{}.{}", b.name(), ["x", "y", "z"][*axis])))
+            }
+        }
+        ExprKind::Unary(UnOp::Neg | UnOp::Plus, a) | ExprKind::Cast(_, a) => {
+            computable(a, candidates, slots)
+        }
+        ExprKind::Binary(
+            BinOp::Add
+            | BinOp::Sub
+            | BinOp::Mul
+            | BinOp::Div
+            | BinOp::Rem
+            | BinOp::Shl
+            | BinOp::Shr
+            | BinOp::BitAnd
+            | BinOp::BitOr
+            | BinOp::BitXor,
+            a,
+            b,
+        ) => {
+            computable(a, candidates, slots)?;
+            computable(b, candidates, slots)
+        }
+        _ => Err(Diagnostic::error(
+            "the chosen slot's index is more than synth computes from the profile",
+            index.span,
+        )
+        .with_help("write it with `+ - * / %`, shifts and bit operations over the candidates of `profile(\"...\")` and constants")),
     }
 }
 

@@ -13,7 +13,9 @@ use crate::diag::Diagnostic;
 use crate::front::suggest::closest;
 use crate::source::Span;
 
-use super::ast::{Function, Kernel, MarkedRead, Param, Scalar, SlotInfo, Stmt, StmtKind, Type};
+use super::ast::{
+    ChosenSlot, Function, Kernel, MarkedRead, Param, Scalar, SlotInfo, Stmt, StmtKind, Type,
+};
 
 /// A device function's signature, as calls see it.
 #[derive(Clone, Debug)]
@@ -69,6 +71,9 @@ impl Checker {
             filled_from: HashMap::new(),
             functions: signatures(functions),
             returns,
+            chosen: Vec::new(),
+            shared_bytes: None,
+            extern_shared: None,
         }
     }
 }
@@ -140,9 +145,17 @@ fn declare_params(checker: &mut Checker, params: &[Param], scalars_only: bool) -
 }
 
 /// Checks one kernel in place: resolves names and fills in types, slots and
-/// marked reads. `functions` are the device functions defined before it.
-pub fn check(kernel: &mut Kernel, functions: &[Function]) -> Result<(), Diagnostic> {
+/// marked reads. `functions` are the device functions defined before it;
+/// `shared_bytes` the launch's dynamic shared memory, the size of an
+/// `extern __shared__` array.
+pub fn check(
+    kernel: &mut Kernel,
+    functions: &[Function],
+    shared_bytes: Option<u64>,
+) -> Result<(), Diagnostic> {
     let mut checker = Checker::new(functions, None);
+    checker.shared_bytes = shared_bytes;
+    checker.chosen = std::mem::take(&mut kernel.chosen);
     kernel.functions = functions.to_vec();
     declare_params(&mut checker, &kernel.params, false)?;
     let mut body = std::mem::take(&mut kernel.body);
@@ -162,7 +175,7 @@ pub fn check(kernel: &mut Kernel, functions: &[Function]) -> Result<(), Diagnost
             )));
         }
     }
-    for read in &mut checker.marked {
+    for read in checker.marked.iter_mut().filter(|r| r.chosen.is_none()) {
         let Some(&shared) = checker.filled_from.get(&read.array) else {
             let array = &checker.slots[read.array].0.name;
             return Err(Diagnostic::error(
@@ -195,6 +208,12 @@ struct Checker {
     functions: Vec<Signature>,
     /// In a device function: its result type.
     returns: Option<Scalar>,
+    /// The chosen slots of `__opt__(a[i], sb[j])` not checked yet.
+    chosen: Vec<(Span, ChosenSlot)>,
+    /// The launch's dynamic shared bytes, if given.
+    shared_bytes: Option<u64>,
+    /// Where the `extern __shared__` array is declared, once seen.
+    extern_shared: Option<Span>,
 }
 
 type Checked<T> = Result<T, Diagnostic>;
@@ -204,6 +223,43 @@ fn is_integer(s: Scalar) -> bool {
 }
 
 impl Checker {
+    /// The elements of the `extern __shared__` array `name` declared at
+    /// `span`: the launch's dynamic shared bytes over the element's size.
+    fn extern_size(&mut self, elem: Scalar, name: &str, span: Span) -> Checked<i64> {
+        if let Some(first) = self.extern_shared {
+            return Err(Diagnostic::error(
+                format!("a second `extern __shared__` array, `{name}`"),
+                span,
+            )
+            .with_secondary(first, "the first one")
+            .with_help("`extern __shared__` arrays all start at the same address: declare one and index it"));
+        }
+        self.extern_shared = Some(span);
+        let Some(bytes) = self.shared_bytes else {
+            return Err(Diagnostic::error(
+                format!("`{name}` is `extern __shared__`: its size is given at launch, and none was given"),
+                span,
+            )
+            .with_help("give the launch's dynamic shared memory in bytes with `--shared-bytes N` (the third value of `<<<grid, block, N>>>`)"));
+        };
+        let size = size_of(elem) as u64;
+        if bytes % size != 0 || bytes == 0 {
+            return Err(Diagnostic::error(
+                format!("`--shared-bytes {bytes}` is not a whole number of `{elem}`s ({size} bytes each) for `{name}`"),
+                span,
+            )
+            .with_help(format!("give a positive multiple of {size}")));
+        }
+        if bytes > MAX_SHARED_BYTES as u64 {
+            return Err(Diagnostic::error(
+                format!("`--shared-bytes {bytes}` for `{name}` is more than a block's {MAX_SHARED_BYTES}"),
+                span,
+            )
+            .with_help(format!("give at most {MAX_SHARED_BYTES} bytes")));
+        }
+        Ok((bytes / size) as i64)
+    }
+
     fn declare(
         &mut self,
         name: &str,
@@ -315,6 +371,9 @@ impl Checker {
                     .with_help("shared arrays have 1 to 3 dimensions"));
                 }
                 let mut sizes = Vec::new();
+                if dims.is_empty() {
+                    sizes.push(self.extern_size(*elem, name, span)?);
+                }
                 for dim in dims.iter_mut() {
                     let value = self.constant(dim)?;
                     if value <= 0 {
