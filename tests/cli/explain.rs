@@ -728,6 +728,7 @@ fn a_missing_nvrtc_names_every_place_looked_in() {
     ] {
         assert!(error.contains(&place), "{place}: {error}");
     }
+}
 
 #[test]
 fn a_program_of_one_iteration_has_no_time_tiling_table_and_says_why() {
