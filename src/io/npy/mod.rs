@@ -52,7 +52,8 @@ fn type_of_descr(descr: &str) -> Option<ScalarType> {
 /// A readable name for a NumPy type string: `<u1 (uint8)`.
 fn describe_descr(descr: &str) -> String {
     let body = descr.strip_prefix(['<', '>', '=', '|']).unwrap_or(descr);
-    let (kind, size) = body.split_at(body.len().min(1));
+    // The first character, whatever its width (a crafted header may hold any).
+    let (kind, size) = body.split_at(body.chars().next().map_or(0, char::len_utf8));
     let name = match kind {
         "i" => format!("int{}", size.parse::<u32>().map_or(0, |b| b * 8)),
         "u" => format!("uint{}", size.parse::<u32>().map_or(0, |b| b * 8)),
