@@ -380,3 +380,65 @@ fn loops_running_downwards_are_normalised() {
         stdout(&out)
     );
 }
+
+/// PolyBench with `POLYBENCH_USE_C99_PROTO` declares VLA parameters
+/// (`double ex[nx][ny]`): their kernels are passed the extents, the host
+/// copies `nx * ny` elements, and the program prints the original's checksum.
+#[test]
+fn vla_parameters_get_direct_kernels_with_their_extents() {
+    let (_keep, dir) = project();
+    let text = std::fs::read_to_string(dir.join("fdtd.c")).unwrap();
+    let vla = text.replace(
+        "double ex[NX][NY], double ey[NX][NY], double hz[NX][NY], double _fict_[TMAX])",
+        "double ex[nx][ny], double ey[nx][ny], double hz[nx][ny], double _fict_[tmax])",
+    );
+    assert_eq!(
+        vla.matches("double ex[nx][ny]").count(),
+        2,
+        "both functions take VLAs"
+    );
+    std::fs::write(dir.join("fdtd_vla.c"), vla).unwrap();
+    let out = map(
+        &dir,
+        &[
+            "fdtd_vla.c",
+            "-I",
+            "utilities",
+            "--target",
+            "opencl",
+            "--require-device",
+            "-o",
+            "fdtd_vla_cl.c",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let program = std::fs::read_to_string(dir.join("fdtd_vla_cl.c")).unwrap();
+    assert!(
+        program.contains("4 nest(s) run as direct OpenCL kernels"),
+        "{}",
+        &program[..300]
+    );
+    assert!(
+        program.contains("stencilc_cl_to_device(ex, (size_t)(nx) * (ny) * sizeof(double))"),
+        "{program}"
+    );
+    if !cc_available() || !opencl_available() || !opencl_headers_available() {
+        return;
+    }
+    let (inc, alloc) = (dir.join("utilities"), dir.join("alloc.c"));
+    let flags = [
+        "-ffp-contract=off",
+        "-I",
+        inc.to_str().unwrap(),
+        alloc.to_str().unwrap(),
+    ];
+    let want = build_and_run(&dir.join("fdtd_vla.c"), &dir.join("fdtd_vla"), &flags);
+    let mut with_cl = flags.to_vec();
+    with_cl.push("-lOpenCL");
+    let got = build_and_run(
+        &dir.join("fdtd_vla_cl.c"),
+        &dir.join("fdtd_vla_cl"),
+        &with_cl,
+    );
+    assert_eq!(got, want);
+}

@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::analysis::{lookup, NestFacts, ScalarRole, PURE_LIBRARY};
 use super::constant;
 use super::shared::{self, Tile};
-use crate::front::c::loops::{CUnit, Expr, Function, Loop, Ref, Stmt};
+use crate::front::c::loops::{BinOp, CUnit, Expr, Function, Loop, Ref, Stmt};
 use crate::front::c::CFile;
 
 /// What the host glue of one kernel needs.
@@ -74,6 +74,23 @@ pub struct ConstantArray {
     pub ty: String,
     /// Its number of elements.
     pub elems: i64,
+}
+
+/// Whether `e` is an integer expression of scalars and constants (`n`,
+/// `n + 2`, `nx * 2`): an extent a kernel can be passed; its scalars added
+/// to `names`.
+fn extent_of_scalars(e: &Expr, names: &mut BTreeSet<String>) -> bool {
+    match e {
+        Expr::Int(_) => true,
+        Expr::Load(r) if r.index.is_empty() => {
+            names.insert(r.name.clone());
+            true
+        }
+        Expr::Bin(BinOp::Add | BinOp::Sub | BinOp::Mul, a, b) => {
+            extent_of_scalars(a, names) && extent_of_scalars(b, names)
+        }
+        _ => false,
+    }
 }
 
 /// The bytes of array `a` as a C expression, from the first kernel of
@@ -180,26 +197,46 @@ pub fn kernel(
     let mut arrays = Vec::new();
     let mut extents = BTreeMap::new();
     let mut bytes = BTreeMap::new();
+    // The scalars VLA parameters' extents read, passed to the kernel.
+    let mut extent_scalars = BTreeSet::new();
+    let mut symbolic_arrays = BTreeSet::new();
     for array in facts.subs.keys() {
         let v =
             lookup(array, function, unit).ok_or_else(|| format!("`{array}` is not declared"))?;
-        let dims: Option<Vec<i64>> = v
+        // Constant extents, or for an array parameter (a VLA parameter,
+        // `double a[n][n]`) extents of scalars the kernel is passed.
+        let param = v.pointer && v.param;
+        let mut symbolic = false;
+        let dims: Option<Vec<String>> = v
             .dims
             .iter()
-            .map(|d| d.as_ref().and_then(constant))
+            .map(|d| {
+                let d = d.as_ref()?;
+                if let Some(c) = constant(d) {
+                    return Some(c.to_string());
+                }
+                let mut names = BTreeSet::new();
+                (param && extent_of_scalars(d, &mut names)).then(|| {
+                    symbolic = true;
+                    extent_scalars.extend(names);
+                    format!("({d})")
+                })
+            })
             .collect();
         // An array parameter declared with every extent (PolyBench's
         // `double ex[NX][NY]`) holds what it declares, as an array does.
         let dims = dims
             .filter(|d| !d.is_empty() && (!v.pointer || v.param))
             .ok_or_else(|| {
-                format!("the extent of `{array}` is not a constant (OpenCL buffers need the size; arrays declared `T a[N]...`, and array parameters `T a[N]...`, qualify)")
+                format!("the extent of `{array}` is not a constant (OpenCL buffers need the size; arrays declared `T a[N]...`, and array parameters `T a[N]...` or `T a[n]...`, qualify)")
             })?;
+        if symbolic {
+            symbolic_arrays.insert(array.clone());
+        }
         bytes.insert(
             array.clone(),
             if v.pointer {
-                let extents: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
-                format!("(size_t){} * sizeof({})", extents.join(" * "), v.elem)
+                format!("(size_t){} * sizeof({})", dims.join(" * "), v.elem)
             } else {
                 format!("sizeof({array})")
             },
@@ -250,6 +287,15 @@ pub fn kernel(
         Stmt::If { cond, .. } => visit(cond),
         _ => {}
     });
+    if let Some(name) = extent_scalars
+        .iter()
+        .find(|n| facts.scalars.contains_key(*n))
+    {
+        return Err(format!(
+            "`{name}`, an extent of an array parameter, is written in the nest"
+        ));
+    }
+    read.extend(extent_scalars);
     let functions = super::callee::copy_functions(&calls, unit, dialect == Dialect::Cuda)?;
     let mut scalars = Vec::new();
     for name in read {
@@ -276,8 +322,11 @@ pub fn kernel(
     // read-only arrays reused within a block staged in local (shared) memory,
     // other read-only arrays through the read-only path (`const` and `restrict`).
     let choices = super::criteria::memory_choices(band, root, facts, function, unit);
+    // Arrays of run-time extents are read in place: staging and constant
+    // memory are sized at compile time.
     let staged: BTreeMap<String, Tile> = choices
         .iter()
+        .filter(|c| !symbolic_arrays.contains(&c.array))
         .filter(|c| arrays.iter().any(|(a, w)| a == &c.array && !w))
         .filter_map(|c| Some((c.array.clone(), c.tile.clone()?)))
         .collect();
@@ -297,6 +346,7 @@ pub fn kernel(
     for (a, w) in &arrays {
         let (dims, ty) = &extents[a];
         let constant_memory = !*w
+            && !symbolic_arrays.contains(a)
             && choices
                 .iter()
                 .any(|c| &c.array == a && c.choice == "constant memory");
@@ -307,7 +357,7 @@ pub fn kernel(
             }
             (true, _, true) => {
                 let symbol = format!("stencilc_const_{name}_{a}");
-                let elems: i64 = dims.iter().product();
+                let elems: i64 = dims.iter().filter_map(|d| d.parse::<i64>().ok()).product();
                 specialised.push(format!(
                     "`{a}` in constant memory (`__constant__ {ty} {symbol}[{elems}]`, filled by cudaMemcpyToSymbol)"
                 ));
@@ -538,7 +588,7 @@ pub(super) fn kernel_body(root: &Loop, depth: usize) -> &[Stmt] {
 }
 
 pub(crate) struct Printer<'a> {
-    extents: &'a BTreeMap<String, (Vec<i64>, &'static str)>,
+    extents: &'a BTreeMap<String, (Vec<String>, &'static str)>,
     flags: &'a [String],
     function: &'a Function,
     unit: &'a CUnit,
@@ -555,7 +605,7 @@ impl<'a> Printer<'a> {
     /// A printer for the body of `function` copied into the kernels (see
     /// [`super::callee`]): no arrays, no flags.
     pub(crate) fn for_function(function: &'a Function, unit: &'a CUnit, cuda: bool) -> Self {
-        static NO_EXTENTS: std::sync::OnceLock<BTreeMap<String, (Vec<i64>, &'static str)>> =
+        static NO_EXTENTS: std::sync::OnceLock<BTreeMap<String, (Vec<String>, &'static str)>> =
             std::sync::OnceLock::new();
         static NO_TILES: std::sync::OnceLock<BTreeMap<String, Tile>> = std::sync::OnceLock::new();
         static NO_VARS: std::sync::OnceLock<BTreeSet<String>> = std::sync::OnceLock::new();
@@ -667,7 +717,7 @@ impl<'a> Printer<'a> {
         for (k, e) in r.index.iter().enumerate().skip(1) {
             index = format!(
                 "({index}) * {} + {}",
-                dims.get(k).copied().unwrap_or(1),
+                dims.get(k).map_or("1", String::as_str),
                 self.expr(e)
             );
         }
