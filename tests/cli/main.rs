@@ -7,6 +7,7 @@ mod common;
 
 mod bench_scripts;
 mod check_kernel;
+mod docs;
 mod errors;
 mod exits;
 mod explain;
