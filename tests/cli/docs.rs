@@ -87,7 +87,14 @@ fn blocks(page: &Path) -> Result<Vec<Block>, String> {
     let mut found = Vec::new();
     let mut open: Option<Block> = None;
     for (index, line) in text.lines().enumerate() {
-        let Some(info) = line.trim_start().strip_prefix("```") else {
+        // As in CommonMark, an info string holds no backtick: a line that
+        // starts with an inline code span of backticks is prose.
+        let fence = line
+            .trim_start()
+            .strip_prefix("```")
+            .filter(|info| !info.contains('`'))
+            .filter(|info| open.is_none() || info.trim().is_empty());
+        let Some(info) = fence else {
             if let Some(block) = &mut open {
                 block.body.push(line.to_owned());
             }
