@@ -469,7 +469,7 @@ fn ci_runs_the_readme_test_command() {
     let test_commands: Vec<String> = readme
         .iter()
         .filter(|b| b.language == "sh")
-        .flat_map(|b| commands(b))
+        .flat_map(commands)
         .map(|c| c.command)
         .filter(|c| c.starts_with("cargo test"))
         .collect();
