@@ -1,4 +1,4 @@
-//! The module layering of DESIGN.md and the README's "Layout", checked: a
+//! The module layering of the book's "Architecture and layout" chapter, checked: a
 //! top-level module may use only modules of its own layer or above it (a lower
 //! number here), and no two top-level modules may use each other, even through
 //! others. Uses are `crate::…` and `stencilc::…` paths (imports, qualified

@@ -40,7 +40,7 @@ mkdir -p "$out"
 part 60 env OUT="$out" SKIP_BENCH=1 SERIES=none SKIP_SERIES=1 bash "$root/bench/gpu/device_check.sh"
 rm -f "$out/series.log"
 
-# 2 and 3. bench-gpu f32 (the targets of issue 8), then the whole runs.
+# 2 and 3. bench-gpu f32 (the kernel targets), then the whole runs.
 part 240 env OUT="$out" SKIP_TESTS=1 SKIP_RICIAN=1 SERIES="defaults fusion fma tiling" \
     bash "$root/bench/gpu/device_check.sh"
 

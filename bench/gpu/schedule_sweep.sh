@@ -29,7 +29,7 @@ except Exception as e:
     print("failed:", open(sys.argv[1]).read().strip().splitlines()[:1])' "$out/err.txt")"
 }
 
-# The vector rows (issue 8's 16-byte loads): the first thing to time on a
+# The vector rows (16-byte loads): the first thing to time on a
 # short lease, alone with ONLY_VECTORS=1 (about 54 runs).
 vectors() {
     echo "== vectors (--vector W: W consecutive x points a thread, float4/float2 rows), f32"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 8's targets, as `stencilc explain --device DEVICE` predicts them: each
+"""The GPU kernel targets, as `stencilc explain --device DEVICE` predicts them: each
 bench program at its target size in f32, under the default schedule and under
 `--shm none`, the fused separable blur against the unfused pair (with `tmp`
 written, and with `--results out`, which leaves it unwritten), and a Rician

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measures the Python package's targets (issue 12) and prints a Markdown table.
+"""Measures the Python package's targets and prints a Markdown table.
 
     python bench/python/measure.py [--cli target/release/stencilc] [--runs 200]
 

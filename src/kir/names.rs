@@ -1,6 +1,9 @@
-//! The one namer of generated code: every identifier stencilc prints in C, OpenCL
-//! C or CUDA C comes from a [`Namer`], which hands out readable names that collide
-//! neither with each other nor with any word the targets reserve.
+//! The namer of the code stencilc generates from a program: the identifiers of the
+//! C back-end (with `compile`'s overtile host code) and of the kernel IR's CUDA and
+//! OpenCL come from a [`Namer`], which hands out readable names that collide
+//! neither with each other nor with any word the targets reserve. Fixed helper
+//! names (`sdsl_div_i32`, ...), the CUDA-to-OpenCL printer of hand-written kernels
+//! and `map`'s emitters for C loop nests name what they print themselves.
 //!
 //! Names are asked for by what they name (an [`Entity`] of the program, or a
 //! temporary the generated code introduces) with a preferred spelling: the

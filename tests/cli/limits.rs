@@ -1,4 +1,4 @@
-//! The command line's limits (issue 43): input that never ends, is too large,
+//! The command line's limits: input that never ends, is too large,
 //! nests or expands without bound, or is nonsense, gives a clear error that
 //! names the limit, within seconds and without a panic, instead of filling
 //! memory, hanging or "succeeding" at nothing.

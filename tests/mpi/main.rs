@@ -1,4 +1,4 @@
-//! `stencilc run --decompose` under `mpirun -np 1..4` (issue 13): every example
+//! `stencilc run --decompose` under `mpirun -np 1..4`: every example
 //! and bench program on every decomposition of 1 to 4 ranks gives the fields,
 //! iteration count and reductions of the single-process interpreter run, bit
 //! for bit, on the interpreter per rank (and on the generated C per rank, on

@@ -1,8 +1,8 @@
 // Roofline probe: hand-written kernel shapes for two bench programs (j2d5pt at
 // 16384², star3d1r at 512³, both f32 and f64), timed against a copy kernel and
 // cuMemcpyDtoD-equivalent cudaMemcpy on the same device, to find which kernel
-// forms reach the memory roofline before stencilc's generator is redesigned
-// (issue 8). Every variant is checked against the one-point-per-thread kernel
+// forms reach the memory roofline before stencilc's generator is redesigned.
+// Every variant is checked against the one-point-per-thread kernel
 // (bit-identical: same arithmetic in the same order).
 //
 //   nvcc -O3 -arch=sm_90 -o probe roofline_probe.cu && ./probe

@@ -1,4 +1,4 @@
-//! `stencilc run --decompose`: one program across MPI ranks (issue 13).
+//! `stencilc run --decompose`: one program across MPI ranks.
 //!
 //! Started by `mpirun -np P`, every rank parses and checks the same program
 //! and arguments; a failure on any rank (an input missing on one machine, a

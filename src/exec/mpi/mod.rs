@@ -1,4 +1,4 @@
-//! Runs across processes and machines: MPI domain decomposition (issue 13).
+//! Runs across processes and machines: MPI domain decomposition.
 //!
 //! [`layout`] cuts the grid into blocks over a Cartesian grid of ranks and
 //! derives the program each rank runs on its block (with ghost layers); it

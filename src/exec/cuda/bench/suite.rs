@@ -1,7 +1,7 @@
 //! The standard GPU benchmark set, the f64 variants of float programs, and the
 //! Markdown report.
 //!
-//! The set (issue 4): every program of `bench/programs` at 2-D 16384² or 3-D
+//! The set: every program of `bench/programs` at 2-D 16384² or 3-D
 //! 512³ in f32 and f64 (the Rician denoiser is written in double and runs in
 //! f64 only), the Gaussian blur on a 3840×2160 image, and the Thorin report's
 //! three variants (no shared memory, the table in global memory; the table in
