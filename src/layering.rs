@@ -154,7 +154,7 @@ fn every_top_level_module_has_a_layer() {
     assert!(
         unknown.is_empty(),
         "top-level modules without a layer: {unknown:?}; add each to LAYERS in src/layering.rs \
-         and to the README's Layout"
+         and to docs/src/architecture.md"
     );
 }
 

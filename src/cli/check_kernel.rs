@@ -23,7 +23,7 @@ use super::out;
 #[derive(Args, Debug)]
 pub struct CheckKernelArgs {
     /// The CUDA file (a whole `.cu` file: only the kernel is parsed, as the
-    /// subset of stencil kernels; see the README).
+    /// subset of stencil kernels; see docs/src/check-kernel.md).
     pub file: PathBuf,
     /// Blocks along x, y[, z] (needed to run).
     #[arg(long, value_name = "X,Y[,Z]")]

@@ -312,7 +312,7 @@ mod tests {
 
     #[test]
     fn opencl_at_3000_squared_does_not_fit_200_mb() {
-        // The README's promise: `run examples/jacobi2d.sdsl --backend opencl
+        // The docs' promise (docs/src/cli.md): `run examples/jacobi2d.sdsl --backend opencl
         // --set dim0=3000 --set dim1=3000` (72 MB of fields) in a 200 MB
         // cgroup is refused, not killed; the interpreter fits.
         let limit = [Headroom {

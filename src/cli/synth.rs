@@ -26,7 +26,7 @@ pub struct SynthArgs {
     /// (a whole `.cu` file: only the kernel is rewritten, the rest kept).
     pub file: PathBuf,
     /// Blocks along x, y[, z] of the launch to profile (smaller and other
-    /// launches are derived from it; see the README).
+    /// launches are derived from it; see docs/src/synth.md).
     #[arg(long, value_name = "X,Y[,Z]")]
     pub grid: String,
     /// Threads per block along x, y[, z].

@@ -314,7 +314,7 @@ fn run_is_refused_when_the_backends_peak_exceeds_ulimit_v() {
 
 /// `x * -1.0f` on a NaN: the interpreter keeps its sign, C and OpenCL
 /// compilers compute `-x` and flip it. NaN sign and payload are not part of a
-/// result's meaning (README, `ir::semantics`): the outputs differ in that bit,
+/// result's meaning (docs/src/semantics.md, `ir::semantics`): the outputs differ in that bit,
 /// and `--verify` passes them, also for C, which it otherwise compares bit for
 /// bit.
 #[test]
@@ -427,7 +427,7 @@ impl Drop for MemoryCgroup {
     }
 }
 
-/// The README's promise, end to end: in a 200 MB memory cgroup, OpenCL on
+/// The docs' promise (docs/src/cli.md), end to end: in a 200 MB memory cgroup, OpenCL on
 /// jacobi2d at 3000² is refused with a message naming the cgroup's limit
 /// (it was SIGKILLed), and a small interpreter run in the same cgroup runs.
 /// Skips, saying why, where no cgroup can be made.

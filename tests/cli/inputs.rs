@@ -283,64 +283,6 @@ fn pragma_options_may_name_defines_and_host_identifiers() {
     assert!(out.contains("sdsl_return_0"), "{out}");
 }
 
-/// The `stencilc ...` command of each row of the README's Examples table.
-fn readme_example_commands() -> Vec<(String, String)> {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let table = readme
-        .split("## Examples")
-        .nth(1)
-        .and_then(|rest| rest.split("\n## ").next())
-        .expect("an Examples section");
-    table
-        .lines()
-        .filter(|l| l.starts_with("| `examples/"))
-        .map(|row| {
-            let command = row
-                .split('`')
-                .rfind(|part| part.starts_with("stencilc "))
-                .expect("a command in the row");
-            (row.to_string(), command.to_string())
-        })
-        .collect()
-}
-
-#[test]
-fn readme_example_commands_run_and_jacobi_stops_as_documented() {
-    let commands = readme_example_commands();
-    assert!(commands.len() >= 6, "{commands:?}");
-    let out = tempfile::tempdir().unwrap();
-    for (row, command) in commands {
-        // Outputs go to a scratch folder instead of the repository.
-        let mut args: Vec<String> = Vec::new();
-        let mut words = command.split_whitespace().skip(1).peekable();
-        while let Some(word) = words.next() {
-            args.push(word.to_string());
-            if word == "--output" {
-                let (field, file) = words.next().unwrap().split_once('=').unwrap();
-                args.push(format!("{field}={}", out.path().join(file).display()));
-            }
-        }
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (stdout, _) = succeeds(&repo(), &args);
-        if row.contains("jacobi2d.sdsl") {
-            let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-            // What the README says this command reports.
-            assert!(
-                row.contains("`\"iterations\": 1000, \"stopped_by_check\": false`"),
-                "{row}"
-            );
-            assert_eq!(summary["iterations"], 1000, "{stdout}");
-            assert_eq!(summary["stopped_by_check"], false, "{stdout}");
-            let max_diff = summary["reductions"]["max_diff"].as_f64().unwrap();
-            assert!(max_diff > 1e-5, "{max_diff}");
-            assert!(
-                (max_diff - 1.9e-4).abs() < 0.05e-4,
-                "README says about 1.9e-4: {max_diff}"
-            );
-        }
-    }
-}
-
 /// A program whose constant, stencil, reduction and check each hold `value`
 /// (an expression of `[0]a[..][..]` reads where a field read is allowed;
 /// `constant` where only uniform values are).

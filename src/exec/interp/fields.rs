@@ -106,7 +106,7 @@ impl FieldViews {
             }
         }
         let n = view.dims[rank - 1];
-        // Coordinates are 64-bit and wrap, as in generated code (README,
+        // Coordinates are 64-bit and wrap, as in generated code (docs/src/semantics.md,
         // "Execution semantics"): an offset near the `long` limits is no panic.
         let start = chunk.x0.wrapping_add(access.offset[rank - 1]);
         if start >= 0

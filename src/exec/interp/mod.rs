@@ -1,6 +1,6 @@
 //! The reference interpreter: defines what every program means.
 //!
-//! [`run`] follows the semantics in the README: stencils in order each
+//! [`run`] follows the semantics of docs/src/semantics.md: stencils in order each
 //! iteration, parts and statements in order and in place; at the end of
 //! iteration `k`, when `k` is a multiple of the check interval (or always when
 //! there is no check), the reductions in order and then the check; then every
