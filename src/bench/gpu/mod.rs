@@ -24,7 +24,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use serde::Serialize;
 
 use crate::analysis::Footprint;
-use crate::exec::cuda::bench::predicted::predict_with_ptxas;
+use crate::bench::gpu::predicted::predict_with_ptxas;
 use crate::exec::cuda::{
     driver_error, launch_function, nvrtc, runtime, timing_event, DeviceBuffer, Session,
 };
