@@ -21,6 +21,18 @@ const LAYERS: &[(&str, u32)] = &[
     // need nothing but themselves; the emulator in `exec` fills them in.
     ("synth", 3),
     ("analysis", 4),
+    // Field buffers and what every executor shares about a run; binding
+    // parameters checks every access with `analysis`'s run-time bounds.
+    ("data", 4),
+    // Reading and writing field buffers in files needs only the buffers.
+    ("io", 4),
+    // The CUDA emulator runs kernels of the CUDA front-end and fills in
+    // `synth`'s profiles of marked reads.
+    ("emu", 4),
+    // KaniCUDA's profiler: marked reads profiled in the emulator, then `synth`.
+    ("kanicuda", 4),
+    // The reference interpreter, the oracle: needs only `ir` and `data`.
+    ("interp", 5),
     ("schedule", 5),
     ("kir", 6),
     ("lower", 6),
@@ -30,13 +42,14 @@ const LAYERS: &[(&str, u32)] = &[
     ("exec", 8),
     // `stencilc map` plans C loop nests with the device presets of the model.
     ("map", 8),
-    ("io", 9),
     ("tune", 9),
     // Running a program on data in memory: what `cli` and the Python package share.
     ("session", 9),
     // `stencilc explain`'s report: the model's figures for kernels compiled
     // by NVRTC (in `exec`), for the command line and the Python package.
     ("explain", 9),
+    // The benchmark suites run the executors and the model's predictions.
+    ("bench", 9),
     ("cli", 9),
 ];
 

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use stencilc::exec::cuda::bench::suite::{
+use stencilc::bench::gpu::suite::{
     default_programs_dir, results_json, results_markdown, standard_suite,
 };
-use stencilc::exec::cuda::bench::{measure, BenchOptions};
+use stencilc::bench::gpu::{measure, BenchOptions};
 use stencilc::exec::cuda::probe;
 
 /// Arguments of `stencilc bench-gpu`.

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use clap::Args;
 
 use stencilc::diag::Diagnostics;
-use stencilc::exec::emu::args::materialize;
-use stencilc::exec::emu::{self, Arg, Limits, Value};
+use stencilc::emu::args::materialize;
+use stencilc::emu::{self, Arg, Limits, Value};
 use stencilc::exec::opencl::cuda_kernel::run_cuda_kernel;
 use stencilc::front::cuda::ast::Kernel;
 use stencilc::front::cuda::opencl::print_kernel;

@@ -1,13 +1,13 @@
 //! What `check-kernel` and `synth` read alike: the CUDA file (a whole `.cu`
 //! file, of which only the chosen kernel is parsed) with its `-D` macros,
 //! the kernel chosen, the launch sizes and the kernel's arguments
-//! (parsed by [`stencilc::exec::emu::args`]).
+//! (parsed by [`stencilc::emu::args`]).
 
 use std::path::Path;
 use std::sync::Arc;
 
-use stencilc::exec::emu::args::{parse_sizes, parse_specs, ArgError, ArgSpec};
-use stencilc::exec::emu::Launch;
+use stencilc::emu::args::{parse_sizes, parse_specs, ArgError, ArgSpec};
+use stencilc::emu::Launch;
 use stencilc::front::cuda::ast::Kernel;
 use stencilc::front::cuda::{parse_define, parse_kernel_in_file, FileError, FileOptions};
 use stencilc::source::{read_source, SourceFile, MAX_SOURCE_BYTES};

@@ -2,7 +2,7 @@
 //! in the emulator, synthesize each one's shared index and guard, insert the
 //! barriers, verify the rewritten kernel against the original, compile it
 //! with NVRTC when NVRTC is here, and write it
-//! ([`stencilc::exec::kanicuda`] does the work).
+//! ([`stencilc::kanicuda`] does the work).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use serde_json::json;
 
+use stencilc::emu::{Launch, Limits};
 use stencilc::exec::cuda::nvrtc;
-use stencilc::exec::emu::{Launch, Limits};
-use stencilc::exec::kanicuda::{self, describe, Failure, Request, Synthesis};
+use stencilc::kanicuda::{self, describe, Failure, Request, Synthesis};
 use stencilc::synth::{plan_json, Bounds};
 
 use super::cuda_input;

@@ -406,7 +406,7 @@ pub fn run_observed<D: GpuDevice>(
     lowered: &Lowered,
     env: &RunEnv,
     state: &mut FieldState,
-    progress: Option<&crate::exec::backend::ProgressHook>,
+    progress: Option<&crate::data::ProgressHook>,
 ) -> Result<RunSummary, ExecError> {
     crate::exec::check_inputs(program, env, state)?;
     let mut summary = RunSummary::default();

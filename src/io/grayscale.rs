@@ -18,7 +18,7 @@ use image::{
 };
 
 use super::{open, DataError, FieldSpec, Format};
-use crate::exec::Buffer;
+use crate::data::Buffer;
 use crate::ir::ScalarType;
 
 fn image_format(format: Format) -> ImageFormat {

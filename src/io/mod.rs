@@ -26,7 +26,7 @@ mod grayscale;
 mod npy;
 mod raw;
 
-use crate::exec::Buffer;
+use crate::data::Buffer;
 use crate::files::AtomicFile;
 use crate::ir::ScalarType;
 use std::fmt;

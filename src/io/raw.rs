@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::Path;
 
 use super::{open, point_count, DataError, FieldSpec};
-use crate::exec::Buffer;
+use crate::data::Buffer;
 
 /// Opens the file and checks that its size is exactly the grid's bytes,
 /// before anything is allocated: a file that does not hold the grid's points

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use stencilc::exec::emu::{self, Arg, FindingKind, Launch, Limits, Value};
+use stencilc::emu::{self, Arg, FindingKind, Launch, Limits, Value};
 use stencilc::front::cuda::{parse_unit, Unit};
 use stencilc::source::SourceFile;
 

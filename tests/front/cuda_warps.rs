@@ -2,7 +2,7 @@
 //! checked, and emulated with the lanes of a warp in step (results computed
 //! by hand here), and the shuffles CUDA leaves undefined reported.
 
-use stencilc::exec::emu::{self, Arg, FindingKind, Launch, Limits, Report, Value};
+use stencilc::emu::{self, Arg, FindingKind, Launch, Limits, Report, Value};
 use stencilc::front::cuda::{parse_unit, Unit};
 use stencilc::source::SourceFile;
 

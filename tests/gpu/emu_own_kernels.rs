@@ -8,8 +8,8 @@
 use crate::gpu_common;
 
 use gpu_common::*;
-use stencilc::exec::emu::device::{run_on, run_with_schedule, EmuDevice};
-use stencilc::exec::emu::Limits;
+use stencilc::emu::Limits;
+use stencilc::exec::emulated::{run_on, run_with_schedule, EmuDevice};
 use stencilc::exec::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, Value};

@@ -9,8 +9,8 @@ use crate::common;
 use crate::gpu_common;
 
 use gpu_common::*;
-use stencilc::exec::emu::device::run_with_schedule;
-use stencilc::exec::emu::Limits;
+use stencilc::emu::Limits;
+use stencilc::exec::emulated::run_with_schedule;
 use stencilc::exec::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::lower::Target;

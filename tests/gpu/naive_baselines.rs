@@ -8,8 +8,8 @@
 
 use crate::gpu_common::*;
 
-use stencilc::exec::cuda::bench::naive::{self, Resolved};
-use stencilc::exec::emu::{self, Arg, Launch, Limits};
+use stencilc::bench::gpu::naive::{self, Resolved};
+use stencilc::emu::{self, Arg, Launch, Limits};
 use stencilc::exec::{interp, Buffer, FieldState};
 use stencilc::front::cuda::parse_unit;
 use stencilc::ir::env::RunEnv;

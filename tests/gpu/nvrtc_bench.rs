@@ -8,8 +8,8 @@ use crate::common;
 use std::path::PathBuf;
 
 use stencilc::back::gpu_emit::{emit, GpuTarget};
-use stencilc::exec::cuda::bench::suite::{float_to_double, standard_suite};
-use stencilc::exec::cuda::bench::{
+use stencilc::bench::gpu::suite::{float_to_double, standard_suite};
+use stencilc::bench::gpu::{
     case_env, has_iteration_work, load_program, measure, naive, predict_case, BenchOptions,
     Precision,
 };
@@ -156,7 +156,7 @@ fn measuring_without_a_cuda_driver_fails_with_a_clear_message() {
 }
 
 /// The CUDA of a case, as `measure` would compile it.
-fn cuda_of(case: &stencilc::exec::cuda::bench::BenchCase) -> String {
+fn cuda_of(case: &stencilc::bench::gpu::BenchCase) -> String {
     let program = load_program(case).unwrap_or_else(|e| panic!("{}: {e}", case.label));
     emit(&program, &case.request, GpuTarget::Cuda).unwrap_or_else(|e| panic!("{}: {e}", case.label))
 }

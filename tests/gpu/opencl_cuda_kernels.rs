@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::common;
 
-use stencilc::exec::emu::{self, Arg, Launch, Limits, Value};
+use stencilc::emu::{self, Arg, Launch, Limits, Value};
 use stencilc::exec::opencl::{self, cuda_kernel::run_cuda_kernel};
 use stencilc::front::cuda::opencl::print_kernel;
 use stencilc::front::cuda::parse_unit;
@@ -363,8 +363,8 @@ fn stencilcs_own_blur_kernel_agrees_on_opencl() {
 /// the same random inputs: an execution of the synthesized kernel that owes
 /// nothing to the emulator that verified it.
 fn synthesized_agrees_on_opencl(file: &str, defs: &[(&str, &str)], launch: Launch, args: &[&str]) {
-    use stencilc::exec::emu::args::{materialize, parse_specs};
-    use stencilc::exec::kanicuda::{self, Request};
+    use stencilc::emu::args::{materialize, parse_specs};
+    use stencilc::kanicuda::{self, Request};
     use stencilc::synth::Bounds;
 
     let source = example(file);

@@ -255,78 +255,17 @@ mod with_mpi {
             origin: &origin,
             local: &local_dims,
         };
-        let read = |local_env: &RunEnv| -> Result<FieldState, CliError> {
-            let mut fields = Vec::with_capacity(local.fields.len());
-            for (index, field) in local.fields.iter().enumerate() {
-                let points: usize = local_env.grid_dims()[field.grid.0].iter().product();
-                let mut first = Buffer::zeros(field.ty, points);
-                if let Some((_, path)) = setup.inputs.iter().find(|(f, _)| f.0 == index) {
-                    slab::read(path, &block, &mut first).map_err(|e| {
-                        CliError::new(e, format!("rank {me} reads its block of this file"))
-                    })?;
-                }
-                let mut levels: Vec<Buffer> = (1..field.levels()).map(|_| first.clone()).collect();
-                levels.push(first);
-                fields.push(levels);
-            }
-            Ok(FieldState { fields })
-        };
         let prepared = local_env.map_err(CliError::from).and_then(|env| {
-            let state = read(&env)?;
+            let state = read_block(&local, &env, &setup, &block, me)?;
             let stepper = Stepper::new(&local, &env, &state)?;
             Ok((env, state, stepper))
         });
         let (local_env, mut state, stepper) = agree(world, prepared)?;
-        let mut c_parts = match args.backend {
-            BackendArg::C => {
-                // Every rank's unit is the same C (sizes are read at run
-                // time): the first rank of each machine compiles it, the
-                // others then find it in the cache.
-                let node = world.split_shared(world.rank());
-                let build = || {
-                    super::super::run_options(&setup.program, args).and_then(|options| {
-                        let options = per_rank_threads(node.size() as usize, options);
-                        PartKernel::prepare(&local, &local_env, &state, &options)
-                            .map_err(CliError::from)
-                    })
-                };
-                let first = (node.rank() == 0).then(build);
-                node.barrier();
-                let parts = agree(world, first.unwrap_or_else(build))?;
-                // What the cache said (an entry rebuilt, an unwritable
-                // folder), once a machine.
-                if node.rank() == 0 && !args.quiet {
-                    for note in &parts.kernel.notes {
-                        crate::cli::out::stderr_line(&format!("note: {note}"));
-                    }
-                }
-                Some(parts)
-            }
-            _ => None,
-        };
-        let mut opencl_parts = match args.backend {
-            BackendArg::Opencl => {
-                let built = super::super::run_options(&setup.program, args).and_then(|options| {
-                    stencilc::exec::opencl::part_runner(&local, &local_env, &state, &options)
-                        .map_err(CliError::from)
-                });
-                Some(agree(world, built)?)
-            }
-            _ => None,
-        };
-        let mut cuda_parts = match args.backend {
-            BackendArg::Cuda => {
-                // One GPU per rank of a machine, as far as there are GPUs.
-                let node = world.split_shared(world.rank());
-                stencilc::exec::cuda::choose_device(node.rank() as usize);
-                let built = super::super::run_options(&setup.program, args).and_then(|options| {
-                    stencilc::exec::cuda::part_runner(&local, &local_env, &state, &options)
-                        .map_err(CliError::from)
-                });
-                Some(agree(world, built)?)
-            }
-            _ => None,
-        };
+        let CompiledParts {
+            c: mut c_parts,
+            opencl: mut opencl_parts,
+            cuda: mut cuda_parts,
+        } = compiled_parts(args, &setup, world, &local, &local_env, &state)?;
         let mut interp_parts = InterpParts {
             stepper: &stepper,
             local: &local,
@@ -342,21 +281,7 @@ mod with_mpi {
             &mut interp_parts
         };
         let backend = runner.backend();
-        let per_rank_ignored = [
-            (args.schedule.time.is_some(), "--time"),
-            (args.schedule.cpu_tile.is_some(), "--cpu-tile"),
-            (args.schedule.cpu_order.is_some(), "--cpu-order"),
-            (args.schedule.fuse, "--fuse"),
-            (args.schedule.shm.is_some(), "--shm"),
-        ];
-        for (_, flag) in per_rank_ignored.iter().filter(|(given, _)| *given) {
-            if me == 0 && !args.quiet {
-                eprintln!(
-                    "note: {flag} is ignored with --decompose: each rank runs one stencil part \
-                     at a time, one sweep each, exchanging halos between them"
-                );
-            }
-        }
+        note_ignored_flags(args, me);
         let driver = Driver {
             neighbourhood: Neighbourhood {
                 comm: &cart,
@@ -379,9 +304,162 @@ mod with_mpi {
             None
         };
 
-        // Outputs: a temporary file sized by rank 0, blocks written by every
-        // rank, renamed by rank 0 once all succeeded.
         let written = Instant::now();
+        write_outputs(&setup, &layout, &block, world, &local, &state, me)?;
+        let write_time = written.elapsed();
+
+        let mine: [u64; PER_RANK_WORDS] = [
+            ran.compute.as_secs_f64().to_bits(),
+            ran.communication.as_secs_f64().to_bits(),
+            ran.bytes_sent,
+            ran.device_bytes_down,
+            ran.device_bytes_up,
+        ];
+        let all = all_gather_u64(&cart, &mine);
+        if me != 0 {
+            return Ok(Ok(()));
+        }
+        Ok(report(
+            args,
+            &setup,
+            &layout,
+            &ran,
+            &all,
+            (write_time, started.elapsed()),
+            &cart,
+            backend,
+            verification.as_ref(),
+        ))
+    }
+
+    /// This rank's block of every input file, as the initial state of its
+    /// local program (fields without an input start at zero).
+    fn read_block(
+        local: &Program,
+        local_env: &RunEnv,
+        setup: &Setup,
+        block: &Block<'_>,
+        me: i32,
+    ) -> Result<FieldState, CliError> {
+        let mut fields = Vec::with_capacity(local.fields.len());
+        for (index, field) in local.fields.iter().enumerate() {
+            let points: usize = local_env.grid_dims()[field.grid.0].iter().product();
+            let mut first = Buffer::zeros(field.ty, points);
+            if let Some((_, path)) = setup.inputs.iter().find(|(f, _)| f.0 == index) {
+                slab::read(path, &block, &mut first).map_err(|e| {
+                    CliError::new(e, format!("rank {me} reads its block of this file"))
+                })?;
+            }
+            let mut levels: Vec<Buffer> = (1..field.levels()).map(|_| first.clone()).collect();
+            levels.push(first);
+            fields.push(levels);
+        }
+        Ok(FieldState { fields })
+    }
+
+    /// The compiled part runners of `--backend c`, `opencl` or `cuda` (none
+    /// for the interpreter), built on every rank and agreed on.
+    struct CompiledParts {
+        c: Option<PartKernel>,
+        opencl: Option<stencilc::exec::opencl::OpenClParts>,
+        cuda: Option<stencilc::exec::cuda::CudaParts>,
+    }
+
+    fn compiled_parts(
+        args: &RunArgs,
+        setup: &Setup,
+        world: &mpi::topology::SimpleCommunicator,
+        local: &Program,
+        local_env: &RunEnv,
+        state: &FieldState,
+    ) -> Result<CompiledParts, Agreed> {
+        let c_parts = match args.backend {
+            BackendArg::C => {
+                // Every rank's unit is the same C (sizes are read at run
+                // time): the first rank of each machine compiles it, the
+                // others then find it in the cache.
+                let node = world.split_shared(world.rank());
+                let build = || {
+                    super::super::run_options(&setup.program, args).and_then(|options| {
+                        let options = per_rank_threads(node.size() as usize, options);
+                        PartKernel::prepare(local, local_env, state, &options)
+                            .map_err(CliError::from)
+                    })
+                };
+                let first = (node.rank() == 0).then(build);
+                node.barrier();
+                let parts = agree(world, first.unwrap_or_else(build))?;
+                // What the cache said (an entry rebuilt, an unwritable
+                // folder), once a machine.
+                if node.rank() == 0 && !args.quiet {
+                    for note in &parts.kernel.notes {
+                        crate::cli::out::stderr_line(&format!("note: {note}"));
+                    }
+                }
+                Some(parts)
+            }
+            _ => None,
+        };
+        let opencl_parts = match args.backend {
+            BackendArg::Opencl => {
+                let built = super::super::run_options(&setup.program, args).and_then(|options| {
+                    stencilc::exec::opencl::part_runner(local, local_env, state, &options)
+                        .map_err(CliError::from)
+                });
+                Some(agree(world, built)?)
+            }
+            _ => None,
+        };
+        let cuda_parts = match args.backend {
+            BackendArg::Cuda => {
+                // One GPU per rank of a machine, as far as there are GPUs.
+                let node = world.split_shared(world.rank());
+                stencilc::exec::cuda::choose_device(node.rank() as usize);
+                let built = super::super::run_options(&setup.program, args).and_then(|options| {
+                    stencilc::exec::cuda::part_runner(local, local_env, state, &options)
+                        .map_err(CliError::from)
+                });
+                Some(agree(world, built)?)
+            }
+            _ => None,
+        };
+        Ok(CompiledParts {
+            c: c_parts,
+            opencl: opencl_parts,
+            cuda: cuda_parts,
+        })
+    }
+
+    /// Rank 0's notes on the schedule flags a decomposed run ignores.
+    fn note_ignored_flags(args: &RunArgs, me: i32) {
+        let per_rank_ignored = [
+            (args.schedule.time.is_some(), "--time"),
+            (args.schedule.cpu_tile.is_some(), "--cpu-tile"),
+            (args.schedule.cpu_order.is_some(), "--cpu-order"),
+            (args.schedule.fuse, "--fuse"),
+            (args.schedule.shm.is_some(), "--shm"),
+        ];
+        for (_, flag) in per_rank_ignored.iter().filter(|(given, _)| *given) {
+            if me == 0 && !args.quiet {
+                eprintln!(
+                    "note: {flag} is ignored with --decompose: each rank runs one stencil part \
+                     at a time, one sweep each, exchanging halos between them"
+                );
+            }
+        }
+    }
+
+    /// Every output written: a temporary file sized by rank 0, blocks written
+    /// by every rank, renamed by rank 0 once all succeeded.
+    fn write_outputs(
+        setup: &Setup,
+        layout: &Layout,
+        block: &Block<'_>,
+        world: &mpi::topology::SimpleCommunicator,
+        local: &Program,
+        state: &FieldState,
+        me: i32,
+    ) -> Result<(), Agreed> {
         let created: Result<Vec<u64>, CliError> = if me == 0 {
             setup
                 .outputs
@@ -426,7 +504,7 @@ mod with_mpi {
                 .iter()
                 .zip(&offsets)
                 .try_for_each(|((f, path), &offset)| {
-                    slab::write(path, offset, &block, state.newest(&local, f.0))
+                    slab::write(path, offset, block, state.newest(local, f.0))
                         .map_err(|e| CliError::new(e, "check the output folder"))
                 });
         agree(world, wrote).inspect_err(|_| remove_temporaries())?;
@@ -443,30 +521,7 @@ mod with_mpi {
             Ok(())
         };
         agree(world, renamed).inspect_err(|_| remove_temporaries())?;
-        let write_time = written.elapsed();
-
-        let mine: [u64; PER_RANK_WORDS] = [
-            ran.compute.as_secs_f64().to_bits(),
-            ran.communication.as_secs_f64().to_bits(),
-            ran.bytes_sent,
-            ran.device_bytes_down,
-            ran.device_bytes_up,
-        ];
-        let all = all_gather_u64(&cart, &mine);
-        if me != 0 {
-            return Ok(Ok(()));
-        }
-        Ok(report(
-            args,
-            &setup,
-            &layout,
-            &ran,
-            &all,
-            (write_time, started.elapsed()),
-            &cart,
-            backend,
-            verification.as_ref(),
-        ))
+        Ok(())
     }
 
     /// `options` with `threads` set, when neither `--threads` nor

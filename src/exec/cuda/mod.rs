@@ -3,7 +3,6 @@
 //! the kernels. Builds and runs on machines without CUDA: every entry point
 //! returns [`ExecError::Unavailable`] there.
 
-pub mod bench;
 pub mod nvrtc;
 
 use std::collections::HashMap;
@@ -16,8 +15,8 @@ use cudarc::driver::{
     LaunchConfig, PushKernelArg, SyncOnDrop,
 };
 
-use crate::exec::backend::{ProgressHook, RunOptions};
 use crate::exec::host_plan::{GpuDevice, KernelArg, Rect};
+use crate::exec::options::{ProgressHook, RunOptions};
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
@@ -25,11 +24,13 @@ use crate::kir::Module;
 use crate::lower::{lower_for, Target};
 use crate::schedule::{DeviceLimits, Schedule};
 
-struct Runtime {
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
-    name: String,
-    arch: String,
+// The GPU benchmark suite (`bench::gpu`) times kernels on this
+// runtime's context and stream directly.
+pub(crate) struct Runtime {
+    pub(crate) ctx: Arc<CudaContext>,
+    pub(crate) stream: Arc<CudaStream>,
+    pub(crate) name: String,
+    pub(crate) arch: String,
     limits: DeviceLimits,
     /// Loaded modules by hash of (source, options).
     modules: HashMap<blake3::Hash, Vec<CudaFunction>>,
@@ -58,7 +59,7 @@ pub(crate) fn timing_event(ctx: &Arc<CudaContext>) -> Result<CudaEvent, ExecErro
         .map_err(driver_error("creating an event"))
 }
 
-fn driver_error(what: &str) -> impl Fn(cudarc::driver::DriverError) -> ExecError + '_ {
+pub(crate) fn driver_error(what: &str) -> impl Fn(cudarc::driver::DriverError) -> ExecError + '_ {
     move |e| ExecError::Failed(format!("CUDA: {what} failed: {e}"))
 }
 
@@ -102,7 +103,7 @@ fn open() -> Result<Runtime, String> {
     })
 }
 
-fn runtime() -> Result<&'static Mutex<Runtime>, ExecError> {
+pub(crate) fn runtime() -> Result<&'static Mutex<Runtime>, ExecError> {
     RUNTIME
         .get_or_init(|| open().map(Mutex::new))
         .as_ref()
@@ -200,10 +201,10 @@ fn memcpy_3d(
 
 /// The process's CUDA device, held (locked) while a run uses it.
 pub struct Session {
-    rt: std::sync::MutexGuard<'static, Runtime>,
-    module: Option<blake3::Hash>,
+    pub(crate) rt: std::sync::MutexGuard<'static, Runtime>,
+    pub(crate) module: Option<blake3::Hash>,
     /// The event recorded before the first launch since the last `finish`.
-    timer: Option<CudaEvent>,
+    pub(crate) timer: Option<CudaEvent>,
 }
 
 impl Session {
@@ -446,7 +447,7 @@ impl GpuDevice for Session {
 }
 
 /// Enqueues `function` on `stream` with `args` (which must follow its parameters).
-fn launch_function(
+pub(crate) fn launch_function(
     stream: &CudaStream,
     function: &CudaFunction,
     groups: [u32; 3],

@@ -23,10 +23,10 @@ use std::time::{Duration, Instant};
 use mpi::traits::*;
 
 use crate::analysis::footprint::Footprint;
-use crate::exec::interp::{combine_values, Stepper};
 use crate::exec::mpi::halo::Neighbourhood;
 use crate::exec::mpi::layout::{Bounds, HaloBoxes};
 use crate::exec::{ExecError, FieldState, RunSummary};
+use crate::interp::{combine_values, Stepper};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 

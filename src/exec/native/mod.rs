@@ -12,11 +12,12 @@ pub mod parts;
 use std::ffi::c_void;
 use std::os::raw::{c_int, c_long};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::back::c;
-use crate::exec::backend::RunOptions;
+use crate::exec::kernel_cache::KernelKey;
+use crate::exec::options::RunOptions;
 use crate::exec::{
     check_inputs, check_inputs_in_place, Buffer, ExecError, FieldState, PhaseTimes, ReadInPlace,
     RunSummary,
@@ -26,6 +27,8 @@ use crate::ir::{FieldId, Program, ScalarType, Value};
 use crate::schedule::cpu_tile::{plan_cpu, CpuCaches, CpuPlan, CpuRequest};
 
 pub use compile::{Compiler, Kernel};
+// Transitional re-export: remove after merge.
+pub use crate::exec::kernel_cache::KernelCache;
 
 /// The signature of `<program>_entry` (see [`c::ENTRY_ABI`]).
 type Entry = unsafe extern "C" fn(
@@ -89,81 +92,8 @@ pub fn prepare_planned(
     Ok((unit, kernel))
 }
 
-/// What the C of a run depends on besides the program: the plan (time
-/// tiling, threads), `--fma`, the compiler flags and the compiler.
-#[derive(Clone, Debug, PartialEq)]
-struct KernelKey {
-    plan: CpuPlan,
-    fma: bool,
-    flags: Vec<String>,
-    compiler: (String, String),
-}
-
-/// A program's C and the kernel loaded from it.
-type Prepared = Arc<(c::CUnit, Kernel)>;
-
-/// The loaded kernels of one program, kept by a caller that runs the program
-/// again and again (the Python package's `Program`): a later run with the same
-/// plan, flags and compiler calls the loaded kernel without printing and
-/// hashing the C again (0.7-0.9 ms for a small program). The cache holds the
-/// program it was made for and is consulted only for that very program
-/// (the same allocation), so a kernel is never called with another
-/// program's buffers.
-#[derive(Clone)]
-pub struct KernelCache {
-    program: Arc<Program>,
-    kernels: Arc<Mutex<Vec<(KernelKey, Prepared)>>>,
-}
-
-impl KernelCache {
-    /// An empty cache for `program`.
-    pub fn new(program: Arc<Program>) -> KernelCache {
-        KernelCache {
-            program,
-            kernels: Arc::default(),
-        }
-    }
-
-    /// How many kernels (one per plan, flags and compiler) are kept.
-    pub fn len(&self) -> usize {
-        self.kernels.lock().map_or(0, |k| k.len())
-    }
-
-    /// Whether no kernel is kept yet.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Whether this is the cache of `program` (the same value, not an equal one).
-    fn holds(&self, program: &Program) -> bool {
-        std::ptr::eq(Arc::as_ptr(&self.program), program)
-    }
-
-    fn get(&self, key: &KernelKey) -> Option<Prepared> {
-        let kernels = self.kernels.lock().ok()?;
-        kernels
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, prepared)| Arc::clone(prepared))
-    }
-
-    fn insert(&self, key: KernelKey, prepared: Prepared) {
-        if let Ok(mut kernels) = self.kernels.lock() {
-            kernels.push((key, prepared));
-        }
-    }
-}
-
-impl std::fmt::Debug for KernelCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "KernelCache({}: {} kernel(s))",
-            self.program.name,
-            self.len()
-        )
-    }
-}
+/// A program's C and the kernel loaded from it, as [`KernelCache`] keeps it.
+type Prepared = (c::CUnit, Kernel);
 
 /// Runs `program` natively on `state`.
 pub fn run(
@@ -194,18 +124,19 @@ pub fn run(
         compiler: (compiler.command.clone(), compiler.identity.clone()),
     };
     let cache = options.kernels.as_ref().filter(|c| c.holds(program));
-    let remembered = cache.and_then(|c| c.get(&key));
+    let remembered = cache.and_then(|c| c.get(&key)?.downcast::<Prepared>().ok());
     let prepared = match remembered {
         Some(prepared) => prepared,
         None => {
-            let prepared = Arc::new(prepare_planned(program, &plan, options, &compiler)?);
+            let prepared: Arc<Prepared> =
+                Arc::new(prepare_planned(program, &plan, options, &compiler)?);
             // A damaged cache entry rebuilt, an unwritable cache: said once,
             // when the kernel is built or looked up.
             for note in &prepared.1.notes {
                 notice(note);
             }
             if let Some(cache) = cache {
-                cache.insert(key, Arc::clone(&prepared));
+                cache.insert(key, prepared.clone());
             }
             prepared
         }

@@ -11,8 +11,8 @@ use std::ffi::c_void;
 use std::os::raw::{c_int, c_long};
 
 use crate::back::c::parts::{emit_part_unit, PartUnit};
-use crate::exec::backend::RunOptions;
 use crate::exec::native::compile::{self, Compiler, Kernel};
+use crate::exec::options::RunOptions;
 use crate::exec::{check_inputs, ExecError, FieldState};
 use crate::ir::env::RunEnv;
 use crate::ir::Program;

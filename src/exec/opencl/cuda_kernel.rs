@@ -11,7 +11,7 @@ use opencl3::program::Program as ClProgram;
 use opencl3::types::CL_BLOCKING;
 
 use crate::diag::Diagnostics;
-use crate::exec::emu::{Arg, Launch, Value};
+use crate::emu::{Arg, Launch, Value};
 use crate::exec::ExecError;
 use crate::front::cuda::ast::{Kernel, Scalar, Type};
 use crate::front::cuda::opencl::print_kernel;

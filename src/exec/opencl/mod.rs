@@ -17,8 +17,8 @@ use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
 use opencl3::program::Program as ClProgram;
 use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
 
-use crate::exec::backend::{ProgressHook, RunOptions};
 use crate::exec::host_plan::{GpuDevice, KernelArg, Rect};
+use crate::exec::options::{ProgressHook, RunOptions};
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};

@@ -13,7 +13,7 @@ use ndarray::{ArrayViewD, IxDyn};
 use ndarray_npy::{WritableElement, WriteNpyExt};
 
 use super::{open, point_count, shape_text, DataError, FieldSpec, Format};
-use crate::exec::Buffer;
+use crate::data::Buffer;
 use crate::ir::ScalarType;
 use header::{Descr, Header};
 

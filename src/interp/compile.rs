@@ -8,8 +8,8 @@
 //! applied to a whole row chunk of points at once by [`super::vm`]. Operands
 //! are vector registers of one element type, or immediates.
 
+use crate::data::ExecError;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::exec::ExecError;
 use crate::ir::env::{table_offset, RunEnv};
 use crate::ir::semantics::{binary_value, call_value, unary_value};
 use crate::ir::{

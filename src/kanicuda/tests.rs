@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use super::barriers::{plan, Why};
 use super::*;
-use crate::exec::emu::args::parse_specs;
+use crate::emu::args::parse_specs;
 use crate::front::cuda::ast::Unit;
 use crate::front::cuda::parse_unit;
 
-const JACOBI: &str = include_str!("../../../examples/cuda/jacobi2d_tile.cu");
-const DIFFUSION: &str = include_str!("../../../examples/cuda/diffusion.cu");
+const JACOBI: &str = include_str!("../../examples/cuda/jacobi2d_tile.cu");
+const DIFFUSION: &str = include_str!("../../examples/cuda/diffusion.cu");
 
 fn jacobi_defines() -> Vec<(String, String)> {
     vec![

@@ -4,11 +4,11 @@
 //! other back-ends copy them into the state first ([`ReadInPlace::copy_into`]).
 //!
 //! The state keeps its levels for such a field (one per time level, as
-//! [`check_inputs`](crate::exec::check_inputs) wants) but they are empty and
+//! [`check_inputs`](crate::data::check_inputs) wants) but they are empty and
 //! never read; the field's values after the run are the input's.
 
 use crate::analysis::footprint::Footprint;
-use crate::exec::{Buffer, ExecError, FieldState};
+use crate::data::{Buffer, ExecError, FieldState};
 use crate::ir::{FieldId, Program, ScalarType};
 
 /// One field's input in the caller's memory.

@@ -32,8 +32,8 @@ use crate::synth::print::guard_to_cuda;
 use crate::synth::table::AccessProfile;
 use crate::synth::{merge_profiles, synthesize_access, AccessPlan, Bounds, NotFound, SearchStats};
 
-use super::emu::args::{materialize, ArgSpec};
-use super::emu::{self, Arg, FindingKind, Launch, Limits, Value};
+use crate::emu::args::{materialize, ArgSpec};
+use crate::emu::{self, Arg, FindingKind, Launch, Limits, Value};
 
 /// What to synthesize and how.
 pub struct Request<'a> {

@@ -15,7 +15,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use crate::exec::cuda::bench::{BenchCase, BenchResult, Precision};
+use crate::bench::gpu::{BenchCase, BenchResult, Precision};
 use crate::schedule::{ScheduleRequest, ShmRequest, ThorinVariant};
 
 /// The `f`-suffixed math functions and their double forms.

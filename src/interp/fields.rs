@@ -2,7 +2,7 @@
 //!
 //! The threads of one part read and write the same buffers at once, so they
 //! hold raw pointers instead of references. This is sound because of what
-//! [`check_inputs`](crate::exec::check_inputs) checked before the run: every
+//! [`check_inputs`](crate::data::check_inputs) checked before the run: every
 //! store lands inside its grid, every read of a `boundary none` field too, and
 //! within one part every access to a time level that the part writes uses one
 //! and the same offset, so two different points never touch the same element of
@@ -10,9 +10,9 @@
 //! and the store bounds are asserted again per chunk (a few comparisons per
 //! row), so that a broken invariant panics instead of corrupting memory.
 
-use crate::exec::interp::compile::Access;
-use crate::exec::interp::vm::{Chunk, RegElem};
-use crate::exec::{Buffer, FieldState, ReadInPlace};
+use crate::data::{Buffer, FieldState, ReadInPlace};
+use crate::interp::compile::Access;
+use crate::interp::vm::{Chunk, RegElem};
 use crate::ir::{BoundaryMode, FieldId, Program, ScalarType};
 
 /// One field's levels and geometry.

@@ -34,8 +34,8 @@ pub use stepper::{combine_values, Stepper};
 
 use std::time::Instant;
 
-use crate::exec::backend::ProgressHook;
-use crate::exec::{check_inputs_in_place, ExecError, FieldState, ReadInPlace, RunSummary};
+use crate::data::ProgressHook;
+use crate::data::{check_inputs_in_place, ExecError, FieldState, ReadInPlace, RunSummary};
 use crate::ir::env::{box_is_empty, RunEnv};
 use crate::ir::semantics::with_elem;
 use crate::ir::{Program, ReduceOp, Value};

@@ -24,7 +24,6 @@
 
 pub mod args;
 pub mod compile;
-pub mod device;
 mod machine;
 pub mod value;
 

@@ -5,8 +5,8 @@
 //! so the cost of dispatching an operation is shared by all points of the
 //! chunk. Registers are typed vectors, one file per element type.
 
-use crate::exec::interp::compile::{type_index, Access, Kernel, Op, Operand};
-use crate::exec::interp::fields::FieldViews;
+use crate::interp::compile::{type_index, Access, Kernel, Op, Operand};
+use crate::interp::fields::FieldViews;
 use crate::ir::semantics::{arith, compare, with_elem, Elem, FloatElem};
 use crate::ir::{BinaryOp, MathFn, ScalarType, Value};
 

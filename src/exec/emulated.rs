@@ -23,7 +23,7 @@ use crate::lower::{lower_for, Target};
 use crate::schedule::{DeviceLimits, Schedule};
 use crate::source::SourceFile;
 
-use super::{run, Arg, Limits, Value};
+use crate::emu::{run, Arg, Limits, Value};
 
 /// A [`GpuDevice`] whose kernels run in the emulator.
 pub struct EmuDevice {
@@ -218,7 +218,7 @@ impl GpuDevice for EmuDevice {
                 KernelArg::Value(v) => Arg::Scalar(to_emu(*v)),
             });
         }
-        let launch = super::Launch {
+        let launch = crate::emu::Launch {
             grid: groups,
             block,
         };

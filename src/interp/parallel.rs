@@ -8,9 +8,9 @@
 
 use rayon::prelude::*;
 
-use crate::exec::interp::compile::Kernel;
-use crate::exec::interp::fields::FieldViews;
-use crate::exec::interp::vm::{fold_result, run_chunk, Chunk, RegElem, Regs, CHUNK};
+use crate::interp::compile::Kernel;
+use crate::interp::fields::FieldViews;
+use crate::interp::vm::{fold_result, run_chunk, Chunk, RegElem, Regs, CHUNK};
 
 /// Number of work items of a non-empty box.
 fn item_count(bounds: &[(i64, i64)]) -> i64 {

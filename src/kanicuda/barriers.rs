@@ -213,7 +213,6 @@ pub fn plan(kernel: &Kernel, text: &str, served: &[usize]) -> Result<Vec<Inserti
                 )
                 .with_help("write the body in braces `{ ... }`"));
             }
-            let len = list.stmts.len();
             let hoist = |path: &Path| -> Option<(usize, bool)> {
                 (path.len() > common + 1).then(|| {
                     let outer = walk.stmt_span(path, common);
@@ -221,45 +220,7 @@ pub fn plan(kernel: &Kernel, text: &str, served: &[usize]) -> Result<Vec<Inserti
                     (outer.start as usize, !nested)
                 })
             };
-            // (acceptable positions, preferred first; existing barriers that
-            // do; why; hoisting)
-            type Need = (Vec<usize>, Vec<usize>, Why, Option<(usize, bool)>);
-            let mut needs: Vec<Need> = Vec::new();
-            let syncs_where = |f: &dyn Fn(usize) -> bool| -> Vec<usize> {
-                (0..len).filter(|&q| list.syncs[q] && f(q)).collect()
-            };
-            if s < r {
-                needs.push((
-                    (s + 1..=r).collect(),
-                    syncs_where(&|q| s < q && q < r),
-                    Why::AfterStore,
-                    hoist(store_path),
-                ));
-            } else if list.in_loop {
-                needs.push((
-                    (s + 1..=len).chain(0..=r).collect(),
-                    syncs_where(&|q| q > s || q < r),
-                    Why::BeforeNextRead,
-                    hoist(store_path),
-                ));
-            }
-            if list.in_loop {
-                if s < r {
-                    needs.push((
-                        (r + 1..=len).rev().chain(0..=s).collect(),
-                        syncs_where(&|q| q > r || q < s),
-                        Why::LoopEnd,
-                        hoist(read_path),
-                    ));
-                } else {
-                    needs.push((
-                        (r + 1..=s).rev().collect(),
-                        syncs_where(&|q| r < q && q < s),
-                        Why::BeforeStore,
-                        hoist(read_path),
-                    ));
-                }
-            }
+            let needs = barrier_needs(list, s, r, hoist(store_path), hoist(read_path));
             for (acceptable, existing, why, hoisted) in needs {
                 if !existing.is_empty()
                     || planned
@@ -297,6 +258,60 @@ pub fn plan(kernel: &Kernel, text: &str, served: &[usize]) -> Result<Vec<Inserti
     }
     out.sort_by_key(|i| i.offset);
     Ok(out)
+}
+
+/// A barrier needed in one statement list: the acceptable positions,
+/// preferred first; the existing barriers that already serve; why; and how
+/// the store or read is hoisted to that list.
+type Need = (Vec<usize>, Vec<usize>, Why, Option<(usize, bool)>);
+
+/// The barriers a store at position `s` and a read at `r` of one list need:
+/// between them in order, and around the loop when the list is a loop body.
+fn barrier_needs(
+    list: &List,
+    s: usize,
+    r: usize,
+    store_hoist: Option<(usize, bool)>,
+    read_hoist: Option<(usize, bool)>,
+) -> Vec<Need> {
+    let len = list.stmts.len();
+    let mut needs: Vec<Need> = Vec::new();
+    let syncs_where = |f: &dyn Fn(usize) -> bool| -> Vec<usize> {
+        (0..len).filter(|&q| list.syncs[q] && f(q)).collect()
+    };
+    if s < r {
+        needs.push((
+            (s + 1..=r).collect(),
+            syncs_where(&|q| s < q && q < r),
+            Why::AfterStore,
+            store_hoist,
+        ));
+    } else if list.in_loop {
+        needs.push((
+            (s + 1..=len).chain(0..=r).collect(),
+            syncs_where(&|q| q > s || q < r),
+            Why::BeforeNextRead,
+            store_hoist,
+        ));
+    }
+    if list.in_loop {
+        if s < r {
+            needs.push((
+                (r + 1..=len).rev().chain(0..=s).collect(),
+                syncs_where(&|q| q > r || q < s),
+                Why::LoopEnd,
+                read_hoist,
+            ));
+        } else {
+            needs.push((
+                (r + 1..=s).rev().collect(),
+                syncs_where(&|q| r < q && q < s),
+                Why::BeforeStore,
+                read_hoist,
+            ));
+        }
+    }
+    needs
 }
 
 /// 1-based line of a byte offset.

@@ -13,7 +13,7 @@
 //! the given launch's extent and on the smallest grid covering it (partial
 //! blocks at the edges), minus the profiled launches.
 
-use super::super::emu::Launch;
+use crate::emu::Launch;
 
 fn minus(v: [u32; 3], by: u32) -> [u32; 3] {
     v.map(|d| if d > by { d - by } else { d })

@@ -7,11 +7,11 @@
 //! arithmetic is the interpreter's own, so a decomposed run computes every
 //! point exactly as [`run`](super::run) does.
 
-use crate::exec::interp::compile::{self, Kernel};
-use crate::exec::interp::fields::FieldViews;
-use crate::exec::interp::parallel;
-use crate::exec::interp::vm::{fold_result, run_chunk, value_of, Chunk, RegElem, Regs, CHUNK};
-use crate::exec::{check_inputs, ExecError, FieldState};
+use crate::data::{check_inputs, ExecError, FieldState};
+use crate::interp::compile::{self, Kernel};
+use crate::interp::fields::FieldViews;
+use crate::interp::parallel;
+use crate::interp::vm::{fold_result, run_chunk, value_of, Chunk, RegElem, Regs, CHUNK};
 use crate::ir::env::{box_is_empty, RunEnv};
 use crate::ir::semantics::{with_elem, Elem};
 use crate::ir::{Program, ReduceOp, Value};

@@ -7,7 +7,7 @@ use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType};
 
 /// The baselines' source, compiled with NVRTC at run time (`-Dreal=float|double`).
-pub const SOURCE: &str = include_str!("../../../../bench/gpu/naive.cu");
+pub const SOURCE: &str = include_str!("../../../bench/gpu/naive.cu");
 
 /// One argument of a naive kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,12 +24,12 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use serde::Serialize;
 
 use crate::analysis::Footprint;
-use crate::exec::cuda::bench::predicted::predict_with_ptxas;
+use crate::bench::gpu::predicted::predict_with_ptxas;
+use crate::data::{Bindings, Buffer, ExecError, FieldState};
 use crate::exec::cuda::{
     driver_error, launch_function, nvrtc, runtime, timing_event, DeviceBuffer, Session,
 };
 use crate::exec::host_plan::{GpuDevice, KernelArg, Resident};
-use crate::exec::{Bindings, Buffer, ExecError, FieldState};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 use crate::lower::{lower_for, Lowered, Target};
@@ -452,49 +452,16 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
     let mut resident = Resident::upload(&mut session, &program, &lowered, &env, &state)?;
 
     // The naive sweep, checked against stencilc's after one sweep from the same data.
-    let mut naive_sweep = match naive::recipe(&case.name) {
-        None => None,
-        Some(launches) => {
-            let args = naive::resolve(&program, launches)?;
-            let ty = program.fields[0].ty;
-            let base = if options.fma {
-                crate::back::cuda::NVRTC_FMA_OPTIONS
-            } else {
-                crate::back::cuda::NVRTC_OPTIONS
-            };
-            let compiled =
-                nvrtc::compile_source(naive::SOURCE, &arch, base, &[naive::real_define(ty)])?;
-            let module = ctx
-                .load_module(cudarc::nvrtc::Ptx::from_src(compiled.ptx))
-                .map_err(driver_error("loading the naive kernels"))?;
-            let mut functions = Vec::new();
-            for launch in launches {
-                functions.push(
-                    module
-                        .load_function(launch.kernel)
-                        .map_err(driver_error("finding a naive kernel"))?,
-                );
-            }
-            let mut levels = Vec::new();
-            for (f, field) in program.fields.iter().enumerate() {
-                let mut list = Vec::new();
-                for data in &state.fields[f] {
-                    let mut buf = session.alloc(field.ty, data.len())?;
-                    session.upload(&mut buf, data)?;
-                    list.push(buf);
-                }
-                levels.push(list);
-            }
-            let (groups, block) = naive::launch_shape(&program, &env);
-            Some(NaiveSweep {
-                functions,
-                args,
-                levels,
-                groups,
-                block,
-            })
-        }
-    };
+    let mut naive_sweep = naive_sweep(
+        case,
+        &program,
+        &env,
+        &state,
+        &mut session,
+        &ctx,
+        &arch,
+        options.fma,
+    )?;
     drop(state);
     let max_rel_diff_vs_naive = match &mut naive_sweep {
         None => None,
@@ -560,19 +527,7 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
     drop(resident);
 
     let (points, bytes) = traffic(&program, &env);
-    let half = (bytes / 2).max(1) as usize;
-    let oom = |e| {
-        failed(format!(
-            "CUDA: could not allocate 2 x {half} bytes for the copy ({e}); use smaller sizes"
-        ))
-    };
-    let src = stream.alloc_zeros::<u8>(half).map_err(oom)?;
-    let mut dst = stream.alloc_zeros::<u8>(half).map_err(oom)?;
-    let copy_ms = median_ms(&ctx, &stream, options, || {
-        stream
-            .memcpy_dtod(&src, &mut dst)
-            .map_err(driver_error("device-to-device copy"))
-    })?;
+    let (copy_ms, half) = copy_ms(&ctx, &stream, options, bytes)?;
 
     let (predicted, prediction_error) =
         match predict_lowered(&program, &schedule, &lowered, &env, &session.rt.name) {
@@ -603,6 +558,89 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
         max_rel_diff_vs_naive,
     }
     .with_ratios())
+}
+
+/// The hand-written naive kernels of `case`, compiled and given their own
+/// copy of `state` on the device (`None` when the case has none).
+#[allow(clippy::too_many_arguments)]
+fn naive_sweep(
+    case: &BenchCase,
+    program: &Program,
+    env: &RunEnv,
+    state: &FieldState,
+    session: &mut Session,
+    ctx: &Arc<CudaContext>,
+    arch: &str,
+    fma: bool,
+) -> Result<Option<NaiveSweep>, ExecError> {
+    let sweep = match naive::recipe(&case.name) {
+        None => None,
+        Some(launches) => {
+            let args = naive::resolve(program, launches)?;
+            let ty = program.fields[0].ty;
+            let base = if fma {
+                crate::back::cuda::NVRTC_FMA_OPTIONS
+            } else {
+                crate::back::cuda::NVRTC_OPTIONS
+            };
+            let compiled =
+                nvrtc::compile_source(naive::SOURCE, arch, base, &[naive::real_define(ty)])?;
+            let module = ctx
+                .load_module(cudarc::nvrtc::Ptx::from_src(compiled.ptx))
+                .map_err(driver_error("loading the naive kernels"))?;
+            let mut functions = Vec::new();
+            for launch in launches {
+                functions.push(
+                    module
+                        .load_function(launch.kernel)
+                        .map_err(driver_error("finding a naive kernel"))?,
+                );
+            }
+            let mut levels = Vec::new();
+            for (f, field) in program.fields.iter().enumerate() {
+                let mut list = Vec::new();
+                for data in &state.fields[f] {
+                    let mut buf = session.alloc(field.ty, data.len())?;
+                    session.upload(&mut buf, data)?;
+                    list.push(buf);
+                }
+                levels.push(list);
+            }
+            let (groups, block) = naive::launch_shape(program, env);
+            Some(NaiveSweep {
+                functions,
+                args,
+                levels,
+                groups,
+                block,
+            })
+        }
+    };
+    Ok(sweep)
+}
+
+/// The median time of a device-to-device copy of `bytes` bytes (half read,
+/// half written), and the half's size.
+fn copy_ms(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    options: BenchOptions,
+    bytes: u64,
+) -> Result<(f64, usize), ExecError> {
+    let half = (bytes / 2).max(1) as usize;
+    let oom = |e| {
+        failed(format!(
+            "CUDA: could not allocate 2 x {half} bytes for the copy ({e}); use smaller sizes"
+        ))
+    };
+    let src = stream.alloc_zeros::<u8>(half).map_err(oom)?;
+    let mut dst = stream.alloc_zeros::<u8>(half).map_err(oom)?;
+    let copy_ms = median_ms(ctx, stream, options, || {
+        stream
+            .memcpy_dtod(&src, &mut dst)
+            .map_err(driver_error("device-to-device copy"))
+    })?;
+    Ok((copy_ms, half))
 }
 
 /// Zeroed buffers of every field level's shape, to download into.
