@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::analysis::{lookup, NestFacts};
-use super::constant;
 use super::shared;
+use crate::front::c::fold::constant;
 use crate::front::c::loops::{CUnit, Function, Loop};
 use crate::model::device::Device;
 

@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::front::c::loops::{CUnit, Expr, Function, Loop, Stmt};
+use crate::front::c::loops::{CUnit, Function, Loop, Stmt};
 use crate::front::c::lower::declared_functions;
 use crate::front::c::CFile;
 use crate::model::device::Device;
@@ -305,25 +305,8 @@ fn outermost_loops<'a>(body: &'a [Stmt], out: &mut Vec<&'a Loop>) {
     }
 }
 
-/// Constant value of an integer expression.
-pub fn constant(e: &Expr) -> Option<i64> {
-    use crate::front::c::loops::BinOp::*;
-    match e {
-        Expr::Int(v) => Some(*v),
-        Expr::Bin(op, a, b) => {
-            let (a, b) = (constant(a)?, constant(b)?);
-            match op {
-                Add => a.checked_add(b),
-                Sub => a.checked_sub(b),
-                Mul => a.checked_mul(b),
-                Div if b != 0 => Some(a / b),
-                _ => None,
-            }
-        }
-        Expr::Unary('-', a) => constant(a).map(|v| -v),
-        _ => None,
-    }
-}
+// Transitional re-export: remove after merge (the emitters name `map::constant`).
+pub use crate::front::c::fold::constant;
 
 fn trip_count(l: &Loop) -> Option<i64> {
     let (lo, hi) = (constant(&l.lower)?, constant(&l.upper)?);

@@ -22,8 +22,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use super::analysis::{lookup, NestFacts};
-use super::constant;
 use super::subscript::{Context, Poly, Sub};
+use crate::front::c::fold::constant;
 use crate::front::c::loops::{CUnit, Expr, Function, Loop, Stmt};
 
 /// Largest tile of one array, bytes; wider offsets keep the read-only path.
@@ -358,28 +358,6 @@ fn paren(s: &str) -> String {
     }
 }
 
-/// The value of a constant subscript (`(20 % 2)`, a time buffer's after the
-/// iterate's bound is known).
-fn fold(e: &Expr) -> Option<i64> {
-    use crate::front::c::loops::BinOp;
-    match e {
-        Expr::Int(v) => Some(*v),
-        Expr::Unary('-', a) => fold(a)?.checked_neg(),
-        Expr::Bin(op, a, b) => {
-            let (a, b) = (fold(a)?, fold(b)?);
-            match op {
-                BinOp::Add => a.checked_add(b),
-                BinOp::Sub => a.checked_sub(b),
-                BinOp::Mul => a.checked_mul(b),
-                BinOp::Div if b != 0 => a.checked_div(b),
-                BinOp::Mod if b != 0 => a.checked_rem(b),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
-
 /// The values a loop variable takes, when its bounds are constants.
 fn values(l: &Loop) -> Option<Vec<i64>> {
     let (lo, hi) = (constant(&l.lower)?, constant(&l.upper)?);
@@ -508,7 +486,7 @@ pub fn analyse(
         let mut terms: Vec<(usize, String, i64)> = Vec::new();
         let mut constants = vec![0; rank];
         for (k, e) in index.iter().enumerate() {
-            let p = match (fold(e), cx.sub(e)) {
+            let p = match (constant(e), cx.sub(e)) {
                 (Some(c), _) => Poly([(Vec::new(), c)].into_iter().filter(|m| m.1 != 0).collect()),
                 (None, Sub::Affine(p)) => p,
                 _ => return Err(format!("its subscript `{e}` is not affine")),

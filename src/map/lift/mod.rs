@@ -41,8 +41,8 @@ use shape::{affine, affine_text, Affine};
 pub use converge::LiftedCheck;
 
 use super::analysis::lookup;
-use super::constant;
 use super::subscript::{delinearise_with_extents, Context, Poly, Sub};
+use crate::front::c::fold::constant;
 
 /// A C array lifted into a field.
 #[derive(Clone, Debug, PartialEq)]

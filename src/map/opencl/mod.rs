@@ -21,8 +21,8 @@ pub use host::{mapped, opencl_program, unique_functions};
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::analysis::{lookup, NestFacts, ScalarRole, PURE_LIBRARY};
-use super::constant;
 use super::shared::{self, Tile};
+use crate::front::c::fold::constant;
 use crate::front::c::loops::{BinOp, CUnit, Expr, Function, Loop, Ref, Stmt};
 use crate::front::c::CFile;
 
