@@ -21,8 +21,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::analysis::{lookup, NestFacts};
+use super::facts::NestFacts;
 use super::subscript::{Context, Poly, Sub};
+use super::syntax::lookup;
+use super::threads::block_shape;
 use crate::front::c::fold::constant;
 use crate::front::c::loops::{CUnit, Expr, Function, Loop, Stmt};
 
@@ -565,7 +567,7 @@ pub fn analyse(
     if offsets.is_empty() {
         return Err("none of its reads runs".into());
     }
-    let block = super::criteria::block_shape(threads.len());
+    let block = block_shape(threads.len());
     let points: i64 = block.iter().product();
     let mut dims = Vec::new();
     let mut numbers_offsets = Vec::new();

@@ -170,7 +170,7 @@ fn mentions(s: &Stmt, name: &str) -> bool {
         found
     };
     let mut found = false;
-    super::super::analysis::walk(std::slice::from_ref(s), &mut |s| {
+    walk(std::slice::from_ref(s), &mut |s| {
         found |= match s {
             Stmt::For(l) => l.var == name || in_expr(&l.lower) || in_expr(&l.upper),
             Stmt::Assign(a) => {
@@ -283,7 +283,7 @@ pub(super) fn find<'a>(
         ));
     }
     let mut computed = BTreeSet::new();
-    super::super::analysis::walk(&time.body, &mut |s| match s {
+    walk(&time.body, &mut |s| match s {
         Stmt::Assign(a) if a.target.index.is_empty() => {
             computed.insert(a.target.name.clone());
         }
@@ -506,7 +506,7 @@ pub(super) fn find<'a>(
             *allowed.entry(a.line).or_default() += 1 + occurrences(&a.value);
         }
     }
-    super::super::analysis::walk(&function.body, &mut |s| {
+    walk(&function.body, &mut |s| {
         if let Stmt::Decl { name, line, init } = s {
             if name == &scalar {
                 *allowed.entry(*line).or_default() += 1 + init.as_ref().map_or(0, occurrences);

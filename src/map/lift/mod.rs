@@ -40,8 +40,8 @@ use shape::{affine, affine_text, Affine};
 
 pub use converge::LiftedCheck;
 
-use super::analysis::lookup;
 use super::subscript::{delinearise_with_extents, Context, Poly, Sub};
+use super::syntax::{lookup, walk};
 use crate::front::c::fold::constant;
 
 /// A C array lifted into a field.
@@ -427,7 +427,7 @@ impl<'a> Lifter<'a> {
             }
         };
         if let Some(t) = time {
-            super::analysis::walk(&t.body, &mut note);
+            walk(&t.body, &mut note);
         }
         Lifter {
             function,
@@ -449,7 +449,7 @@ impl<'a> Lifter<'a> {
     fn lift(mut self, nests: &[&'a Loop], steps: Expr, name: &str) -> Result<Lift, String> {
         if self.time.is_none() {
             for n in nests {
-                super::analysis::walk(&n.body, &mut |s| {
+                walk(&n.body, &mut |s| {
                     if let Stmt::Assign(a) = s {
                         if a.target.index.is_empty() {
                             self.written_scalars.insert(a.target.name.clone());
@@ -468,7 +468,7 @@ impl<'a> Lifter<'a> {
         };
         if let Some(found) = &self.convergence {
             for (k, nest) in nests.iter().enumerate().skip(found.nest) {
-                super::analysis::walk(&nest.body, &mut |s| {
+                walk(&nest.body, &mut |s| {
                     if let Stmt::Assign(a) = s {
                         if !a.target.index.is_empty() {
                             let key = self

@@ -9,8 +9,9 @@ use std::collections::BTreeSet;
 
 use super::{describe, start_line, text, Cx, Outcome, Proposal};
 use crate::front::c::loops::{Expr, Function, Loop, Stmt};
-use crate::map::analysis::ScalarRole;
-use crate::map::{Decision, NestPlan};
+use crate::map::facts::ScalarRole;
+use crate::map::nest::{Decision, NestPlan};
+use crate::map::syntax::walk;
 
 /// Considers a nest whose outer loop is sequential.
 pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> Outcome {
@@ -64,7 +65,7 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
     let loop_vars: BTreeSet<&String> = facts.loops.keys().collect();
     let names: Vec<BTreeSet<String>> = root.body.iter().map(scalars_named).collect();
     let mut written = BTreeSet::new();
-    crate::map::analysis::walk(&root.body, &mut |s| match s {
+    walk(&root.body, &mut |s| match s {
         Stmt::Assign(a) if a.target.index.is_empty() => {
             written.insert(a.target.name.clone());
         }
@@ -219,7 +220,7 @@ fn scalars_named(s: &Stmt) -> BTreeSet<String> {
             }
         })
     };
-    crate::map::analysis::walk(std::slice::from_ref(s), &mut |st| match st {
+    walk(std::slice::from_ref(s), &mut |st| match st {
         Stmt::Assign(a) => {
             out.insert(a.target.name.clone());
             a.target.index.iter().for_each(|e| expr(e, &mut out));

@@ -9,8 +9,9 @@ use std::collections::BTreeSet;
 
 use super::{band, describe, perfect_chain, text, wrap, Cx, Outcome, Proposal};
 use crate::front::c::loops::{Function, Loop, Stmt};
-use crate::map::analysis::ScalarRole;
-use crate::map::{Decision, NestPlan};
+use crate::map::facts::ScalarRole;
+use crate::map::nest::{Decision, NestPlan};
+use crate::map::syntax::walk;
 
 /// Considers fusing the nest `a` with the nest `b` that follows it.
 pub fn consider(
@@ -58,7 +59,7 @@ pub fn consider(
                 continue;
             }
             let mut used = other.scalars.contains_key(name);
-            crate::map::analysis::walk(
+            walk(
                 std::slice::from_ref(&Stmt::For(other_loop.clone())),
                 &mut |s| {
                     if let Stmt::Assign(x) = s {

@@ -9,11 +9,10 @@
 
 use super::{band, describe, perfect_chain, text, wrap, Cx, Outcome, Proposal};
 use crate::front::c::loops::{Function, Loop};
-use crate::map::analysis::ScalarRole;
+use crate::map::facts::ScalarRole;
 use crate::map::liveness::LiveAfter;
+use crate::map::nest::{Decision, NestPlan};
 use crate::map::subscript::Sub;
-use crate::map::Decision;
-use crate::map::NestPlan;
 
 /// Considers the perfect nest at `root`.
 pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> Outcome {

@@ -16,8 +16,8 @@
 use super::{mentions, parallel_loops, perfect_chain, text, wrap, Cx, Outcome, Proposal};
 use crate::front::c::fold::constant;
 use crate::front::c::loops::{BinOp, Expr, Function, Loop, Stmt};
-use crate::map::criteria::{block_shape, GRID_X, GRID_YZ};
-use crate::map::NestPlan;
+use crate::map::nest::NestPlan;
+use crate::map::threads::{block_shape, GRID_X, GRID_YZ};
 
 /// Considers a mapped nest that fails eq. 3.
 pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> Outcome {
