@@ -429,34 +429,7 @@ fn dependences(
             .iter()
             .all(|s| s.len() == 1 && matches!(s[0], Sub::Affine(_)))
         {
-            let polys: Vec<Poly> = subs
-                .iter()
-                .map(|s| match &s[0] {
-                    Sub::Affine(p) => p.clone(),
-                    _ => Poly::default(),
-                })
-                .collect();
-            let mut bounds = facts.loops.clone();
-            bounds.retain(|v, _| !ambiguous.contains(v));
-            // A loop's bounds say nothing of its variable read after the
-            // loop (`a[i*n + j]` below the `j` loop is `a[(i+1)*n]`).
-            for (&i, p) in ids.iter().zip(&polys) {
-                let around = &facts.accesses[i].loops;
-                for v in p.0.keys().flatten() {
-                    if !around.contains(v) {
-                        bounds.remove(v);
-                    }
-                }
-            }
-            if let Some(dims) = delinearise(&polys, &bounds, &loop_vars) {
-                facts
-                    .delinearised
-                    .insert(array.clone(), dims.first().map_or(0, |d| d.len()));
-                subs = dims
-                    .into_iter()
-                    .map(|d| d.into_iter().map(Sub::Affine).collect())
-                    .collect();
-            }
+            delinearise_array(facts, array, ids, &mut subs, ambiguous, &loop_vars);
         }
         facts.subs.insert(array.clone(), subs.clone());
         if !ids.iter().any(|&i| facts.accesses[i].write) {
@@ -536,7 +509,53 @@ fn dependences(
             }
         }
     }
-    // Scalars that carry values serialise every loop around their writes.
+    mark_carried_scalars(facts, &mut sequential);
+    facts.sequential = sequential;
+}
+
+/// Replaces the single linear subscripts `subs` of `array` (accesses `ids`)
+/// by one per dimension when the delinearisation test finds them.
+fn delinearise_array(
+    facts: &mut NestFacts,
+    array: &str,
+    ids: &[usize],
+    subs: &mut Vec<Vec<Sub>>,
+    ambiguous: &BTreeSet<String>,
+    loop_vars: &BTreeSet<String>,
+) {
+    let polys: Vec<Poly> = subs
+        .iter()
+        .map(|s| match &s[0] {
+            Sub::Affine(p) => p.clone(),
+            _ => Poly::default(),
+        })
+        .collect();
+    let mut bounds = facts.loops.clone();
+    bounds.retain(|v, _| !ambiguous.contains(v));
+    // A loop's bounds say nothing of its variable read after the
+    // loop (`a[i*n + j]` below the `j` loop is `a[(i+1)*n]`).
+    for (&i, p) in ids.iter().zip(&polys) {
+        let around = &facts.accesses[i].loops;
+        for v in p.0.keys().flatten() {
+            if !around.contains(v) {
+                bounds.remove(v);
+            }
+        }
+    }
+    if let Some(dims) = delinearise(&polys, &bounds, loop_vars) {
+        facts
+            .delinearised
+            .insert(array.to_string(), dims.first().map_or(0, |d| d.len()));
+        *subs = dims
+            .into_iter()
+            .map(|d| d.into_iter().map(Sub::Affine).collect())
+            .collect();
+    }
+}
+
+/// Adds to `sequential` each loop around the writes of a scalar that
+/// carries a value from one iteration to the next there.
+fn mark_carried_scalars(facts: &NestFacts, sequential: &mut BTreeMap<String, Vec<String>>) {
     for (name, role) in &facts.scalars {
         for (v, reasons) in sequential.iter_mut() {
             let private_here = match role {
@@ -558,7 +577,6 @@ fn dependences(
             }
         }
     }
-    facts.sequential = sequential;
 }
 
 /// Locals of the nest that subscripts may read through: each declared once,

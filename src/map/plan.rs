@@ -166,11 +166,35 @@ fn plan_nest(
     file: &CFile,
 ) -> NestPlan {
     let facts = analyse(root, function, unit, declared);
-    let mut plan = NestPlan {
+    let mut plan = new_plan(root, function, &facts);
+    let parallel = if facts.obstacles.is_empty() {
+        parallel_band(root, &facts)
+    } else {
+        Vec::new()
+    };
+    if parallel.is_empty() {
+        plan_sequential(
+            &mut plan, root, &facts, function, unit, declared, target, device, file,
+        );
+        return plan;
+    }
+    if check_criteria(
+        &mut plan, &parallel, root, &facts, function, unit, target, device,
+    ) {
+        decide(
+            &mut plan, &parallel, root, &facts, function, unit, target, file,
+        );
+    }
+    plan
+}
+
+/// The plan of a nest before any decision: its loops, scalars and dependences as the report gives them.
+fn new_plan(root: &Loop, function: &Function, facts: &NestFacts) -> NestPlan {
+    NestPlan {
         id: format!("{}:{}", function.name, root.lines.0),
         function: function.name.clone(),
         lines: root.lines,
-        loops: loop_reports(root, &facts),
+        loops: loop_reports(root, facts),
         class: String::new(),
         decision: Decision::Iterate,
         criteria: Vec::new(),
@@ -220,70 +244,94 @@ fn plan_nest(
         device: None,
         parallel_without_kernel: None,
         resident: Vec::new(),
-    };
-    let parallel = if facts.obstacles.is_empty() {
-        parallel_band(root, &facts)
-    } else {
-        Vec::new()
-    };
-    if parallel.is_empty() {
-        // A sequential loop around loops: an iterate, its inner nests planned in turn.
-        let mut inner_loops = Vec::new();
-        outermost_loops(&root.body, &mut inner_loops);
-        if !inner_loops.is_empty() {
-            for l in inner_loops {
-                plan.inner
-                    .push(plan_nest(l, function, unit, declared, target, device, file));
-            }
-            let any_mapped = plan.inner.iter().any(|p| {
-                !matches!(p.decision, Decision::Cpu { .. }) || p.parallel_without_kernel.is_some()
-            });
-            if any_mapped {
-                // The inner nests report their own loops and dependences.
-                plan.class = "iterate".into();
-                plan.decision = Decision::Iterate;
-                plan.loops.truncate(1);
-                plan.dependences.clear();
-                plan.transformations.push(iterate_note(root, &facts));
-            } else {
-                plan.class = "sequential".into();
-                let mut reasons = facts.obstacles.clone();
-                reasons.dedup();
-                for l in &plan.loops {
-                    if let Some(first) = l.sequential.first() {
-                        reasons.push(format!(
-                            "`{}` (line {}) is sequential: {first}",
-                            l.var, l.line
-                        ));
-                    }
-                }
-                plan.decision = Decision::Cpu { reasons };
-            }
-            return plan;
+    }
+}
+
+/// A nest with no parallel loop: an iterate around inner nests planned in
+/// turn, or a sequential nest that stays on the CPU with the reasons.
+#[allow(clippy::too_many_arguments)]
+fn plan_sequential(
+    plan: &mut NestPlan,
+    root: &Loop,
+    facts: &NestFacts,
+    function: &Function,
+    unit: &CUnit,
+    declared: &BTreeMap<String, bool>,
+    target: Target,
+    device: &Device,
+    file: &CFile,
+) {
+    // A sequential loop around loops: an iterate, its inner nests planned in turn.
+    let mut inner_loops = Vec::new();
+    outermost_loops(&root.body, &mut inner_loops);
+    if !inner_loops.is_empty() {
+        for l in inner_loops {
+            plan.inner
+                .push(plan_nest(l, function, unit, declared, target, device, file));
         }
-        if !facts.obstacles.is_empty() {
+        let any_mapped = plan.inner.iter().any(|p| {
+            !matches!(p.decision, Decision::Cpu { .. }) || p.parallel_without_kernel.is_some()
+        });
+        if any_mapped {
+            // The inner nests report their own loops and dependences.
+            plan.class = "iterate".into();
+            plan.decision = Decision::Iterate;
+            plan.loops.truncate(1);
+            plan.dependences.clear();
+            plan.transformations.push(iterate_note(root, facts));
+        } else {
+            plan.class = "sequential".into();
             let mut reasons = facts.obstacles.clone();
             reasons.dedup();
-            plan.class = "sequential".into();
+            for l in &plan.loops {
+                if let Some(first) = l.sequential.first() {
+                    reasons.push(format!(
+                        "`{}` (line {}) is sequential: {first}",
+                        l.var, l.line
+                    ));
+                }
+            }
             plan.decision = Decision::Cpu { reasons };
-            return plan;
         }
-        plan.class = "sequential".into();
-        let reasons = facts.sequential.get(&root.var).cloned().unwrap_or_default();
-        plan.decision = Decision::Cpu {
-            reasons: vec![format!(
-                "no loop of the nest is parallel: `{}` is sequential ({})",
-                root.var,
-                reasons.join("; ")
-            )],
-        };
-        return plan;
+        return;
     }
-    plan.class = classify(&facts);
-    plan.criteria = criteria::check(&parallel, &facts, function, unit, device);
-    plan.memory = criteria::memory_choices(&parallel, root, &facts, function, unit);
+    if !facts.obstacles.is_empty() {
+        let mut reasons = facts.obstacles.clone();
+        reasons.dedup();
+        plan.class = "sequential".into();
+        plan.decision = Decision::Cpu { reasons };
+        return;
+    }
+    plan.class = "sequential".into();
+    let reasons = facts.sequential.get(&root.var).cloned().unwrap_or_default();
+    plan.decision = Decision::Cpu {
+        reasons: vec![format!(
+            "no loop of the nest is parallel: `{}` is sequential ({})",
+            root.var,
+            reasons.join("; ")
+        )],
+    };
+}
+
+/// The class, criteria, memory choices and transformations of a nest with
+/// parallel loops `parallel`; `false` when a failed criterion keeps it on
+/// the CPU.
+#[allow(clippy::too_many_arguments)]
+fn check_criteria(
+    plan: &mut NestPlan,
+    parallel: &[String],
+    root: &Loop,
+    facts: &NestFacts,
+    function: &Function,
+    unit: &CUnit,
+    target: Target,
+    device: &Device,
+) -> bool {
+    plan.class = classify(facts);
+    plan.criteria = criteria::check(parallel, facts, function, unit, device);
+    plan.memory = criteria::memory_choices(parallel, root, facts, function, unit);
     plan.transformations
-        .extend(criteria::transformations(&parallel, &facts));
+        .extend(criteria::transformations(parallel, facts));
     for (name, role) in &facts.scalars {
         if let ScalarRole::Reduction(op) = role {
             let floating = lookup(name, function, unit)
@@ -303,13 +351,29 @@ fn plan_nest(
         .collect();
     if !failed.is_empty() && target != Target::C {
         plan.decision = Decision::Cpu { reasons: failed };
-        return plan;
+        return false;
     }
-    match rewrite::omp_clause(root, &parallel, &facts, function, unit, file) {
+    true
+}
+
+/// The decision for a nest that passed the criteria: its OpenMP clause and,
+/// on a GPU target, its direct kernel (or why it stays on the CPU).
+#[allow(clippy::too_many_arguments)]
+fn decide(
+    plan: &mut NestPlan,
+    parallel: &[String],
+    root: &Loop,
+    facts: &NestFacts,
+    function: &Function,
+    unit: &CUnit,
+    target: Target,
+    file: &CFile,
+) {
+    match rewrite::omp_clause(root, parallel, facts, function, unit, file) {
         Ok(clause) => {
             plan.omp = Some(clause);
             plan.decision = Decision::Mapped {
-                parallel: parallel.clone(),
+                parallel: parallel.to_vec(),
             };
         }
         Err(reason) => {
@@ -324,7 +388,7 @@ fn plan_nest(
         Target::Cuda => Some((opencl::Dialect::Cuda, "CUDA")),
     };
     if let (Some((dialect, language)), Decision::Mapped { .. }) = (dialect, &plan.decision) {
-        match opencl::kernel(root, &parallel, &facts, function, unit, file, dialect) {
+        match opencl::kernel(root, parallel, facts, function, unit, file, dialect) {
             Ok(kernel) => {
                 if !kernel.specialised.is_empty() {
                     plan.transformations.push(format!(
@@ -335,7 +399,7 @@ fn plan_nest(
                 plan.kernel = Some(kernel)
             }
             Err(reason) => {
-                plan.parallel_without_kernel = Some(parallel.clone());
+                plan.parallel_without_kernel = Some(parallel.to_vec());
                 plan.decision = Decision::Cpu {
                     reasons: vec![format!(
                         "parallel, but not as an {language} kernel yet: {reason}"
@@ -344,7 +408,6 @@ fn plan_nest(
             }
         }
     }
-    plan
 }
 
 fn iterate_note(root: &Loop, facts: &NestFacts) -> String {

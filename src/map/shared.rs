@@ -437,43 +437,18 @@ fn visit(array: &str, e: &Expr, scope: &[(String, Option<Vec<i64>>)], reads: &mu
     });
 }
 
-/// Whether `array`, read in `body` (the kernel's body inside its parallel
-/// loops `threads`, outermost first), can be staged, with the numbers;
-/// `Err` says why it cannot (offsets that are not constants, ...).
-pub fn analyse(
-    array: &str,
+/// Per dimension of an array, the thread loop (index into `threads`) along it.
+type ThreadAxes = Vec<Option<usize>>;
+
+/// Per dimension, the thread loop (index into `threads`) that the reads
+/// follow, and every offset from the thread's point at which the array is
+/// read; `Err` says why the reads cannot be staged.
+fn read_offsets(
+    reads: &Reads,
     threads: &[String],
-    body: &[Stmt],
-    facts: &NestFacts,
-    function: &Function,
-    unit: &CUnit,
-) -> Result<(StagingNumbers, Tile), String> {
-    let v = lookup(array, function, unit).ok_or("it is not declared")?;
-    let extents: Vec<i64> = v
-        .dims
-        .iter()
-        .map(|d| d.as_ref().and_then(constant))
-        .collect::<Option<_>>()
-        .filter(|d: &Vec<i64>| !d.is_empty() && !v.pointer)
-        .ok_or("its extents are not constants")?;
-    if threads.is_empty() {
-        return Err("the kernel has no parallel loop".into());
-    }
-    let mut reads = Reads {
-        subs: Vec::new(),
-        refused: None,
-    };
-    collect(array, body, &mut Vec::new(), &mut reads);
-    if let Some(why) = reads.refused {
-        return Err(why);
-    }
-    let loop_vars: BTreeSet<String> = facts.loops.keys().cloned().collect();
-    let written: BTreeSet<String> = facts.scalars.keys().cloned().collect();
-    let cx = Context {
-        loop_vars: &loop_vars,
-        written: &written,
-    };
-    let rank = extents.len();
+    rank: usize,
+    cx: &Context,
+) -> Result<(ThreadAxes, BTreeSet<Vec<i64>>), String> {
     let mut along: Option<Vec<Option<usize>>> = None;
     let mut offsets: BTreeSet<Vec<i64>> = BTreeSet::new();
     for (index, scope) in &reads.subs {
@@ -564,6 +539,47 @@ pub fn analyse(
         }
     }
     let along = along.ok_or("it is not read")?;
+    Ok((along, offsets))
+}
+
+/// Whether `array`, read in `body` (the kernel's body inside its parallel
+/// loops `threads`, outermost first), can be staged, with the numbers;
+/// `Err` says why it cannot (offsets that are not constants, ...).
+pub fn analyse(
+    array: &str,
+    threads: &[String],
+    body: &[Stmt],
+    facts: &NestFacts,
+    function: &Function,
+    unit: &CUnit,
+) -> Result<(StagingNumbers, Tile), String> {
+    let v = lookup(array, function, unit).ok_or("it is not declared")?;
+    let extents: Vec<i64> = v
+        .dims
+        .iter()
+        .map(|d| d.as_ref().and_then(constant))
+        .collect::<Option<_>>()
+        .filter(|d: &Vec<i64>| !d.is_empty() && !v.pointer)
+        .ok_or("its extents are not constants")?;
+    if threads.is_empty() {
+        return Err("the kernel has no parallel loop".into());
+    }
+    let mut reads = Reads {
+        subs: Vec::new(),
+        refused: None,
+    };
+    collect(array, body, &mut Vec::new(), &mut reads);
+    if let Some(why) = reads.refused {
+        return Err(why);
+    }
+    let loop_vars: BTreeSet<String> = facts.loops.keys().cloned().collect();
+    let written: BTreeSet<String> = facts.scalars.keys().cloned().collect();
+    let cx = Context {
+        loop_vars: &loop_vars,
+        written: &written,
+    };
+    let rank = extents.len();
+    let (along, offsets) = read_offsets(&reads, threads, rank, &cx)?;
     if offsets.is_empty() {
         return Err("none of its reads runs".into());
     }
