@@ -6,7 +6,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::analysis::{lookup, walk, NestFacts, PURE_LIBRARY};
+use super::facts::NestFacts;
+use super::syntax::{lookup, walk, PURE_LIBRARY};
 use crate::front::c::loops::{dereferenced_pointer, CUnit, Expr, Function, Stmt, Var};
 
 /// Why a call of `name` keeps a nest on the CPU (`None` if it need not):

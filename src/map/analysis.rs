@@ -5,115 +5,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
-
 use super::alias::{call_obstacle, check_aliasing};
+pub use super::facts::{Access, Dependence, NestFacts, ScalarRole};
+// Transitional re-export: remove after merge (the emitters name `analysis::walk`).
 use super::deptest::{loop_ranges, ranges_around, test_pair};
 use super::subscript::{delinearise, Context, Poly, Sub};
-use crate::front::c::loops::{Assign, BinOp, CUnit, Expr, Function, Loop, Ref, Stmt, Var};
-
-/// Math functions a kernel may call (C99 `<math.h>`, all pure).
-pub const PURE_LIBRARY: &[&str] = &[
-    "fabs", "fabsf", "sqrt", "sqrtf", "exp", "expf", "log", "logf", "sin", "sinf", "cos", "cosf",
-    "tan", "tanf", "pow", "powf", "fmin", "fminf", "fmax", "fmaxf", "floor", "floorf", "ceil",
-    "ceilf", "tanh", "tanhf", "atan", "atanf", "atan2", "atan2f", "fma", "fmaf", "abs", "cbrt",
-    "cbrtf", "exp2", "log2", "log10", "hypot",
-];
-
-/// One array access in the nest.
-#[derive(Clone, Debug)]
-pub struct Access {
-    /// The array.
-    pub array: String,
-    /// Whether it writes.
-    pub write: bool,
-    /// Subscripts as written.
-    pub index: Vec<Expr>,
-    /// Variables of the loops around it, outermost first.
-    pub loops: Vec<String>,
-    /// The loops around it by first line (sibling loops may share a variable).
-    pub loop_ids: Vec<usize>,
-    /// Line in the user's file.
-    pub line: usize,
-}
-
-/// A dependence between two accesses.
-#[derive(Clone, Debug, Serialize)]
-pub struct Dependence {
-    /// The array.
-    pub array: String,
-    /// `flow`, `anti` or `output`.
-    pub kind: &'static str,
-    /// Lines of the two accesses.
-    pub lines: (usize, usize),
-    /// Distance per common loop (`Some(d)`), or unknown (`None`, written `*`).
-    pub distance: Vec<(String, Option<i64>)>,
-}
-
-impl Dependence {
-    /// `(i: 1, j: 0)`.
-    pub fn vector(&self) -> String {
-        let parts: Vec<String> = self
-            .distance
-            .iter()
-            .map(|(v, d)| format!("{v}: {}", d.map_or("*".to_string(), |d| d.to_string())))
-            .collect();
-        format!("({})", parts.join(", "))
-    }
-
-    /// Whether the dependence may be carried by `var` (every outer distance may
-    /// be zero and this one may not be).
-    pub fn carried_by(&self, var: &str) -> bool {
-        for (v, d) in &self.distance {
-            if v == var {
-                return *d != Some(0);
-            }
-            if matches!(d, Some(x) if *x != 0) {
-                return false;
-            }
-        }
-        false
-    }
-}
-
-/// What is known of a scalar written in the nest.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub enum ScalarRole {
-    /// Declared inside the nest, inside these loops: private to them by scope.
-    Local(Vec<String>),
-    /// Written before it is read in every iteration of the loop (the variable):
-    /// privatisable there.
-    Private(String),
-    /// A reduction with this OpenMP operator (`+`, `*`, `max`, `min`, `&&`, `||`).
-    Reduction(String),
-    /// Carries a value from one iteration to the next.
-    Carried,
-}
-
-/// The facts about one nest.
-#[derive(Clone, Debug)]
-pub struct NestFacts {
-    /// Constructs that keep the nest on the CPU, each with its line.
-    pub obstacles: Vec<String>,
-    /// Array accesses.
-    pub accesses: Vec<Access>,
-    /// Dependences between them (loop-independent ones included).
-    pub dependences: Vec<Dependence>,
-    /// Scalars written in the nest (loop variables excluded).
-    pub scalars: BTreeMap<String, ScalarRole>,
-    /// Loops of the nest by variable (the last of sibling loops sharing
-    /// one, `declared` only if all of them declare it).
-    pub loops: BTreeMap<String, Loop>,
-    /// Per loop variable: why it is sequential (empty: parallel).
-    pub sequential: BTreeMap<String, Vec<String>>,
-    /// Arrays whose linear subscripts were delinearised, with their dimension count.
-    pub delinearised: BTreeMap<String, usize>,
-    /// Per array: its subscripts in the dependence test's form, one list per access.
-    pub subs: BTreeMap<String, Vec<Vec<Sub>>>,
-    /// Why two pointers of the nest cannot share memory, one line per pair
-    /// the aliasing test cleared by a fact it found (distinct allocations).
-    pub no_alias: Vec<String>,
-}
+use super::syntax::substitute;
+pub use super::syntax::{lookup, walk, PURE_LIBRARY};
+use crate::front::c::loops::{Assign, BinOp, CUnit, Expr, Function, Loop, Ref, Stmt};
 
 /// Analyses the nest rooted at `root`, in `function` of `unit`.
 pub fn analyse(
@@ -342,27 +241,6 @@ impl Walker<'_> {
     }
 }
 
-/// The declaration of `name` as the nest sees it.
-pub fn lookup<'a>(name: &str, function: &'a Function, unit: &'a CUnit) -> Option<&'a Var> {
-    function.vars.get(name).or_else(|| unit.globals.get(name))
-}
-
-/// Calls every statement of a body, nested ones included.
-pub fn walk<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Stmt)) {
-    for s in body {
-        f(s);
-        match s {
-            Stmt::For(l) => walk(&l.body, f),
-            Stmt::If { then, els, .. } => {
-                walk(then, f);
-                walk(els, f);
-            }
-            Stmt::Other { body, .. } => walk(body, f),
-            _ => {}
-        }
-    }
-}
-
 fn classify_scalars(
     facts: &mut NestFacts,
     root: &Loop,
@@ -551,34 +429,7 @@ fn dependences(
             .iter()
             .all(|s| s.len() == 1 && matches!(s[0], Sub::Affine(_)))
         {
-            let polys: Vec<Poly> = subs
-                .iter()
-                .map(|s| match &s[0] {
-                    Sub::Affine(p) => p.clone(),
-                    _ => Poly::default(),
-                })
-                .collect();
-            let mut bounds = facts.loops.clone();
-            bounds.retain(|v, _| !ambiguous.contains(v));
-            // A loop's bounds say nothing of its variable read after the
-            // loop (`a[i*n + j]` below the `j` loop is `a[(i+1)*n]`).
-            for (&i, p) in ids.iter().zip(&polys) {
-                let around = &facts.accesses[i].loops;
-                for v in p.0.keys().flatten() {
-                    if !around.contains(v) {
-                        bounds.remove(v);
-                    }
-                }
-            }
-            if let Some(dims) = delinearise(&polys, &bounds, &loop_vars) {
-                facts
-                    .delinearised
-                    .insert(array.clone(), dims.first().map_or(0, |d| d.len()));
-                subs = dims
-                    .into_iter()
-                    .map(|d| d.into_iter().map(Sub::Affine).collect())
-                    .collect();
-            }
+            delinearise_array(facts, array, ids, &mut subs, ambiguous, &loop_vars);
         }
         facts.subs.insert(array.clone(), subs.clone());
         if !ids.iter().any(|&i| facts.accesses[i].write) {
@@ -658,7 +509,53 @@ fn dependences(
             }
         }
     }
-    // Scalars that carry values serialise every loop around their writes.
+    mark_carried_scalars(facts, &mut sequential);
+    facts.sequential = sequential;
+}
+
+/// Replaces the single linear subscripts `subs` of `array` (accesses `ids`)
+/// by one per dimension when the delinearisation test finds them.
+fn delinearise_array(
+    facts: &mut NestFacts,
+    array: &str,
+    ids: &[usize],
+    subs: &mut Vec<Vec<Sub>>,
+    ambiguous: &BTreeSet<String>,
+    loop_vars: &BTreeSet<String>,
+) {
+    let polys: Vec<Poly> = subs
+        .iter()
+        .map(|s| match &s[0] {
+            Sub::Affine(p) => p.clone(),
+            _ => Poly::default(),
+        })
+        .collect();
+    let mut bounds = facts.loops.clone();
+    bounds.retain(|v, _| !ambiguous.contains(v));
+    // A loop's bounds say nothing of its variable read after the
+    // loop (`a[i*n + j]` below the `j` loop is `a[(i+1)*n]`).
+    for (&i, p) in ids.iter().zip(&polys) {
+        let around = &facts.accesses[i].loops;
+        for v in p.0.keys().flatten() {
+            if !around.contains(v) {
+                bounds.remove(v);
+            }
+        }
+    }
+    if let Some(dims) = delinearise(&polys, &bounds, loop_vars) {
+        facts
+            .delinearised
+            .insert(array.to_string(), dims.first().map_or(0, |d| d.len()));
+        *subs = dims
+            .into_iter()
+            .map(|d| d.into_iter().map(Sub::Affine).collect())
+            .collect();
+    }
+}
+
+/// Adds to `sequential` each loop around the writes of a scalar that
+/// carries a value from one iteration to the next there.
+fn mark_carried_scalars(facts: &NestFacts, sequential: &mut BTreeMap<String, Vec<String>>) {
     for (name, role) in &facts.scalars {
         for (v, reasons) in sequential.iter_mut() {
             let private_here = match role {
@@ -680,7 +577,6 @@ fn dependences(
             }
         }
     }
-    facts.sequential = sequential;
 }
 
 /// Locals of the nest that subscripts may read through: each declared once,
@@ -693,9 +589,9 @@ struct Definitions(Vec<(String, Expr)>);
 impl Definitions {
     /// `e` with every such local replaced by its definition.
     fn apply(&self, e: &Expr) -> Expr {
-        self.0.iter().fold(e.clone(), |e, (name, by)| {
-            super::transform::normalise::substitute(&e, name, by)
-        })
+        self.0
+            .iter()
+            .fold(e.clone(), |e, (name, by)| substitute(&e, name, by))
     }
 }
 

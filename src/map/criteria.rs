@@ -7,9 +7,13 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-use super::analysis::{lookup, NestFacts};
-use super::constant;
+use super::facts::NestFacts;
+use super::syntax::lookup;
+// Transitional re-export: remove after merge (the emitters name `criteria::block_shape`).
 use super::shared;
+pub(crate) use super::threads::block_shape;
+use super::threads::{kernel_body, thread_loops, GRID_X, GRID_YZ};
+use crate::front::c::fold::constant;
 use crate::front::c::loops::{CUnit, Function, Loop};
 use crate::model::device::Device;
 
@@ -55,20 +59,6 @@ pub fn device_memory_bytes(device: &Device) -> u64 {
 
 /// Constant memory of CUDA devices (64 KiB on every preset).
 pub const CONSTANT_MEMORY_BYTES: u64 = 64 * 1024;
-
-/// Largest grid along x, and along y and z.
-pub(crate) const GRID_X: i64 = (1 << 31) - 1;
-pub(crate) const GRID_YZ: i64 = 65535;
-
-/// Thread-block shape the kernels would use for 1, 2 and 3 parallel loops
-/// (innermost loop along x).
-pub(crate) fn block_shape(loops: usize) -> Vec<i64> {
-    match loops {
-        1 => vec![256],
-        2 => vec![8, 32],
-        _ => vec![2, 4, 32],
-    }
-}
 
 /// Checks the three criteria for the parallel loops `band` (outermost first).
 pub fn check(
@@ -181,11 +171,11 @@ pub fn memory_choices(
     function: &Function,
     unit: &CUnit,
 ) -> Vec<MemoryChoice> {
-    let threads: Vec<String> = super::opencl::thread_loops(band, facts)
+    let threads: Vec<String> = thread_loops(band, facts)
         .into_iter()
         .map(|(v, _, _)| v)
         .collect();
-    let body = super::opencl::kernel_body(root, threads.len());
+    let body = kernel_body(root, threads.len());
     let mut out = Vec::new();
     let mut staged_bytes = 0;
     for array in facts.subs.keys() {

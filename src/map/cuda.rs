@@ -14,8 +14,8 @@
 
 use std::collections::BTreeMap;
 
+use super::nest::{device_id, FilePlan, NestPlan};
 use super::opencl::{mapped, KernelPlan};
-use super::{device_id, FilePlan, NestPlan};
 use crate::front::c::CFile;
 
 /// The id of the direct kernels' unit between the marker lines.

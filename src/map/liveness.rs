@@ -16,8 +16,7 @@
 //! text: the scalar is live when its name appears after the nest, or
 //! anywhere in an enclosing loop.
 
-use super::analysis::PURE_LIBRARY;
-use super::rewrite::mentions;
+use super::syntax::{mentions_identifier as mentions, walk, PURE_LIBRARY};
 use crate::front::c::loops::{CUnit, Expr, Function, Loop, Stmt};
 use crate::front::c::CFile;
 
@@ -387,7 +386,7 @@ fn path_to<'a>(body: &'a [Stmt], root: &Loop, out: &mut Vec<Frame<'a>>) -> bool 
 /// Whether `body` jumps anywhere with `goto`.
 fn has_goto(body: &[Stmt]) -> bool {
     let mut found = false;
-    super::analysis::walk(body, &mut |s| found |= matches!(s, Stmt::Goto(_)));
+    walk(body, &mut |s| found |= matches!(s, Stmt::Goto(_)));
     found
 }
 

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{Decision, FilePlan, NestPlan};
+use super::nest::{Decision, FilePlan, NestPlan, Target};
 
 /// The report as text.
 pub fn text(plan: &FilePlan) -> String {
@@ -156,7 +156,7 @@ pub fn left_on_cpu(plan: &FilePlan) -> Vec<(String, Vec<String>)> {
         }
     }
     let mut out = Vec::new();
-    if plan.target != super::Target::C {
+    if plan.target != Target::C {
         walk(&plan.nests, None, &mut out);
     }
     out

@@ -9,12 +9,13 @@
 //! holds a construct the analysis cannot see through (a call of a function
 //! that may touch the arrays, a pointer dereference, a `while` or `switch`),
 //! or a `return` or `goto`, which would leave the loop without the copies
-//! back. Lifted loops (see [`super::lift`]) keep their arrays on the device by
+//! back. Lifted loops (see the `lift` module) keep their arrays on the device by
 //! themselves and are not considered here.
 
 use std::collections::BTreeSet;
 
-use super::{Decision, NestPlan};
+use super::kernel::KernelPlan;
+use super::nest::{Decision, NestPlan};
 use crate::front::c::loops::{Expr, Loop, Stmt};
 use crate::front::c::CFile;
 
@@ -153,7 +154,7 @@ pub fn wrap_loop(
 }
 
 /// The direct kernels of `nests`, through inner iterates.
-fn kernel_nests<'a>(nests: &'a [NestPlan], out: &mut Vec<&'a super::opencl::KernelPlan>) {
+fn kernel_nests<'a>(nests: &'a [NestPlan], out: &mut Vec<&'a KernelPlan>) {
     for n in nests {
         if let (Decision::Mapped { .. }, Some(k)) = (&n.decision, &n.kernel) {
             out.push(k);

@@ -5,29 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use super::analysis::{NestFacts, ScalarRole};
+use super::facts::{NestFacts, ScalarRole};
 use super::liveness::LiveAfter;
-use super::{Decision, FilePlan, NestPlan};
+use super::nest::{Decision, FilePlan, NestPlan};
+use super::syntax::{mentions_identifier as mentions, trip_count};
 use crate::front::c::loops::{CUnit, Function, Loop, Stmt};
 use crate::front::c::CFile;
-
-/// Whether `word` occurs as an identifier in `text`.
-pub(super) fn mentions(text: &str, word: &str) -> bool {
-    let bytes = text.as_bytes();
-    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut from = 0;
-    while let Some(i) = text[from..].find(word) {
-        let start = from + i;
-        let end = start + word.len();
-        let before = start == 0 || !is_ident(bytes[start - 1]);
-        let after = end >= bytes.len() || !is_ident(bytes[end]);
-        if before && after {
-            return true;
-        }
-        from = end;
-    }
-    false
-}
 
 /// Whether each run of `body` reaches a loop over `var` at its top level
 /// (no `break`, `continue` or unmodelled statement before it).
@@ -104,7 +87,7 @@ pub fn omp_clause(
                     facts
                         .loops
                         .get(v)
-                        .and_then(super::trip_count)
+                        .and_then(trip_count)
                         .is_some_and(|n| n > 0)
                 });
                 if !runs {

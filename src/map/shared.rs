@@ -21,9 +21,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::analysis::{lookup, NestFacts};
-use super::constant;
+use super::facts::NestFacts;
 use super::subscript::{Context, Poly, Sub};
+use super::syntax::lookup;
+use super::threads::block_shape;
+use crate::front::c::fold::constant;
 use crate::front::c::loops::{CUnit, Expr, Function, Loop, Stmt};
 
 /// Largest tile of one array, bytes; wider offsets keep the read-only path.
@@ -358,28 +360,6 @@ fn paren(s: &str) -> String {
     }
 }
 
-/// The value of a constant subscript (`(20 % 2)`, a time buffer's after the
-/// iterate's bound is known).
-fn fold(e: &Expr) -> Option<i64> {
-    use crate::front::c::loops::BinOp;
-    match e {
-        Expr::Int(v) => Some(*v),
-        Expr::Unary('-', a) => fold(a)?.checked_neg(),
-        Expr::Bin(op, a, b) => {
-            let (a, b) = (fold(a)?, fold(b)?);
-            match op {
-                BinOp::Add => a.checked_add(b),
-                BinOp::Sub => a.checked_sub(b),
-                BinOp::Mul => a.checked_mul(b),
-                BinOp::Div if b != 0 => a.checked_div(b),
-                BinOp::Mod if b != 0 => a.checked_rem(b),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
-
 /// The values a loop variable takes, when its bounds are constants.
 fn values(l: &Loop) -> Option<Vec<i64>> {
     let (lo, hi) = (constant(&l.lower)?, constant(&l.upper)?);
@@ -457,43 +437,18 @@ fn visit(array: &str, e: &Expr, scope: &[(String, Option<Vec<i64>>)], reads: &mu
     });
 }
 
-/// Whether `array`, read in `body` (the kernel's body inside its parallel
-/// loops `threads`, outermost first), can be staged, with the numbers;
-/// `Err` says why it cannot (offsets that are not constants, ...).
-pub fn analyse(
-    array: &str,
+/// Per dimension of an array, the thread loop (index into `threads`) along it.
+type ThreadAxes = Vec<Option<usize>>;
+
+/// Per dimension, the thread loop (index into `threads`) that the reads
+/// follow, and every offset from the thread's point at which the array is
+/// read; `Err` says why the reads cannot be staged.
+fn read_offsets(
+    reads: &Reads,
     threads: &[String],
-    body: &[Stmt],
-    facts: &NestFacts,
-    function: &Function,
-    unit: &CUnit,
-) -> Result<(StagingNumbers, Tile), String> {
-    let v = lookup(array, function, unit).ok_or("it is not declared")?;
-    let extents: Vec<i64> = v
-        .dims
-        .iter()
-        .map(|d| d.as_ref().and_then(constant))
-        .collect::<Option<_>>()
-        .filter(|d: &Vec<i64>| !d.is_empty() && !v.pointer)
-        .ok_or("its extents are not constants")?;
-    if threads.is_empty() {
-        return Err("the kernel has no parallel loop".into());
-    }
-    let mut reads = Reads {
-        subs: Vec::new(),
-        refused: None,
-    };
-    collect(array, body, &mut Vec::new(), &mut reads);
-    if let Some(why) = reads.refused {
-        return Err(why);
-    }
-    let loop_vars: BTreeSet<String> = facts.loops.keys().cloned().collect();
-    let written: BTreeSet<String> = facts.scalars.keys().cloned().collect();
-    let cx = Context {
-        loop_vars: &loop_vars,
-        written: &written,
-    };
-    let rank = extents.len();
+    rank: usize,
+    cx: &Context,
+) -> Result<(ThreadAxes, BTreeSet<Vec<i64>>), String> {
     let mut along: Option<Vec<Option<usize>>> = None;
     let mut offsets: BTreeSet<Vec<i64>> = BTreeSet::new();
     for (index, scope) in &reads.subs {
@@ -508,7 +463,7 @@ pub fn analyse(
         let mut terms: Vec<(usize, String, i64)> = Vec::new();
         let mut constants = vec![0; rank];
         for (k, e) in index.iter().enumerate() {
-            let p = match (fold(e), cx.sub(e)) {
+            let p = match (constant(e), cx.sub(e)) {
                 (Some(c), _) => Poly([(Vec::new(), c)].into_iter().filter(|m| m.1 != 0).collect()),
                 (None, Sub::Affine(p)) => p,
                 _ => return Err(format!("its subscript `{e}` is not affine")),
@@ -584,10 +539,51 @@ pub fn analyse(
         }
     }
     let along = along.ok_or("it is not read")?;
+    Ok((along, offsets))
+}
+
+/// Whether `array`, read in `body` (the kernel's body inside its parallel
+/// loops `threads`, outermost first), can be staged, with the numbers;
+/// `Err` says why it cannot (offsets that are not constants, ...).
+pub fn analyse(
+    array: &str,
+    threads: &[String],
+    body: &[Stmt],
+    facts: &NestFacts,
+    function: &Function,
+    unit: &CUnit,
+) -> Result<(StagingNumbers, Tile), String> {
+    let v = lookup(array, function, unit).ok_or("it is not declared")?;
+    let extents: Vec<i64> = v
+        .dims
+        .iter()
+        .map(|d| d.as_ref().and_then(constant))
+        .collect::<Option<_>>()
+        .filter(|d: &Vec<i64>| !d.is_empty() && !v.pointer)
+        .ok_or("its extents are not constants")?;
+    if threads.is_empty() {
+        return Err("the kernel has no parallel loop".into());
+    }
+    let mut reads = Reads {
+        subs: Vec::new(),
+        refused: None,
+    };
+    collect(array, body, &mut Vec::new(), &mut reads);
+    if let Some(why) = reads.refused {
+        return Err(why);
+    }
+    let loop_vars: BTreeSet<String> = facts.loops.keys().cloned().collect();
+    let written: BTreeSet<String> = facts.scalars.keys().cloned().collect();
+    let cx = Context {
+        loop_vars: &loop_vars,
+        written: &written,
+    };
+    let rank = extents.len();
+    let (along, offsets) = read_offsets(&reads, threads, rank, &cx)?;
     if offsets.is_empty() {
         return Err("none of its reads runs".into());
     }
-    let block = super::criteria::block_shape(threads.len());
+    let block = block_shape(threads.len());
     let points: i64 = block.iter().product();
     let mut dims = Vec::new();
     let mut numbers_offsets = Vec::new();

@@ -6,6 +6,7 @@
 //! line markers say which), so the rewritten program can keep the source text
 //! outside mapped nests byte for byte and errors point into the real file.
 
+pub mod fold;
 pub mod loops;
 pub mod lower;
 pub mod options;

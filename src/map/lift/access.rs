@@ -111,7 +111,79 @@ impl<'a> Lifter<'a> {
             ));
         }
         let field = sdsl_name(&key);
-        match self.arrays.get_mut(&key) {
+        self.register_array(
+            r,
+            &var,
+            elem,
+            &key,
+            &field,
+            swap.is_some(),
+            time_buffers,
+            &known,
+            write,
+        )?;
+        if !cx.fields.contains(&field) {
+            cx.fields.push(field.clone());
+        }
+        if !cx.arrays.contains(&key) {
+            cx.arrays.push(key.clone());
+        }
+        if write {
+            note_write_point(r, &forms, &known, cx)?;
+        }
+        let Some(point) = cx.point.clone() else {
+            return Err("it writes no array".into());
+        };
+        self.refuse_time_index(r, &forms)?;
+        if point.len() != known.len() || cx.shape.as_ref() != Some(&known) {
+            return Err(format!(
+                "`{r}` is not on the grid the nest writes (shapes differ)"
+            ));
+        }
+        let offsets = offsets_from_point(r, &forms, &point)?;
+        if known[0].is_none() {
+            self.note_rows(r, &key, &point[0], offsets[0], cx)?;
+        }
+        let offs: String = offsets.iter().map(|o| format!("[{o}]")).collect();
+        if !write {
+            cx.reads.push((key, offsets));
+        }
+        Ok(format!("[{level}]{field}{offs}"))
+    }
+
+    /// Refuses a reference `r` whose subscripts `forms` read the time loop's
+    /// variable: a stencil's read offsets are the same at every step.
+    fn refuse_time_index(&self, r: &Ref, forms: &[Option<Affine>]) -> Result<(), String> {
+        if let Some(t) = self.time {
+            if forms
+                .iter()
+                .any(|f| f.as_ref().is_some_and(|(m, _)| m.contains_key(&t.var)))
+            {
+                return Err(format!(
+                "`{r}` is indexed by the time variable `{}` (a stencil's read offsets are the same at every step)",
+                t.var
+            ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the array `key` (the reference `r` to `var`, its SDSL `field`)
+    /// on its first reference, or checks that this one agrees with the first.
+    #[allow(clippy::too_many_arguments)]
+    fn register_array(
+        &mut self,
+        r: &Ref,
+        var: &crate::front::c::loops::Var,
+        elem: &str,
+        key: &str,
+        field: &str,
+        swapped: bool,
+        time_buffers: usize,
+        known: &[Option<Affine>],
+        write: bool,
+    ) -> Result<(), String> {
+        match self.arrays.get_mut(key) {
             Some(a) => {
                 if a.lifted.time_buffers != time_buffers {
                     return Err(format!(
@@ -146,18 +218,18 @@ impl<'a> Lifter<'a> {
                     }
                 });
                 self.arrays.insert(
-                    key.clone(),
+                    key.to_string(),
                     ArrayInfo {
                         lifted: LiftedArray {
-                            c_name: key.clone(),
-                            field: field.clone(),
+                            c_name: key.to_string(),
+                            field: field.to_string(),
                             elem: elem.to_string(),
                             extents: Vec::new(),
                             time_buffers,
-                            swapped_with: swap.as_ref().map(|_| {
+                            swapped_with: swapped.then(|| {
                                 self.swaps
                                     .iter()
-                                    .find(|(_, (first, l))| first == &key && *l == 1)
+                                    .find(|(_, (first, l))| first == key && *l == 1)
                                     .map(|(name, _)| name.clone())
                                     .unwrap_or_default()
                             }),
@@ -165,141 +237,66 @@ impl<'a> Lifter<'a> {
                             written: write,
                             rows: None,
                         },
-                        extents: known.clone(),
+                        extents: known.to_vec(),
                         rows: None,
                     },
                 );
-                self.array_order.push(key.clone());
+                self.array_order.push(key.to_string());
             }
         }
-        if !cx.fields.contains(&field) {
-            cx.fields.push(field.clone());
-        }
-        if !cx.arrays.contains(&key) {
-            cx.arrays.push(key.clone());
-        }
-        if write {
-            let mut point = Vec::new();
-            for (d, f) in forms.iter().enumerate() {
-                let axis = match f {
-                    Some((m, 0)) if m.len() == 1 => {
-                        let (v, c) = m.iter().next().expect("one symbol");
-                        if *c == 1 && cx.band.iter().any(|l| &l.var == v) {
-                            Some(Axis::Var(v.clone()))
-                        } else {
-                            None
-                        }
-                    }
-                    Some((m, c)) if m.is_empty() => Some(Axis::Fixed(*c)),
-                    _ => None,
-                };
-                point.push(axis.ok_or_else(|| {
-                    format!("the write `{r}` is not at the point: its subscript {} is neither a loop variable nor a constant", d + 1)
-                })?);
-            }
-            for l in &cx.band {
-                let uses = point
-                    .iter()
-                    .filter(|a| matches!(a, Axis::Var(v) if v == &l.var))
-                    .count();
-                if uses != 1 {
+        Ok(())
+    }
+
+    /// For a pointer read or written by `r` at `offset` from the point's first
+    /// axis `point`, the rows of `key` it reaches, joined with those before.
+    fn note_rows(
+        &mut self,
+        r: &Ref,
+        key: &str,
+        point: &Axis,
+        offset: i64,
+        cx: &NestCx<'_>,
+    ) -> Result<(), String> {
+        let reach = match point {
+            Axis::Var(v) => {
+                let l = cx.band.iter().find(|l| &l.var == v).expect("band var");
+                let lower = constant(&l.lower).ok_or_else(|| {
+                    format!("`{r}`: the loop `{v}` starts at `{}`, not a constant, so the first row of `{}` is not known", l.lower, r.name)
+                })?;
+                if lower + offset < 0 {
                     return Err(format!(
-                        "the write `{r}` does not use loop variable `{}` exactly once",
-                        l.var
+                        "`{r}` reaches before the first row of `{}`",
+                        r.name
                     ));
                 }
+                let (m, c) =
+                    affine(&l.upper).ok_or_else(|| format!("the bound of `{v}` is not affine"))?;
+                (m, c + offset)
             }
-            match &cx.point {
-                Some(p) if p != &point || cx.shape.as_ref() != Some(&known) => {
+            Axis::Fixed(k) => {
+                if k + offset < 0 {
                     return Err(format!(
-                        "the writes are not all at the same point of the same grid (`{r}`)"
-                    ))
+                        "`{r}` reaches before the first row of `{}`",
+                        r.name
+                    ));
                 }
-                _ => {
-                    cx.point = Some(point);
-                    cx.shape = Some(known.clone());
-                }
+                (BTreeMap::new(), k + offset + 1)
             }
-        }
-        let Some(point) = cx.point.clone() else {
-            return Err("it writes no array".into());
         };
-        if let Some(t) = self.time {
-            if forms
-                .iter()
-                .any(|f| f.as_ref().is_some_and(|(m, _)| m.contains_key(&t.var)))
-            {
+        let info = self.arrays.get_mut(key).expect("registered above");
+        info.rows = match info.rows.take() {
+            None => Some(reach),
+            Some((m, c)) if m == reach.0 => Some((m, c.max(reach.1))),
+            Some(other) => {
                 return Err(format!(
-                    "`{r}` is indexed by the time variable `{}` (a stencil's read offsets are the same at every step)",
-                    t.var
-                ));
+                    "the rows of `{}` the nests reach have no single bound (`{}` and `{}`)",
+                    r.name,
+                    affine_text(&other),
+                    affine_text(&reach)
+                ))
             }
-        }
-        if point.len() != known.len() || cx.shape.as_ref() != Some(&known) {
-            return Err(format!(
-                "`{r}` is not on the grid the nest writes (shapes differ)"
-            ));
-        }
-        let mut offsets = Vec::new();
-        for (d, (f, axis)) in forms.iter().zip(&point).enumerate() {
-            let off = f.as_ref().and_then(|(m, c)| match axis {
-                Axis::Var(v) => (m.len() == 1 && m.get(v) == Some(&1)).then_some(*c),
-                Axis::Fixed(k) => m.is_empty().then(|| c - k),
-            });
-            offsets.push(off.ok_or_else(|| {
-                format!(
-                    "the read `{r}` is not the point plus a constant offset (subscript {})",
-                    d + 1
-                )
-            })?);
-        }
-        if known[0].is_none() {
-            // A pointer: the rows it reaches along its first dimension.
-            let reach = match &point[0] {
-                Axis::Var(v) => {
-                    let l = cx.band.iter().find(|l| &l.var == v).expect("band var");
-                    let lower = constant(&l.lower).ok_or_else(|| {
-                        format!("`{r}`: the loop `{v}` starts at `{}`, not a constant, so the first row of `{}` is not known", l.lower, r.name)
-                    })?;
-                    if lower + offsets[0] < 0 {
-                        return Err(format!(
-                            "`{r}` reaches before the first row of `{}`",
-                            r.name
-                        ));
-                    }
-                    let (m, c) = affine(&l.upper)
-                        .ok_or_else(|| format!("the bound of `{v}` is not affine"))?;
-                    (m, c + offsets[0])
-                }
-                Axis::Fixed(k) => {
-                    if k + offsets[0] < 0 {
-                        return Err(format!(
-                            "`{r}` reaches before the first row of `{}`",
-                            r.name
-                        ));
-                    }
-                    (BTreeMap::new(), k + offsets[0] + 1)
-                }
-            };
-            let info = self.arrays.get_mut(&key).expect("registered above");
-            info.rows = match info.rows.take() {
-                None => Some(reach),
-                Some((m, c)) if m == reach.0 => Some((m, c.max(reach.1))),
-                Some(other) => {
-                    return Err(format!(
-                        "the rows of `{}` the nests reach have no single bound (`{}` and `{}`)",
-                        r.name,
-                        affine_text(&other),
-                        affine_text(&reach)
-                    ))
-                }
-            };
-        }
-        let offs: String = offsets.iter().map(|o| format!("[{o}]")).collect();
-        if !write {
-            cx.reads.push((key, offsets));
-        }
-        Ok(format!("[{level}]{field}{offs}"))
+        };
+        Ok(())
     }
 
     /// A pointer indexed linearly (`a[i*m + j]`): its subscript split along
@@ -508,6 +505,82 @@ pub(super) fn sdsl_name(c: &str) -> String {
     } else {
         c.to_string()
     }
+}
+
+/// The constant offsets of the reference `r` (subscripts `forms`) from the
+/// nest's write point `point`, one per axis.
+fn offsets_from_point(
+    r: &Ref,
+    forms: &[Option<Affine>],
+    point: &[Axis],
+) -> Result<Vec<i64>, String> {
+    let mut offsets = Vec::new();
+    for (d, (f, axis)) in forms.iter().zip(point).enumerate() {
+        let off = f.as_ref().and_then(|(m, c)| match axis {
+            Axis::Var(v) => (m.len() == 1 && m.get(v) == Some(&1)).then_some(*c),
+            Axis::Fixed(k) => m.is_empty().then(|| c - k),
+        });
+        offsets.push(off.ok_or_else(|| {
+            format!(
+                "the read `{r}` is not the point plus a constant offset (subscript {})",
+                d + 1
+            )
+        })?);
+    }
+    Ok(offsets)
+}
+
+/// The point a write `r` (subscripts `forms` on the grid `known`) is at:
+/// each subscript a band variable or a constant, each band variable used
+/// once, the same point and grid for every write of the nest.
+fn note_write_point(
+    r: &Ref,
+    forms: &[Option<Affine>],
+    known: &[Option<Affine>],
+    cx: &mut NestCx<'_>,
+) -> Result<(), String> {
+    let mut point = Vec::new();
+    for (d, f) in forms.iter().enumerate() {
+        let axis = match f {
+            Some((m, 0)) if m.len() == 1 => {
+                let (v, c) = m.iter().next().expect("one symbol");
+                if *c == 1 && cx.band.iter().any(|l| &l.var == v) {
+                    Some(Axis::Var(v.clone()))
+                } else {
+                    None
+                }
+            }
+            Some((m, c)) if m.is_empty() => Some(Axis::Fixed(*c)),
+            _ => None,
+        };
+        point.push(axis.ok_or_else(|| {
+            format!("the write `{r}` is not at the point: its subscript {} is neither a loop variable nor a constant", d + 1)
+        })?);
+    }
+    for l in &cx.band {
+        let uses = point
+            .iter()
+            .filter(|a| matches!(a, Axis::Var(v) if v == &l.var))
+            .count();
+        if uses != 1 {
+            return Err(format!(
+                "the write `{r}` does not use loop variable `{}` exactly once",
+                l.var
+            ));
+        }
+    }
+    match &cx.point {
+        Some(p) if p != &point || cx.shape.as_deref() != Some(known) => {
+            return Err(format!(
+                "the writes are not all at the same point of the same grid (`{r}`)"
+            ))
+        }
+        _ => {
+            cx.point = Some(point);
+            cx.shape = Some(known.to_vec());
+        }
+    }
+    Ok(())
 }
 
 /// The SDSL type of a C scalar type.

@@ -170,7 +170,7 @@ fn mentions(s: &Stmt, name: &str) -> bool {
         found
     };
     let mut found = false;
-    super::super::analysis::walk(std::slice::from_ref(s), &mut |s| {
+    walk(std::slice::from_ref(s), &mut |s| {
         found |= match s {
             Stmt::For(l) => l.var == name || in_expr(&l.lower) || in_expr(&l.upper),
             Stmt::Assign(a) => {
@@ -248,6 +248,174 @@ fn innermost(root: &Loop) -> &[Stmt] {
     body
 }
 
+/// The one scalar the step computes that the convergence test `test`
+/// (line `test_line`) reads.
+fn tested_scalar(time: &Loop, test: &Expr, test_line: usize) -> Result<String, String> {
+    let mut computed = BTreeSet::new();
+    walk(&time.body, &mut |s| match s {
+        Stmt::Assign(a) if a.target.index.is_empty() => {
+            computed.insert(a.target.name.clone());
+        }
+        Stmt::Decl { name, .. } => {
+            computed.insert(name.clone());
+        }
+        _ => {}
+    });
+    let mut tested = Vec::new();
+    test.visit(&mut |x| {
+        if let Expr::Load(r) = x {
+            if r.index.is_empty() && computed.contains(&r.name) && !tested.contains(&r.name) {
+                tested.push(r.name.clone());
+            }
+        }
+    });
+    match tested.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(format!(
+            "the convergence test (line {test_line}) reads no scalar the step computes"
+        )),
+        more => Err(format!(
+                "the convergence test (line {test_line}) reads several scalars the step computes ({}); one is lifted",
+                more.join(", ")
+            )),
+    }
+}
+
+/// The reset of `scalar` among the statements `extras` (all but the test):
+/// its constant, line, the nests before it, and whether it declares the scalar.
+fn find_reset(extras: &[Extra<'_>], scalar: &str) -> Result<(f64, usize, usize, bool), String> {
+    let plain = |s: &Stmt| {
+        format!(
+            "the time loop's body holds {} besides loop nests, pointer swaps and a convergence test",
+            describe(s)
+        )
+    };
+    let mut reset = None;
+    for extra in &extras[..extras.len() - 1] {
+        let value = match extra.stmt {
+            Stmt::Assign(a) if a.target.name == *scalar && a.target.index.is_empty() => {
+                a.op.is_none().then_some((&a.value, a.line))
+            }
+            Stmt::Decl {
+                name,
+                init: Some(init),
+                line,
+            } if name == scalar => Some((init, *line)),
+            other => return Err(plain(other)),
+        };
+        let Some((value, line)) = value else {
+            return Err(format!(
+                "`{scalar}` is updated at line {} outside the nests",
+                match extra.stmt {
+                    Stmt::Assign(a) => a.line,
+                    _ => 0,
+                }
+            ));
+        };
+        let constant = reset_value(value).ok_or_else(|| {
+            format!("`{scalar}` is reset to `{value}` (line {line}), not a constant")
+        })?;
+        let declares = matches!(extra.stmt, Stmt::Decl { .. });
+        if reset
+            .replace((constant, line, extra.nests_before, declares))
+            .is_some()
+        {
+            return Err(format!("`{scalar}` is reset twice in a step (line {line})"));
+        }
+    }
+    reset.ok_or_else(|| {
+        format!("`{scalar}` is not reset at the start of each step (a constant assigned in the time loop's body, before its nest)")
+    })
+}
+
+/// The update of `scalar`: one statement of one nest's innermost body (the
+/// nest's index and the statement).
+fn find_update<'a>(nests: &[&'a Loop], scalar: &str) -> Result<(usize, &'a Stmt), String> {
+    let mut updates = Vec::new();
+    for (k, nest) in nests.iter().enumerate() {
+        if !mentions(&Stmt::For((*nest).clone()), scalar) {
+            continue;
+        }
+        let found: Vec<&Stmt> = innermost(nest)
+            .iter()
+            .filter(|s| mentions(s, scalar))
+            .collect();
+        match found.as_slice() {
+            [one] => updates.push((k, *one)),
+            _ => {
+                return Err(format!(
+                    "`{scalar}` is used in the nest at line {} other than by one statement of its innermost body",
+                    nest.lines.0
+                ))
+            }
+        }
+    }
+    match updates.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(format!("no nest of the step updates `{scalar}`")),
+        _ => Err(format!(
+            "`{scalar}` is updated in several nests (lines {}); one is lifted",
+            updates
+                .iter()
+                .map(|(k, _)| nests[*k].lines.0.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// Per line, the uses of `scalar` that the reset, the update, the test and
+/// the declarations account for: nothing else may see the scalar, as its
+/// value after the loop is not computed.
+fn accounted_uses(
+    scalar: &str,
+    test: &Expr,
+    test_line: usize,
+    update: &Stmt,
+    extras: &[Extra<'_>],
+    function: &Function,
+) -> BTreeMap<usize, usize> {
+    let occurrences = |e: &Expr| {
+        let mut n = 0;
+        e.visit(&mut |x| {
+            if matches!(x, Expr::Load(r) if r.name == scalar) {
+                n += 1;
+            }
+        });
+        n
+    };
+    let mut allowed: BTreeMap<usize, usize> = BTreeMap::new();
+    *allowed.entry(test_line).or_default() += occurrences(test);
+    let mut assignments = Vec::new();
+    match update {
+        Stmt::If {
+            cond, then, line, ..
+        } => {
+            *allowed.entry(*line).or_default() += occurrences(cond);
+            assignments.extend(then.iter());
+        }
+        other => assignments.push(other),
+    }
+    for extra in extras {
+        if matches!(extra.stmt, Stmt::Assign(a) if a.target.name == *scalar) {
+            assignments.push(extra.stmt);
+        }
+    }
+    for s in assignments {
+        if let Stmt::Assign(a) = s {
+            *allowed.entry(a.line).or_default() += 1 + occurrences(&a.value);
+        }
+    }
+    walk(&function.body, &mut |s| {
+        if let Stmt::Decl { name, line, init } = s {
+            if name == scalar {
+                *allowed.entry(*line).or_default() += 1 + init.as_ref().map_or(0, occurrences);
+            }
+        }
+    });
+    allowed
+}
+
 /// Finds the convergence test among the statements of a time loop's body
 /// that are not nests or swaps; `Ok(None)` when there are none.
 pub(super) fn find<'a>(
@@ -282,115 +450,15 @@ pub(super) fn find<'a>(
             "the convergence test (line {test_line}) is not the last statement of the step (a pointer swap follows it)"
         ));
     }
-    let mut computed = BTreeSet::new();
-    super::super::analysis::walk(&time.body, &mut |s| match s {
-        Stmt::Assign(a) if a.target.index.is_empty() => {
-            computed.insert(a.target.name.clone());
-        }
-        Stmt::Decl { name, .. } => {
-            computed.insert(name.clone());
-        }
-        _ => {}
-    });
-    let mut tested = Vec::new();
-    test.visit(&mut |x| {
-        if let Expr::Load(r) = x {
-            if r.index.is_empty() && computed.contains(&r.name) && !tested.contains(&r.name) {
-                tested.push(r.name.clone());
-            }
-        }
-    });
-    let scalar = match tested.as_slice() {
-        [one] => one.clone(),
-        [] => {
-            return Err(format!(
-                "the convergence test (line {test_line}) reads no scalar the step computes"
-            ))
-        }
-        more => {
-            return Err(format!(
-                "the convergence test (line {test_line}) reads several scalars the step computes ({}); one is lifted",
-                more.join(", ")
-            ))
-        }
-    };
+    let scalar = tested_scalar(time, test, test_line)?;
     let var = function.vars.get(&scalar).ok_or_else(|| {
         format!("the tested scalar `{scalar}` is a global variable: other functions may read it")
     })?;
     if var.pointer || !var.dims.is_empty() {
         return Err(format!("the tested `{scalar}` is not a scalar"));
     }
-    // The reset, before the nest that updates the scalar.
-    let mut reset = None;
-    for extra in &extras[..extras.len() - 1] {
-        let value = match extra.stmt {
-            Stmt::Assign(a) if a.target.name == scalar && a.target.index.is_empty() => {
-                a.op.is_none().then_some((&a.value, a.line))
-            }
-            Stmt::Decl {
-                name,
-                init: Some(init),
-                line,
-            } if name == &scalar => Some((init, *line)),
-            other => return Err(plain(other)),
-        };
-        let Some((value, line)) = value else {
-            return Err(format!(
-                "`{scalar}` is updated at line {} outside the nests",
-                match extra.stmt {
-                    Stmt::Assign(a) => a.line,
-                    _ => 0,
-                }
-            ));
-        };
-        let constant = reset_value(value).ok_or_else(|| {
-            format!("`{scalar}` is reset to `{value}` (line {line}), not a constant")
-        })?;
-        let declares = matches!(extra.stmt, Stmt::Decl { .. });
-        if reset
-            .replace((constant, line, extra.nests_before, declares))
-            .is_some()
-        {
-            return Err(format!("`{scalar}` is reset twice in a step (line {line})"));
-        }
-    }
-    let (reset, reset_line, reset_at, declared_in_loop) = reset.ok_or_else(|| {
-        format!("`{scalar}` is not reset at the start of each step (a constant assigned in the time loop's body, before its nest)")
-    })?;
-    // The update: one statement of one nest's innermost body.
-    let mut updates = Vec::new();
-    for (k, nest) in nests.iter().enumerate() {
-        if !mentions(&Stmt::For((*nest).clone()), &scalar) {
-            continue;
-        }
-        let found: Vec<&Stmt> = innermost(nest)
-            .iter()
-            .filter(|s| mentions(s, &scalar))
-            .collect();
-        match found.as_slice() {
-            [one] => updates.push((k, *one)),
-            _ => {
-                return Err(format!(
-                    "`{scalar}` is used in the nest at line {} other than by one statement of its innermost body",
-                    nest.lines.0
-                ))
-            }
-        }
-    }
-    let (nest, update) = match updates.as_slice() {
-        [one] => *one,
-        [] => return Err(format!("no nest of the step updates `{scalar}`")),
-        _ => {
-            return Err(format!(
-                "`{scalar}` is updated in several nests (lines {}); one is lifted",
-                updates
-                    .iter()
-                    .map(|(k, _)| nests[*k].lines.0.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        }
-    };
+    let (reset, reset_line, reset_at, declared_in_loop) = find_reset(extras, &scalar)?;
+    let (nest, update) = find_update(nests, &scalar)?;
     if reset_at > nest {
         return Err(format!(
             "`{scalar}` is reset (line {reset_line}) after the nest that updates it"
@@ -472,47 +540,7 @@ pub(super) fn find<'a>(
     ) {
         return Err(not_reduction(update_line));
     }
-    // Nothing else may see the scalar: its value after the loop is not
-    // computed. Per line, the uses the reset, the update, the test and the
-    // declarations account for; any other is another use.
-    let occurrences = |e: &Expr| {
-        let mut n = 0;
-        e.visit(&mut |x| {
-            if matches!(x, Expr::Load(r) if r.name == scalar) {
-                n += 1;
-            }
-        });
-        n
-    };
-    let mut allowed: BTreeMap<usize, usize> = BTreeMap::new();
-    *allowed.entry(test_line).or_default() += occurrences(test);
-    let mut assignments = Vec::new();
-    match update {
-        Stmt::If {
-            cond, then, line, ..
-        } => {
-            *allowed.entry(*line).or_default() += occurrences(cond);
-            assignments.extend(then.iter());
-        }
-        other => assignments.push(other),
-    }
-    for extra in extras {
-        if matches!(extra.stmt, Stmt::Assign(a) if a.target.name == scalar) {
-            assignments.push(extra.stmt);
-        }
-    }
-    for s in assignments {
-        if let Stmt::Assign(a) = s {
-            *allowed.entry(a.line).or_default() += 1 + occurrences(&a.value);
-        }
-    }
-    super::super::analysis::walk(&function.body, &mut |s| {
-        if let Stmt::Decl { name, line, init } = s {
-            if name == &scalar {
-                *allowed.entry(*line).or_default() += 1 + init.as_ref().map_or(0, occurrences);
-            }
-        }
-    });
+    let allowed = accounted_uses(&scalar, test, test_line, update, extras, function);
     if let Some(line) = used_elsewhere(file, &scalar, function.lines, &allowed) {
         return Err(format!(
             "the tested scalar `{scalar}` is used otherwise (line {line}): its value outside the step is not computed on the device"

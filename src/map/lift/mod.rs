@@ -40,9 +40,9 @@ use shape::{affine, affine_text, Affine};
 
 pub use converge::LiftedCheck;
 
-use super::analysis::lookup;
-use super::constant;
 use super::subscript::{delinearise_with_extents, Context, Poly, Sub};
+use super::syntax::{lookup, walk};
+use crate::front::c::fold::constant;
 
 /// A C array lifted into a field.
 #[derive(Clone, Debug, PartialEq)]
@@ -427,7 +427,7 @@ impl<'a> Lifter<'a> {
             }
         };
         if let Some(t) = time {
-            super::analysis::walk(&t.body, &mut note);
+            walk(&t.body, &mut note);
         }
         Lifter {
             function,
@@ -447,17 +447,7 @@ impl<'a> Lifter<'a> {
     }
 
     fn lift(mut self, nests: &[&'a Loop], steps: Expr, name: &str) -> Result<Lift, String> {
-        if self.time.is_none() {
-            for n in nests {
-                super::analysis::walk(&n.body, &mut |s| {
-                    if let Stmt::Assign(a) = s {
-                        if a.target.index.is_empty() {
-                            self.written_scalars.insert(a.target.name.clone());
-                        }
-                    }
-                });
-            }
-        }
+        self.note_writes(nests);
         let steps_text = self
             .expr(&steps, None)
             .map_err(|e| format!("the number of steps: {e}"))?;
@@ -466,26 +456,6 @@ impl<'a> Lifter<'a> {
             Some(n) => n.max(0).to_string(),
             None => format!("({steps_text} > 0 ? {steps_text} : 0)"),
         };
-        if let Some(found) = &self.convergence {
-            for (k, nest) in nests.iter().enumerate().skip(found.nest) {
-                super::analysis::walk(&nest.body, &mut |s| {
-                    if let Stmt::Assign(a) = s {
-                        if !a.target.index.is_empty() {
-                            let key = self
-                                .swaps
-                                .get(&a.target.name)
-                                .map_or(&a.target.name, |(first, _)| first);
-                            let set = if k == found.nest {
-                                &mut self.written_by_update
-                            } else {
-                                &mut self.written_after_update
-                            };
-                            set.insert(key.clone());
-                        }
-                    }
-                });
-            }
-        }
         let mut functions = String::new();
         let mut parts = Vec::new();
         for (n, nest) in nests.iter().enumerate() {
@@ -514,33 +484,7 @@ impl<'a> Lifter<'a> {
             ),
             None => None,
         };
-        let mut text = format!("// {name}: lifted by stencilc map\n");
-        for p in &self.params {
-            let _ = writeln!(text, "{} {};", p.elem, p.name);
-        }
-        let mut grids: Vec<Vec<String>> = Vec::new();
-        for a in &self.array_order {
-            let shape = &self.arrays[a].lifted.extents;
-            if !grids.contains(shape) {
-                grids.push(shape.clone());
-            }
-        }
-        for (g, shape) in grids.iter().enumerate() {
-            let dims: String = shape.iter().map(|d| format!("[{d}]")).collect();
-            let _ = writeln!(text, "grid g{g}{dims};");
-        }
-        for a in &self.array_order {
-            let a = &self.arrays[a].lifted;
-            let g = grids.iter().position(|s| s == &a.extents).unwrap_or(0);
-            let levels: Vec<String> = (0..a.levels()).map(|l| l.to_string()).collect();
-            let _ = writeln!(
-                text,
-                "{} griddata {} on g{g} at {};",
-                a.elem,
-                a.field,
-                levels.join(",")
-            );
-        }
+        let (mut text, grids) = self.declarations(name);
         text.push('\n');
         text.push_str(&functions);
         let _ = writeln!(text, "iterate {steps_text} {{");
@@ -614,6 +558,42 @@ impl<'a> Lifter<'a> {
             constant_sizes,
             check,
         })
+    }
+
+    /// Records the scalars the nests write (outside a time loop) and, with a
+    /// convergence check, the arrays its update nest and the nests after it write.
+    fn note_writes(&mut self, nests: &[&'a Loop]) {
+        if self.time.is_none() {
+            for n in nests {
+                walk(&n.body, &mut |s| {
+                    if let Stmt::Assign(a) = s {
+                        if a.target.index.is_empty() {
+                            self.written_scalars.insert(a.target.name.clone());
+                        }
+                    }
+                });
+            }
+        }
+        if let Some(found) = &self.convergence {
+            for (k, nest) in nests.iter().enumerate().skip(found.nest) {
+                walk(&nest.body, &mut |s| {
+                    if let Stmt::Assign(a) = s {
+                        if !a.target.index.is_empty() {
+                            let key = self
+                                .swaps
+                                .get(&a.target.name)
+                                .map_or(&a.target.name, |(first, _)| first);
+                            let set = if k == found.nest {
+                                &mut self.written_by_update
+                            } else {
+                                &mut self.written_after_update
+                            };
+                            set.insert(key.clone());
+                        }
+                    }
+                });
+            }
+        }
     }
 
     /// An extent or a loop bound: affine in parameters (registered as such).
@@ -798,31 +778,4 @@ impl<'a> Lifter<'a> {
             other => Err(format!("its body holds {}", describe(other))),
         }
     }
-
-    /// The time level of a subscript of the form `(t + k) % m` (`m` of 2 or
-    /// 3) or `(t + k) & 1`, with the number of buffers it cycles through:
-    /// `(k mod m, m)`. Casts around the subscript or its parts
-    /// (`(int)(t % 2)`) are looked through.
-    fn time_level(&self, e: &Expr) -> Option<(usize, usize)> {
-        let t = self.time?;
-        let (inner, buffers) = match uncast(e) {
-            Expr::Bin(BinOp::Mod, inner, m) => (inner, constant(m)?),
-            Expr::Bin(BinOp::BitAnd, inner, m) if constant(m) == Some(1) => (inner, 2),
-            _ => return None,
-        };
-        if !(2..=3).contains(&buffers) {
-            return None;
-        }
-        let (syms, k) = affine(uncast(inner))?;
-        (syms.len() == 1 && syms.get(&t.var) == Some(&1))
-            .then(|| (k.rem_euclid(buffers) as usize, buffers as usize))
-    }
-}
-
-/// `e` without the casts around it.
-fn uncast(mut e: &Expr) -> &Expr {
-    while let Expr::Cast(_, inner) = e {
-        e = inner;
-    }
-    e
 }

@@ -1,5 +1,7 @@
 //! The shapes of the lifted fields: affine extents as text, a pointer's
-//! first extent from the rows its accesses reach, and one grid per nest.
+//! first extent from the rows its accesses reach, one grid per nest, the
+//! program's grid and field declarations, and the time level a ping-pong
+//! subscript selects.
 
 use super::*;
 
@@ -166,4 +168,66 @@ impl<'a> Lifter<'a> {
         }
         Ok(())
     }
+}
+
+impl Lifter<'_> {
+    /// The SDSL declarations of the lifted program: a comment naming it, its
+    /// parameters, its grids and its fields; with the grids' shapes.
+    pub(super) fn declarations(&self, name: &str) -> (String, Vec<Vec<String>>) {
+        let mut text = format!("// {name}: lifted by stencilc map\n");
+        for p in &self.params {
+            let _ = writeln!(text, "{} {};", p.elem, p.name);
+        }
+        let mut grids: Vec<Vec<String>> = Vec::new();
+        for a in &self.array_order {
+            let shape = &self.arrays[a].lifted.extents;
+            if !grids.contains(shape) {
+                grids.push(shape.clone());
+            }
+        }
+        for (g, shape) in grids.iter().enumerate() {
+            let dims: String = shape.iter().map(|d| format!("[{d}]")).collect();
+            let _ = writeln!(text, "grid g{g}{dims};");
+        }
+        for a in &self.array_order {
+            let a = &self.arrays[a].lifted;
+            let g = grids.iter().position(|s| s == &a.extents).unwrap_or(0);
+            let levels: Vec<String> = (0..a.levels()).map(|l| l.to_string()).collect();
+            let _ = writeln!(
+                text,
+                "{} griddata {} on g{g} at {};",
+                a.elem,
+                a.field,
+                levels.join(",")
+            );
+        }
+        (text, grids)
+    }
+
+    /// The time level of a subscript of the form `(t + k) % m` (`m` of 2 or
+    /// 3) or `(t + k) & 1`, with the number of buffers it cycles through:
+    /// `(k mod m, m)`. Casts around the subscript or its parts
+    /// (`(int)(t % 2)`) are looked through.
+    pub(super) fn time_level(&self, e: &Expr) -> Option<(usize, usize)> {
+        let t = self.time?;
+        let (inner, buffers) = match uncast(e) {
+            Expr::Bin(BinOp::Mod, inner, m) => (inner, constant(m)?),
+            Expr::Bin(BinOp::BitAnd, inner, m) if constant(m) == Some(1) => (inner, 2),
+            _ => return None,
+        };
+        if !(2..=3).contains(&buffers) {
+            return None;
+        }
+        let (syms, k) = affine(uncast(inner))?;
+        (syms.len() == 1 && syms.get(&t.var) == Some(&1))
+            .then(|| (k.rem_euclid(buffers) as usize, buffers as usize))
+    }
+}
+
+/// `e` without the casts around it.
+fn uncast(mut e: &Expr) -> &Expr {
+    while let Expr::Cast(_, inner) = e {
+        e = inner;
+    }
+    e
 }

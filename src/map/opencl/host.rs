@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use super::KernelPlan;
 use crate::front::c::CFile;
-use crate::map::{Decision, FilePlan, NestPlan};
+use crate::map::nest::{Decision, FilePlan, NestPlan};
 
 /// The C string literal of a text.
 fn c_string(text: &str) -> String {

@@ -14,67 +14,21 @@
 //! when declared outside them and read after the nest, are set by the host
 //! glue to what the loops leave ([`loop_exits`]).
 
+pub mod callee;
 mod host;
 
 pub use host::{mapped, opencl_program, unique_functions};
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::analysis::{lookup, NestFacts, ScalarRole, PURE_LIBRARY};
-use super::constant;
+use super::facts::{NestFacts, ScalarRole};
+pub use super::kernel::{ConstantArray, KernelPlan};
 use super::shared::{self, Tile};
+use super::syntax::{lookup, PURE_LIBRARY};
+use super::threads::{kernel_body, thread_loops};
+use crate::front::c::fold::constant;
 use crate::front::c::loops::{BinOp, CUnit, Expr, Function, Loop, Ref, Stmt};
 use crate::front::c::CFile;
-
-/// What the host glue of one kernel needs.
-#[derive(Clone, Debug, PartialEq)]
-pub struct KernelPlan {
-    /// The kernel's name.
-    pub name: String,
-    /// Its OpenCL C source.
-    pub source: String,
-    /// Arrays (name, written) in argument order.
-    pub arrays: Vec<(String, bool)>,
-    /// Per array, its size in bytes as a C expression (`sizeof(a)`, or the
-    /// declared extents' product for an array parameter).
-    pub bytes: BTreeMap<String, String>,
-    /// Scalars passed by value (name, OpenCL type).
-    pub scalars: Vec<(String, String)>,
-    /// Flag reductions written through a one-element buffer.
-    pub flags: Vec<String>,
-    /// The parallel loops (var, lower, upper), outermost first.
-    pub band: Vec<(String, String, String)>,
-    /// The memory specialisation applied to its arrays, one line each.
-    pub specialised: Vec<String>,
-    /// CUDA: the read-only arrays in constant memory, filled before the launch.
-    pub constants: Vec<ConstantArray>,
-    /// CUDA: the kernel's declaration for compilers other than nvcc.
-    pub declaration: String,
-    /// Functions of the file the kernel calls, copied before it (once per
-    /// program: see [`super::callee`]).
-    pub functions: Vec<super::callee::DeviceFunction>,
-    /// The block (work-group) shape, outermost first, of a kernel that
-    /// stages tiles in local memory (it takes counts and needs whole
-    /// blocks); empty for the others.
-    pub local: Vec<i64>,
-    /// The parallel loops (indices into `band`) whose variables are
-    /// declared outside them and read after the nest: the host sets them
-    /// as the loops leave them.
-    pub live_out: Vec<usize>,
-}
-
-/// A read-only array a CUDA kernel reads from constant memory.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ConstantArray {
-    /// The C array.
-    pub array: String,
-    /// The `__constant__` symbol holding its copy.
-    pub symbol: String,
-    /// Its element type.
-    pub ty: String,
-    /// Its number of elements.
-    pub elems: i64,
-}
 
 /// Whether `e` is an integer expression of scalars and constants (`n`,
 /// `n + 2`, `nx * 2`): an extent a kernel can be passed; its scalars added
@@ -553,38 +507,6 @@ pub(super) fn loop_exits(k: &KernelPlan, pad: &str) -> String {
         }
     }
     out
-}
-
-/// The parallel loops a kernel maps onto threads (var, lower, upper),
-/// outermost first: `band` cut where an inner bound depends on an outer loop
-/// or a step is not one.
-pub(super) fn thread_loops(band: &[String], facts: &NestFacts) -> Vec<(String, String, String)> {
-    let mut dims = Vec::new();
-    for var in band {
-        let Some(l) = facts.loops.get(var) else { break };
-        let text = format!("{} {}", l.lower, l.upper);
-        if dims
-            .iter()
-            .any(|(v, _, _): &(String, String, String)| super::rewrite::mentions(&text, v))
-            || l.step != 1
-        {
-            break;
-        }
-        dims.push((var.clone(), l.lower.to_string(), l.upper.to_string()));
-    }
-    dims
-}
-
-/// The statements a kernel with `depth` thread loops runs: the body of its
-/// innermost thread loop.
-pub(super) fn kernel_body(root: &Loop, depth: usize) -> &[Stmt] {
-    let mut l = root;
-    for _ in 1..depth {
-        if let [Stmt::For(inner)] = l.body.as_slice() {
-            l = inner;
-        }
-    }
-    &l.body
 }
 
 pub(crate) struct Printer<'a> {

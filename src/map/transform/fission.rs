@@ -9,8 +9,9 @@ use std::collections::BTreeSet;
 
 use super::{describe, start_line, text, Cx, Outcome, Proposal};
 use crate::front::c::loops::{Expr, Function, Loop, Stmt};
-use crate::map::analysis::ScalarRole;
-use crate::map::{Decision, NestPlan};
+use crate::map::facts::{NestFacts, ScalarRole};
+use crate::map::nest::{Decision, NestPlan};
+use crate::map::syntax::walk;
 
 /// Considers a nest whose outer loop is sequential.
 pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> Outcome {
@@ -60,42 +61,9 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
             together.push((a.min(b), a.max(b), describe(d)));
         }
     }
-    // Scalars written in the body (not loop variables) bind the statements naming them.
-    let loop_vars: BTreeSet<&String> = facts.loops.keys().collect();
     let names: Vec<BTreeSet<String>> = root.body.iter().map(scalars_named).collect();
-    let mut written = BTreeSet::new();
-    crate::map::analysis::walk(&root.body, &mut |s| match s {
-        Stmt::Assign(a) if a.target.index.is_empty() => {
-            written.insert(a.target.name.clone());
-        }
-        Stmt::Decl { name, .. } => {
-            written.insert(name.clone());
-        }
-        _ => {}
-    });
-    for name in written.iter().filter(|n| !loop_vars.contains(n)) {
-        let users: Vec<usize> = (0..n).filter(|&k| names[k].contains(name)).collect();
-        if let (Some(&a), Some(&b)) = (users.first(), users.last()) {
-            if a != b {
-                together.push((a, b, format!("the scalar `{name}` is used by both")));
-            }
-        }
-    }
-    // Parts: maximal runs of statements not split by any interval.
-    let mut cut_allowed = vec![true; n]; // cut before statement k
-    for (a, b, _) in &together {
-        for c in cut_allowed.iter_mut().take(*b + 1).skip(a + 1) {
-            *c = false;
-        }
-    }
-    let mut parts: Vec<(usize, usize)> = Vec::new();
-    for (k, &cut) in cut_allowed.iter().enumerate() {
-        if k == 0 || cut {
-            parts.push((k, k));
-        } else if let Some(last) = parts.last_mut() {
-            last.1 = k;
-        }
-    }
+    together.extend(scalars_binding(root, &facts, &names));
+    let parts = parts_between(&together, n);
     if parts.len() < 2 {
         let why = together
             .iter()
@@ -166,9 +134,88 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
             ..root.clone()
         }));
     }
-    let summary: Vec<String> = parts
+    let summary = part_summary(&parts, &kinds, &starts, root);
+    let note = format!(
+        "fission: the loop `{}` (lines {}-{}) split into {} loops at its statements: {}; legal: no dependence goes from a later part back to an earlier one",
+        root.var,
+        root.lines.0,
+        root.lines.1,
+        parts.len(),
+        summary.join(", ")
+    );
+    Outcome::Propose(Proposal {
+        kind: "fission",
+        function: function.name.clone(),
+        lines: root.lines,
+        text: new_text.join("\n"),
+        expected,
+        notes: offsets.into_iter().map(|o| (o, note.clone())).collect(),
+    })
+}
+
+/// Scalars written in the body (not loop variables) bind the statements
+/// naming them (`names`, per statement): their [first, last] intervals.
+fn scalars_binding(
+    root: &Loop,
+    facts: &NestFacts,
+    names: &[BTreeSet<String>],
+) -> Vec<(usize, usize, String)> {
+    let n = root.body.len();
+    let mut together = Vec::new();
+    let loop_vars: BTreeSet<&String> = facts.loops.keys().collect();
+    let mut written = BTreeSet::new();
+    walk(&root.body, &mut |s| match s {
+        Stmt::Assign(a) if a.target.index.is_empty() => {
+            written.insert(a.target.name.clone());
+        }
+        Stmt::Decl { name, .. } => {
+            written.insert(name.clone());
+        }
+        _ => {}
+    });
+    for name in written.iter().filter(|n| !loop_vars.contains(n)) {
+        let users: Vec<usize> = (0..n).filter(|&k| names[k].contains(name)).collect();
+        if let (Some(&a), Some(&b)) = (users.first(), users.last()) {
+            if a != b {
+                together.push((a, b, format!("the scalar `{name}` is used by both")));
+            }
+        }
+    }
+    together
+}
+
+/// The parts of `n` statements: maximal runs not split by any interval of
+/// `together`.
+fn parts_between(together: &[(usize, usize, String)], n: usize) -> Vec<(usize, usize)> {
+    let mut cut_allowed = vec![true; n]; // cut before statement k
+    for (a, b, _) in together {
+        for c in cut_allowed.iter_mut().take(*b + 1).skip(a + 1) {
+            *c = false;
+        }
+    }
+    let mut parts: Vec<(usize, usize)> = Vec::new();
+    for (k, &cut) in cut_allowed.iter().enumerate() {
+        if k == 0 || cut {
+            parts.push((k, k));
+        } else if let Some(last) = parts.last_mut() {
+            last.1 = k;
+        }
+    }
+    parts
+}
+
+/// Each part's lines (`starts`: each statement's first line) and whether it
+/// runs in parallel (`kinds`: what it carries), for the report.
+fn part_summary(
+    parts: &[(usize, usize)],
+    kinds: &[Option<String>],
+    starts: &[usize],
+    root: &Loop,
+) -> Vec<String> {
+    let n = root.body.len();
+    parts
         .iter()
-        .zip(&kinds)
+        .zip(kinds)
         .map(|(&(a, b), k)| {
             let lines = if a == b {
                 format!("line {}", starts[a])
@@ -188,23 +235,7 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
                 Some(why) => format!("{lines} (sequential: {why})"),
             }
         })
-        .collect();
-    let note = format!(
-        "fission: the loop `{}` (lines {}-{}) split into {} loops at its statements: {}; legal: no dependence goes from a later part back to an earlier one",
-        root.var,
-        root.lines.0,
-        root.lines.1,
-        parts.len(),
-        summary.join(", ")
-    );
-    Outcome::Propose(Proposal {
-        kind: "fission",
-        function: function.name.clone(),
-        lines: root.lines,
-        text: new_text.join("\n"),
-        expected,
-        notes: offsets.into_iter().map(|o| (o, note.clone())).collect(),
-    })
+        .collect()
 }
 
 /// Every variable a statement reads or writes, array bases included: a
@@ -219,7 +250,7 @@ fn scalars_named(s: &Stmt) -> BTreeSet<String> {
             }
         })
     };
-    crate::map::analysis::walk(std::slice::from_ref(s), &mut |st| match st {
+    walk(std::slice::from_ref(s), &mut |st| match st {
         Stmt::Assign(a) => {
             out.insert(a.target.name.clone());
             a.target.index.iter().for_each(|e| expr(e, &mut out));

@@ -9,8 +9,9 @@ use std::collections::BTreeSet;
 
 use super::{band, describe, perfect_chain, text, wrap, Cx, Outcome, Proposal};
 use crate::front::c::loops::{Function, Loop, Stmt};
-use crate::map::analysis::ScalarRole;
-use crate::map::{Decision, NestPlan};
+use crate::map::facts::ScalarRole;
+use crate::map::nest::{Decision, NestPlan};
+use crate::map::syntax::walk;
 
 /// Considers fusing the nest `a` with the nest `b` that follows it.
 pub fn consider(
@@ -51,28 +52,10 @@ pub fn consider(
             ));
         }
     }
-    let (fa, fb) = (cx.facts(a, function), cx.facts(b, function));
-    for (mine, other, other_loop) in [(&fa, &fb, b), (&fb, &fa, a)] {
-        for (name, role) in &mine.scalars {
-            if matches!(role, ScalarRole::Local(_)) {
-                continue;
-            }
-            let mut used = other.scalars.contains_key(name);
-            crate::map::analysis::walk(
-                std::slice::from_ref(&Stmt::For(other_loop.clone())),
-                &mut |s| {
-                    if let Stmt::Assign(x) = s {
-                        used |= super::mentions(&x.value, name)
-                            || x.target.index.iter().any(|e| super::mentions(e, name));
-                    }
-                },
-            );
-            if used {
-                return Outcome::Refuse(format!(
-                    "{what}: not applied: the scalar `{name}` is written by one nest and used by the other"
-                ));
-            }
-        }
+    if let Some(name) = scalar_shared(cx, function, a, b) {
+        return Outcome::Refuse(format!(
+            "{what}: not applied: the scalar `{name}` is written by one nest and used by the other"
+        ));
     }
     let inner_a = ca[depth - 1];
     let inner_b = cb[depth - 1];
@@ -172,4 +155,31 @@ pub fn consider(
         expected: vec![Stmt::For(fused)],
         notes: vec![(0, note)],
     })
+}
+
+/// A scalar (not a local) that one of the nests `a` and `b` writes and the
+/// other uses: fusing them would change what it reads.
+fn scalar_shared(cx: &Cx, function: &Function, a: &Loop, b: &Loop) -> Option<String> {
+    let (fa, fb) = (cx.facts(a, function), cx.facts(b, function));
+    for (mine, other, other_loop) in [(&fa, &fb, b), (&fb, &fa, a)] {
+        for (name, role) in &mine.scalars {
+            if matches!(role, ScalarRole::Local(_)) {
+                continue;
+            }
+            let mut used = other.scalars.contains_key(name);
+            walk(
+                std::slice::from_ref(&Stmt::For(other_loop.clone())),
+                &mut |s| {
+                    if let Stmt::Assign(x) = s {
+                        used |= super::mentions(&x.value, name)
+                            || x.target.index.iter().any(|e| super::mentions(e, name));
+                    }
+                },
+            );
+            if used {
+                return Some(name.clone());
+            }
+        }
+    }
+    None
 }

@@ -9,11 +9,10 @@
 
 use super::{band, describe, perfect_chain, text, wrap, Cx, Outcome, Proposal};
 use crate::front::c::loops::{Function, Loop};
-use crate::map::analysis::ScalarRole;
+use crate::map::facts::{NestFacts, ScalarRole};
 use crate::map::liveness::LiveAfter;
+use crate::map::nest::{Decision, NestPlan};
 use crate::map::subscript::Sub;
-use crate::map::Decision;
-use crate::map::NestPlan;
 
 /// Considers the perfect nest at `root`.
 pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> Outcome {
@@ -29,31 +28,7 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
         return Outcome::Nothing;
     }
     let vars: Vec<&str> = chain.iter().map(|l| l.var.as_str()).collect();
-    // Which loop of the chain each access's last subscript walks.
-    let mut walks = vec![0usize; vars.len()];
-    let mut seen: std::collections::BTreeMap<&str, usize> = Default::default();
-    let mut total = 0;
-    for access in &facts.accesses {
-        let k = seen.entry(access.array.as_str()).or_insert(0);
-        let subs = &facts.subs[&access.array][*k];
-        *k += 1;
-        total += 1;
-        let Some(Sub::Affine(p)) = subs.last() else {
-            continue;
-        };
-        let inside: Vec<usize> = vars
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| {
-                p.0.iter()
-                    .any(|(m, c)| *c != 0 && m.iter().any(|s| s == *v))
-            })
-            .map(|(i, _)| i)
-            .collect();
-        if let [one] = inside.as_slice() {
-            walks[*one] += 1;
-        }
-    }
+    let (walks, total) = contiguous_walks(&facts, &vars);
     let innermost = vars.len() - 1;
     let (c, best) =
         walks
@@ -178,4 +153,34 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
         expected: vec![crate::front::c::loops::Stmt::For(expected)],
         notes: vec![(0, note)],
     })
+}
+
+/// Per loop of the chain (variables `vars`), how many accesses have it
+/// alone in their last (contiguous) subscript; with the number of accesses.
+fn contiguous_walks(facts: &NestFacts, vars: &[&str]) -> (Vec<usize>, usize) {
+    let mut walks = vec![0usize; vars.len()];
+    let mut seen: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut total = 0;
+    for access in &facts.accesses {
+        let k = seen.entry(access.array.as_str()).or_insert(0);
+        let subs = &facts.subs[&access.array][*k];
+        *k += 1;
+        total += 1;
+        let Some(Sub::Affine(p)) = subs.last() else {
+            continue;
+        };
+        let inside: Vec<usize> = vars
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| {
+                p.0.iter()
+                    .any(|(m, c)| *c != 0 && m.iter().any(|s| s == *v))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        if let [one] = inside.as_slice() {
+            walks[*one] += 1;
+        }
+    }
+    (walks, total)
 }

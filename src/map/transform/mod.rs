@@ -25,8 +25,11 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use super::analysis::{analyse, Dependence, NestFacts};
-use super::{plan_file, Decision, FilePlan, NestPlan, Target};
+use super::analysis::analyse;
+use super::facts::{Dependence, NestFacts};
+use super::nest::{Decision, FilePlan, NestPlan, Target};
+use super::plan::plan_file;
+use super::syntax::walk;
 use crate::front::c::loops::{CUnit, Expr, Function, Loop, Stmt};
 use crate::front::c::lower::{declared_functions, lower_unit};
 use crate::front::c::CFile;
@@ -279,7 +282,7 @@ fn consider_all(cx: &Cx) -> (Vec<Proposal>, Vec<Note>) {
 /// Whether a loop of the nest rooted at `root` runs downwards.
 fn runs_downwards(root: &Loop) -> bool {
     let mut down = root.descending;
-    crate::map::analysis::walk(&root.body, &mut |s| {
+    walk(&root.body, &mut |s| {
         if let Stmt::For(l) = s {
             down |= l.descending;
         }
@@ -319,7 +322,7 @@ fn find_plan<'a>(nests: &'a [NestPlan], function: &str, line: usize) -> Option<&
 /// The loop starting at `line`.
 pub fn find_loop(body: &[Stmt], line: usize) -> Option<&Loop> {
     let mut found = None;
-    super::analysis::walk(body, &mut |s| {
+    walk(body, &mut |s| {
         if let Stmt::For(l) = s {
             if l.lines.0 == line && found.is_none() {
                 found = Some(l);

@@ -8,9 +8,10 @@
 //! rewrite: kernels offset their index by the lower bound.
 
 use super::{parallel_loops, perfect_chain, text, wrap, Cx, Outcome, Proposal};
-use crate::front::c::loops::{BinOp, Expr, Function, Loop, Ref, Stmt};
+use crate::front::c::loops::{BinOp, Expr, Function, Loop, Stmt};
 use crate::map::liveness::LiveAfter;
-use crate::map::NestPlan;
+use crate::map::nest::NestPlan;
+use crate::map::syntax::{substitute_body, walk};
 
 /// Considers the parallel loops of a mapped nest.
 pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> Outcome {
@@ -41,7 +42,7 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
         }
     }
     let mut shadowed = false;
-    crate::map::analysis::walk(&l.body, &mut |st| match st {
+    walk(&l.body, &mut |st| match st {
         Stmt::Decl { name, .. } if name == v => shadowed = true,
         Stmt::For(inner) if inner.var == v => shadowed = true,
         _ => {}
@@ -149,71 +150,4 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
         expected: vec![Stmt::For(expected)],
         notes: vec![(0, note)],
     })
-}
-
-/// `body` with every read of the scalar `var` replaced by `by`.
-pub fn substitute_body(body: &[Stmt], var: &str, by: &Expr) -> Vec<Stmt> {
-    body.iter()
-        .map(|s| match s {
-            Stmt::For(l) => Stmt::For(Loop {
-                lower: substitute(&l.lower, var, by),
-                upper: substitute(&l.upper, var, by),
-                body: substitute_body(&l.body, var, by),
-                ..l.clone()
-            }),
-            Stmt::Assign(a) => {
-                let mut a = a.clone();
-                a.target.index = a
-                    .target
-                    .index
-                    .iter()
-                    .map(|e| substitute(e, var, by))
-                    .collect();
-                a.value = substitute(&a.value, var, by);
-                Stmt::Assign(a)
-            }
-            Stmt::Decl { name, init, line } => Stmt::Decl {
-                name: name.clone(),
-                init: init.as_ref().map(|e| substitute(e, var, by)),
-                line: *line,
-            },
-            Stmt::If {
-                cond,
-                then,
-                els,
-                line,
-            } => Stmt::If {
-                cond: substitute(cond, var, by),
-                then: substitute_body(then, var, by),
-                els: substitute_body(els, var, by),
-                line: *line,
-            },
-            Stmt::Eval { expr, line } => Stmt::Eval {
-                expr: substitute(expr, var, by),
-                line: *line,
-            },
-            other => other.clone(),
-        })
-        .collect()
-}
-
-/// `e` with every read of the scalar `var` replaced by `by`.
-pub fn substitute(e: &Expr, var: &str, by: &Expr) -> Expr {
-    let sub = |x: &Expr| Box::new(substitute(x, var, by));
-    match e {
-        Expr::Load(r) if r.index.is_empty() && r.name == var => by.clone(),
-        Expr::Load(r) => Expr::Load(Ref {
-            name: r.name.clone(),
-            index: r.index.iter().map(|x| substitute(x, var, by)).collect(),
-        }),
-        Expr::Bin(op, a, b) => Expr::Bin(*op, sub(a), sub(b)),
-        Expr::Unary(op, a) => Expr::Unary(*op, sub(a)),
-        Expr::Cast(t, a) => Expr::Cast(t.clone(), sub(a)),
-        Expr::Call(f, args) => Expr::Call(
-            f.clone(),
-            args.iter().map(|x| substitute(x, var, by)).collect(),
-        ),
-        Expr::Cond(c, a, b) => Expr::Cond(sub(c), sub(a), sub(b)),
-        other => other.clone(),
-    }
 }

@@ -14,9 +14,10 @@
 //! strips would not cover the same iterations.
 
 use super::{mentions, parallel_loops, perfect_chain, text, wrap, Cx, Outcome, Proposal};
+use crate::front::c::fold::constant;
 use crate::front::c::loops::{BinOp, Expr, Function, Loop, Stmt};
-use crate::map::criteria::{block_shape, GRID_X, GRID_YZ};
-use crate::map::{constant, NestPlan};
+use crate::map::nest::NestPlan;
+use crate::map::threads::{block_shape, GRID_X, GRID_YZ};
 
 /// Considers a mapped nest that fails eq. 3.
 pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> Outcome {
@@ -30,17 +31,7 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
     }
     let chain = perfect_chain(root, band.len());
     let shape = block_shape(band.len());
-    let mut over = None;
-    for (k, l) in chain.iter().enumerate() {
-        let limit = if k + 1 == band.len() { GRID_X } else { GRID_YZ };
-        if let (Some(lo), Some(hi)) = (constant(&l.lower), constant(&l.upper)) {
-            let trip = ceil_div((hi - lo).max(0), l.step.max(1));
-            if ceil_div(trip, shape[k]) > limit {
-                over = Some((k, trip, limit));
-                break;
-            }
-        }
-    }
+    let over = over_the_grid(&chain, &shape, band.len());
     let Some((k, trip, limit)) = over else {
         return Outcome::Nothing;
     };
@@ -114,38 +105,7 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
         let shifted: Vec<String> = tiled.lines().map(|line| format!("    {line}")).collect();
         format!("{indent}{strip_header}\n{}", shifted.join("\n"))
     };
-    let end = Expr::Bin(
-        BinOp::Add,
-        Box::new(Expr::var(&strips)),
-        Box::new(Expr::Int(strip)),
-    );
-    let inner = Loop {
-        lower: Expr::var(&strips),
-        upper: Expr::Cond(
-            Box::new(Expr::Bin(
-                BinOp::Lt,
-                Box::new(end.clone()),
-                Box::new(l.upper.clone()),
-            )),
-            Box::new(end),
-            Box::new(l.upper.clone()),
-        ),
-        ..l.clone()
-    };
-    let band_text = if k == 0 {
-        Stmt::For(inner)
-    } else {
-        let mut loops: Vec<&Loop> = chain[..k].to_vec();
-        loops.push(&inner);
-        Stmt::For(wrap(&loops, l.body.clone()))
-    };
-    let outer = Loop {
-        var: strips.clone(),
-        step: strip,
-        descending: false,
-        body: vec![band_text],
-        ..l.clone()
-    };
+    let outer = strip_loops(&chain, k, &strips, strip);
     let blocks = ceil_div(trip, shape[k]);
     let (kind, note) = if k == 0 {
         (
@@ -175,6 +135,59 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
         expected: vec![Stmt::For(outer)],
         notes: vec![(0, note)],
     })
+}
+
+/// The first loop of the band of `band_len` loops (index, iterations, the
+/// grid's limit) whose blocks do not fit the grid, when its bounds are constants.
+fn over_the_grid(chain: &[&Loop], shape: &[i64], band_len: usize) -> Option<(usize, i64, i64)> {
+    for (k, l) in chain.iter().enumerate() {
+        let limit = if k + 1 == band_len { GRID_X } else { GRID_YZ };
+        if let (Some(lo), Some(hi)) = (constant(&l.lower), constant(&l.upper)) {
+            let trip = ceil_div((hi - lo).max(0), l.step.max(1));
+            if ceil_div(trip, shape[k]) > limit {
+                return Some((k, trip, limit));
+            }
+        }
+    }
+    None
+}
+
+/// The loops the transformed text should parse to: `strips` stepping by
+/// `strip` around the band, with loop `k` of `chain` running one strip.
+fn strip_loops(chain: &[&Loop], k: usize, strips: &str, strip: i64) -> Loop {
+    let l = chain[k];
+    let end = Expr::Bin(
+        BinOp::Add,
+        Box::new(Expr::var(strips)),
+        Box::new(Expr::Int(strip)),
+    );
+    let inner = Loop {
+        lower: Expr::var(strips),
+        upper: Expr::Cond(
+            Box::new(Expr::Bin(
+                BinOp::Lt,
+                Box::new(end.clone()),
+                Box::new(l.upper.clone()),
+            )),
+            Box::new(end),
+            Box::new(l.upper.clone()),
+        ),
+        ..l.clone()
+    };
+    let band_text = if k == 0 {
+        Stmt::For(inner)
+    } else {
+        let mut loops: Vec<&Loop> = chain[..k].to_vec();
+        loops.push(&inner);
+        Stmt::For(wrap(&loops, l.body.clone()))
+    };
+    Loop {
+        var: strips.to_string(),
+        step: strip,
+        descending: false,
+        body: vec![band_text],
+        ..l.clone()
+    }
 }
 
 fn ceil_div(a: i64, b: i64) -> i64 {

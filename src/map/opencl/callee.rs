@@ -15,23 +15,15 @@
 
 use std::collections::BTreeSet;
 
-use super::analysis::{walk, PURE_LIBRARY};
-use super::opencl::{cl_type, Printer};
+use super::{cl_type, Printer};
 use crate::front::c::loops::{CUnit, Expr, Function, Stmt};
+pub use crate::map::kernel::DeviceFunction;
+use crate::map::syntax::{walk, PURE_LIBRARY};
 
 /// The name of `function`'s copy in the kernels: its own could be a
 /// built-in of the kernel language (`clamp`, `mix`, `min`).
 pub fn device_name(function: &str) -> String {
     format!("stencilc_{function}")
-}
-
-/// A function copied into the kernels.
-#[derive(Clone, Debug, PartialEq)]
-pub struct DeviceFunction {
-    /// Its name.
-    pub name: String,
-    /// Its definition in the kernel language.
-    pub source: String,
 }
 
 /// The definitions the calls `calls` need, callees before their callers; or
