@@ -11,6 +11,7 @@ mod errors;
 mod exits;
 mod explain;
 mod faults;
+mod filetests;
 mod flags;
 mod inputs;
 mod limits;
