@@ -1,4 +1,4 @@
-//! `stencilc emit --target cuda|opencl`: one self-contained translation unit of
+//! `stencilc emit --target cuda|opencl|kir`: one self-contained translation unit of
 //! readable kernels named after the program's stencils and reductions.
 
 use crate::ir::env::RunEnv;
@@ -13,6 +13,9 @@ pub enum GpuTarget {
     Cuda,
     /// OpenCL C.
     OpenCl,
+    /// The kernel IR lowered for CUDA, as target-neutral text
+    /// ([`crate::kir::text`]), for pass-level tests.
+    Kir,
 }
 
 /// How to emit beyond the schedule request.
@@ -47,7 +50,7 @@ pub fn emit_with(
     options: EmitOptions<'_>,
 ) -> Result<String, ScheduleError> {
     let kind = match target {
-        GpuTarget::Cuda => Target::Cuda,
+        GpuTarget::Cuda | GpuTarget::Kir => Target::Cuda,
         GpuTarget::OpenCl => Target::OpenCl,
     };
     // The model counts contracted multiply-adds under --fma; lowering marks
@@ -84,6 +87,7 @@ pub fn emit_with(
     let text = match target {
         GpuTarget::Cuda => crate::back::cuda::print(&module),
         GpuTarget::OpenCl => crate::back::opencl::print(&module),
+        GpuTarget::Kir => crate::kir::text::print(&module),
     };
     let mut header = String::new();
     for line in schedule.describe(program).lines() {

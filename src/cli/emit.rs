@@ -1,4 +1,5 @@
-//! `stencilc emit PROGRAM --target c|cuda|opencl`: prints the generated code.
+//! `stencilc emit PROGRAM --target c|cuda|opencl|kir`: prints the generated code
+//! (`kir`: the kernel IR the CUDA kernels are printed from).
 //!
 //! For the GPU targets the schedule flags (`--block`, `--tile`, `--shm`) and the
 //! region's pragma choose the kernels printed; the output is one self-contained
@@ -25,6 +26,9 @@ pub enum EmitTarget {
     Cuda,
     /// OpenCL C kernels, as `--backend opencl` builds them.
     Opencl,
+    /// The kernel IR that the CUDA kernels are printed from, as
+    /// target-neutral text (for pass-level tests).
+    Kir,
 }
 
 /// Arguments of `stencilc emit`.
@@ -98,6 +102,7 @@ pub fn run(args: &EmitArgs) -> Result<(), CliError> {
         }
         EmitTarget::Cuda => gpu_source(&program, &args.schedule, GpuTarget::Cuda, options)?,
         EmitTarget::Opencl => gpu_source(&program, &args.schedule, GpuTarget::OpenCl, options)?,
+        EmitTarget::Kir => gpu_source(&program, &args.schedule, GpuTarget::Kir, options)?,
     };
     match &args.output {
         Some(path) => crate::cli::paths::write_text(path, &text),

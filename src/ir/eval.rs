@@ -2,7 +2,7 @@
 //!
 //! Everything that computes an expression's value outside the interpreter's
 //! compiled loops goes through [`eval`]: the front-end's constant folding, a
-//! run's uniform values ([`RunEnv`](crate::ir::env::RunEnv): constants, grid
+//! run's uniform values (the run environment's constants, grid
 //! sizes, subset bounds, the check), the analysis of accesses for given
 //! parameter values, and the C back-end's constant offsets. The operators are
 //! those of [`crate::ir::semantics`]; `&&`, `||` and `?:` evaluate only what C

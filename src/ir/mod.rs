@@ -15,6 +15,7 @@ mod program;
 mod region;
 pub(crate) mod semantics;
 mod types;
+pub mod verify;
 
 pub use expr::{BinaryOp, Expr, ExprKind, GridRef, MathFn, Stmt, UnaryOp};
 pub use hints::{HintEvalError, HintExpr, HintOp, HintValue, ScheduleHints};

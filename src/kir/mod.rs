@@ -13,6 +13,7 @@ pub mod names;
 pub mod print;
 pub mod rewrite;
 pub mod scopes;
+pub mod text;
 pub mod vector;
 pub mod verify;
 

@@ -1,7 +1,7 @@
 //! The index search: the smallest expression equal to the profiled slot in one
 //! dimension of the shared array on every row that has a slot
 //! ([`synthesize_index`]); when none is, the one right on the most of them
-//! (for [`super::access`], whose guard then selects the rows it serves).
+//! (for the access search, whose guard then selects the rows it serves).
 
 use std::ops::ControlFlow;
 use std::time::Instant;

@@ -12,6 +12,7 @@ mod errors;
 mod exits;
 mod explain;
 mod faults;
+mod filetests;
 mod flags;
 mod inputs;
 mod limits;

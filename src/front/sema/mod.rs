@@ -136,6 +136,7 @@ impl Sema {
 
     fn finish(mut self) -> Result<Program, Vec<Diagnostic>> {
         if self.errors.is_empty() {
+            crate::ir::verify::debug_check(&self.program).map_err(|d| vec![d])?;
             return Ok(self.program);
         }
         // Inlining checks a point function once per call; report each problem once.

@@ -520,6 +520,7 @@ impl<'a> Lifter<'a> {
                     d.to_string().lines().next().unwrap_or("")
                 )
             })?;
+        crate::ir::verify::debug_check(&program).map_err(|d| d.message)?;
         let arrays: Vec<LiftedArray> = self
             .array_order
             .iter()
