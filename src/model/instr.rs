@@ -71,10 +71,8 @@ pub fn count(kernel: &Kernel, fma: bool) -> InstrCount {
 fn reassigned(body: &[KStmt], out: &mut HashSet<Var>) {
     let mut declared = HashSet::new();
     for_each_stmt(body, |s| match s {
-        KStmt::Decl { var, .. } => {
-            if !declared.insert(*var) {
-                out.insert(*var);
-            }
+        KStmt::Decl { var, .. } if !declared.insert(*var) => {
+            out.insert(*var);
         }
         KStmt::Assign { var, .. } | KStmt::For { var, .. } => {
             out.insert(*var);

@@ -270,7 +270,7 @@ fn warp_tile_loads<'s>(
     let spec = geo.spec;
     let mut wavefronts = 0.0;
     for tile in &spec.tiles {
-        let extents = tile_extents(&geo, tile);
+        let extents = tile_extents(geo, tile);
         let trips: Vec<i64> = (0..3)
             .map(|d| ceil_div(extents[d], spec.block[d] as i64))
             .collect();
