@@ -21,6 +21,7 @@
 use std::collections::BTreeSet;
 
 use crate::ir::BinaryOp;
+use crate::kir::visit::{self, for_each_expr, for_each_stmt, walk_expr, walk_stmt, Visitor};
 use crate::kir::{KExpr, KStmt, Origin, Space, Var, Vars};
 
 /// A load's identity: address space, array and index expressions.
@@ -105,28 +106,15 @@ pub(crate) fn scan_writes(
     stored: &mut BTreeSet<Var>,
     declared: &mut BTreeSet<Var>,
 ) {
-    for stmt in body {
-        match stmt {
-            KStmt::Decl { var, .. } => {
-                declared.insert(*var);
-            }
-            KStmt::Store { array, .. } | KStmt::VecStore { array, .. } => {
-                stored.insert(*array);
-            }
-            KStmt::For { var, body, .. } => {
-                declared.insert(*var);
-                scan_writes(body, stored, declared);
-            }
-            KStmt::If {
-                then, otherwise, ..
-            } => {
-                scan_writes(then, stored, declared);
-                scan_writes(otherwise, stored, declared);
-            }
-            KStmt::Block(body) => scan_writes(body, stored, declared),
-            KStmt::Assign { .. } | KStmt::Barrier | KStmt::Comment(_) => {}
+    for_each_stmt(body, |stmt| match stmt {
+        KStmt::Decl { var, .. } | KStmt::For { var, .. } => {
+            declared.insert(*var);
         }
-    }
+        KStmt::Store { array, .. } | KStmt::VecStore { array, .. } => {
+            stored.insert(*array);
+        }
+        _ => {}
+    });
 }
 
 /// Whether an index reads only variables declared before the run, and no memory.
@@ -144,103 +132,55 @@ pub(crate) fn index_is_invariant(index: &[KExpr], declared: &BTreeSet<Var>) -> b
 
 /// The loads a statement always evaluates, in evaluation order.
 pub(crate) fn unconditional_loads(stmt: &KStmt, out: &mut Vec<LoadKey>) {
-    match stmt {
-        KStmt::Decl { init: value, .. } | KStmt::Assign { value, .. } => {
-            expr_unconditional(value, out)
-        }
-        KStmt::Store { index, value, .. } => {
-            index.iter().for_each(|i| expr_unconditional(i, out));
-            expr_unconditional(value, out);
-        }
-        KStmt::VecStore { index, values, .. } => {
-            expr_unconditional(index, out);
-            values.iter().for_each(|v| expr_unconditional(v, out));
-        }
-        KStmt::Block(body) => body.iter().for_each(|s| unconditional_loads(s, out)),
-        // A loop may run no iteration; a branch may not run.
-        KStmt::For { .. } | KStmt::If { .. } | KStmt::Barrier | KStmt::Comment(_) => {}
-    }
+    UnconditionalLoads(out).visit_stmt(stmt);
 }
 
-fn expr_unconditional(e: &KExpr, out: &mut Vec<LoadKey>) {
-    match e {
-        KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) | KExpr::Lane(..) => {}
-        KExpr::Load {
-            space,
-            array,
-            index,
-        } => {
-            index.iter().for_each(|i| expr_unconditional(i, out));
-            out.push((*space, *array, index.clone()));
+struct UnconditionalLoads<'o>(&'o mut Vec<LoadKey>);
+
+impl Visitor for UnconditionalLoads<'_> {
+    fn visit_stmt(&mut self, stmt: &KStmt) {
+        // A loop may run no iteration; a branch may not run.
+        if !matches!(stmt, KStmt::For { .. } | KStmt::If { .. }) {
+            walk_stmt(self, stmt);
         }
-        KExpr::VecLoad { index, .. } => expr_unconditional(index, out),
-        KExpr::Unary(_, a) | KExpr::Cast(_, a) => expr_unconditional(a, out),
-        // The right side of `&&` and `||` runs only when the left side says so.
-        KExpr::Binary(BinaryOp::And | BinaryOp::Or, a, _) => expr_unconditional(a, out),
-        KExpr::Binary(_, a, b) => {
-            expr_unconditional(a, out);
-            expr_unconditional(b, out);
+    }
+
+    fn visit_expr(&mut self, e: &KExpr) {
+        match e {
+            KExpr::Load {
+                space,
+                array,
+                index,
+            } => {
+                walk_expr(self, e);
+                self.0.push((*space, *array, index.clone()));
+            }
+            // The right side of `&&` and `||` runs only when the left side says so.
+            KExpr::Binary(BinaryOp::And | BinaryOp::Or, a, _) => self.visit_expr(a),
+            // Only the chosen side of `?:` is evaluated.
+            KExpr::Select(c, _, _) => self.visit_expr(c),
+            KExpr::ShuffleDown(..) => {}
+            _ => walk_expr(self, e),
         }
-        // Only the chosen side of `?:` is evaluated.
-        KExpr::Select(c, _, _) => expr_unconditional(c, out),
-        KExpr::Call { args, .. } | KExpr::Helper(_, args) => {
-            args.iter().for_each(|a| expr_unconditional(a, out))
-        }
-        KExpr::ShuffleDown(..) => {}
     }
 }
 
 fn count_loads(stmt: &KStmt, counts: &mut Counts) {
-    let mut count = |e: &KExpr| {
-        e.visit(&mut |node| {
-            if let KExpr::Load {
-                space,
-                array,
-                index,
-            } = node
-            {
-                counts.add((*space, *array, index.clone()));
-            }
-        })
-    };
-    match stmt {
-        KStmt::Decl { init: value, .. } | KStmt::Assign { value, .. } => count(value),
-        KStmt::Store { index, value, .. } => {
-            index.iter().for_each(&mut count);
-            count(value);
+    for_each_expr(std::slice::from_ref(stmt), |node| {
+        if let KExpr::Load {
+            space,
+            array,
+            index,
+        } = node
+        {
+            counts.add((*space, *array, index.clone()));
         }
-        KStmt::VecStore { index, values, .. } => {
-            count(index);
-            values.iter().for_each(&mut count);
-        }
-        KStmt::For {
-            start,
-            end,
-            step,
-            body,
-            ..
-        } => {
-            [start, end, step].into_iter().for_each(&mut count);
-            body.iter().for_each(|s| count_loads(s, counts));
-        }
-        KStmt::If {
-            cond,
-            then,
-            otherwise,
-        } => {
-            count(cond);
-            then.iter()
-                .chain(otherwise)
-                .for_each(|s| count_loads(s, counts));
-        }
-        KStmt::Block(body) => body.iter().for_each(|s| count_loads(s, counts)),
-        KStmt::Barrier | KStmt::Comment(_) => {}
-    }
+    });
 }
 
 /// Replaces each shared load by its variable.
 fn rewrite_stmt(stmt: &mut KStmt, replace: &[(LoadKey, Var)]) {
-    super::rewrite::rewrite_stmt(stmt, &mut |e| match e {
+    visit::rewrite_stmt(stmt, &mut |e| match e {
         KExpr::Load {
             space,
             array,

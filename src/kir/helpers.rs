@@ -332,31 +332,7 @@ impl Helper {
                      return a % ((b == 0 || b == -1) ? 1 : b);\n}}"
                 );
             }
-            Helper::FloatToInt { from, to } => {
-                let (f, t) = (from.name(), to.name());
-                let max = max_literal(to);
-                // -2^31 and 2^31 (or 2^63) are exact in float and double, and
-                // truncation is defined on [-2^31, 2^31): the value converted is
-                // clamped into that range (NaN to 0) before the cast.
-                let bound = match (to, from) {
-                    (ScalarType::Long, ScalarType::Float) => "9223372036854775808.0f",
-                    (ScalarType::Long, _) => "9223372036854775808.0",
-                    (_, ScalarType::Float) => "2147483648.0f",
-                    _ => "2147483648.0",
-                };
-                let zero = if from == ScalarType::Float {
-                    "0.0f"
-                } else {
-                    "0.0"
-                };
-                let _ = writeln!(
-                    out,
-                    "/* {f} to {t}: truncated toward zero, saturated, NaN gives 0 */\n\
-                     {q} {t} {name}({f} x)\n{{\n    \
-                     {f} in_range = x < -{bound} ? -{bound} : (x < {bound} ? x : {zero});\n    \
-                     return x >= {bound} ? {max} : ({t})in_range;\n}}"
-                );
-            }
+            Helper::FloatToInt { from, to } => float_to_int(&mut out, q, &name, from, to),
             Helper::Wrapping(op, ty) => {
                 let t = ty.name();
                 let u = unsigned(ty);
@@ -401,6 +377,34 @@ impl Helper {
         }
         out
     }
+}
+
+/// The definition of a saturating float-to-integer conversion from `from` to
+/// `to`, appended to `out`.
+fn float_to_int(out: &mut String, q: &str, name: &str, from: ScalarType, to: ScalarType) {
+    let (f, t) = (from.name(), to.name());
+    let max = max_literal(to);
+    // -2^31 and 2^31 (or 2^63) are exact in float and double, and
+    // truncation is defined on [-2^31, 2^31): the value converted is
+    // clamped into that range (NaN to 0) before the cast.
+    let bound = match (to, from) {
+        (ScalarType::Long, ScalarType::Float) => "9223372036854775808.0f",
+        (ScalarType::Long, _) => "9223372036854775808.0",
+        (_, ScalarType::Float) => "2147483648.0f",
+        _ => "2147483648.0",
+    };
+    let zero = if from == ScalarType::Float {
+        "0.0f"
+    } else {
+        "0.0"
+    };
+    let _ = writeln!(
+        out,
+        "/* {f} to {t}: truncated toward zero, saturated, NaN gives 0 */\n\
+             {q} {t} {name}({f} x)\n{{\n    \
+             {f} in_range = x < -{bound} ? -{bound} : (x < {bound} ? x : {zero});\n    \
+             return x >= {bound} ? {max} : ({t})in_range;\n}}"
+    );
 }
 
 /// The definitions of `helpers`, in the order given, separated by blank lines.

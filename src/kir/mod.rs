@@ -16,6 +16,7 @@ pub mod scopes;
 pub mod text;
 pub mod vector;
 pub mod verify;
+pub mod visit;
 
 pub use helpers::{Extremum, Helper};
 
@@ -382,25 +383,7 @@ impl KExpr {
 
     /// Calls `f` on this expression and every sub-expression, parents first.
     pub fn visit(&self, f: &mut dyn FnMut(&KExpr)) {
-        f(self);
-        match self {
-            KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) | KExpr::Lane(..) => {}
-            KExpr::Load { index, .. } => index.iter().for_each(|e| e.visit(f)),
-            KExpr::VecLoad { index, .. } => index.visit(f),
-            KExpr::Unary(_, a) | KExpr::Cast(_, a) | KExpr::ShuffleDown(a, _) => a.visit(f),
-            KExpr::Binary(_, a, b) => {
-                a.visit(f);
-                b.visit(f);
-            }
-            KExpr::Select(a, b, c) => {
-                a.visit(f);
-                b.visit(f);
-                c.visit(f);
-            }
-            KExpr::Call { args, .. } | KExpr::Helper(_, args) => {
-                args.iter().for_each(|e| e.visit(f))
-            }
-        }
+        visit::for_each_subexpr(self, f);
     }
 }
 

@@ -203,7 +203,7 @@ struct Printer<'a> {
 fn used_helpers(module: &Module) -> Vec<Helper> {
     let mut found = Vec::new();
     for kernel in &module.kernels {
-        visit_exprs(&kernel.body, &mut |e| {
+        crate::kir::visit::for_each_expr(&kernel.body, |e| {
             if let KExpr::Helper(h, _) = e {
                 if !found.contains(h) {
                     found.push(*h);
@@ -213,46 +213,6 @@ fn used_helpers(module: &Module) -> Vec<Helper> {
     }
     found.sort();
     found
-}
-
-/// Calls `f` on every expression of `body`, recursively.
-pub fn visit_exprs(body: &[KStmt], f: &mut dyn FnMut(&KExpr)) {
-    for stmt in body {
-        match stmt {
-            KStmt::Decl { init: e, .. } | KStmt::Assign { value: e, .. } => e.visit(f),
-            KStmt::Store { index, value, .. } => {
-                index.iter().for_each(|e| e.visit(f));
-                value.visit(f);
-            }
-            KStmt::For {
-                start,
-                end,
-                step,
-                body,
-                ..
-            } => {
-                start.visit(f);
-                end.visit(f);
-                step.visit(f);
-                visit_exprs(body, f);
-            }
-            KStmt::If {
-                cond,
-                then,
-                otherwise,
-            } => {
-                cond.visit(f);
-                visit_exprs(then, f);
-                visit_exprs(otherwise, f);
-            }
-            KStmt::VecStore { index, values, .. } => {
-                index.visit(f);
-                values.iter().for_each(|v| v.visit(f));
-            }
-            KStmt::Block(body) => visit_exprs(body, f),
-            KStmt::Barrier | KStmt::Comment(_) => {}
-        }
-    }
 }
 
 /// The names of a vector's lanes, as CUDA and OpenCL C spell them.

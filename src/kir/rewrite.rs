@@ -1,121 +1,20 @@
-//! Rewriting the expressions of kernel-IR statements in place: the one walk
-//! that the passes replacing loads ([`super::cse`], [`super::vector`]) share;
-//! and copies of statements with fresh variables ([`fresh_copy`]).
+//! Copies of kernel-IR statements with fresh variables ([`fresh_copy`]), so
+//! that lowering may emit the same code twice in one kernel.
 
 use std::collections::HashMap;
 
+use crate::kir::visit::{for_each_stmt, for_each_stmt_mut, rewrite_stmt};
 use crate::kir::{KExpr, KStmt, Var, Vars};
-
-/// Replaces, in every expression of `stmt` (and of the statements it
-/// holds), each sub-expression `f` maps, outermost first: a replaced
-/// expression is not looked into again.
-pub fn rewrite_stmt(stmt: &mut KStmt, f: &mut dyn FnMut(&KExpr) -> Option<KExpr>) {
-    match stmt {
-        KStmt::Decl { init: e, .. } | KStmt::Assign { value: e, .. } => rewrite_expr(e, f),
-        KStmt::Store { index, value, .. } => {
-            index.iter_mut().for_each(|i| rewrite_expr(i, f));
-            rewrite_expr(value, f);
-        }
-        KStmt::VecStore { index, values, .. } => {
-            rewrite_expr(index, f);
-            values.iter_mut().for_each(|v| rewrite_expr(v, f));
-        }
-        KStmt::For {
-            start,
-            end,
-            step,
-            body,
-            ..
-        } => {
-            for e in [start, end, step] {
-                rewrite_expr(e, f);
-            }
-            body.iter_mut().for_each(|s| rewrite_stmt(s, f));
-        }
-        KStmt::If {
-            cond,
-            then,
-            otherwise,
-        } => {
-            rewrite_expr(cond, f);
-            then.iter_mut()
-                .chain(otherwise.iter_mut())
-                .for_each(|s| rewrite_stmt(s, f));
-        }
-        KStmt::Block(body) => body.iter_mut().for_each(|s| rewrite_stmt(s, f)),
-        KStmt::Barrier | KStmt::Comment(_) => {}
-    }
-}
-
-/// [`rewrite_stmt`] for one expression.
-pub fn rewrite_expr(e: &mut KExpr, f: &mut dyn FnMut(&KExpr) -> Option<KExpr>) {
-    if let Some(new) = f(e) {
-        *e = new;
-        return;
-    }
-    match e {
-        KExpr::Lit(_) | KExpr::Var(_) | KExpr::Builtin(_) | KExpr::Lane(..) => {}
-        KExpr::Load { index, .. } => index.iter_mut().for_each(|i| rewrite_expr(i, f)),
-        KExpr::VecLoad { index, .. } => rewrite_expr(index, f),
-        KExpr::Unary(_, a) | KExpr::Cast(_, a) | KExpr::ShuffleDown(a, _) => rewrite_expr(a, f),
-        KExpr::Binary(_, a, b) => {
-            rewrite_expr(a, f);
-            rewrite_expr(b, f);
-        }
-        KExpr::Select(c, a, b) => {
-            rewrite_expr(c, f);
-            rewrite_expr(a, f);
-            rewrite_expr(b, f);
-        }
-        KExpr::Call { args, .. } | KExpr::Helper(_, args) => {
-            args.iter_mut().for_each(|a| rewrite_expr(a, f))
-        }
-    }
-}
 
 /// A copy of `stmts` in which every variable they declare (`Decl` and loop
 /// variables) is a fresh one of `vars`, named and typed alike, so that the
 /// same code can appear twice in one kernel (each variable is declared once).
 pub fn fresh_copy(stmts: &[KStmt], vars: &mut Vars) -> Vec<KStmt> {
-    fn declared(stmt: &KStmt, out: &mut Vec<Var>) {
-        match stmt {
-            KStmt::Decl { var, .. } => out.push(*var),
-            KStmt::For { var, body, .. } => {
-                out.push(*var);
-                body.iter().for_each(|s| declared(s, out));
-            }
-            KStmt::If {
-                then, otherwise, ..
-            } => then.iter().chain(otherwise).for_each(|s| declared(s, out)),
-            KStmt::Block(body) => body.iter().for_each(|s| declared(s, out)),
-            _ => {}
-        }
-    }
-    fn rename(stmt: &mut KStmt, map: &HashMap<Var, Var>) {
-        let new = |v: &mut Var| {
-            if let Some(n) = map.get(v) {
-                *v = *n;
-            }
-        };
-        match stmt {
-            KStmt::Decl { var, .. } | KStmt::Assign { var, .. } => new(var),
-            KStmt::Store { array, .. } | KStmt::VecStore { array, .. } => new(array),
-            KStmt::For { var, body, .. } => {
-                new(var);
-                body.iter_mut().for_each(|s| rename(s, map));
-            }
-            KStmt::If {
-                then, otherwise, ..
-            } => then
-                .iter_mut()
-                .chain(otherwise.iter_mut())
-                .for_each(|s| rename(s, map)),
-            KStmt::Block(body) => body.iter_mut().for_each(|s| rename(s, map)),
-            KStmt::Barrier | KStmt::Comment(_) => {}
-        }
-    }
     let mut olds = Vec::new();
-    stmts.iter().for_each(|s| declared(s, &mut olds));
+    for_each_stmt(stmts, |s| match s {
+        KStmt::Decl { var, .. } | KStmt::For { var, .. } => olds.push(*var),
+        _ => {}
+    });
     let map: HashMap<Var, Var> = olds
         .into_iter()
         .map(|old| {
@@ -124,9 +23,18 @@ pub fn fresh_copy(stmts: &[KStmt], vars: &mut Vars) -> Vec<KStmt> {
             (old, Var(vars.decls.len() as u32 - 1))
         })
         .collect();
+    let new = |v: &mut Var| {
+        if let Some(n) = map.get(v) {
+            *v = *n;
+        }
+    };
     let mut copy = stmts.to_vec();
+    for_each_stmt_mut(&mut copy, |s| match s {
+        KStmt::Decl { var, .. } | KStmt::Assign { var, .. } | KStmt::For { var, .. } => new(var),
+        KStmt::Store { array, .. } | KStmt::VecStore { array, .. } => new(array),
+        _ => {}
+    });
     for stmt in &mut copy {
-        rename(stmt, &map);
         rewrite_stmt(stmt, &mut |e| match e {
             KExpr::Var(v) => map.get(v).map(|n| KExpr::Var(*n)),
             KExpr::Lane(v, lane) => map.get(v).map(|n| KExpr::Lane(*n, *lane)),

@@ -3,7 +3,8 @@
 //! branches of a kernel's interior and edge paths both read `acc`, not `acc`
 //! and `acc_`.
 
-use crate::kir::{KStmt, Kernel};
+use crate::kir::visit::{walk_block, walk_stmt, Visitor};
+use crate::kir::{KExpr, KStmt, Kernel, Var};
 
 /// A declaration's scope: the ids of the scopes that hold it, outermost first
 /// (empty for the kernel's body and for what no statement declares: parameters
@@ -18,8 +19,10 @@ pub fn declaration_scopes(kernel: &Kernel) -> Vec<ScopePath> {
         scopes: vec![ScopePath::new(); kernel.vars.decls.len()],
         next: 0,
         stack: Vec::new(),
+        loop_var: None,
     };
-    walk.stmts(&kernel.body);
+    // The kernel's body is the root scope, not one of its own.
+    walk_block(&mut walk, &kernel.body);
     walk.scopes
 }
 
@@ -33,45 +36,32 @@ struct Walk {
     scopes: Vec<ScopePath>,
     next: u32,
     stack: Vec<u32>,
+    /// The variable of the loop whose body is visited next: it belongs to
+    /// the body's scope.
+    loop_var: Option<Var>,
 }
 
-impl Walk {
-    fn stmts(&mut self, body: &[KStmt]) {
-        for stmt in body {
-            match stmt {
-                KStmt::Decl { var, .. } => self.scopes[var.0 as usize] = self.stack.clone(),
-                KStmt::For { var, body, .. } => {
-                    self.enter();
-                    self.scopes[var.0 as usize] = self.stack.clone();
-                    self.stmts(body);
-                    self.stack.pop();
-                }
-                KStmt::If {
-                    then, otherwise, ..
-                } => {
-                    self.scope(then);
-                    self.scope(otherwise);
-                }
-                KStmt::Block(body) => self.scope(body),
-                KStmt::Assign { .. }
-                | KStmt::Store { .. }
-                | KStmt::VecStore { .. }
-                | KStmt::Barrier
-                | KStmt::Comment(_) => {}
-            }
-        }
-    }
-
-    fn enter(&mut self) {
+impl Visitor for Walk {
+    fn visit_block(&mut self, body: &[KStmt]) {
         self.stack.push(self.next);
         self.next += 1;
-    }
-
-    fn scope(&mut self, body: &[KStmt]) {
-        self.enter();
-        self.stmts(body);
+        if let Some(var) = self.loop_var.take() {
+            self.scopes[var.0 as usize] = self.stack.clone();
+        }
+        walk_block(self, body);
         self.stack.pop();
     }
+
+    fn visit_stmt(&mut self, stmt: &KStmt) {
+        match stmt {
+            KStmt::Decl { var, .. } => self.scopes[var.0 as usize] = self.stack.clone(),
+            KStmt::For { var, .. } => self.loop_var = Some(*var),
+            _ => {}
+        }
+        walk_stmt(self, stmt);
+    }
+
+    fn visit_expr(&mut self, _: &KExpr) {}
 }
 
 #[cfg(test)]

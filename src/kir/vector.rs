@@ -40,7 +40,7 @@ use std::collections::BTreeSet;
 
 use crate::ir::{BinaryOp, Value};
 use crate::kir::cse::{index_is_invariant, scan_writes, unconditional_loads};
-use crate::kir::rewrite::rewrite_stmt;
+use crate::kir::visit::rewrite_stmt;
 use crate::kir::{KExpr, KStmt, Origin, Space, Var, Vars};
 
 /// What [`vectorize`] did.
@@ -443,7 +443,7 @@ fn kept_scalar(run: &[KStmt]) -> BTreeSet<Var> {
             other => (std::slice::from_ref(other), false),
         };
         for s in body {
-            crate::kir::print::visit_exprs(std::slice::from_ref(s), &mut |e| {
+            crate::kir::visit::for_each_expr(std::slice::from_ref(s), |e| {
                 if let KExpr::Load {
                     space: Space::Global,
                     array,

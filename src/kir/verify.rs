@@ -172,123 +172,19 @@ impl Checker<'_> {
 
     fn stmt(&mut self, stmt: &KStmt, scope: &mut Scope, divergent: bool) {
         match stmt {
-            KStmt::Decl { var, init } => {
-                let ty = match init {
-                    KExpr::VecLoad {
-                        array,
-                        index,
-                        lanes,
-                    } => self.vector_load(*var, *array, index, *lanes, scope),
-                    _ => self.expr(init, scope),
-                };
-                if !self.exists(*var) {
-                    return;
-                }
-                let decl = self.kernel.vars.decl(*var);
-                if decl.lanes > 1 && !matches!(init, KExpr::VecLoad { .. }) {
-                    self.errors.push(format!(
-                        "vector {} is initialised by something other than a vector load",
-                        self.hint(*var)
-                    ));
-                }
-                if decl.space != Space::Private {
-                    self.errors.push(format!(
-                        "{} is declared as a scalar but lives in {:?} memory",
-                        self.hint(*var),
-                        decl.space
-                    ));
-                }
-                self.expect_type(
-                    ty,
-                    decl.ty,
-                    &format!("the initial value of {}", self.hint(*var)),
-                );
-                if !self.declared.insert(*var) {
-                    self.errors
-                        .push(format!("{} is declared twice", self.hint(*var)));
-                }
-                if self.varies(init, scope) {
-                    scope.varying.insert(*var);
-                }
-                if let Some(range) = self.range(init, scope) {
-                    scope.ranges.insert(*var, range);
-                }
-                scope.visible.insert(*var);
-            }
-            KStmt::Assign { var, value } => {
-                let ty = self.expr(value, scope);
-                if !self.exists(*var) {
-                    return;
-                }
-                self.use_scalar(*var, scope);
-                if self.kernel.params.iter().any(|p| p.var == *var) {
-                    self.errors
-                        .push(format!("assignment to parameter {}", self.hint(*var)));
-                }
-                let decl_ty = self.kernel.vars.decl(*var).ty;
-                self.expect_type(
-                    ty,
-                    decl_ty,
-                    &format!("the value assigned to {}", self.hint(*var)),
-                );
-                if divergent || self.varies(value, scope) {
-                    scope.varying.insert(*var);
-                }
-                scope.ranges.remove(var);
-            }
+            KStmt::Decl { var, init } => self.decl(var, init, scope),
+            KStmt::Assign { var, value } => self.assign(var, value, scope, divergent),
             KStmt::Store {
                 space,
                 array,
                 index,
                 value,
-            } => {
-                let ty = self.expr(value, scope);
-                if *space == Space::Constant || *space == Space::Private {
-                    self.errors.push(format!("a store into {:?} memory", space));
-                }
-                if self.exists(*array)
-                    && matches!(self.kernel.vars.decl(*array).origin, Origin::Table(_))
-                {
-                    self.errors
-                        .push(format!("a store into table {}", self.hint(*array)));
-                }
-                if let Some(elem) = self.array(*space, *array, index, scope) {
-                    self.expect_type(
-                        ty,
-                        elem,
-                        &format!("the value stored into {}", self.hint(*array)),
-                    );
-                }
-                self.writable(*array);
-            }
+            } => self.store(space, array, index, value, scope),
             KStmt::VecStore {
                 array,
                 index,
                 values,
-            } => {
-                let types: Vec<Option<ScalarType>> =
-                    values.iter().map(|v| self.expr(v, scope)).collect();
-                let lanes = values.len();
-                if let Some(elem) =
-                    self.array(Space::Global, *array, std::slice::from_ref(index), scope)
-                {
-                    if !matches!(lanes, 2 | 4) || lanes * elem.size_bytes() > 16 {
-                        self.errors.push(format!(
-                            "a vector store of {lanes} {} into {} (2 or 4 elements, at most 16 bytes)",
-                            elem.name(),
-                            self.hint(*array)
-                        ));
-                    }
-                    for ty in types {
-                        self.expect_type(
-                            ty,
-                            elem,
-                            &format!("a value stored into {}", self.hint(*array)),
-                        );
-                    }
-                }
-                self.writable(*array);
-            }
+            } => self.vector_store(array, index, values, scope),
             KStmt::For {
                 var,
                 start,
@@ -296,66 +192,12 @@ impl Checker<'_> {
                 step,
                 body,
                 ..
-            } => {
-                for bound in [start, end, step] {
-                    let ty = self.expr(bound, scope);
-                    self.expect_type(ty, ScalarType::Int, "a loop bound");
-                }
-                if !self.exists(*var) {
-                    return;
-                }
-                let decl = self.kernel.vars.decl(*var);
-                if decl.ty != ScalarType::Int || decl.space != Space::Private {
-                    self.errors.push(format!(
-                        "loop variable {} is not a private int",
-                        self.hint(*var)
-                    ));
-                }
-                if !self.declared.insert(*var) {
-                    self.errors
-                        .push(format!("{} is declared twice", self.hint(*var)));
-                }
-                let bounds_vary = self.varies(start, scope)
-                    || self.varies(end, scope)
-                    || self.varies(step, scope);
-                let mut inner = scope.clone();
-                inner.visible.insert(*var);
-                if bounds_vary {
-                    inner.varying.insert(*var);
-                }
-                let first = self.range(start, scope);
-                let last = self.range(end, scope);
-                let positive = matches!(self.range(step, scope), Some((lo, _)) if lo > 0);
-                if let (Some((lo, _)), Some((_, hi)), true) = (first, last, positive) {
-                    inner.ranges.insert(*var, (lo, hi - 1));
-                }
-                self.block(body, &mut inner, divergent || bounds_vary);
-            }
+            } => self.for_loop(var, [start, end, step], body, scope, divergent),
             KStmt::If {
                 cond,
                 then,
                 otherwise,
-            } => {
-                let ty = self.expr(cond, scope);
-                self.expect_type(ty, ScalarType::Int, "a condition");
-                let inner_divergent = divergent || self.varies(cond, scope);
-                let mut then_scope = scope.clone();
-                refine(cond, &mut then_scope);
-                self.block(then, &mut then_scope, inner_divergent);
-                let mut else_scope = scope.clone();
-                self.block(otherwise, &mut else_scope, inner_divergent);
-                // Variables assigned under a thread-dependent condition vary.
-                for s in [&then_scope, &else_scope] {
-                    for v in &s.varying {
-                        if scope.visible.contains(v) {
-                            scope.varying.insert(*v);
-                        }
-                    }
-                    scope
-                        .ranges
-                        .retain(|v, r| s.ranges.get(v) == Some(r) || !s.visible.contains(v));
-                }
-            }
+            } => self.branch(cond, then, otherwise, scope, divergent),
             KStmt::Block(body) => {
                 let mut inner = scope.clone();
                 self.block(body, &mut inner, divergent);
@@ -375,6 +217,197 @@ impl Checker<'_> {
                 }
             }
             KStmt::Comment(_) => {}
+        }
+    }
+
+    /// Declares `var` with the value `init`.
+    fn decl(&mut self, var: &Var, init: &KExpr, scope: &mut Scope) {
+        let ty = match init {
+            KExpr::VecLoad {
+                array,
+                index,
+                lanes,
+            } => self.vector_load(*var, *array, index, *lanes, scope),
+            _ => self.expr(init, scope),
+        };
+        if !self.exists(*var) {
+            return;
+        }
+        let decl = self.kernel.vars.decl(*var);
+        if decl.lanes > 1 && !matches!(init, KExpr::VecLoad { .. }) {
+            self.errors.push(format!(
+                "vector {} is initialised by something other than a vector load",
+                self.hint(*var)
+            ));
+        }
+        if decl.space != Space::Private {
+            self.errors.push(format!(
+                "{} is declared as a scalar but lives in {:?} memory",
+                self.hint(*var),
+                decl.space
+            ));
+        }
+        self.expect_type(
+            ty,
+            decl.ty,
+            &format!("the initial value of {}", self.hint(*var)),
+        );
+        if !self.declared.insert(*var) {
+            self.errors
+                .push(format!("{} is declared twice", self.hint(*var)));
+        }
+        if self.varies(init, scope) {
+            scope.varying.insert(*var);
+        }
+        if let Some(range) = self.range(init, scope) {
+            scope.ranges.insert(*var, range);
+        }
+        scope.visible.insert(*var);
+    }
+
+    /// Assigns `value` to the scalar `var`.
+    fn assign(&mut self, var: &Var, value: &KExpr, scope: &mut Scope, divergent: bool) {
+        let ty = self.expr(value, scope);
+        if !self.exists(*var) {
+            return;
+        }
+        self.use_scalar(*var, scope);
+        if self.kernel.params.iter().any(|p| p.var == *var) {
+            self.errors
+                .push(format!("assignment to parameter {}", self.hint(*var)));
+        }
+        let decl_ty = self.kernel.vars.decl(*var).ty;
+        self.expect_type(
+            ty,
+            decl_ty,
+            &format!("the value assigned to {}", self.hint(*var)),
+        );
+        if divergent || self.varies(value, scope) {
+            scope.varying.insert(*var);
+        }
+        scope.ranges.remove(var);
+    }
+
+    /// A store of `value` into `array[index]`.
+    fn store(
+        &mut self,
+        space: &Space,
+        array: &Var,
+        index: &[KExpr],
+        value: &KExpr,
+        scope: &mut Scope,
+    ) {
+        let ty = self.expr(value, scope);
+        if *space == Space::Constant || *space == Space::Private {
+            self.errors.push(format!("a store into {:?} memory", space));
+        }
+        if self.exists(*array) && matches!(self.kernel.vars.decl(*array).origin, Origin::Table(_)) {
+            self.errors
+                .push(format!("a store into table {}", self.hint(*array)));
+        }
+        if let Some(elem) = self.array(*space, *array, index, scope) {
+            self.expect_type(
+                ty,
+                elem,
+                &format!("the value stored into {}", self.hint(*array)),
+            );
+        }
+        self.writable(*array);
+    }
+
+    /// A store of the `values` from flat index `index` of `array`.
+    fn vector_store(&mut self, array: &Var, index: &KExpr, values: &[KExpr], scope: &mut Scope) {
+        let types: Vec<Option<ScalarType>> = values.iter().map(|v| self.expr(v, scope)).collect();
+        let lanes = values.len();
+        if let Some(elem) = self.array(Space::Global, *array, std::slice::from_ref(index), scope) {
+            if !matches!(lanes, 2 | 4) || lanes * elem.size_bytes() > 16 {
+                self.errors.push(format!(
+                    "a vector store of {lanes} {} into {} (2 or 4 elements, at most 16 bytes)",
+                    elem.name(),
+                    self.hint(*array)
+                ));
+            }
+            for ty in types {
+                self.expect_type(
+                    ty,
+                    elem,
+                    &format!("a value stored into {}", self.hint(*array)),
+                );
+            }
+        }
+        self.writable(*array);
+    }
+
+    /// A loop: its bounds, its variable, and its body in a scope of its own.
+    fn for_loop(
+        &mut self,
+        var: &Var,
+        [start, end, step]: [&KExpr; 3],
+        body: &[KStmt],
+        scope: &mut Scope,
+        divergent: bool,
+    ) {
+        for bound in [start, end, step] {
+            let ty = self.expr(bound, scope);
+            self.expect_type(ty, ScalarType::Int, "a loop bound");
+        }
+        if !self.exists(*var) {
+            return;
+        }
+        let decl = self.kernel.vars.decl(*var);
+        if decl.ty != ScalarType::Int || decl.space != Space::Private {
+            self.errors.push(format!(
+                "loop variable {} is not a private int",
+                self.hint(*var)
+            ));
+        }
+        if !self.declared.insert(*var) {
+            self.errors
+                .push(format!("{} is declared twice", self.hint(*var)));
+        }
+        let bounds_vary =
+            self.varies(start, scope) || self.varies(end, scope) || self.varies(step, scope);
+        let mut inner = scope.clone();
+        inner.visible.insert(*var);
+        if bounds_vary {
+            inner.varying.insert(*var);
+        }
+        let first = self.range(start, scope);
+        let last = self.range(end, scope);
+        let positive = matches!(self.range(step, scope), Some((lo, _)) if lo > 0);
+        if let (Some((lo, _)), Some((_, hi)), true) = (first, last, positive) {
+            inner.ranges.insert(*var, (lo, hi - 1));
+        }
+        self.block(body, &mut inner, divergent || bounds_vary);
+    }
+
+    /// An `if`: each branch in a scope of its own, what they assign under a thread-dependent condition varying after it.
+    fn branch(
+        &mut self,
+        cond: &KExpr,
+        then: &[KStmt],
+        otherwise: &[KStmt],
+        scope: &mut Scope,
+        divergent: bool,
+    ) {
+        let ty = self.expr(cond, scope);
+        self.expect_type(ty, ScalarType::Int, "a condition");
+        let inner_divergent = divergent || self.varies(cond, scope);
+        let mut then_scope = scope.clone();
+        refine(cond, &mut then_scope);
+        self.block(then, &mut then_scope, inner_divergent);
+        let mut else_scope = scope.clone();
+        self.block(otherwise, &mut else_scope, inner_divergent);
+        // Variables assigned under a thread-dependent condition vary.
+        for s in [&then_scope, &else_scope] {
+            for v in &s.varying {
+                if scope.visible.contains(v) {
+                    scope.varying.insert(*v);
+                }
+            }
+            scope
+                .ranges
+                .retain(|v, r| s.ranges.get(v) == Some(r) || !s.visible.contains(v));
         }
     }
 

@@ -99,14 +99,25 @@ pub fn lower_for(
                 end += 1;
             }
             let group = &iterate.stencils[first..end];
-            let launches = stencil::lower_group(
-                program,
-                group,
-                schedule.stencil(first),
-                wide,
-                &mut module,
-                None,
-            );
+            let launches = match (&schedule.stencil(first).recompute, group) {
+                (Some(recompute), [producer, consumer]) => vec![recompute::lower_pair(
+                    program,
+                    producer,
+                    consumer,
+                    schedule.stencil(first),
+                    recompute,
+                    wide,
+                    &mut module,
+                )],
+                _ => stencil::lower_group(
+                    program,
+                    group,
+                    schedule.stencil(first),
+                    wide,
+                    &mut module,
+                    None,
+                ),
+            };
             // A check fuses into a plain kernel, not into a halo-recompute pair's.
             if let (Some(launch), None) = (launches.last(), &schedule.stencil(first).recompute) {
                 last_group = Some((first, end, module.kernels[launch.kernel].name.clone()));

@@ -410,23 +410,7 @@ pub(crate) fn lower_reduction(
         ctx.params.vars = vars;
         ctx.wide = wide;
         let partials = ctx.params.buffer("partials", ty, ArgSource::Partials(id));
-        let mut bounds = Vec::new();
-        for (d, l) in letters.iter().enumerate() {
-            let a = rank - 1 - d;
-            let lo = ctx.params.scalar(
-                &format!("lo_{l}"),
-                ScalarType::Int,
-                ArgSource::Lo(a),
-                Origin::Generated,
-            );
-            let hi = ctx.params.scalar(
-                &format!("hi_{l}"),
-                ScalarType::Int,
-                ArgSource::Hi(a),
-                Origin::Generated,
-            );
-            bounds.push((lo, hi));
-        }
+        let bounds = subset_bounds(&mut ctx.params, &letters);
         let offset = ctx.params.scalar(
             "partial_offset",
             ScalarType::Int,
@@ -456,29 +440,7 @@ pub(crate) fn lower_reduction(
             value,
             "term",
         );
-        for d in 0..rank {
-            let (lo, hi) = bounds[d].clone();
-            point = vec![KStmt::For {
-                var: grid_vars[d],
-                start: KExpr::plus(
-                    lo,
-                    KExpr::plus(
-                        KExpr::times(
-                            KExpr::Builtin(Builtin::BlockIdx(d as u8)),
-                            KExpr::int(block[d] as i64),
-                        ),
-                        KExpr::Builtin(Builtin::ThreadIdx(d as u8)),
-                    ),
-                ),
-                end: KExpr::plus(hi, KExpr::int(1)),
-                step: KExpr::times(
-                    KExpr::int(block[d] as i64),
-                    KExpr::Builtin(Builtin::NumGroups(d as u8)),
-                ),
-                unroll: false,
-                body: point,
-            }];
-        }
+        point = grid_stride_nest(point, &grid_vars, &bounds, block);
         body.extend(point);
         let threads: u32 = block.iter().product();
         body.extend(block_tree(
@@ -536,6 +498,65 @@ pub(crate) fn lower_reduction(
         fold,
         finish,
     }
+}
+
+/// The kernel parameters `lo_*` and `hi_*` of a part's subset, one pair per
+/// thread axis (`letters`, x first).
+fn subset_bounds(params: &mut Params, letters: &[&str]) -> Vec<(KExpr, KExpr)> {
+    let rank = letters.len();
+    let mut bounds = Vec::new();
+    for (d, l) in letters.iter().enumerate() {
+        let a = rank - 1 - d;
+        let lo = params.scalar(
+            &format!("lo_{l}"),
+            ScalarType::Int,
+            ArgSource::Lo(a),
+            Origin::Generated,
+        );
+        let hi = params.scalar(
+            &format!("hi_{l}"),
+            ScalarType::Int,
+            ArgSource::Hi(a),
+            Origin::Generated,
+        );
+        bounds.push((lo, hi));
+    }
+    bounds
+}
+
+/// `point` inside one loop per thread axis over the subset `bounds`, each
+/// thread striding by the whole launch (x innermost): a fixed order.
+fn grid_stride_nest(
+    mut point: Vec<KStmt>,
+    grid_vars: &[Var],
+    bounds: &[(KExpr, KExpr)],
+    block: [u32; 3],
+) -> Vec<KStmt> {
+    let rank = grid_vars.len();
+    for d in 0..rank {
+        let (lo, hi) = bounds[d].clone();
+        point = vec![KStmt::For {
+            var: grid_vars[d],
+            start: KExpr::plus(
+                lo,
+                KExpr::plus(
+                    KExpr::times(
+                        KExpr::Builtin(Builtin::BlockIdx(d as u8)),
+                        KExpr::int(block[d] as i64),
+                    ),
+                    KExpr::Builtin(Builtin::ThreadIdx(d as u8)),
+                ),
+            ),
+            end: KExpr::plus(hi, KExpr::int(1)),
+            step: KExpr::times(
+                KExpr::int(block[d] as i64),
+                KExpr::Builtin(Builtin::NumGroups(d as u8)),
+            ),
+            unroll: false,
+            body: point,
+        }];
+    }
+    point
 }
 
 /// The pass over a reduction's partials. `multi`: the fold, whose blocks

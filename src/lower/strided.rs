@@ -106,7 +106,7 @@ pub(crate) fn strided_nest(vars: &mut Vars, axes: &[Stride], body: Vec<KStmt>) -
             let cell = vars.add(decl.hint, decl.ty, decl.space, decl.origin);
             let mut copy = rewrite::fresh_copy(&stmts, vars);
             for stmt in &mut copy {
-                rewrite::rewrite_stmt(stmt, &mut |e| {
+                crate::kir::visit::rewrite_stmt(stmt, &mut |e| {
                     (*e == KExpr::var(axis.cell)).then(|| KExpr::var(cell))
                 });
             }
@@ -259,20 +259,12 @@ mod tests {
                 body,
             );
             let unrolled = (end - first + block - 1) / block <= MAX_UNROLLED_TRIPS as i64;
-            fn loops(s: &KStmt, out: &mut Vec<bool>) {
-                match s {
-                    KStmt::For { unroll, body, .. } => {
-                        out.push(*unroll);
-                        body.iter().for_each(|s| loops(s, out));
-                    }
-                    KStmt::Block(body) | KStmt::If { then: body, .. } => {
-                        body.iter().for_each(|s| loops(s, out))
-                    }
-                    _ => {}
-                }
-            }
             let mut found = Vec::new();
-            loops(&nest, &mut found);
+            crate::kir::visit::for_each_stmt(std::slice::from_ref(&nest), |s| {
+                if let KStmt::For { unroll, .. } = s {
+                    found.push(*unroll);
+                }
+            });
             assert!(
                 found.iter().all(|u| *u == unrolled),
                 "{first}..{end}/{block}: {nest:?}"

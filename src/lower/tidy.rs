@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::kir::visit::{for_each_block_mut, for_each_expr, for_each_stmt};
 use crate::kir::{KExpr, KStmt, Var};
 
 /// Moves each declaration with a literal value down to its variable's first
@@ -47,7 +48,7 @@ pub(super) fn declare_at_first_assignment(code: &mut Vec<KStmt>) {
 pub(super) fn drop_unread_locals(code: &mut Vec<KStmt>, locals: &[Var]) {
     loop {
         let mut read = BTreeSet::new();
-        crate::kir::print::visit_exprs(code, &mut |e| {
+        for_each_expr(code, |e| {
             if let KExpr::Var(v) = e {
                 read.insert(*v);
             }
@@ -66,23 +67,14 @@ pub(super) fn drop_unread_locals(code: &mut Vec<KStmt>, locals: &[Var]) {
 /// Removes every declaration or assignment of a variable of `vars` from `code`,
 /// at any depth; whether it removed one.
 fn remove_writes(code: &mut Vec<KStmt>, vars: &BTreeSet<Var>) -> bool {
-    let before = code.len();
-    code.retain(
-        |s| !matches!(s, KStmt::Decl { var, .. } | KStmt::Assign { var, .. } if vars.contains(var)),
-    );
-    let mut removed = code.len() != before;
-    for stmt in code.iter_mut() {
-        match stmt {
-            KStmt::For { body, .. } | KStmt::Block(body) => removed |= remove_writes(body, vars),
-            KStmt::If {
-                then, otherwise, ..
-            } => {
-                removed |= remove_writes(then, vars);
-                removed |= remove_writes(otherwise, vars);
-            }
-            _ => {}
-        }
-    }
+    let mut removed = false;
+    for_each_block_mut(code, |list| {
+        let before = list.len();
+        list.retain(
+            |s| !matches!(s, KStmt::Decl { var, .. } | KStmt::Assign { var, .. } if vars.contains(var)),
+        );
+        removed |= list.len() != before;
+    });
     removed
 }
 
@@ -96,7 +88,7 @@ fn reads(expr: &KExpr, var: Var) -> bool {
 /// Whether `stmt` reads or assigns `var`, at any depth.
 pub(crate) fn mentions(stmt: &KStmt, var: Var) -> bool {
     let mut found = false;
-    crate::kir::print::visit_exprs(std::slice::from_ref(stmt), &mut |e| {
+    for_each_expr(std::slice::from_ref(stmt), |e| {
         found |= matches!(e, KExpr::Var(v) if *v == var)
     });
     found || assigns(stmt, var)
@@ -104,15 +96,12 @@ pub(crate) fn mentions(stmt: &KStmt, var: Var) -> bool {
 
 /// Whether `stmt` assigns or declares `var`, at any depth.
 fn assigns(stmt: &KStmt, var: Var) -> bool {
-    match stmt {
-        KStmt::Decl { var: v, .. } | KStmt::Assign { var: v, .. } => *v == var,
-        KStmt::For { var: v, body, .. } => *v == var || body.iter().any(|s| assigns(s, var)),
-        KStmt::If {
-            then, otherwise, ..
-        } => then.iter().chain(otherwise).any(|s| assigns(s, var)),
-        KStmt::Block(body) => body.iter().any(|s| assigns(s, var)),
-        KStmt::Store { .. } | KStmt::VecStore { .. } | KStmt::Barrier | KStmt::Comment(_) => false,
-    }
+    let mut found = false;
+    for_each_stmt(
+        std::slice::from_ref(stmt),
+        |s| found |= matches!(s, KStmt::Decl { var: v, .. } | KStmt::Assign { var: v, .. } | KStmt::For { var: v, .. } if *v == var),
+    );
+    found
 }
 
 #[cfg(test)]

@@ -26,8 +26,7 @@ use crate::schedule::{
     StencilSchedule, VECTOR_WIDTHS,
 };
 
-/// Relative differences of predicted time below this are ties.
-pub const TIE: f64 = 1e-9;
+pub use crate::model::rank::TIE;
 
 /// Points per thread the heuristic tries along the streaming axis (y in 2-D,
 /// z in 3-D). 16 pays where the kernel is bound by instruction issue: the 7×7
@@ -240,32 +239,9 @@ fn choose_space(
             .join("+");
         let mut ranking = String::new();
         if let Some(ranker) = ranker.as_mut() {
-            // Fastest first by the model; a stable sort keeps ties simplest
-            // first. The K fastest, and the K fastest unstaged: those are
-            // what `--shm none` would rank, so the schedule kept is never
-            // slower by the ranking's equations than `--shm none`'s.
-            scored.sort_by(|a, b| a.2.total_cmp(&b.2));
-            let staged: Vec<bool> = scored
-                .iter()
-                .map(|(_, c, _)| stages(c.schedule.stencil(s)))
-                .collect();
-            let picked: Vec<(usize, &Candidate, f64)> = to_rank(&staged, ranker.k as usize)
-                .into_iter()
-                .map(|i| scored[i])
-                .collect();
-            let ranked: Vec<rank::Ranked<'_>> = picked
-                .iter()
-                .map(|&(index, c, _)| rank::Ranked {
-                    index,
-                    schedule: &c.schedule,
-                    specs: &c.specs,
-                })
-                .collect();
-            if !ranked.is_empty() {
-                let kept = ranker.keep(&ranked, s..end)?;
-                let (_, c, t) = picked[kept.chosen];
+            if let Some((c, t, why)) = ranked_on_ptxas(ranker, &mut scored, s..end)? {
                 best = Some((c, t));
-                ranking = kept.why;
+                ranking = why;
             }
         }
         match best {
@@ -298,6 +274,44 @@ fn choose_space(
         schedule: Schedule { stencils, ..base },
         reasons,
     })
+}
+
+/// `--ptxas-rank`: of a group's `scored` candidates (`(index, candidate,
+/// predicted time)`), the one the ranking on ptxas's registers keeps, with
+/// its time and why.
+fn ranked_on_ptxas<'c>(
+    ranker: &mut rank::Ranker<'_>,
+    scored: &mut [(usize, &'c Candidate, f64)],
+    group: std::ops::Range<usize>,
+) -> Result<Option<(&'c Candidate, f64, String)>, ScheduleError> {
+    let s = group.start;
+    // Fastest first by the model; a stable sort keeps ties simplest
+    // first. The K fastest, and the K fastest unstaged: those are
+    // what `--shm none` would rank, so the schedule kept is never
+    // slower by the ranking's equations than `--shm none`'s.
+    scored.sort_by(|a, b| a.2.total_cmp(&b.2));
+    let staged: Vec<bool> = scored
+        .iter()
+        .map(|(_, c, _)| stages(c.schedule.stencil(s)))
+        .collect();
+    let picked: Vec<(usize, &Candidate, f64)> = to_rank(&staged, ranker.k as usize)
+        .into_iter()
+        .map(|i| scored[i])
+        .collect();
+    let ranked: Vec<rank::Ranked<'_>> = picked
+        .iter()
+        .map(|&(index, c, _)| rank::Ranked {
+            index,
+            schedule: &c.schedule,
+            specs: &c.specs,
+        })
+        .collect();
+    if ranked.is_empty() {
+        return Ok(None);
+    }
+    let kept = ranker.keep(&ranked, group)?;
+    let (_, c, t) = picked[kept.chosen];
+    Ok(Some((c, t, kept.why)))
 }
 
 /// Of candidates sorted fastest first (`staged[i]`: whether the `i`-th

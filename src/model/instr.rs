@@ -30,6 +30,7 @@
 use std::collections::HashSet;
 
 use crate::ir::{BinaryOp, MathFn, ScalarType};
+use crate::kir::visit::for_each_stmt;
 use crate::kir::{KExpr, KStmt, Kernel, Space, Var, Vars};
 
 /// Instructions one thread of a kernel executes.
@@ -69,34 +70,15 @@ pub fn count(kernel: &Kernel, fma: bool) -> InstrCount {
 /// time it is met.
 fn reassigned(body: &[KStmt], out: &mut HashSet<Var>) {
     let mut declared = HashSet::new();
-    walk(body, out, &mut declared);
-}
-
-fn walk(body: &[KStmt], out: &mut HashSet<Var>, declared: &mut HashSet<Var>) {
-    for s in body {
-        match s {
-            KStmt::Decl { var, .. } => {
-                if !declared.insert(*var) {
-                    out.insert(*var);
-                }
-            }
-            KStmt::Assign { var, .. } => {
-                out.insert(*var);
-            }
-            KStmt::For { var, body, .. } => {
-                out.insert(*var);
-                walk(body, out, declared);
-            }
-            KStmt::If {
-                then, otherwise, ..
-            } => {
-                walk(then, out, declared);
-                walk(otherwise, out, declared);
-            }
-            KStmt::Block(body) => walk(body, out, declared),
-            KStmt::Store { .. } | KStmt::VecStore { .. } | KStmt::Barrier | KStmt::Comment(_) => {}
+    for_each_stmt(body, |s| match s {
+        KStmt::Decl { var, .. } if !declared.insert(*var) => {
+            out.insert(*var);
         }
-    }
+        KStmt::Assign { var, .. } | KStmt::For { var, .. } => {
+            out.insert(*var);
+        }
+        _ => {}
+    });
 }
 
 /// What the straight-line code so far has computed: pure expressions, the

@@ -1,6 +1,6 @@
 //! `--ptxas-rank K`: the schedule heuristic's last step on ptxas's registers.
 //!
-//! The heuristic ([`crate::model::choose`]) costs its candidates on
+//! The heuristic (`model::choose`) costs its candidates on
 //! *estimated* registers, and ptxas's follow no simple estimate: it trades
 //! registers for occupancy at its own thresholds, and a run given too few
 //! issues its loads a few at a time (bench/gpu/MODEL.md, "why ptxas starves
@@ -26,6 +26,10 @@ use crate::kir::Module;
 use crate::lower::{lower, Target};
 use crate::model::{cost, register_bound_time, Device, KernelSpec};
 use crate::schedule::{Schedule, ScheduleError};
+
+/// Relative differences of predicted time below this are ties (here and in
+/// the heuristic's own comparisons).
+pub const TIE: f64 = 1e-9;
 
 /// ptxas's registers per kernel name of a lowered module, for a GPU
 /// architecture (`sm_90`): what `--ptxas-rank` ranks on.
@@ -66,7 +70,7 @@ impl Ranker<'_> {
     /// Among `ranked` (a group's candidates the heuristic picked, fastest
     /// first by the model), the fastest by [`register_bound_time`] over the
     /// launches of the stencils in `group`, a later one winning only by more
-    /// than [`crate::model::choose::TIE`].
+    /// than [`TIE`].
     pub fn keep(
         &mut self,
         ranked: &[Ranked<'_>],
@@ -102,7 +106,7 @@ impl Ranker<'_> {
                 most = most.max(regs);
             }
             first.get_or_insert((time, most));
-            if best.is_none_or(|(_, b, _)| time < b * (1.0 - crate::model::choose::TIE)) {
+            if best.is_none_or(|(_, b, _)| time < b * (1.0 - TIE)) {
                 best = Some((position, time, most));
             }
         }

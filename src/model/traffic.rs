@@ -196,40 +196,7 @@ pub fn per_point(spec: &KernelSpec, device: &Device) -> Traffic {
             }
             lines_total += accesses.values().map(|l| l.len() as f64).sum::<f64>();
             // Tile loads: each warp strides over the tile by the block size.
-            for tile in &spec.tiles {
-                let extents = tile_extents(&geo, tile);
-                let trips: Vec<i64> = (0..3)
-                    .map(|d| ceil_div(extents[d], spec.block[d] as i64))
-                    .collect();
-                for iz in 0..trips[2] {
-                    for iy in 0..trips[1] {
-                        for ix in 0..trips[0] {
-                            let mut lines = HashSet::new();
-                            let mut active = 0;
-                            for t in &lanes {
-                                let l = [
-                                    t[0] + ix * spec.block[0] as i64,
-                                    t[1] + iy * spec.block[1] as i64,
-                                    t[2] + iz * spec.block[2] as i64,
-                                ];
-                                if (0..3).any(|d| l[d] >= extents[d]) {
-                                    continue;
-                                }
-                                active += 1;
-                                let point = [0, 1, 2].map(|d| base[d] + l[d]);
-                                let origin: Vec<i64> = tile.halo.iter().map(|h| h.0).collect();
-                                let byte = geo.element(point, &origin) * tile.elem as i64;
-                                lines.insert(byte.div_euclid(LINE));
-                                sectors.insert((tile.level.as_str(), byte.div_euclid(SECTOR)));
-                            }
-                            if active > 0 {
-                                let stores = ((active * tile.elem) as f64 / LINE as f64).ceil();
-                                tile_wavefronts += lines.len() as f64 + stores;
-                            }
-                        }
-                    }
-                }
-            }
+            tile_wavefronts += warp_tile_loads(&geo, *base, &lanes, &mut sectors);
         }
         sectors_total += sectors.len() as f64;
     }
@@ -275,19 +242,7 @@ pub fn per_point(spec: &KernelSpec, device: &Device) -> Traffic {
             }
         }
     }
-    let mut levels: Vec<(&str, usize)> = Vec::new();
-    for (name, elem) in spec
-        .reads
-        .iter()
-        .chain(&spec.writes)
-        .map(|a| (a.level.as_str(), a.elem))
-        .chain(spec.tiles.iter().map(|t| (t.level.as_str(), t.elem)))
-    {
-        if !levels.iter().any(|(n, _)| *n == name) {
-            levels.push((name, elem));
-        }
-    }
-    let compulsory: f64 = levels.iter().map(|(_, e)| *e as f64).sum();
+    let compulsory = compulsory_bytes(spec);
     let rounds = if spec.tiles.is_empty() {
         1
     } else {
@@ -301,6 +256,72 @@ pub fn per_point(spec: &KernelSpec, device: &Device) -> Traffic {
         l1_wavefronts: l1,
         rounds,
     }
+}
+
+/// The L1 wavefronts of one warp's loads of every tile of a block at `base`
+/// (its `lanes`' thread indices), each adding the L2 sectors it touches to
+/// `sectors`.
+fn warp_tile_loads<'s>(
+    geo: &Geometry<'s>,
+    base: [i64; 3],
+    lanes: &[[i64; 3]],
+    sectors: &mut HashSet<(&'s str, i64)>,
+) -> f64 {
+    let spec = geo.spec;
+    let mut wavefronts = 0.0;
+    for tile in &spec.tiles {
+        let extents = tile_extents(geo, tile);
+        let trips: Vec<i64> = (0..3)
+            .map(|d| ceil_div(extents[d], spec.block[d] as i64))
+            .collect();
+        for iz in 0..trips[2] {
+            for iy in 0..trips[1] {
+                for ix in 0..trips[0] {
+                    let mut lines = HashSet::new();
+                    let mut active = 0;
+                    for t in lanes {
+                        let l = [
+                            t[0] + ix * spec.block[0] as i64,
+                            t[1] + iy * spec.block[1] as i64,
+                            t[2] + iz * spec.block[2] as i64,
+                        ];
+                        if (0..3).any(|d| l[d] >= extents[d]) {
+                            continue;
+                        }
+                        active += 1;
+                        let point = [0, 1, 2].map(|d| base[d] + l[d]);
+                        let origin: Vec<i64> = tile.halo.iter().map(|h| h.0).collect();
+                        let byte = geo.element(point, &origin) * tile.elem as i64;
+                        lines.insert(byte.div_euclid(LINE));
+                        sectors.insert((tile.level.as_str(), byte.div_euclid(SECTOR)));
+                    }
+                    if active > 0 {
+                        let stores = ((active * tile.elem) as f64 / LINE as f64).ceil();
+                        wavefronts += lines.len() as f64 + stores;
+                    }
+                }
+            }
+        }
+    }
+    wavefronts
+}
+
+/// The bytes per point every level read or written costs at least: one
+/// element each.
+fn compulsory_bytes(spec: &KernelSpec) -> f64 {
+    let mut levels: Vec<(&str, usize)> = Vec::new();
+    for (name, elem) in spec
+        .reads
+        .iter()
+        .chain(&spec.writes)
+        .map(|a| (a.level.as_str(), a.elem))
+        .chain(spec.tiles.iter().map(|t| (t.level.as_str(), t.elem)))
+    {
+        if !levels.iter().any(|(n, _)| *n == name) {
+            levels.push((name, elem));
+        }
+    }
+    levels.iter().map(|(_, e)| *e as f64).sum()
 }
 
 /// A tile's extent along thread axes x, y, z.

@@ -64,8 +64,22 @@ pub fn warnings(
     shape: ShapeSource,
 ) -> Vec<String> {
     let mut out = Vec::new();
-    let us = |t: f64| t * 1e6;
     let points_per_thread: u32 = spec.points_per_thread.iter().product();
+    staging_warning(spec, cost, unstaged, points_per_thread, &mut out);
+    bound_warning(spec, cost, device, points_per_thread, &mut out);
+    register_warnings(cost, figures, points_per_thread, &mut out);
+    launch_shape_warnings(spec, cost, device, shape, points_per_thread, &mut out);
+    out
+}
+
+/// Whether staging in shared memory is predicted slower than reading through L1.
+fn staging_warning(
+    spec: &KernelSpec,
+    cost: &KernelCost,
+    unstaged: Option<&KernelCost>,
+    points_per_thread: u32,
+    out: &mut Vec<String>,
+) {
     if let Some(plain) = unstaged {
         if plain.time < cost.time {
             let levels: Vec<String> = spec
@@ -116,6 +130,16 @@ pub fn warnings(
             }
         }
     }
+}
+
+/// What bounds the kernel, and what would change it.
+fn bound_warning(
+    spec: &KernelSpec,
+    cost: &KernelCost,
+    device: &Device,
+    points_per_thread: u32,
+    out: &mut Vec<String>,
+) {
     match cost.bound {
         Resource::Issue => {
             let mut text = format!(
@@ -187,6 +211,16 @@ pub fn warnings(
         )),
         Resource::Latency | Resource::Dram | Resource::Launch => {}
     }
+}
+
+/// Warnings on registers: low occupancy for them, too few for the loads in
+/// flight (on ptxas's figures), spills.
+fn register_warnings(
+    cost: &KernelCost,
+    figures: Option<&PtxasFigures>,
+    points_per_thread: u32,
+    out: &mut Vec<String>,
+) {
     if cost.occupancy.fraction < 0.5 && cost.occupancy.limiter == "registers" {
         out.push(format!(
             "occupancy {:.0} % limited by {} registers per thread; fewer points per thread or \
@@ -223,6 +257,23 @@ pub fn warnings(
             ));
         }
     }
+}
+
+/// Microseconds.
+fn us(t: f64) -> f64 {
+    t * 1e6
+}
+
+/// Warnings on the launch's shape: 64-bit indices, misaligned warps, too few
+/// blocks to fill the device, a slow reduction finish.
+fn launch_shape_warnings(
+    spec: &KernelSpec,
+    cost: &KernelCost,
+    device: &Device,
+    shape: ShapeSource,
+    points_per_thread: u32,
+    out: &mut Vec<String>,
+) {
     let grid_points: u64 = spec.grid_dims.iter().map(|&v| v as u64).product();
     if grid_points >= INDEX_LIMIT {
         out.push(format!(
@@ -268,5 +319,4 @@ pub fn warnings(
             ));
         }
     }
-    out
 }

@@ -28,7 +28,6 @@
 //! generated host code computes each launch's steps at run time.
 //! The C back-end time-tiles too (see [`cpu_tile`]).
 
-pub mod cpu_cost;
 pub mod cpu_tile;
 mod describe;
 mod fusion;

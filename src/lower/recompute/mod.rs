@@ -558,50 +558,25 @@ fn own_point(
 
 /// `code` with its global stores to `buffer` sent to the tile cell instead.
 pub(crate) fn redirect_stores(
-    code: Vec<KStmt>,
+    mut code: Vec<KStmt>,
     buffer: Var,
     tile: Var,
     cell: &[KExpr],
 ) -> Vec<KStmt> {
-    code.into_iter()
-        .map(|stmt| match stmt {
-            KStmt::Store {
-                space: Space::Global,
-                array,
-                value,
-                ..
-            } if array == buffer => KStmt::Store {
-                space: Space::Shared,
-                array: tile,
-                index: cell.to_vec(),
-                value,
-            },
-            KStmt::For {
-                var,
-                start,
-                end,
-                step,
-                unroll,
-                body,
-            } => KStmt::For {
-                var,
-                start,
-                end,
-                step,
-                unroll,
-                body: redirect_stores(body, buffer, tile, cell),
-            },
-            KStmt::If {
-                cond,
-                then,
-                otherwise,
-            } => KStmt::If {
-                cond,
-                then: redirect_stores(then, buffer, tile, cell),
-                otherwise: redirect_stores(otherwise, buffer, tile, cell),
-            },
-            KStmt::Block(body) => KStmt::Block(redirect_stores(body, buffer, tile, cell)),
-            other => other,
-        })
-        .collect()
+    crate::kir::visit::for_each_stmt_mut(&mut code, |stmt| {
+        if let KStmt::Store {
+            space: space @ Space::Global,
+            array,
+            index,
+            ..
+        } = stmt
+        {
+            if *array == buffer {
+                *space = Space::Shared;
+                *array = tile;
+                *index = cell.to_vec();
+            }
+        }
+    });
+    code
 }

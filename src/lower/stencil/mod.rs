@@ -22,7 +22,8 @@ pub use tile_load::{loads_per_thread, MAX_UNROLLED_TILE_LOADS};
 /// a kernel; or fused single-part stencils, one kernel named after all of them.
 /// `wide`: flattened field indices in 64 bits. Returns the launches. With
 /// `check`, only the group's last launch, as a variant that also folds the
-/// check's reduction terms (a fused check).
+/// check's reduction terms (a fused check). A halo-recompute pair is not
+/// lowered here but by `lower::recompute`.
 pub(crate) fn lower_group(
     program: &Program,
     group: &[Stencil],
@@ -31,13 +32,6 @@ pub(crate) fn lower_group(
     module: &mut Module,
     check: Option<&FusedTerms<'_>>,
 ) -> Vec<Launch> {
-    if let (Some(recompute), [producer, consumer]) = (&schedule.recompute, group) {
-        // `lower_for` fuses no check into a halo-recompute pair.
-        debug_assert!(check.is_none());
-        return vec![crate::lower::recompute::lower_pair(
-            program, producer, consumer, schedule, recompute, wide, module,
-        )];
-    }
     let mut launches: Vec<(String, Vec<(&str, &StencilPart)>)> = if let [stencil] = group {
         let single = stencil.parts.len() == 1;
         stencil

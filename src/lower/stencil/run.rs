@@ -433,7 +433,7 @@ fn edge_path(
 /// Whether `body` reads variable `var`.
 fn uses(body: &[KStmt], var: crate::kir::Var) -> bool {
     let mut found = false;
-    crate::kir::print::visit_exprs(body, &mut |node| {
+    crate::kir::visit::for_each_expr(body, |node| {
         if *node == KExpr::Var(var) {
             found = true;
         }

@@ -48,12 +48,13 @@ use crate::ir::env::RunEnv;
 use crate::ir::{BoundaryMode, FieldId, GridId, Program};
 
 mod caches;
+mod cost;
 mod march;
 
-pub use super::cpu_cost::{predict_step_seconds, slow_ops_per_point, ModelInputs, REQUIRED_GAIN};
 use super::time::{requested_time_steps, TimeSource};
 use super::ScheduleRequest;
 pub use caches::{parse_size, CpuCaches};
+pub use cost::{predict_step_seconds, slow_ops_per_point, ModelInputs, REQUIRED_GAIN};
 pub use march::{march_shape, MarchShape};
 
 /// What overlapped tiling needs to know of an iteration.

@@ -1,8 +1,8 @@
 //! The CPU time-tiling cost model: predicted seconds per iteration of an
 //! untiled or overlapped-tiled sweep (its inner steps level by level or in a
 //! wavefront) from the program's reads, slow operations and reach, the tile,
-//! and this machine's caches. [`super::cpu_tile`] chooses
-//! with it, and `stencilc tune`'s CPU model ranks candidates with it. Its
+//! and this machine's caches. The tile chooser ([`super`]) chooses with
+//! it, and `stencilc tune`'s CPU model ranks candidates with it. Its
 //! constants are measured on the development machine (bench/RESULTS.md); the
 //! order of the candidates it predicts is what matters, not the seconds.
 
@@ -10,7 +10,7 @@ use crate::analysis::footprint::Footprint;
 use crate::ir::env::RunEnv;
 use crate::ir::{BinaryOp, Expr, ExprKind, FieldId, MathFn, Program, Stmt};
 
-use super::cpu_tile::{CpuCaches, CpuTiling, TileOrder, TileShape};
+use super::{CpuCaches, CpuTiling, TileOrder, TileShape};
 
 /// Slow operations per point of one iteration (every part of every stencil,
 /// loops counted by their trip count), in units of 3 ns (`SECONDS_PER_SLOW_OP`):
