@@ -36,6 +36,10 @@ pub fn print(module: &Module) -> String {
 }
 
 impl Dialect for OpenCl {
+    fn language(&self) -> crate::kir::names::Language {
+        crate::kir::names::Language::OpenCl
+    }
+
     fn prelude(&self, module: &Module) -> String {
         let mut text = if module.fma {
             format!(
