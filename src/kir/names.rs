@@ -130,7 +130,7 @@ const VECTOR_BASES: &[&str] = &[
 const OWN_PREFIXES: &[&str] = &["sdsl_", "sc_", "SDSL_"];
 
 /// A language of the generated code: what it reserves, and how it spells a
-/// literal (see [`crate::kir::literal`]).
+/// literal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Language {
     /// C (C99 and later, with `math.h`), as the C back-end prints it.

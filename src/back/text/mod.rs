@@ -149,7 +149,7 @@ mod tests {
         let mut w = CodeWriter::new(Language::C);
         w.open("{");
         w.line(&format!("x = {};", w.literal(Value::Float(-0.5))));
-        w.function_head("void f", &vec!["int argument"; 12].join(", "));
+        w.function_head("void f", &["int argument"; 12].join(", "));
         w.close("}");
         let text = w.finish();
         assert!(text.starts_with("{\n    x = (-0.5f);\n    void f(\n        int argument,"));
