@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use stencilc::back::opencl::from_cuda::print_kernel;
 use stencilc::diag::Diagnostics;
 use stencilc::emu::args::materialize;
 use stencilc::emu::{self, Arg, Limits, Value};
 use stencilc::exec::opencl::cuda_kernel::run_cuda_kernel;
 use stencilc::front::cuda::ast::Kernel;
-use stencilc::front::cuda::opencl::print_kernel;
 
 use super::cuda_input;
 use super::error::CliError;

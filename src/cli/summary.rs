@@ -59,12 +59,7 @@ pub fn value_json(value: Value) -> Json {
 
 /// A scalar for people: no C suffix (`0.5`, not `0.5f`), shortest round-trip digits.
 pub fn plain_number(value: Value) -> String {
-    match value {
-        Value::Int(v) => v.to_string(),
-        Value::Long(v) => v.to_string(),
-        Value::Float(v) => format!("{v:?}"),
-        Value::Double(v) => format!("{v:?}"),
-    }
+    stencilc::back::text::plain(value)
 }
 
 impl Report<'_> {

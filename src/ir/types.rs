@@ -135,8 +135,10 @@ impl Value {
 }
 
 impl fmt::Display for Value {
-    /// Prints as an SDSL/C literal that reads back to the same value
-    /// (`1`, `1L`, `0.2f`, `0.2`).
+    /// Prints the value for diagnostics, spelt as SDSL writes it (`1`, `1L`,
+    /// `0.2f`, `0.2`); a non-finite value prints as `inf`, `-inf` or `NaN`,
+    /// which is no literal: code printers use
+    /// [`crate::kir::literal::literal`].
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Value::Int(v) => write!(f, "{v}"),

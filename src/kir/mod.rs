@@ -9,6 +9,7 @@
 
 pub mod cse;
 pub mod helpers;
+pub mod literal;
 pub mod names;
 pub mod print;
 pub mod rewrite;

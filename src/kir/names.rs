@@ -13,9 +13,11 @@
 //! generated code's temporaries, so a temporary gives way to a user's name, never
 //! the other way round.
 //!
-//! One reserved set covers every target (C, C++, OpenCL C and CUDA C, with their
-//! built-in functions, types and macros), so a program's generated code uses the
-//! same names on every back-end.
+//! A [`Namer::new`] reserves the words of every target (C, C++, OpenCL C and CUDA
+//! C, with their built-in functions, types and macros), so a program's generated
+//! code uses the same names on every back-end. A [`Namer::for_language`] reserves
+//! only one [`Language`]'s words, for a printer that translates a program already
+//! written in one language into another and keeps its names where it can.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
@@ -130,6 +132,18 @@ const VECTOR_BASES: &[&str] = &[
 /// `SDSL_RESTRICT`), never given to a program's entity.
 const OWN_PREFIXES: &[&str] = &["sdsl_", "sc_", "SDSL_"];
 
+/// A language of the generated code: what it reserves, and how it spells a
+/// literal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Language {
+    /// C (C99 and later, with `math.h`), as the C back-end prints it.
+    C,
+    /// CUDA C++, as NVRTC compiles it (no headers).
+    Cuda,
+    /// OpenCL C 1.2.
+    OpenCl,
+}
+
 fn reserved_set() -> &'static HashSet<&'static str> {
     static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
     SET.get_or_init(|| {
@@ -138,6 +152,23 @@ fn reserved_set() -> &'static HashSet<&'static str> {
             .flat_map(|list| list.iter().copied())
             .collect()
     })
+}
+
+/// The words one language reserves: C's and C++'s keywords (a C back-end's
+/// code may be compiled as C++), the C library and math names every target
+/// has, and the language's own built-ins.
+fn language_set(language: Language) -> &'static HashSet<&'static str> {
+    static SETS: OnceLock<[HashSet<&'static str>; 3]> = OnceLock::new();
+    let sets = SETS.get_or_init(|| {
+        let with = |own: &[&'static str]| -> HashSet<&'static str> {
+            [C_AND_CPP_KEYWORDS, C_LIBRARY, MATH_FUNCTIONS, own]
+                .iter()
+                .flat_map(|list| list.iter().copied())
+                .collect()
+        };
+        [with(&[]), with(CUDA), with(OPENCL)]
+    });
+    &sets[language as usize]
 }
 
 /// Prefixes that make every name starting with them reserved: OpenCL built-in
@@ -155,7 +186,17 @@ fn has_reserved_prefix(word: &str) -> bool {
 /// reserves (`_X`, or with `__` anywhere, as C++ has it), or one with a prefix of
 /// a built-in family or of stencilc's own helpers.
 pub fn is_reserved(word: &str) -> bool {
-    let set = reserved_set();
+    reserved_by(word, reserved_set(), true)
+}
+
+/// Whether `word` is reserved in `language`, as [`is_reserved`] has it for
+/// every language at once (vector types and OpenCL's built-in families are
+/// reserved in CUDA and OpenCL C only).
+pub fn is_reserved_in(word: &str, language: Language) -> bool {
+    reserved_by(word, language_set(language), language != Language::C)
+}
+
+fn reserved_by(word: &str, set: &HashSet<&str>, vectors: bool) -> bool {
     if set.contains(word) || word.contains("__") || has_reserved_prefix(word) {
         return true;
     }
@@ -167,7 +208,7 @@ pub fn is_reserved(word: &str) -> bool {
     }
     // Vector types: `int2` .. `int16` (OpenCL), `int1` .. `int4` (CUDA).
     let digits = word.trim_end_matches(|c: char| c.is_ascii_digit());
-    if digits.len() < word.len() && VECTOR_BASES.contains(&digits) {
+    if vectors && digits.len() < word.len() && VECTOR_BASES.contains(&digits) {
         return true;
     }
     let mut chars = word.chars();
@@ -227,17 +268,35 @@ pub enum Entity {
 pub struct Namer {
     taken: HashSet<String>,
     named: HashMap<Entity, String>,
+    /// The one language whose words are reserved; `None`: every language's.
+    language: Option<Language>,
 }
 
 impl Namer {
-    /// A namer with nothing taken but the reserved words.
+    /// A namer with nothing taken but the words every language reserves.
     pub fn new() -> Namer {
         Namer::default()
     }
 
+    /// A namer with nothing taken but the words `language` reserves.
+    pub fn for_language(language: Language) -> Namer {
+        Namer {
+            language: Some(language),
+            ..Namer::default()
+        }
+    }
+
+    /// Whether `name` is reserved in this namer's language (or languages).
+    pub fn is_reserved(&self, name: &str) -> bool {
+        match self.language {
+            Some(language) => is_reserved_in(name, language),
+            None => is_reserved(name),
+        }
+    }
+
     /// Whether `name` can still be handed out.
     pub fn is_free(&self, name: &str) -> bool {
-        !is_reserved(name) && !self.taken.contains(name)
+        !self.is_reserved(name) && !self.taken.contains(name)
     }
 
     /// A new name as close to `preferred` as is free, now taken: `preferred`
@@ -381,5 +440,20 @@ mod tests {
         let mut scope = namer.clone();
         assert_eq!(scope.fresh("x"), "x");
         assert_eq!(namer.fresh("x"), "x");
+    }
+
+    #[test]
+    fn a_language_reserves_its_own_words() {
+        assert!(is_reserved_in("kernel", Language::OpenCl));
+        assert!(!is_reserved_in("kernel", Language::Cuda));
+        assert!(is_reserved_in("threadIdx", Language::Cuda));
+        assert!(!is_reserved_in("threadIdx", Language::OpenCl));
+        assert!(!is_reserved_in("float4", Language::C));
+        assert!(is_reserved_in("float4", Language::OpenCl));
+        assert!(is_reserved_in("restrict", Language::C));
+        let mut namer = Namer::for_language(Language::OpenCl);
+        namer.take("kernel_");
+        assert_eq!(namer.fresh("kernel"), "kernel_2");
+        assert_eq!(namer.fresh("threadIdx"), "threadIdx");
     }
 }

@@ -9,7 +9,8 @@ use std::fmt::Write;
 
 use crate::ir::{ScalarType, UnaryOp, Value};
 use crate::kir::helpers::{self, Spelling};
-use crate::kir::names::Namer;
+use crate::kir::literal::literal;
+use crate::kir::names::{Language, Namer};
 use crate::kir::scopes::{declaration_scopes, overlap};
 use crate::kir::{Builtin, Helper, KExpr, KParam, KStmt, Kernel, Module, Origin, Var};
 
@@ -30,6 +31,8 @@ pub trait Dialect {
     fn global_table_qualifier(&self) -> &'static str {
         self.constant_qualifier()
     }
+    /// The language printed, for its reserved words and literals.
+    fn language(&self) -> Language;
     /// The qualifier of a device helper function.
     fn helper_qualifier(&self) -> &'static str;
     /// A built-in index.
@@ -97,7 +100,11 @@ pub fn print_module(module: &Module, dialect: &dyn Dialect) -> String {
         out.push('\n');
     }
     for table in &module.constants {
-        let values: Vec<String> = table.values.iter().map(|v| literal(*v)).collect();
+        let values: Vec<String> = table
+            .values
+            .iter()
+            .map(|v| literal(*v, dialect.language()))
+            .collect();
         let _ = writeln!(
             out,
             "{} {} {}[{}] = {{{}}};",
@@ -217,43 +224,6 @@ fn used_helpers(module: &Module) -> Vec<Helper> {
 
 /// The names of a vector's lanes, as CUDA and OpenCL C spell them.
 pub const LANE_NAMES: [&str; 4] = ["x", "y", "z", "w"];
-
-/// The one literal printer of every back-end (C, CUDA, OpenCL C): text that reads
-/// back as exactly `value` and is safe as an operand anywhere, so a negative
-/// value or a non-finite one (spelt as a constant division, which needs no header
-/// in any target) is parenthesised.
-pub fn literal(value: Value) -> String {
-    match value {
-        Value::Int(i32::MIN) => "(-2147483647 - 1)".into(),
-        Value::Int(v) if v < 0 => format!("({v})"),
-        Value::Int(v) => v.to_string(),
-        Value::Long(i64::MIN) => "(-9223372036854775807L - 1L)".into(),
-        Value::Long(v) if v < 0 => format!("({v}L)"),
-        Value::Long(v) => format!("{v}L"),
-        Value::Float(v) if v.is_nan() => "(0.0f / 0.0f)".into(),
-        Value::Float(v) if v.is_infinite() => {
-            if v > 0.0 {
-                "(1.0f / 0.0f)".into()
-            } else {
-                "(-1.0f / 0.0f)".into()
-            }
-        }
-        // Rust's `{:?}` is the shortest text that rounds back to the same value,
-        // and C rounds a decimal literal correctly, so the value survives.
-        Value::Float(v) if v.is_sign_negative() => format!("({v:?}f)"),
-        Value::Float(v) => format!("{v:?}f"),
-        Value::Double(v) if v.is_nan() => "(0.0 / 0.0)".into(),
-        Value::Double(v) if v.is_infinite() => {
-            if v > 0.0 {
-                "(1.0 / 0.0)".into()
-            } else {
-                "(-1.0 / 0.0)".into()
-            }
-        }
-        Value::Double(v) if v.is_sign_negative() => format!("({v:?})"),
-        Value::Double(v) => format!("{v:?}"),
-    }
-}
 
 /// Binding strength, for printing only the parentheses C needs.
 fn precedence(e: &KExpr) -> u8 {
@@ -462,7 +432,7 @@ impl Printer<'_> {
     fn expr(&self, e: &KExpr) -> String {
         let dialect = self.dialect;
         match e {
-            KExpr::Lit(v) => literal(*v),
+            KExpr::Lit(v) => literal(*v, dialect.language()),
             KExpr::Var(var) => self.name(*var).to_string(),
             KExpr::Builtin(b) => dialect.builtin(*b),
             KExpr::Load { array, index, .. } => {

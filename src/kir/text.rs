@@ -23,6 +23,12 @@ const AXES: [&str; 3] = ["x", "y", "z"];
 struct KirText;
 
 impl Dialect for KirText {
+    // Literals and reserved words as in CUDA: the text is read by people, and
+    // CUDA's spelling of a float literal is the shortest of the three.
+    fn language(&self) -> crate::kir::names::Language {
+        crate::kir::names::Language::Cuda
+    }
+
     fn prelude(&self, module: &Module) -> String {
         let mut text = String::from("// kernel IR (target-neutral)\n");
         if module.fma {

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use crate::common;
 
+use stencilc::back::opencl::from_cuda::print_kernel;
 use stencilc::emu::{self, Arg, Launch, Limits, Value};
 use stencilc::exec::opencl::{self, cuda_kernel::run_cuda_kernel};
-use stencilc::front::cuda::opencl::print_kernel;
 use stencilc::front::cuda::parse_unit;
 use stencilc::source::SourceFile;
 

@@ -79,7 +79,7 @@ impl Writer<'_> {
                 let end = if sizes.len() + i == last { ") {" } else { "" };
                 self.line(&format!("        || {test}{end}"));
             }
-            self.indent += 1;
+            self.code.indent += 1;
             self.line(&format!(
                 "fprintf(stderr, \"stencilc: {}: grid `{}` of size {} is empty or too large \
                  to index with long; give every size at least 1 and a smaller grid\\n\", {});",

@@ -209,7 +209,7 @@ pub fn rewrite_host(host: &SourceFile, regions: &[Region], options: EmbedOptions
         w.blank();
         w.wrapper(region, options);
         helpers.extend(w.helpers.iter().copied());
-        generated.push_str(&w.out);
+        generated.push_str(&w.code.out);
         generated.push('\n');
     }
     let mut out = header(&host.name);

@@ -29,7 +29,7 @@ impl Writer<'_> {
     /// The C text of an expression.
     pub(super) fn expr(&mut self, e: &Expr, scope: Scope<'_>) -> String {
         match &e.kind {
-            ExprKind::Literal(v) => crate::kir::print::literal(*v),
+            ExprKind::Literal(v) => self.literal(*v),
             ExprKind::Param(p) => self.names.param(p.0),
             ExprKind::Const(c) => self.names.constant(c.0),
             ExprKind::Local(l) => scope.locals[l.0].clone(),

@@ -135,7 +135,7 @@ impl Writer<'_> {
         if axis == rank {
             // Print the body apart first so that only the point indices it reads
             // (recorded while printing) are declared before it.
-            let outer = std::mem::take(&mut self.out);
+            let outer = std::mem::take(&mut self.code.out);
             self.points_read.clear();
             self.march_points = (false, false);
             point(
@@ -146,9 +146,9 @@ impl Writer<'_> {
                     Access::Interior
                 },
             );
-            let body = std::mem::replace(&mut self.out, outer);
+            let body = std::mem::replace(&mut self.code.out, outer);
             self.point_start(nest.grids, rank);
-            self.out.push_str(&body);
+            self.code.out.push_str(&body);
             return;
         }
         let i = self.names.axis_var(axis);

@@ -166,7 +166,7 @@ pub fn rewrite_host_for_cuda_in(
         let mut w = Writer::new(program, Linkage::Embedded);
         w.region_on_gpu(region, &lowered, &schedule, options);
         helpers.extend(w.helpers.iter().copied());
-        generated.push_str(&w.out);
+        generated.push_str(&w.code.out);
         generated.push('\n');
         reports.push(RegionReport {
             index: region.index,
@@ -399,9 +399,9 @@ impl Writer<'_> {
                 &format!("extern \"C\" void {}", kernel.name),
                 &params.join(", "),
             );
-            let last = self.out.trim_end().len();
-            self.out.truncate(last);
-            self.out.push_str(";\n");
+            let last = self.code.out.trim_end().len();
+            self.code.out.truncate(last);
+            self.code.out.push_str(";\n");
         }
         self.line("#endif");
         self.line(&format!("{KERNELS_END} region {index}"));
@@ -460,26 +460,6 @@ impl Writer<'_> {
             self.close("}");
             self.blank();
         }
-    }
-}
-
-impl Writer<'_> {
-    /// `head item, item, ...tail` on one line when it fits in 100 columns,
-    /// otherwise with the items packed on continuation lines.
-    fn wrapped(&mut self, head: &str, items: &[String], tail: &str) {
-        let one_line = format!("{head}{}{tail}", items.join(", "));
-        if 4 * self.indent + one_line.len() <= 100 {
-            self.line(&one_line);
-            return;
-        }
-        self.line(head);
-        self.indent += 2;
-        let items: Vec<&str> = items.iter().map(String::as_str).collect();
-        let width = 100usize.saturating_sub(4 * self.indent);
-        for line in super::writer::packed_lines(&items, tail, width) {
-            self.line(&line);
-        }
-        self.indent -= 2;
     }
 }
 

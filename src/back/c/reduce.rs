@@ -44,7 +44,7 @@ impl Writer<'_> {
         self.open("{");
         self.sizes_read.clear();
         self.strides(&uses);
-        let identity = crate::kir::print::literal(reduction.op.identity(reduction.ty));
+        let identity = self.literal(reduction.op.identity(reduction.ty));
         self.line(&format!("{ty} {value} = {identity};"));
         for part in &reduction.parts {
             self.source_comment(part.span);

@@ -9,6 +9,7 @@ use crate::back::c::boundary::{self, Helper};
 use crate::back::c::expr::{Access, Scope};
 use crate::back::c::names::{self, CNames};
 use crate::back::c::uses::Uses;
+use crate::back::text::{literal, CodeWriter, Language};
 use crate::ir::{FieldId, GridId, Program, Table};
 use crate::schedule::cpu_tile::{tile_shape, CpuPlan, CpuTiling, TileShape};
 use crate::source::Span;
@@ -46,10 +47,9 @@ pub(crate) enum Linkage {
 pub(crate) struct Writer<'a> {
     /// The program.
     pub(super) program: &'a Program,
-    /// The text written so far (functions; the header is added by `finish`).
-    pub(super) out: String,
-    /// Current indentation depth (4 spaces each).
-    pub(super) indent: usize,
+    /// The text written so far (functions; the header is added by `finish`)
+    /// and its indentation.
+    pub(super) code: CodeWriter,
     /// Boundary helpers the text uses.
     pub(super) helpers: BTreeSet<Helper>,
     /// Every name of the program's C.
@@ -105,8 +105,7 @@ impl<'a> Writer<'a> {
         let names = CNames::new(program);
         Writer {
             program,
-            out: String::new(),
-            indent: 0,
+            code: CodeWriter::new(Language::C),
             helpers: BTreeSet::new(),
             names: Rc::new(names),
             linkage,
@@ -168,45 +167,37 @@ impl<'a> Writer<'a> {
 
     /// Writes one line at the current indentation.
     pub(super) fn line(&mut self, text: &str) {
-        for _ in 0..self.indent {
-            self.out.push_str("    ");
-        }
-        self.out.push_str(text);
-        self.out.push('\n');
+        self.code.line(text);
     }
 
     /// An empty line.
     pub(super) fn blank(&mut self) {
-        self.out.push('\n');
+        self.code.blank();
     }
 
     /// Writes a line and indents what follows.
     pub(super) fn open(&mut self, text: &str) {
-        self.line(text);
-        self.indent += 1;
+        self.code.open(text);
     }
 
     /// Unindents and writes a line.
     pub(super) fn close(&mut self, text: &str) {
-        self.indent -= 1;
-        self.line(text);
+        self.code.close(text);
     }
 
-    /// A function head, `head(params)`, on one line when it fits in 100 columns,
-    /// otherwise with the parameters on indented continuation lines.
+    /// A function head (see [`CodeWriter::function_head`]).
     pub(super) fn function_head(&mut self, head: &str, params: &str) {
-        let one_line = format!("{head}({params})");
-        if 4 * self.indent + one_line.len() <= 100 {
-            self.line(&one_line);
-            return;
-        }
-        self.line(&format!("{head}("));
-        self.indent += 1;
-        let parts: Vec<&str> = params.split(", ").collect();
-        for line in packed_lines(&parts, ")", 100usize.saturating_sub(4 * self.indent)) {
-            self.line(&line);
-        }
-        self.indent -= 1;
+        self.code.function_head(head, params);
+    }
+
+    /// A packed list (see [`CodeWriter::wrapped`]).
+    pub(super) fn wrapped(&mut self, head: &str, items: &[String], tail: &str) {
+        self.code.wrapped(head, items, tail);
+    }
+
+    /// `value` as a C literal.
+    pub(super) fn literal(&self, value: crate::ir::Value) -> String {
+        self.code.literal(value)
     }
 
     /// The size of a grid along an axis, read as a value (recorded, so that
@@ -246,9 +237,9 @@ impl<'a> Writer<'a> {
 
     /// `} else {`: unindents, writes, indents.
     pub(super) fn close_open(&mut self, text: &str) {
-        self.indent -= 1;
+        self.code.indent -= 1;
         self.line(text);
-        self.indent += 1;
+        self.code.indent += 1;
     }
 
     /// `/* line N: <source text> */` for a part of the program.
@@ -364,7 +355,7 @@ impl<'a> Writer<'a> {
     fn table_rows(&mut self, shape: &[usize], values: &[crate::ir::Value]) {
         let literals = |vs: &[crate::ir::Value]| {
             vs.iter()
-                .map(|v| crate::kir::print::literal(*v))
+                .map(|v| literal(*v, Language::C))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -490,7 +481,7 @@ impl<'a> Writer<'a> {
             text.push_str(&helpers);
             text.push('\n');
         }
-        text.push_str(&self.out);
+        text.push_str(&self.code.out);
         text
     }
 }
@@ -514,28 +505,4 @@ pub(crate) fn header(origin: &str) -> String {
          #endif\n\
          #endif\n\n"
     )
-}
-
-/// `items` packed on lines of at most `width` columns (one item alone may be
-/// longer), `item, item,` with the last item followed by `tail`: the
-/// continuation lines of a wrapped parameter or argument list.
-pub(super) fn packed_lines(items: &[&str], tail: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut current = String::new();
-    for (i, item) in items.iter().enumerate() {
-        let piece = if i + 1 == items.len() {
-            format!("{item}{tail}")
-        } else {
-            format!("{item},")
-        };
-        if !current.is_empty() && current.len() + 1 + piece.len() > width {
-            lines.push(std::mem::take(&mut current));
-        }
-        if !current.is_empty() {
-            current.push(' ');
-        }
-        current.push_str(&piece);
-    }
-    lines.push(current);
-    lines
 }

@@ -42,6 +42,10 @@ pub fn print(module: &Module) -> String {
 const AXES: [&str; 3] = ["x", "y", "z"];
 
 impl Dialect for Cuda {
+    fn language(&self) -> crate::kir::names::Language {
+        crate::kir::names::Language::Cuda
+    }
+
     fn prelude(&self, module: &Module) -> String {
         let mut text = String::from("// CUDA C for NVRTC: extern \"C\" kernels, no host code.\n");
         if module.fma {

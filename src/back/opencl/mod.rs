@@ -1,6 +1,8 @@
 //! OpenCL C back-end: prints the kernel IR as one OpenCL C program (1.2), with
 //! `reqd_work_group_size` so the block shape is checked by the runtime.
 
+pub mod from_cuda;
+
 use crate::ir::MathFn;
 use crate::kir::print::{self, Dialect};
 use crate::kir::{Builtin, KParam, Kernel, Module, ParamKind};
@@ -36,6 +38,10 @@ pub fn print(module: &Module) -> String {
 }
 
 impl Dialect for OpenCl {
+    fn language(&self) -> crate::kir::names::Language {
+        crate::kir::names::Language::OpenCl
+    }
+
     fn prelude(&self, module: &Module) -> String {
         let mut text = if module.fma {
             format!(

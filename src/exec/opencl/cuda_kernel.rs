@@ -1,5 +1,5 @@
 //! A kernel of the CUDA subset run on OpenCL (PoCL in CI): printed as OpenCL C
-//! ([`crate::front::cuda::opencl`]) and launched with the arguments the
+//! ([`crate::back::opencl::from_cuda`]) and launched with the arguments the
 //! emulator takes ([`Arg`], [`Launch`]), so that the two executions can be
 //! compared element by element.
 
@@ -10,11 +10,11 @@ use opencl3::memory::{Buffer as ClBuffer, CL_MEM_READ_WRITE};
 use opencl3::program::Program as ClProgram;
 use opencl3::types::CL_BLOCKING;
 
+use crate::back::opencl::from_cuda::print_kernel;
 use crate::diag::Diagnostics;
 use crate::emu::{Arg, Launch, Value};
 use crate::exec::ExecError;
 use crate::front::cuda::ast::{Kernel, Scalar, Type};
-use crate::front::cuda::opencl::print_kernel;
 use crate::source::SourceFile;
 
 use super::{cl_err, runtime, unavailable, with_source_lines};

@@ -14,7 +14,6 @@
 pub mod ast;
 pub mod functions;
 pub mod lexer;
-pub mod opencl;
 pub mod parser;
 pub mod sema;
 pub mod whole;

@@ -27,6 +27,7 @@ use super::shared::{self, Tile};
 use super::syntax::{lookup, PURE_LIBRARY};
 use super::threads::{kernel_body, thread_loops};
 use crate::front::c::fold::constant;
+use crate::back::text::{integer, Language, Namer};
 use crate::front::c::loops::{BinOp, CUnit, Expr, Function, Loop, Ref, Stmt};
 use crate::front::c::CFile;
 
@@ -90,6 +91,231 @@ pub fn kernel(
     file: &CFile,
     dialect: Dialect,
 ) -> Result<KernelPlan, String> {
+    let NestVariables {
+        dims,
+        inner_vars,
+        live_out,
+        flags,
+        privates,
+    } = nest_variables(root, band, facts, function, unit, file)?;
+    let KernelArrays {
+        arrays,
+        extents,
+        bytes,
+        extent_scalars,
+        symbolic_arrays,
+    } = kernel_arrays(facts, function, unit)?;
+    let (functions, scalars) = kernel_scalars(
+        root,
+        facts,
+        function,
+        unit,
+        (&flags, &privates),
+        extent_scalars,
+        dialect,
+    )?;
+    let cuda = dialect == Dialect::Cuda;
+    let mut namer = file_namer(function, unit, cuda);
+    let name = namer.fresh(&format!("nest_{}_{}", function.name, root.lines.0));
+    let mut src = String::new();
+    // Memory specialisation: small read-only arrays in constant memory,
+    // read-only arrays reused within a block staged in local (shared) memory,
+    // other read-only arrays through the read-only path (`const` and `restrict`).
+    let choices = super::criteria::memory_choices(band, root, facts, function, unit);
+    // Arrays of run-time extents are read in place: staging and constant
+    // memory are sized at compile time.
+    let staged: BTreeMap<String, Tile> = choices
+        .iter()
+        .filter(|c| !symbolic_arrays.contains(&c.array))
+        .filter(|c| arrays.iter().any(|(a, w)| a == &c.array && !w))
+        .filter_map(|c| Some((c.array.clone(), c.tile.clone()?)))
+        .collect();
+    let printer = Printer {
+        extents: &extents,
+        flags: &flags,
+        function,
+        unit,
+        cuda,
+        staged: &staged,
+        declared_in_kernel: &inner_vars,
+    };
+    let ArrayParameters {
+        mut params,
+        specialised,
+        constants,
+        prologue,
+    } = array_parameters(
+        &arrays,
+        &extents,
+        &symbolic_arrays,
+        &choices,
+        &staged,
+        (&name, cuda),
+        &mut namer,
+    );
+    let global = if cuda { "" } else { "__global " };
+    params.extend(flags.iter().map(|f| format!("{global}int *{f}")));
+    params.extend(scalars.iter().map(|(n, t)| format!("const {t} {n}")));
+    params.extend(dims.iter().map(|(v, _, _)| format!("const long {v}_lower")));
+    // The block's shape, outermost first, when the kernel stages tiles.
+    let local = if staged.is_empty() {
+        Vec::new()
+    } else {
+        super::criteria::block_shape(dims.len())
+    };
+    if cuda || !local.is_empty() {
+        // Whole blocks are launched: each thread checks it has an iteration.
+        params.extend(dims.iter().map(|(v, _, _)| format!("const long {v}_count")));
+    }
+    let declaration = format!("extern \"C\" void {name}({});\n", params.join(", "));
+    src.push_str(&kernel_head(&name, &params, &constants, &local, cuda));
+    for (a, tile) in &staged {
+        src.push_str(&tile.declaration(extents[a].1, cuda));
+    }
+    src.push_str(&prologue);
+    let depth = dims.len();
+    if !local.is_empty() {
+        let types: Vec<&str> = dims
+            .iter()
+            .map(|(v, _, _)| {
+                lookup(v, function, unit)
+                    .and_then(|x| cl_type(&x.elem))
+                    .unwrap_or("int")
+            })
+            .collect();
+        src.push_str(&shared::prologue(&dims, &types, &staged, &local, cuda));
+    }
+    if local.is_empty() {
+        src.push_str(&thread_indices(&dims, function, unit, cuda));
+    }
+    for p in &privates {
+        let ty = lookup(p, function, unit)
+            .and_then(|x| cl_type(&x.elem))
+            .unwrap_or("double");
+        src.push_str(&format!("    {ty} {p};\n"));
+    }
+    for v in &inner_vars {
+        let ty = lookup(v, function, unit)
+            .and_then(|x| cl_type(&x.elem))
+            .unwrap_or("int");
+        src.push_str(&format!("    {ty} {v};\n"));
+    }
+    printer.block(kernel_body(root, depth), 1, &mut src)?;
+    src.push_str("}\n");
+    Ok(KernelPlan {
+        bytes,
+        name,
+        source: src,
+        arrays,
+        scalars,
+        flags,
+        band: dims,
+        specialised,
+        constants,
+        declaration,
+        functions,
+        local,
+        live_out,
+    })
+}
+
+/// The kernel's head, up to its opening brace (after CUDA's constant arrays):
+/// `__kernel` with the work-group size a staging kernel requires, or CUDA's
+/// `extern "C" __global__` with its launch bounds.
+fn kernel_head(
+    name: &str,
+    params: &[String],
+    constants: &[ConstantArray],
+    local: &[i64],
+    cuda: bool,
+) -> String {
+    let mut out = String::new();
+    if cuda {
+        for c in constants {
+            out.push_str(&format!(
+                "__constant__ {} {}[{}];\n",
+                c.ty, c.symbol, c.elems
+            ));
+        }
+        let bounds = if local.is_empty() {
+            String::new()
+        } else {
+            format!("__launch_bounds__({}) ", local.iter().product::<i64>())
+        };
+        out.push_str(&format!(
+            "extern \"C\" __global__ void {bounds}{name}({})\n{{\n",
+            params.join(", ")
+        ));
+    } else {
+        let size = if local.is_empty() {
+            String::new()
+        } else {
+            let mut inner_first: Vec<String> = local.iter().rev().map(|b| b.to_string()).collect();
+            inner_first.resize(3, "1".into());
+            format!(
+                "__attribute__((reqd_work_group_size({}))) ",
+                inner_first.join(", ")
+            )
+        };
+        out.push_str(&format!(
+            "__kernel {size}void {name}({})\n{{\n",
+            params.join(", ")
+        ));
+    }
+    out
+}
+
+/// Each thread's point along the thread loops `dims`, in a kernel that
+/// stages nothing (one work-item per iteration; CUDA's whole blocks return
+/// the threads without one).
+fn thread_indices(
+    dims: &[(String, String, String)],
+    function: &Function,
+    unit: &CUnit,
+    cuda: bool,
+) -> String {
+    let mut out = String::new();
+    let depth = dims.len();
+    for (k, (v, _, _)) in dims.iter().enumerate() {
+        let ty = lookup(v, function, unit)
+            .and_then(|x| cl_type(&x.elem))
+            .unwrap_or("int");
+        let d = depth - 1 - k;
+        if cuda {
+            let axis = ["x", "y", "z"][d];
+            out.push_str(&format!(
+                "    const long {v}_offset = (long)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis};\n    if ({v}_offset >= {v}_count) return;\n    const {ty} {v} = ({ty})({v}_lower + {v}_offset);\n"
+            ));
+        } else {
+            out.push_str(&format!(
+                "    const {ty} {v} = ({ty})({v}_lower + (long)get_global_id({d}));\n"
+            ));
+        }
+    }
+    out
+}
+
+/// What a kernel declares of the nest's variables: its thread loops, the
+/// inner loops' variables it declares, the thread loops whose exits the host
+/// sets, flag reductions and private scalars; or why the nest cannot be a
+/// kernel.
+struct NestVariables {
+    dims: Vec<(String, String, String)>,
+    inner_vars: BTreeSet<String>,
+    live_out: Vec<usize>,
+    flags: Vec<String>,
+    privates: Vec<String>,
+}
+
+/// The checks of a nest's variables against what a kernel can hold.
+fn nest_variables(
+    root: &Loop,
+    band: &[String],
+    facts: &NestFacts,
+    function: &Function,
+    unit: &CUnit,
+    file: &CFile,
+) -> Result<NestVariables, String> {
     let first = file.original_line(root.lines.0).trim_start();
     let last = file.original_line(root.lines.1).trim_end();
     if !first.starts_with("for") || !(last.ends_with('}') || last.ends_with(';')) {
@@ -146,8 +372,33 @@ pub fn kernel(
             ScalarRole::Carried => return Err(format!("`{name}` carries a value across iterations")),
         }
     }
-    let loop_vars: BTreeSet<&String> = facts.loops.keys().collect();
-    // Arrays: constant extents and a known element type.
+    Ok(NestVariables {
+        dims,
+        inner_vars,
+        live_out,
+        flags,
+        privates,
+    })
+}
+
+/// A kernel's arrays: (name, written) in argument order, extents and
+/// element types, sizes in bytes, the scalars their extents read, and those
+/// of run-time extents.
+struct KernelArrays {
+    arrays: Vec<(String, bool)>,
+    extents: BTreeMap<String, (Vec<String>, &'static str)>,
+    bytes: BTreeMap<String, String>,
+    extent_scalars: BTreeSet<String>,
+    symbolic_arrays: BTreeSet<String>,
+}
+
+/// The arrays a nest accesses, each with constant extents (or, for an array
+/// parameter, extents of scalars) and an element type a buffer can hold.
+fn kernel_arrays(
+    facts: &NestFacts,
+    function: &Function,
+    unit: &CUnit,
+) -> Result<KernelArrays, String> {
     let mut arrays = Vec::new();
     let mut extents = BTreeMap::new();
     let mut bytes = BTreeMap::new();
@@ -205,7 +456,31 @@ pub fn kernel(
         ));
         extents.insert(array.clone(), (dims, cl_type(&v.elem).unwrap_or("float")));
     }
-    // Scalars read: every scalar load that is not a loop variable, a local, a private or a flag.
+    Ok(KernelArrays {
+        arrays,
+        extents,
+        bytes,
+        extent_scalars,
+        symbolic_arrays,
+    })
+}
+
+/// A scalar a kernel is passed by value: its name and OpenCL type.
+type Scalar = (String, String);
+
+/// The functions of the file a kernel calls (copied before it) and the
+/// scalars it is passed by value (name, OpenCL type): every scalar read that
+/// is not a loop variable, a local, a private or a flag.
+fn kernel_scalars(
+    root: &Loop,
+    facts: &NestFacts,
+    function: &Function,
+    unit: &CUnit,
+    (flags, privates): (&[String], &[String]),
+    extent_scalars: BTreeSet<String>,
+    dialect: Dialect,
+) -> Result<(Vec<super::callee::DeviceFunction>, Vec<Scalar>), String> {
+    let loop_vars: BTreeSet<&String> = facts.loops.keys().collect();
     let mut locals = BTreeSet::new();
     super::analysis::walk(&root.body, &mut |s| {
         if let Stmt::Decl { name, .. } = s {
@@ -269,35 +544,34 @@ pub fn kernel(
         let ty = cl_type(&v.elem).ok_or_else(|| format!("`{name}` has type `{}`", v.elem))?;
         scalars.push((name, ty.to_string()));
     }
-    let name = format!("nest_{}_{}", function.name, root.lines.0);
-    let cuda = dialect == Dialect::Cuda;
-    let mut src = String::new();
-    // Memory specialisation: small read-only arrays in constant memory,
-    // read-only arrays reused within a block staged in local (shared) memory,
-    // other read-only arrays through the read-only path (`const` and `restrict`).
-    let choices = super::criteria::memory_choices(band, root, facts, function, unit);
-    // Arrays of run-time extents are read in place: staging and constant
-    // memory are sized at compile time.
-    let staged: BTreeMap<String, Tile> = choices
-        .iter()
-        .filter(|c| !symbolic_arrays.contains(&c.array))
-        .filter(|c| arrays.iter().any(|(a, w)| a == &c.array && !w))
-        .filter_map(|c| Some((c.array.clone(), c.tile.clone()?)))
-        .collect();
-    let printer = Printer {
-        extents: &extents,
-        flags: &flags,
-        function,
-        unit,
-        cuda,
-        staged: &staged,
-        declared_in_kernel: &inner_vars,
-    };
+    Ok((functions, scalars))
+}
+
+/// The arrays' kernel parameters, their memory specialisations (one line
+/// each), the CUDA constant arrays and the lines that alias them.
+struct ArrayParameters {
+    params: Vec<String>,
+    specialised: Vec<String>,
+    constants: Vec<ConstantArray>,
+    prologue: String,
+}
+
+/// Each array's parameter by its memory choice: constant memory, staged in
+/// local (shared) memory, written, or on the read-only path.
+fn array_parameters(
+    arrays: &[(String, bool)],
+    extents: &BTreeMap<String, (Vec<String>, &'static str)>,
+    symbolic_arrays: &BTreeSet<String>,
+    choices: &[super::criteria::MemoryChoice],
+    staged: &BTreeMap<String, Tile>,
+    (name, cuda): (&str, bool),
+    namer: &mut Namer,
+) -> ArrayParameters {
     let mut specialised = Vec::new();
     let mut constants = Vec::new();
     let mut params = Vec::new();
     let mut prologue = String::new();
-    for (a, w) in &arrays {
+    for (a, w) in arrays {
         let (dims, ty) = &extents[a];
         let constant_memory = !*w
             && !symbolic_arrays.contains(a)
@@ -310,7 +584,7 @@ pub fn kernel(
                 params.push(format!("__constant {ty} *restrict {a}"));
             }
             (true, _, true) => {
-                let symbol = format!("stencilc_const_{name}_{a}");
+                let symbol = namer.fresh(&format!("stencilc_const_{name}_{a}"));
                 let elems: i64 = dims.iter().filter_map(|d| d.parse::<i64>().ok()).product();
                 specialised.push(format!(
                     "`{a}` in constant memory (`__constant__ {ty} {symbol}[{elems}]`, filled by cudaMemcpyToSymbol)"
@@ -356,114 +630,34 @@ pub fn kernel(
             }
         }
     }
-    let global = if cuda { "" } else { "__global " };
-    params.extend(flags.iter().map(|f| format!("{global}int *{f}")));
-    params.extend(scalars.iter().map(|(n, t)| format!("const {t} {n}")));
-    params.extend(dims.iter().map(|(v, _, _)| format!("const long {v}_lower")));
-    // The block's shape, outermost first, when the kernel stages tiles.
-    let local = if staged.is_empty() {
-        Vec::new()
-    } else {
-        super::criteria::block_shape(dims.len())
-    };
-    if cuda || !local.is_empty() {
-        // Whole blocks are launched: each thread checks it has an iteration.
-        params.extend(dims.iter().map(|(v, _, _)| format!("const long {v}_count")));
-    }
-    let declaration = format!("extern \"C\" void {name}({});\n", params.join(", "));
-    if cuda {
-        for c in &constants {
-            src.push_str(&format!(
-                "__constant__ {} {}[{}];\n",
-                c.ty, c.symbol, c.elems
-            ));
-        }
-        let bounds = if local.is_empty() {
-            String::new()
-        } else {
-            format!("__launch_bounds__({}) ", local.iter().product::<i64>())
-        };
-        src.push_str(&format!(
-            "extern \"C\" __global__ void {bounds}{name}({})\n{{\n",
-            params.join(", ")
-        ));
-    } else {
-        let size = if local.is_empty() {
-            String::new()
-        } else {
-            let mut inner_first: Vec<String> = local.iter().rev().map(|b| b.to_string()).collect();
-            inner_first.resize(3, "1".into());
-            format!(
-                "__attribute__((reqd_work_group_size({}))) ",
-                inner_first.join(", ")
-            )
-        };
-        src.push_str(&format!(
-            "__kernel {size}void {name}({})\n{{\n",
-            params.join(", ")
-        ));
-    }
-    for (a, tile) in &staged {
-        src.push_str(&tile.declaration(extents[a].1, cuda));
-    }
-    src.push_str(&prologue);
-    let depth = dims.len();
-    if !local.is_empty() {
-        let types: Vec<&str> = dims
-            .iter()
-            .map(|(v, _, _)| {
-                lookup(v, function, unit)
-                    .and_then(|x| cl_type(&x.elem))
-                    .unwrap_or("int")
-            })
-            .collect();
-        src.push_str(&shared::prologue(&dims, &types, &staged, &local, cuda));
-    }
-    for (k, (v, _, _)) in dims.iter().enumerate().filter(|_| local.is_empty()) {
-        let ty = lookup(v, function, unit)
-            .and_then(|x| cl_type(&x.elem))
-            .unwrap_or("int");
-        let d = depth - 1 - k;
-        if cuda {
-            let axis = ["x", "y", "z"][d];
-            src.push_str(&format!(
-                "    const long {v}_offset = (long)blockIdx.{axis} * blockDim.{axis} + threadIdx.{axis};\n    if ({v}_offset >= {v}_count) return;\n    const {ty} {v} = ({ty})({v}_lower + {v}_offset);\n"
-            ));
-        } else {
-            src.push_str(&format!(
-                "    const {ty} {v} = ({ty})({v}_lower + (long)get_global_id({d}));\n"
-            ));
-        }
-    }
-    for p in &privates {
-        let ty = lookup(p, function, unit)
-            .and_then(|x| cl_type(&x.elem))
-            .unwrap_or("double");
-        src.push_str(&format!("    {ty} {p};\n"));
-    }
-    for v in &inner_vars {
-        let ty = lookup(v, function, unit)
-            .and_then(|x| cl_type(&x.elem))
-            .unwrap_or("int");
-        src.push_str(&format!("    {ty} {v};\n"));
-    }
-    printer.block(kernel_body(root, depth), 1, &mut src)?;
-    src.push_str("}\n");
-    Ok(KernelPlan {
-        bytes,
-        name,
-        source: src,
-        arrays,
-        scalars,
-        flags,
-        band: dims,
+    ArrayParameters {
+        params,
         specialised,
         constants,
-        declaration,
-        functions,
-        local,
-        live_out,
-    })
+        prologue,
+    }
+}
+
+/// A namer for the names a kernel adds to the file (its own, its constant
+/// arrays'): the file's functions, globals and the nest's function's
+/// variables are taken, and so are the words the kernel's language reserves.
+fn file_namer(function: &Function, unit: &CUnit, cuda: bool) -> Namer {
+    let mut namer = Namer::for_language(if cuda {
+        Language::Cuda
+    } else {
+        Language::OpenCl
+    });
+    let names = unit
+        .functions
+        .iter()
+        .map(|f| &f.name)
+        .chain(unit.globals.keys())
+        .chain(&unit.header_globals)
+        .chain(function.vars.keys());
+    for name in names {
+        namer.take(name);
+    }
+    namer
 }
 
 /// A name declared twice in one statement list of `body`: the loop
@@ -648,7 +842,7 @@ impl<'a> Printer<'a> {
 
     fn expr(&self, e: &Expr) -> String {
         match e {
-            Expr::Int(v) => v.to_string(),
+            Expr::Int(v) => integer(*v),
             Expr::Float(s) | Expr::Str(s) => s.clone(),
             Expr::Load(r) => self.reference(r),
             Expr::Bin(op, a, b) => format!("({} {} {})", self.expr(a), op.symbol(), self.expr(b)),

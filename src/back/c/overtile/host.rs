@@ -549,10 +549,10 @@ impl Writer<'_> {
                 self.line(&format!("        || {test}{end}"));
             }
             if last == 0 {
-                let text = self.out.trim_end().to_string();
-                self.out = format!("{text}) {{\n");
+                let text = self.code.out.trim_end().to_string();
+                self.code.out = format!("{text}) {{\n");
             }
-            self.indent += 1;
+            self.code.indent += 1;
             self.message(
                 &format!(
                     "stencilc: %s: grid {} is larger than the GPU kernels index (at most \

@@ -205,7 +205,7 @@ impl Writer<'_> {
     pub(super) fn packed(&mut self, first: &str, items: &[String]) {
         let mut current = first.to_string();
         for item in items {
-            if 4 * self.indent + current.len() + 1 + item.len() > 100 {
+            if 4 * self.code.indent + current.len() + 1 + item.len() > 100 {
                 self.line(&current);
                 current.clear();
             } else {

@@ -15,6 +15,11 @@
 //! pragma when anything is `double`. `extern "C"` and `__launch_bounds__`
 //! have no OpenCL meaning and are left out.
 //!
+//! It writes through the C-family writer ([`crate::back::text`]): a variable
+//! whose CUDA name OpenCL C reserves (`kernel`, `local`, `uint`, `barrier`,
+//! a math built-in) is named apart by a [`Namer`] for OpenCL C, which keeps
+//! every other name, and literals are the one literal printer's.
+//!
 //! A floating value converted to an integer type (a cast, an initialiser, an
 //! assignment, `i += f`, a `__device__` function's argument or result) goes through OpenCL's `convert_<T>_sat_rtz`, which
 //! computes what the emulator computes where C's conversion is undefined
@@ -26,16 +31,17 @@
 //! for, which is what the emulator computes for it too. Warp shuffles have no
 //! OpenCL 1.2 counterpart: a kernel using one is refused with a diagnostic.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
+use crate::back::text::{floating, CodeWriter, Language, Namer};
 use crate::diag::Diagnostic;
 use crate::source::Span;
 
-use super::ast::{
+use crate::front::cuda::ast::{
     BinOp, Builtin, Expr, ExprKind, Function, Kernel, Scalar, Stmt, StmtKind, Type, UnOp,
 };
-use super::sema::{math_operand_type, SHUFFLES};
+use crate::front::cuda::sema::{math_operand_type, SHUFFLES};
 
 /// Prints `kernel` (with the device functions it may call) as an OpenCL C
 /// program. `source` is the CUDA text it was parsed from and `defines` the
@@ -47,8 +53,8 @@ pub fn print_kernel(
 ) -> Result<String, Diagnostic> {
     let macros = macros(source, defines);
     let mut p = Printer {
-        out: String::new(),
-        indent: 0,
+        code: CodeWriter::new(Language::OpenCl),
+        renamed: HashMap::new(),
         source,
         macro_names: macros.iter().map(|(n, _)| n.clone()).collect(),
         slots: Vec::new(),
@@ -73,10 +79,10 @@ pub fn print_kernel(
     let mut body = String::new();
     for function in &kernel.functions {
         p.function(function)?;
-        p.out.push('\n');
+        p.code.out.push('\n');
     }
     p.kernel(kernel)?;
-    std::mem::swap(&mut body, &mut p.out);
+    std::mem::swap(&mut body, &mut p.code.out);
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -124,12 +130,15 @@ fn macros(source: &str, defines: &[(String, String)]) -> Vec<(String, String)> {
 }
 
 struct Printer<'a> {
-    out: String,
-    indent: usize,
+    /// The OpenCL C text and its indentation.
+    code: CodeWriter,
+    /// The variables of the function or kernel being printed whose CUDA
+    /// names OpenCL C reserves, with the names they are printed under.
+    renamed: HashMap<String, String>,
     source: &'a str,
     macro_names: HashSet<String>,
     /// The slots of the kernel or function being printed.
-    slots: Vec<super::ast::SlotInfo>,
+    slots: Vec<crate::front::cuda::ast::SlotInfo>,
     /// Whether anything is `double` (the fp64 pragma).
     doubles: bool,
     /// The scalar parameter types of each `__device__` function, which C
@@ -201,11 +210,39 @@ fn builtin_call(b: Builtin, axis: usize) -> String {
 
 impl Printer<'_> {
     fn line(&mut self, text: &str) {
-        for _ in 0..self.indent {
-            self.out.push_str("    ");
+        self.code.line(text);
+    }
+
+    /// Takes the variables of a function or kernel (`slots`) as the ones
+    /// printed next, naming apart those whose names OpenCL C reserves: every
+    /// CUDA name, macro and function is taken first, so a new name captures
+    /// none of them.
+    fn enter(&mut self, slots: &[crate::front::cuda::ast::SlotInfo]) {
+        self.slots = slots.to_vec();
+        let mut namer = Namer::for_language(Language::OpenCl);
+        let known = slots
+            .iter()
+            .map(|slot| &slot.name)
+            .chain(&self.macro_names)
+            .chain(self.params.keys());
+        for name in known {
+            namer.take(name);
         }
-        self.out.push_str(text);
-        self.out.push('\n');
+        self.renamed.clear();
+        for slot in slots {
+            if namer.is_reserved(&slot.name) && !self.renamed.contains_key(&slot.name) {
+                let name = namer.fresh(&slot.name);
+                self.renamed.insert(slot.name.clone(), name);
+            }
+        }
+    }
+
+    /// A variable's name in the OpenCL C.
+    fn ident(&self, name: &str) -> String {
+        self.renamed
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| name.to_string())
     }
 
     fn scalar(&mut self, s: Scalar) -> &'static str {
@@ -214,7 +251,7 @@ impl Printer<'_> {
     }
 
     fn function(&mut self, f: &Function) -> Result<(), Diagnostic> {
-        self.slots = f.slots.clone();
+        self.enter(&f.slots);
         self.ret = Some(f.ret);
         let ret = self.scalar(f.ret);
         let mut params = Vec::new();
@@ -223,21 +260,21 @@ impl Printer<'_> {
                 Type::Scalar(s) => self.scalar(s),
                 _ => "int",
             };
-            params.push(format!("{ty} {}", ident(&param.name)));
+            params.push(format!("{ty} {}", self.ident(&param.name)));
         }
         self.line(&format!("{ret} {}({})", f.name, params.join(", ")));
         self.line("{");
-        self.indent += 1;
+        self.code.indent += 1;
         for stmt in &f.body {
             self.stmt(stmt)?;
         }
-        self.indent -= 1;
+        self.code.indent -= 1;
         self.line("}");
         Ok(())
     }
 
     fn kernel(&mut self, k: &Kernel) -> Result<(), Diagnostic> {
-        self.slots = k.slots.clone();
+        self.enter(&k.slots);
         self.ret = None;
         let mut params = Vec::new();
         for param in &k.params {
@@ -254,7 +291,7 @@ impl Printer<'_> {
                     if param.is_const { "const " } else { "" },
                     self.scalar(s),
                     if param.restrict { "restrict " } else { "" },
-                    ident(&param.name)
+                    self.ident(&param.name)
                 ),
                 Type::Scalar(Scalar::Bool) => {
                     return Err(Diagnostic::error(
@@ -267,13 +304,13 @@ impl Printer<'_> {
                     "{}{} {}",
                     if param.is_const { "const " } else { "" },
                     self.scalar(s),
-                    ident(&param.name)
+                    self.ident(&param.name)
                 ),
                 _ => format!("int {}", param.name),
             });
         }
         self.line(&format!("__kernel void {}(", k.name));
-        self.indent += 1;
+        self.code.indent += 1;
         let count = params.len();
         for (i, param) in params.iter().enumerate() {
             let end = if i + 1 == count { ")" } else { "," };
@@ -282,9 +319,9 @@ impl Printer<'_> {
         if count == 0 {
             self.line("void)");
         }
-        self.indent -= 1;
+        self.code.indent -= 1;
         self.line("{");
-        self.indent += 1;
+        self.code.indent += 1;
         // Local arrays at kernel scope, whatever block declared them.
         let mut shared = Vec::new();
         collect_shared(&k.body, &mut shared);
@@ -306,7 +343,7 @@ impl Printer<'_> {
                         "OpenCL declares local arrays at kernel scope: give each its own name",
                     ));
                 }
-                let mut text = format!("__local {} {}", self.scalar(*elem), ident(name));
+                let mut text = format!("__local {} {}", self.scalar(*elem), self.ident(name));
                 if dims.is_empty() {
                     // `extern __shared__`: sized by the launch's dynamic bytes.
                     for n in k.slots.get(*slot).map(|s| s.dims.as_slice()).unwrap_or(&[]) {
@@ -324,7 +361,7 @@ impl Printer<'_> {
         for stmt in &k.body {
             self.stmt(stmt)?;
         }
-        self.indent -= 1;
+        self.code.indent -= 1;
         self.line("}");
         Ok(())
     }
@@ -343,7 +380,7 @@ impl Printer<'_> {
                     "{}{} {}",
                     if *is_const { "const " } else { "" },
                     self.scalar(*ty),
-                    ident(name)
+                    self.ident(name)
                 );
                 if let Some(init) = init {
                     let value = self.value_as(init, *ty)?;
@@ -361,7 +398,7 @@ impl Printer<'_> {
                         // The type is the list's; keep the declarator only.
                         let declarator = match &item.kind {
                             StmtKind::Local { name, .. } => {
-                                let name = ident(name);
+                                let name = self.ident(name);
                                 text[text.find(&format!(" {name}")).map_or(0, |at| at + 1)..]
                                     .to_string()
                             }
@@ -378,7 +415,7 @@ impl Printer<'_> {
     }
 
     fn block(&mut self, stmt: &Stmt) -> Result<(), Diagnostic> {
-        self.indent += 1;
+        self.code.indent += 1;
         match &stmt.kind {
             StmtKind::Block(items) => {
                 for item in items {
@@ -387,7 +424,7 @@ impl Printer<'_> {
             }
             _ => self.stmt(stmt)?,
         }
-        self.indent -= 1;
+        self.code.indent -= 1;
         Ok(())
     }
 
@@ -451,11 +488,11 @@ impl Printer<'_> {
             }
             StmtKind::Block(items) => {
                 self.line("{");
-                self.indent += 1;
+                self.code.indent += 1;
                 for item in items {
                     self.stmt(item)?;
                 }
-                self.indent -= 1;
+                self.code.indent -= 1;
                 self.line("}");
             }
             StmtKind::Sync => self.line("barrier(CLK_LOCAL_MEM_FENCE);"),
@@ -527,12 +564,16 @@ impl Printer<'_> {
                 };
                 format!("{v}{suffix}")
             }
-            ExprKind::Float(v, s) => float_literal(*v, *s == Scalar::Float, &mut self.doubles),
+            ExprKind::Float(v, s) => {
+                let single = *s == Scalar::Float;
+                self.doubles |= !single;
+                floating(*v, single, Language::OpenCl)
+            }
             ExprKind::Bool(b) => b.to_string(),
-            ExprKind::Var { name, .. } => ident(name),
+            ExprKind::Var { name, .. } => self.ident(name),
             ExprKind::Builtin(b, axis) => format!("(uint){}", builtin_call(*b, *axis)),
             ExprKind::Index { array, indices, .. } => {
-                let mut text = ident(array);
+                let mut text = self.ident(array);
                 for index in indices {
                     let i = self.expr(index, 0)?;
                     let _ = write!(text, "[{i}]");
@@ -642,7 +683,10 @@ impl Printer<'_> {
             )
             .with_help("the OpenCL printing takes kernels without warp shuffles (OpenCL 1.2 has no sub-group shuffles)"));
         }
-        if !super::sema::MATH.iter().any(|(n, _, _)| *n == name) {
+        if !crate::front::cuda::sema::MATH
+            .iter()
+            .any(|(n, _, _)| *n == name)
+        {
             // A `__device__` function: C converts the arguments to its parameters.
             let types = self.params.get(name).cloned().unwrap_or_default();
             let mut texts = Vec::new();
@@ -658,7 +702,11 @@ impl Printer<'_> {
         let ty = math_operand_type(name, &types);
         let base = name
             .strip_suffix('f')
-            .filter(|b| super::sema::MATH.iter().any(|(n, _, _)| n == b))
+            .filter(|b| {
+                crate::front::cuda::sema::MATH
+                    .iter()
+                    .any(|(n, _, _)| n == b)
+            })
             .unwrap_or(name);
         let (function, result_cast) = match base {
             "min" | "max" if ty.is_float() => (format!("f{base}"), None),
@@ -676,42 +724,6 @@ impl Printer<'_> {
             Some(t) => format!("({}){call}", self.scalar(t)),
             None => call,
         })
-    }
-}
-
-/// Words OpenCL C reserves that CUDA does not.
-const RESERVED: &[&str] = &[
-    "kernel",
-    "__kernel",
-    "global",
-    "__global",
-    "local",
-    "__local",
-    "constant",
-    "__constant",
-    "private",
-    "__private",
-    "read_only",
-    "write_only",
-    "read_write",
-    "half",
-    "restrict",
-    "image2d_t",
-    "image3d_t",
-    "sampler_t",
-    "event_t",
-    "uint",
-    "ulong",
-    "uchar",
-    "ushort",
-];
-
-/// A variable's name, with `_` added where OpenCL C reserves it.
-fn ident(name: &str) -> String {
-    if RESERVED.contains(&name) {
-        format!("{name}_")
-    } else {
-        name.to_string()
     }
 }
 
@@ -733,23 +745,6 @@ fn collect_shared<'s>(stmts: &'s [Stmt], out: &mut Vec<&'s Stmt>) {
             _ => {}
         }
     }
-}
-
-/// A floating literal that reads back as the same value.
-fn float_literal(value: f64, single: bool, doubles: &mut bool) -> String {
-    let mut text = if single {
-        format!("{:?}", value as f32)
-    } else {
-        *doubles = true;
-        format!("{value:?}")
-    };
-    if !text.contains(['.', 'e', 'E']) {
-        text.push_str(".0");
-    }
-    if single {
-        text.push('f');
-    }
-    text
 }
 
 /// OpenCL's built-in saturating, round-toward-zero conversion from `from` to
