@@ -14,6 +14,7 @@
 pub mod analysis;
 pub mod back;
 pub mod diag;
+pub mod driver;
 pub mod exec;
 pub mod explain;
 pub mod files;

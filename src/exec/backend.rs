@@ -83,7 +83,7 @@ pub struct RunOptions {
     pub threads: Option<u32>,
     /// `--cpu-order levels|wavefront`: the order of a C time tile's inner
     /// steps; `None` leaves it to the model.
-    pub cpu_order: Option<crate::schedule::cpu_tile::TileOrder>,
+    pub cpu_order: Option<crate::analysis::tile::TileOrder>,
     /// Extra or replacement C compiler flags for the native back-end.
     pub cflags: Option<String>,
     /// Allow `-ffast-math` in the native back-end.
@@ -184,7 +184,7 @@ impl RunOptions {
 
     /// The schedule these options ask for: what `--block`, `--tile`, `--shm`,
     /// `--fuse` and the region's pragma fix, the rest chosen by the model for
-    /// `device` ([`crate::model::choose`]). Under `--verbose` the schedule's
+    /// `device` ([`crate::driver::choose_gpu`]). Under `--verbose` the schedule's
     /// notes (refused fusions, say) and the model's reasons go to stderr.
     pub fn schedule(
         &self,
@@ -204,10 +204,10 @@ impl RunOptions {
         })?;
         let registers: crate::model::rank::Registers<'_> =
             &crate::exec::cuda::nvrtc::ptxas_registers;
-        let choice = crate::model::choose::choose_ranked(
+        let choice = crate::driver::choose_gpu(
             program,
             &request,
-            env,
+            Some(env),
             target,
             device,
             Some(registers),

@@ -188,7 +188,7 @@ mod tests {
     use crate::exec::backend::RunOptions;
     use crate::exec::{interp, native};
     use crate::ir::Value;
-    use crate::schedule::{Schedule, ScheduleRequest};
+    use crate::schedule::ScheduleRequest;
     use crate::source::SourceFile;
 
     /// Writes `[1]a` over `0:reach*m-1` from `[0]a`, on a grid of `size*n`
@@ -221,7 +221,7 @@ mod tests {
         env: &RunEnv,
         state: &mut FieldState,
     ) -> Vec<(&'static str, Result<crate::exec::RunSummary, ExecError>)> {
-        let schedule = Schedule::for_run(program, &ScheduleRequest::default(), env);
+        let schedule = crate::driver::sized_schedule(program, &ScheduleRequest::default(), env);
         let mut out = vec![("interp", interp::run(program, env, state))];
         if let Ok((unit, kernel)) = native::prepare(program, &RunOptions::default()) {
             out.push((

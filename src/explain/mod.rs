@@ -15,13 +15,15 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::driver;
 use crate::ir::env::RunEnv;
 use crate::ir::Program;
-use crate::lower::{lower_for, Lowered, Target};
+use crate::kir::plan::Lowered;
+use crate::lower::Target;
 use crate::model::build;
 use crate::model::ptxas::{self, PtxasFigures};
 use crate::model::{self, warnings, Device, KernelCost, KernelSpec, Role};
-use crate::schedule::{Schedule, ScheduleRequest, ShmRequest};
+use crate::schedule::{ScheduleRequest, ShmRequest};
 
 /// Why there is no report: what is wrong, and what to change.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -143,8 +145,7 @@ pub fn explain(
 ) -> Result<Report, ExplainError> {
     // `--ptxas-rank` compiles candidates with NVRTC and ptxas.
     let registers: model::rank::Registers<'_> = &crate::exec::cuda::nvrtc::ptxas_registers;
-    let choice =
-        model::choose::choose_ranked(program, request, env, target, device, Some(registers));
+    let choice = driver::choose_gpu(program, request, Some(env), target, device, Some(registers));
     let choice = choice.map_err(|e| {
         ExplainError::new(
             format!("cannot schedule `{}` for the GPU: {e}", program.name),
@@ -153,8 +154,8 @@ pub fn explain(
         )
     })?;
     let schedule = choice.schedule;
-    let lowered = lower_for(program, &schedule, target, Some(env));
-    crate::lower::check_limits(&lowered.module, &device.limits()).map_err(|e| {
+    let lowered = driver::lower_gpu(program, &schedule, target, Some(env));
+    driver::check_fits(&lowered.module, &device.limits()).map_err(|e| {
         ExplainError::new(
             format!("the schedule does not fit the {}: {e}", device.name),
             "choose a schedule within the device's limits (--block, --tile, --shm)",
@@ -391,10 +392,10 @@ fn unstaged_costs(
         shm: ShmRequest::None,
         ..request.clone()
     };
-    let Ok(schedule) = Schedule::for_run(program, &plain_request, env) else {
+    let Ok(schedule) = driver::sized_schedule(program, &plain_request, env) else {
         return vec![None; specs.len()];
     };
-    let lowered = lower_for(program, &schedule, target, Some(env));
+    let lowered = driver::lower_gpu(program, &schedule, target, Some(env));
     let mut status = PtxasStatus::default();
     let figures = match target {
         Target::Cuda => ptxas_figures(&lowered, device, &mut status),

@@ -10,6 +10,7 @@
 pub mod cse;
 pub mod helpers;
 pub mod names;
+pub mod plan;
 pub mod print;
 pub mod rewrite;
 pub mod scopes;

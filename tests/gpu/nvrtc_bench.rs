@@ -7,7 +7,7 @@ use crate::common;
 
 use std::path::PathBuf;
 
-use stencilc::back::gpu_emit::{emit, GpuTarget};
+use stencilc::driver::emit::{emit, GpuTarget};
 use stencilc::exec::cuda::bench::suite::{float_to_double, standard_suite};
 use stencilc::exec::cuda::bench::{
     case_env, has_iteration_work, load_program, measure, naive, predict_case, BenchOptions,
