@@ -39,18 +39,22 @@ const LAYERS: &[(&str, u32)] = &[
     // The model costs lowered kernels, so it sits beside the printers of them.
     ("model", 7),
     ("back", 7),
-    ("exec", 8),
+    // The one place that chooses a schedule or CPU plan (with the model) and
+    // lowers it, above what it asks and prints with, below what runs or reports.
+    ("driver", 8),
+    // Runtimes run what the driver chose.
+    ("exec", 9),
     // `stencilc map` plans C loop nests with the device presets of the model.
-    ("map", 8),
-    ("tune", 9),
+    ("map", 9),
+    ("tune", 10),
     // Running a program on data in memory: what `cli` and the Python package share.
-    ("session", 9),
+    ("session", 10),
     // `stencilc explain`'s report: the model's figures for kernels compiled
     // by NVRTC (in `exec`), for the command line and the Python package.
-    ("explain", 9),
+    ("explain", 10),
     // The benchmark suites run the executors and the model's predictions.
-    ("bench", 9),
-    ("cli", 9),
+    ("bench", 10),
+    ("cli", 10),
 ];
 
 /// Uses allowed against the order, each with the reason. Empty: keep it so.

@@ -17,6 +17,7 @@ pub mod bench;
 pub mod data;
 pub mod diag;
 pub mod emu;
+pub mod driver;
 pub mod exec;
 pub mod explain;
 pub mod files;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use stencilc::back::gpu_emit::{self, EmitOptions, GpuTarget};
+use stencilc::driver::emit::{self as gpu_emit, EmitOptions, GpuTarget};
 use stencilc::exec::backend::RunOptions;
 use stencilc::front::{self, LoadError};
 use stencilc::ir::env::RunEnv;
@@ -294,7 +294,7 @@ impl Program {
                 let plan = match &env {
                     Some(env) => stencilc::exec::native::plan(&program, env, &options)
                         .map_err(|e| crate::errors::exec_error(py, e))?,
-                    None => stencilc::schedule::cpu_tile::CpuPlan::default(),
+                    None => stencilc::analysis::tile::CpuPlan::default(),
                 };
                 Ok(stencilc::back::c::emit_program_planned(&program, &plan).source)
             }

@@ -6,13 +6,16 @@
 //!   once parameter values are known;
 //! - [`footprint`]: per stencil, part and time level, the offsets read and
 //!   written (halos for GPU tiles, reuse, fusion checks) and which levels are
-//!   read-only.
+//!   read-only;
+//! - [`tile`]: the time-tile geometry of an iterate (overlapped tiles,
+//!   wavefronts, marches) and the CPU plan a C printer is handed.
 
 pub mod access;
 pub mod affine;
 pub mod bounds;
 pub mod footprint;
 pub mod text;
+pub mod tile;
 
 pub use footprint::{Footprint, Level, LevelExtent};
 

@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use stencilc::analysis::tile::TileOrder;
 use stencilc::exec::backend::{Backend, RunOptions};
-use stencilc::schedule::cpu_tile::TileOrder;
 
 /// The program to work on.
 #[derive(Args, Clone, Debug)]

@@ -543,7 +543,7 @@ fn checksum_cell(rel_diff: f64) -> String {
 
 /// `untiled`, or `T=4 tile 64x2048` (outermost axis first), ` wavefront`
 /// for that order; `, threads=N`.
-fn describe_plan(plan: &stencilc::schedule::cpu_tile::CpuPlan) -> String {
+fn describe_plan(plan: &stencilc::analysis::tile::CpuPlan) -> String {
     let mut text = match &plan.tiling {
         Some(t) => format!(
             "T={} tile {}{}",
@@ -554,9 +554,9 @@ fn describe_plan(plan: &stencilc::schedule::cpu_tile::CpuPlan) -> String {
                 .collect::<Vec<_>>()
                 .join("x"),
             match t.order {
-                stencilc::schedule::cpu_tile::TileOrder::Levels => "",
-                stencilc::schedule::cpu_tile::TileOrder::Wavefront => " wavefront",
-                stencilc::schedule::cpu_tile::TileOrder::March => " march",
+                stencilc::analysis::tile::TileOrder::Levels => "",
+                stencilc::analysis::tile::TileOrder::Wavefront => " wavefront",
+                stencilc::analysis::tile::TileOrder::March => " march",
             }
         ),
         None => "untiled".into(),

@@ -147,6 +147,7 @@ fn overtile(
     regions: &mut [stencilc::ir::Region],
 ) -> Result<(), CliError> {
     use stencilc::back::c::overtile::{self as gpu, OvertileOptions};
+    use stencilc::driver::overtile::rewrite_host_for_cuda_in;
     if args.legacy_gpu {
         eprintln!(
             "note: -l/--legacy-gpu changes nothing: sdslc used it for GT2xx and Tesla 10xx GPUs, \
@@ -176,7 +177,7 @@ fn overtile(
         .iter()
         .map(|region| values_of_every_param(&region.program, &args.sets))
         .collect();
-    let output = gpu::rewrite_host_for_cuda_in(
+    let output = rewrite_host_for_cuda_in(
         source,
         regions,
         OvertileOptions {

@@ -9,8 +9,10 @@
 
 use std::path::PathBuf;
 
-use stencilc::back::gpu_emit::{self, EmitOptions, GpuTarget};
+use stencilc::analysis::tile::CpuPlan;
+use stencilc::driver::emit::{self as gpu_emit, EmitOptions, GpuTarget};
 use stencilc::ir::env::RunEnv;
+use stencilc::schedule::cpu_tile::CpuRequest;
 
 use std::io::Write as _;
 
@@ -118,51 +120,20 @@ fn c_plan(
     program: &stencilc::ir::Program,
     env: Option<&RunEnv>,
     schedule: &ScheduleArgs,
-) -> Result<stencilc::schedule::cpu_tile::CpuPlan, CliError> {
-    use stencilc::schedule::cpu_tile::{march_shape, tile_shape, CpuPlan, CpuTiling, TileOrder};
+) -> Result<CpuPlan, CliError> {
     let options = schedule.run_options();
-    let plan = match env {
-        Some(env) => stencilc::exec::native::plan(program, env, &options)?,
-        None => {
-            let mut plan = CpuPlan {
-                threads: options.threads,
-                ..CpuPlan::default()
-            };
-            let steps = options.time.unwrap_or(1);
-            match tile_shape(program) {
-                Ok(shape) if steps > 1 => {
-                    let tile = (0..shape.rank)
-                        .map(|a| {
-                            let from_inner = shape.rank - 1 - a;
-                            options
-                                .cpu_tile
-                                .as_ref()
-                                .and_then(|t| t.get(from_inner))
-                                .map_or(32, |&t| u64::from(t.max(1)))
-                        })
-                        .collect();
-                    // Without sizes the model cannot choose: the wavefront
-                    // and the march only where asked.
-                    let order = match options.cpu_order {
-                        Some(TileOrder::Wavefront) if shape.wavefront().is_ok() => {
-                            TileOrder::Wavefront
-                        }
-                        Some(TileOrder::March) if march_shape(program, &shape).is_ok() => {
-                            TileOrder::March
-                        }
-                        _ => TileOrder::Levels,
-                    };
-                    plan.tiling = Some(CpuTiling { steps, tile, order });
-                }
-                Err(construct) if steps > 1 => plan.notes.push(format!(
-                    "`--time {steps}` ignored: `{}` cannot be time-tiled because {construct}",
-                    program.name
-                )),
-                _ => {}
-            }
-            plan
-        }
+    let request = CpuRequest {
+        time: options.time,
+        tile: options.cpu_tile.clone(),
+        threads: options.threads,
+        order: options.cpu_order,
     };
+    let plan = stencilc::driver::cpu::plan(program, &request, env).map_err(|d| {
+        stencilc::exec::ExecError::Located(stencilc::diag::Diagnostics::new(
+            program.source.clone(),
+            vec![d],
+        ))
+    })?;
     for note in &plan.notes {
         let _ = writeln!(std::io::stderr(), "note: {note}");
     }

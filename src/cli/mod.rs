@@ -31,6 +31,7 @@ pub mod paths;
 pub mod program;
 pub mod progress;
 pub mod run;
+pub mod scalar;
 pub mod summary;
 pub mod synth;
 pub mod tune;

@@ -7,9 +7,12 @@ use serde_json::{json, Map, Value as Json};
 use stencilc::exec::backend::Backend;
 use stencilc::exec::{Bindings, RunSummary};
 use stencilc::ir::env::RunEnv;
-use stencilc::ir::{FieldId, Program, Value};
+use stencilc::ir::{FieldId, Program};
 
 use crate::cli::error::CliError;
+// Moved to `scalar`, which `verify` shares without a circle. Transitional re-export: remove
+// after merge.
+pub use crate::cli::scalar::{plain_number, value_json};
 use crate::cli::verify::Verification;
 
 /// Times of the phases the command line measures itself; the back-end measures
@@ -44,22 +47,6 @@ pub struct Report<'a> {
     pub phases: Phases,
     /// The comparison with the interpreter, with `--verify`.
     pub verification: Option<&'a Verification>,
-}
-
-/// A scalar as JSON: integers stay integers; NaN and infinities become `null`
-/// (JSON has no spelling for them).
-pub fn value_json(value: Value) -> Json {
-    match value {
-        Value::Int(v) => json!(v),
-        Value::Long(v) => json!(v),
-        Value::Float(v) => json!(f64::from(v)),
-        Value::Double(v) => json!(v),
-    }
-}
-
-/// A scalar for people: no C suffix (`0.5`, not `0.5f`), shortest round-trip digits.
-pub fn plain_number(value: Value) -> String {
-    stencilc::back::text::plain(value)
 }
 
 impl Report<'_> {

@@ -28,7 +28,7 @@ use stencilc::exec::Buffer;
 use stencilc::ir::{ScalarType, Value};
 
 use crate::cli::error::CliError;
-use crate::cli::summary::{plain_number, value_json};
+use crate::cli::scalar::{plain_number, value_json};
 
 /// GPU back-ends: the largest difference allowed in a `float` field, relative to
 /// the field's largest magnitude.

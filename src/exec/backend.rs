@@ -68,7 +68,7 @@ impl RunOptions {
 
     /// The schedule these options ask for: what `--block`, `--tile`, `--shm`,
     /// `--fuse` and the region's pragma fix, the rest chosen by the model for
-    /// `device` ([`crate::model::choose`]). Under `--verbose` the schedule's
+    /// `device` ([`crate::driver::choose_gpu`]). Under `--verbose` the schedule's
     /// notes (refused fusions, say) and the model's reasons go to stderr.
     pub fn schedule(
         &self,
@@ -88,10 +88,10 @@ impl RunOptions {
         })?;
         let registers: crate::model::rank::Registers<'_> =
             &crate::exec::cuda::nvrtc::ptxas_registers;
-        let choice = crate::model::choose::choose_ranked(
+        let choice = crate::driver::choose_gpu(
             program,
             &request,
-            env,
+            Some(env),
             target,
             device,
             Some(registers),

@@ -19,9 +19,9 @@ use crate::exec::host_plan::{GpuDevice, KernelArg, Rect};
 use crate::exec::{check_inputs, ExecError, FieldState};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, Value};
-use crate::lower::plan::{launch_groups, ArgSource, Launch};
+use crate::kir::plan::{launch_groups, ArgSource, Launch};
 use crate::lower::{lower_for, Lowered, Target};
-use crate::schedule::{Schedule, ScheduleRequest, ShmRequest};
+use crate::schedule::{ScheduleRequest, ShmRequest};
 
 /// A box of points: inclusive bounds per axis, outermost first.
 type Bounds = Vec<(i64, i64)>;
@@ -93,8 +93,8 @@ impl<D: GpuDevice> GpuParts<D> {
             fma,
             ..Default::default()
         };
-        let mut schedule =
-            Schedule::new(program, &request).map_err(|e| ExecError::Failed(e.to_string()))?;
+        let mut schedule = crate::driver::fixed_schedule(program, &request)
+            .map_err(|e| ExecError::Failed(e.to_string()))?;
         schedule.time = None;
         let lowered = lower_for(program, &schedule, target, Some(env));
         let iterate = program.iterate.as_ref();

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
+use crate::kir::plan::{fold_groups, launch_groups, ArgSource, HostPlan, Launch};
 use crate::kir::Module;
-use crate::lower::plan::{fold_groups, launch_groups, ArgSource, HostPlan, Launch};
 use crate::lower::Lowered;
 use crate::schedule::DeviceLimits;
 
@@ -276,7 +276,7 @@ impl<B> Resident<B> {
     pub fn time_tile<D: GpuDevice<Buf = B>>(
         &mut self,
         device: &mut D,
-        tile: &crate::lower::plan::TimeTileLaunch,
+        tile: &crate::kir::plan::TimeTileLaunch,
         env: &RunEnv,
         steps: u32,
     ) -> Result<(), ExecError> {

@@ -3,7 +3,7 @@
 
 use crate::data::ReadInPlace;
 use crate::exec::kernel_cache::KernelCache;
-use crate::schedule::cpu_tile::TileOrder;
+use crate::analysis::tile::TileOrder;
 
 pub use crate::data::ProgressHook;
 

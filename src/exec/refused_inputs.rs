@@ -8,7 +8,7 @@ use crate::exec::options::RunOptions;
 use crate::interp;
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, Value};
-use crate::schedule::{Schedule, ScheduleRequest};
+use crate::schedule::ScheduleRequest;
 use crate::source::SourceFile;
 
 /// Writes `[1]a` over `0:reach*m-1` from `[0]a`, on a grid of `size*n`
@@ -41,7 +41,7 @@ fn every_executor(
     env: &RunEnv,
     state: &mut FieldState,
 ) -> Vec<(&'static str, Result<crate::data::RunSummary, ExecError>)> {
-    let schedule = Schedule::for_run(program, &ScheduleRequest::default(), env);
+    let schedule = crate::driver::sized_schedule(program, &ScheduleRequest::default(), env);
     let mut out = vec![("interp", interp::run(program, env, state))];
     if let Ok((unit, kernel)) = native::prepare(program, &RunOptions::default()) {
         out.push((

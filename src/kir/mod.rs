@@ -11,6 +11,7 @@ pub mod cse;
 pub mod helpers;
 pub mod literal;
 pub mod names;
+pub mod plan;
 pub mod print;
 pub mod rewrite;
 pub mod scopes;

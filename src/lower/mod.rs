@@ -12,7 +12,6 @@
 //! schedule; the kernels never compute a shared-memory index with `%` or `/`.
 
 mod fused_check;
-pub mod plan;
 mod point;
 mod recompute;
 mod reduce;
@@ -28,9 +27,13 @@ use std::collections::BTreeMap;
 use crate::ir::env::RunEnv;
 use crate::ir::{FieldId, GridId, Program, ScalarType};
 use crate::kir::names::Namer;
+use crate::kir::plan::{ArgSource, HostPlan};
 use crate::kir::{ConstArray, KExpr, KParam, Module, Origin, ParamKind, Space, Var, Vars};
 use crate::schedule::{DeviceLimits, Schedule, ScheduleError};
-use plan::{ArgSource, HostPlan};
+// What lowering returns is kernel-IR data, defined with the host plan in `kir`.
+pub use crate::kir::plan::Lowered;
+// Launch geometry moved to `kir::plan`. Transitional re-export: remove after merge.
+pub use crate::kir::plan;
 
 /// The target dialect's capabilities that change what lowering emits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,15 +49,6 @@ impl Target {
     pub fn has_warp_shuffle(self) -> bool {
         self == Target::Cuda
     }
-}
-
-/// Kernels plus the host plan that runs them.
-#[derive(Clone, Debug)]
-pub struct Lowered {
-    /// The kernels and constant tables.
-    pub module: Module,
-    /// The launches, reductions and check.
-    pub plan: HostPlan,
 }
 
 /// Threads of every reduction block (a power of two).
@@ -158,18 +152,22 @@ pub fn lower_for(
                     &mut module,
                     Some(&terms),
                 );
-                plan.fused = variant.into_iter().next().map(|launch| plan::FusedCheck {
-                    stencil: *first,
-                    launch,
-                    reductions: terms.reductions.iter().map(|(r, ..)| r.0).collect(),
-                    subsets: terms
-                        .reductions
-                        .iter()
-                        .flat_map(|(_, red, parts)| {
-                            parts.iter().map(|&p| red.parts[p].subset.clone())
-                        })
-                        .collect(),
-                });
+                plan.fused =
+                    variant
+                        .into_iter()
+                        .next()
+                        .map(|launch| crate::kir::plan::FusedCheck {
+                            stencil: *first,
+                            launch,
+                            reductions: terms.reductions.iter().map(|(r, ..)| r.0).collect(),
+                            subsets: terms
+                                .reductions
+                                .iter()
+                                .flat_map(|(_, red, parts)| {
+                                    parts.iter().map(|&p| red.parts[p].subset.clone())
+                                })
+                                .collect(),
+                        });
             }
         }
         for (r, reduction) in iterate.reductions.iter().enumerate() {
@@ -194,24 +192,6 @@ pub fn lower_for(
         );
     }
     lowered
-}
-
-impl Lowered {
-    /// Runs the kernel IR verifier on the module and checks every launch of the
-    /// host plan against its kernel; the error lists every violation.
-    pub fn verify(&self, program: &Program) -> Result<(), Vec<String>> {
-        let mut errors = crate::kir::verify::verify(&self.module)
-            .err()
-            .unwrap_or_default();
-        if let Err(more) = plan::verify_launches(program, &self.module, &self.plan) {
-            errors.extend(more);
-        }
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors)
-        }
-    }
 }
 
 /// The thread-axis letter of grid axis `axis` (outermost first) in a `rank`-D grid.

@@ -11,8 +11,8 @@ use crate::ir::{
     UnaryOp, Value,
 };
 use crate::kir::helpers::{self, WrapOp};
+use crate::kir::plan::ArgSource;
 use crate::kir::{Helper, KExpr, KStmt, Module, Origin, SharedArray, Space, Var};
-use crate::lower::plan::ArgSource;
 use crate::lower::{constant_table, Fixed, Params};
 use crate::schedule::TablePlacement;
 

@@ -2,7 +2,7 @@
 //! repeat bit for bit). A part either rides in the last stencil kernel of the
 //! iteration (a fused check: each thread folds the terms of its points, see
 //! [`fused_epilogue`]) or runs as a grid-stride kernel of at most
-//! [`MAX_REDUCTION_BLOCKS`](crate::lower::plan::MAX_REDUCTION_BLOCKS) blocks,
+//! [`MAX_REDUCTION_BLOCKS`](crate::kir::plan::MAX_REDUCTION_BLOCKS) blocks,
 //! each thread folding its points in row order. Each block then folds its
 //! threads' values with a shared-memory tree (its last steps as warp shuffles
 //! on CUDA) and writes one partial. Many partials (one per stencil block of a
@@ -17,10 +17,10 @@
 
 use crate::analysis::{Footprint, Level};
 use crate::ir::{BinaryOp, Program, ReduceOp, Reduction, ReductionId, ScalarType};
+use crate::kir::plan::{reduction_group_cap, ArgSource, Launch, ReductionPlan};
 use crate::kir::{
     Builtin, Helper, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars,
 };
-use crate::lower::plan::{reduction_group_cap, ArgSource, Launch, ReductionPlan};
 use crate::lower::point::{PointCtx, Tile};
 use crate::lower::{Params, Target, REDUCTION_THREADS};
 use crate::schedule::default_block;

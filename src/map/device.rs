@@ -13,7 +13,7 @@ use std::fmt::Write;
 use super::lift::{Lift, LiftedCheck};
 use crate::ir::env::{Bindings, RunEnv};
 use crate::ir::{ScalarType, Value};
-use crate::lower::plan::{
+use crate::kir::plan::{
     launch_groups, ArgSource, HostPlan, Launch, FOLD_THRESHOLD, MAX_FOLD_BLOCKS,
 };
 use crate::lower::{lower, Lowered, Target};

@@ -9,7 +9,7 @@ use crate::analysis::affine::{Affine, Var};
 use crate::analysis::Footprint;
 use crate::ir::env::RunEnv;
 use crate::ir::{Program, StencilPart, Value};
-use crate::lower::plan::{fold_groups, Launch};
+use crate::kir::plan::{fold_groups, Launch};
 use crate::lower::{level_name, Lowered};
 use crate::model::{instr, Access, KernelSpec, Role, Tile};
 use crate::schedule::{FieldPlacement, HaloRecompute, Schedule};
@@ -177,7 +177,7 @@ fn fold_spec(
     launch: &Launch,
     lowered: &Lowered,
     env: &RunEnv,
-    plan: &crate::lower::plan::ReductionPlan,
+    plan: &crate::kir::plan::ReductionPlan,
     partials: u64,
     groups: u32,
 ) -> KernelSpec {

@@ -204,7 +204,7 @@ pub struct KernelSpec {
     /// elements (`--vector`); 1: they are `block[0]` apart.
     pub vector: u32,
     /// The blocks start at the first x index rounded down to a multiple of
-    /// this ([`crate::lower::plan::Launch::align_x`]).
+    /// this ([`crate::kir::plan::Launch::align_x`]).
     pub align_x: u32,
     /// The points, inclusive bounds per axis, outermost first.
     pub bounds: Vec<(i64, i64)>,

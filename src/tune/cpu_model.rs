@@ -1,6 +1,6 @@
 //! The model that orders the tuner's CPU candidates and prunes the hopeless
 //! ones (never to report a time): each candidate is planned as the C back-end
-//! would run it ([`crate::schedule::cpu_tile::plan_cpu`]: its `--time`,
+//! would run it ([`crate::driver::cpu::plan_on`]: its `--time`,
 //! `--cpu-tile` and `--threads`, the back-end's choice for what they leave
 //! open) and costed by the back-end's own calibrated model
 //! ([`crate::schedule::cpu_tile::predict_step_seconds`]), so that the tuner's
@@ -81,9 +81,8 @@ pub fn reach(program: &Program, env: &RunEnv) -> Vec<u64> {
 
 /// Predicted seconds per iteration of `program` with `knobs` on `machine`.
 pub fn predict(program: &Program, env: &RunEnv, knobs: &Knobs, machine: &Machine) -> f64 {
-    use crate::schedule::cpu_tile::{
-        plan_cpu, predict_step_seconds, tile_shape, CpuCaches, CpuRequest, ModelInputs,
-    };
+    use crate::analysis::tile::tile_shape;
+    use crate::schedule::cpu_tile::{predict_step_seconds, CpuCaches, CpuRequest, ModelInputs};
     let caches = CpuCaches {
         cores: machine.cores,
         ..CpuCaches::here()
@@ -96,7 +95,7 @@ pub fn predict(program: &Program, env: &RunEnv, knobs: &Knobs, machine: &Machine
     };
     if let (Ok(shape), Ok(plan)) = (
         tile_shape(program),
-        plan_cpu(program, &request, env, &caches),
+        crate::driver::cpu::plan_on(program, &request, env, &caches),
     ) {
         let threads = plan.threads.unwrap_or(caches.cores).clamp(1, caches.cores);
         let inputs = ModelInputs::new(program, env, &shape);
@@ -137,7 +136,7 @@ pub fn rough(program: &Program, env: &RunEnv, knobs: &Knobs, machine: &Machine) 
         .unwrap_or(machine.cores)
         .clamp(1, machine.cores) as f64;
     // A program the C back-end cannot time-tile runs untiled whatever T says.
-    let tileable = crate::schedule::cpu_tile::tile_shape(program).is_ok();
+    let tileable = crate::analysis::tile::tile_shape(program).is_ok();
     let steps = if tileable {
         f64::from(knobs.time.unwrap_or(1).max(1))
     } else {
@@ -187,9 +186,9 @@ mod tests {
 
     #[test]
     fn candidates_are_costed_as_the_back_end_plans_them() {
-        use crate::schedule::cpu_tile::{
-            plan_cpu, predict_step_seconds, tile_shape, CpuCaches, CpuRequest, ModelInputs,
-        };
+        use crate::analysis::tile::tile_shape;
+        use crate::driver::cpu::plan_on as plan_cpu;
+        use crate::schedule::cpu_tile::{predict_step_seconds, CpuCaches, CpuRequest, ModelInputs};
         let text = "int n;\ngrid g[n][n];\nfloat griddata a on g at 0,1;\niterate 100 {\n\
             stencil s {\n[1:n-2][1:n-2] : [1]a[0][0] = 0.2f*([0]a[0][0] + [0]a[-1][0] + [0]a[1][0]\n\
             + [0]a[0][-1] + [0]a[0][1]);\n}\n}\n";

@@ -12,7 +12,7 @@
 //! tile and time lists by its ranges.
 //!
 //! Pruned as unable to run: a schedule the scheduler refuses, kernels beyond
-//! the device's limits ([`crate::lower::check_limits`]: threads per block,
+//! the device's limits ([`crate::driver::check_fits`]: threads per block,
 //! shared memory), and duplicates (a time-tile size clamped to the iteration
 //! count or check interval, a CPU tile larger than the grid, two requests that
 //! give the same schedule). Pruned as hopeless: a prediction more than
@@ -21,12 +21,12 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use crate::analysis::tile::{march_shape, tile_shape, TileOrder};
 use crate::exec::backend::{Backend, RunOptions};
 use crate::ir::env::RunEnv;
 use crate::ir::Program;
-use crate::lower::{lower, Target};
+use crate::lower::Target;
 use crate::model::{build, cost, Device};
-use crate::schedule::cpu_tile::{march_shape, tile_shape, TileOrder};
 use crate::schedule::time::requested_time_steps;
 
 use super::config::TuneConfig;
@@ -456,10 +456,11 @@ fn assess(
             Ok((format!("{effective:?}"), Some(predicted)))
         }
         Family::Gpu(target, device) => {
-            let choice = crate::model::choose::choose(program, &request, env, target, device)
-                .map_err(|e| format!("refused by the scheduler: {}", first_clause(&e.0)))?;
-            let lowered = lower(program, &choice.schedule, target);
-            crate::lower::check_limits(&lowered.module, &device.limits()).map_err(|e| {
+            let choice =
+                crate::driver::choose_gpu(program, &request, Some(env), target, device, None)
+                    .map_err(|e| format!("refused by the scheduler: {}", first_clause(&e.0)))?;
+            let lowered = crate::driver::lower_gpu(program, &choice.schedule, target, None);
+            crate::driver::check_fits(&lowered.module, &device.limits()).map_err(|e| {
                 format!("beyond the {}'s limits: {}", device.name, limit_kind(&e.0))
             })?;
             let mut predicted = 0.0;
@@ -498,7 +499,7 @@ fn assess(
     }
 }
 
-/// The kind of limit a [`crate::lower::check_limits`] message names.
+/// The kind of limit a [`crate::driver::check_fits`] message names.
 fn limit_kind(message: &str) -> &'static str {
     if message.contains("shared memory") {
         "too much shared memory per block"

@@ -9,7 +9,7 @@ use crate::common;
 
 use proptest::prelude::*;
 use stencilc::back::c::{self, embed};
-use stencilc::back::gpu_emit::{emit, GpuTarget};
+use stencilc::driver::emit::{emit, GpuTarget};
 use stencilc::front::{parse_program, parse_regions};
 use stencilc::ir::Program;
 use stencilc::schedule::ScheduleRequest;

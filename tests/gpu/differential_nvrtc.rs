@@ -6,7 +6,7 @@ use crate::common;
 
 use common::gen::{self, Flavor};
 use proptest::prelude::*;
-use stencilc::back::gpu_emit::{emit, GpuTarget};
+use stencilc::driver::emit::{emit, GpuTarget};
 use stencilc::exec::cuda::nvrtc;
 use stencilc::lower::{check_limits, lower, Target};
 use stencilc::schedule::{DeviceLimits, Schedule};

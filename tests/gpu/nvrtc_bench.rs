@@ -7,8 +7,8 @@ use crate::common;
 
 use std::path::PathBuf;
 
-use stencilc::back::gpu_emit::{emit, GpuTarget};
 use stencilc::bench::gpu::suite::{float_to_double, standard_suite};
+use stencilc::driver::emit::{emit, GpuTarget};
 use stencilc::bench::gpu::{
     case_env, has_iteration_work, load_program, measure, naive, predict_case, BenchOptions,
     Precision,

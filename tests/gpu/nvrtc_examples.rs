@@ -5,7 +5,7 @@ use crate::common;
 use crate::gpu_common;
 
 use gpu_common::*;
-use stencilc::back::gpu_emit::{emit, GpuTarget};
+use stencilc::driver::emit::{emit, GpuTarget};
 use stencilc::exec::cuda::nvrtc;
 use stencilc::schedule::ScheduleRequest;
 

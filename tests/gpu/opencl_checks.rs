@@ -268,10 +268,10 @@ fn nvrtc_compiles_fused_checks_for_sm_80_and_sm_90_without_warnings() {
     ] {
         let program = jacobi("[1:n-2][1:m-2]", "[1]k[0][0] + [0]a[0][1]", op, ty);
         for request in [&request, &odd] {
-            let source = stencilc::back::gpu_emit::emit(
+            let source = stencilc::driver::emit::emit(
                 &program,
                 request,
-                stencilc::back::gpu_emit::GpuTarget::Cuda,
+                stencilc::driver::emit::GpuTarget::Cuda,
             )
             .unwrap();
             assert!(source.contains("s_part1_with_r("), "{source}");

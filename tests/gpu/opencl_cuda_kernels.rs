@@ -321,7 +321,7 @@ fn stencilcs_own_blur_kernel_agrees_on_opencl() {
     if !opencl_here() {
         return;
     }
-    use stencilc::back::gpu_emit::{emit, GpuTarget};
+    use stencilc::driver::emit::{emit, GpuTarget};
     let program = crate::gpu_common::example("gaussian_blur");
     let cuda = emit(
         &program,

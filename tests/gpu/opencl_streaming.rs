@@ -9,7 +9,7 @@
 use crate::gpu_common;
 
 use gpu_common::*;
-use stencilc::back::gpu_emit::{emit, GpuTarget};
+use stencilc::driver::emit::{emit, GpuTarget};
 use stencilc::exec::{interp, opencl};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::Program;

@@ -11,7 +11,7 @@ use common::gen;
 use proptest::prelude::*;
 
 use gpu_common::*;
-use stencilc::back::gpu_emit::{emit_with, EmitOptions, GpuTarget};
+use stencilc::driver::emit::{emit_with, EmitOptions, GpuTarget};
 use stencilc::exec::cuda::nvrtc;
 use stencilc::exec::{interp, opencl, Buffer, FieldState};
 use stencilc::ir::env::RunEnv;

@@ -170,7 +170,7 @@ proptest::proptest! {
 /// must check before launching, naming each access that only the sizes decide.
 #[test]
 fn emitted_gpu_code_lists_the_checks_its_host_makes() {
-    use stencilc::back::gpu_emit::{emit, GpuTarget};
+    use stencilc::driver::emit::{emit, GpuTarget};
     let program = parse(
         "segi",
         "int Nx; int Ny; grid g[Ny][Nx];

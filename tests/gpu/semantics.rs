@@ -18,7 +18,7 @@ use crate::common;
 
 use std::sync::OnceLock;
 
-use stencilc::back::gpu_emit::{emit, GpuTarget};
+use stencilc::driver::emit::{emit, GpuTarget};
 use stencilc::exec::backend::RunOptions;
 use stencilc::exec::cuda::nvrtc;
 use stencilc::exec::{cuda, interp, native, opencl, Bindings, Buffer, FieldState, RunSummary};

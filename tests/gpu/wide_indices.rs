@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use crate::common;
 use crate::gpu_common::{assert_close, bench_program, bindings, initial_state, parse};
 
-use stencilc::back::gpu_emit::{emit_with, EmitOptions, GpuTarget};
+use stencilc::driver::emit::{emit_with, EmitOptions, GpuTarget};
 use stencilc::exec::backend::RunOptions;
 use stencilc::exec::cuda::nvrtc;
 use stencilc::exec::{interp, opencl};

@@ -6,11 +6,11 @@
 //! untiled) with a reduction and checks; the note where it does not apply;
 //! the model's choice at 512³; and the emitted march.
 
+use stencilc::analysis::tile::{march_shape, tile_shape, TileOrder};
 use stencilc::exec::backend::RunOptions;
 use stencilc::exec::native;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, Value};
-use stencilc::schedule::cpu_tile::{march_shape, tile_shape, TileOrder};
 
 use proptest::prelude::*;
 
@@ -288,8 +288,8 @@ fn the_model_marches_star3d1r_at_512_cubed_and_leaves_small_grids_untiled() {
 #[test]
 fn emitted_march_reads_as_a_program() {
     let program = bench_program("star3d1r");
-    let plan = stencilc::schedule::cpu_tile::CpuPlan {
-        tiling: Some(stencilc::schedule::cpu_tile::CpuTiling {
+    let plan = stencilc::analysis::tile::CpuPlan {
+        tiling: Some(stencilc::analysis::tile::CpuTiling {
             steps: 7,
             tile: vec![512, 32, 256],
             order: TileOrder::March,

@@ -5,13 +5,13 @@
 
 use crate::common;
 
+use stencilc::analysis::tile::CpuPlan;
 use stencilc::back::c::parts::emit_part_unit;
 use stencilc::exec::backend::RunOptions;
 use stencilc::exec::native::parts::PartKernel;
 use stencilc::exec::{interp, native, Bindings, Buffer, FieldState};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
-use stencilc::schedule::cpu_tile::CpuPlan;
 use stencilc::source::SourceFile;
 
 fn cc_available() -> bool {

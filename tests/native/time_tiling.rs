@@ -11,11 +11,11 @@ use std::path::Path;
 use std::process::Command;
 
 use proptest::prelude::*;
+use stencilc::analysis::tile::TileOrder;
 use stencilc::exec::backend::RunOptions;
 use stencilc::exec::{interp, native, Bindings, Buffer, FieldState};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
-use stencilc::schedule::cpu_tile::TileOrder;
 use stencilc::source::SourceFile;
 
 pub(super) fn cc_available() -> bool {
@@ -432,11 +432,11 @@ fn verbose_says_what_the_heuristic_chose_and_why() {
 fn emitted_time_tiled_c_reads_as_a_program() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/programs/j2d5pt.sdsl");
     let program = parse("j2d5pt.sdsl", &std::fs::read_to_string(path).unwrap());
-    let plan = stencilc::schedule::cpu_tile::CpuPlan {
-        tiling: Some(stencilc::schedule::cpu_tile::CpuTiling {
+    let plan = stencilc::analysis::tile::CpuPlan {
+        tiling: Some(stencilc::analysis::tile::CpuTiling {
             steps: 4,
             tile: vec![32, 1024],
-            order: stencilc::schedule::cpu_tile::TileOrder::Levels,
+            order: stencilc::analysis::tile::TileOrder::Levels,
         }),
         threads: Some(2),
         ..Default::default()

@@ -5,11 +5,11 @@
 //! short and tall and sizes that are not multiples of them; the note where it
 //! does not apply; and the emitted loop.
 
+use stencilc::analysis::tile::{tile_shape, TileOrder};
 use stencilc::exec::backend::RunOptions;
 use stencilc::exec::native;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, Value};
-use stencilc::schedule::cpu_tile::{tile_shape, TileOrder};
 
 use super::time_tiling::{
     bench_program, bindings, cc_available, env_of, ordered, parse, plans_order,
@@ -177,8 +177,8 @@ fn a_wavefront_asked_across_a_periodic_outermost_axis_is_a_note() {
 #[test]
 fn emitted_wavefront_loop_reads_as_a_program() {
     let program = bench_program("j2d9pt");
-    let plan = stencilc::schedule::cpu_tile::CpuPlan {
-        tiling: Some(stencilc::schedule::cpu_tile::CpuTiling {
+    let plan = stencilc::analysis::tile::CpuPlan {
+        tiling: Some(stencilc::analysis::tile::CpuTiling {
             steps: 4,
             tile: vec![256, 512],
             order: TileOrder::Wavefront,

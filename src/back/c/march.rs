@@ -1,5 +1,5 @@
 //! The march order of a time-tiled sweep in the generated C (`--cpu-order
-//! march`, [`crate::schedule::cpu_tile::TileOrder::March`]): tiles of the
+//! march`, [`crate::analysis::tile::TileOrder::March`]): tiles of the
 //! inner axes, each marching along the outermost axis a plane per round.
 //!
 //! **Why.** The level-by-level and wavefront orders copy a tile's window
@@ -37,11 +37,11 @@
 
 use std::rc::Rc;
 
+use crate::analysis::tile::{march_shape, MarchShape};
 use crate::back::c::expr::Scope;
 use crate::back::c::names;
 use crate::back::c::uses::Uses;
 use crate::back::c::writer::{MarchView, Writer};
-use crate::schedule::cpu_tile::{march_shape, MarchShape};
 
 impl Writer<'_> {
     /// `const long src_q = ...;` and `dst_q`: the point's index in the plane

@@ -38,8 +38,8 @@ mod wavefront;
 mod window;
 mod writer;
 
+use crate::analysis::tile::CpuPlan;
 use crate::ir::Program;
-use crate::schedule::cpu_tile::CpuPlan;
 
 pub use writer::ENTRY_ABI;
 
@@ -65,7 +65,7 @@ pub fn emit_program(program: &Program) -> CUnit {
 /// [`emit_program`] run as `plan` says: `num_threads` on every parallel
 /// region, and sweeps of several iterations per tile when it time-tiles (see
 /// `back/c/timetile.rs`). A tiling the iterate cannot take (see
-/// [`crate::schedule::cpu_tile::tile_shape`]) is left out.
+/// [`crate::analysis::tile::tile_shape`]) is left out.
 pub fn emit_program_planned(program: &Program, plan: &CpuPlan) -> CUnit {
     let mut w = writer::Writer::planned(program, writer::Linkage::Internal, plan);
     w.write_program_body();

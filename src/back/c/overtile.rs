@@ -5,8 +5,8 @@
 //!
 //! Per region the output holds, in namespaces named after the program:
 //! - (`<program>_kernels`) the CUDA back-end's kernels (lowered under the
-//!   schedule the library builds from the region's pragma, the heuristic
-//!   otherwise), renamed
+//!   schedule the driver chose from the region's pragma, the heuristic
+//!   otherwise, see `driver::overtile`), renamed
 //!   `<program>_<kernel>` so that two regions cannot clash, between marker lines
 //!   ([`KERNELS_BEGIN`], [`KERNELS_END`]) and inside `#if defined(__CUDACC__)`:
 //!   nvcc compiles their bodies, any other C++ compiler sees only their
@@ -33,14 +33,11 @@ mod launch;
 
 use crate::back::c::embed;
 use crate::back::c::writer::{Linkage, Writer};
-use crate::ir::env::RunEnv;
 use crate::ir::Region;
 use crate::kir::names::identifier;
+use crate::kir::plan::{HostPlan, Lowered};
 use crate::kir::print::{kernel_names, module_namer, Dialect};
 use crate::kir::{Module, ParamKind};
-use crate::lower::plan::HostPlan;
-use crate::lower::{lower, Target};
-use crate::schedule::{DeviceLimits, Schedule, ScheduleError, ScheduleRequest};
 use crate::source::SourceFile;
 
 /// The line opening a region's kernels in the output (followed by ` region N`).
@@ -95,94 +92,51 @@ pub fn nvcc_options(fma: bool) -> &'static str {
     }
 }
 
-/// The host file with each region replaced by a call to a generated function
-/// that runs it on a CUDA GPU. Fails when a region's schedule cannot be built or
-/// does not fit a CUDA device (say, a pragma block of more than 1024 threads).
-pub fn rewrite_host_for_cuda(
-    host: &SourceFile,
-    regions: &[Region],
-    options: OvertileOptions,
-) -> Result<OvertileOutput, ScheduleError> {
-    rewrite_host_for_cuda_in(host, regions, options, &[])
+/// One region's kernels and what was chosen for them, as the driver hands them
+/// to [`rewrite_host`].
+#[derive(Clone, Debug)]
+pub struct ChosenRegion {
+    /// The kernels, lowered for CUDA, and the host plan that runs them.
+    pub lowered: Lowered,
+    /// The schedule in words, one line per stencil: its block, tile and staging.
+    pub schedule: Vec<String>,
+    /// Why a requested time tiling is not applied (said whether or not `-v`).
+    pub notes: Vec<String>,
+    /// For `-v`: how the model chose the time-tile size, where it did.
+    pub reasons: Vec<String>,
 }
 
-/// [`rewrite_host_for_cuda`] where `envs[i]`, when there, gives region `i`'s
-/// parameter values: for a region whose pragma gives no `time:`, the model
-/// then chooses the time-tile size as `run` does (for the default device),
-/// and the kernels, compiled for any size, are time-tiled with it.
-pub fn rewrite_host_for_cuda_in(
+/// The host file with each region replaced by a call to a generated function
+/// that runs it on a CUDA GPU, `chosen[i]` giving region `i`'s kernels.
+pub fn rewrite_host(
     host: &SourceFile,
     regions: &[Region],
     options: OvertileOptions,
-    envs: &[Option<RunEnv>],
-) -> Result<OvertileOutput, ScheduleError> {
+    chosen: Vec<ChosenRegion>,
+) -> OvertileOutput {
     let mut generated = String::new();
     let mut helpers = std::collections::BTreeSet::new();
     let mut reports = Vec::new();
-    for region in regions {
+    for (region, chosen) in regions.iter().zip(chosen) {
         let program = &region.program;
-        let request = ScheduleRequest {
-            wide_indices: options.wide_indices,
-            fma: options.fma,
-            ..ScheduleRequest::default()
-        };
-        let mut schedule = Schedule::new(program, &request)
-            .map_err(|e| ScheduleError(format!("region {}: {}", region.index, e.0)))?;
-        // The pragma's `time:` (or `time_steps:`) as `run` takes it; its
-        // clamping to the iteration count and the check interval happens at
-        // run time, where each launch's step count is computed as the host
-        // plan computes it (`schedule::time::launch_steps`).
-        let asked = crate::schedule::time::asked_time_steps(program, &request).map_err(|d| {
-            ScheduleError(format!(
-                "region {}: {}",
-                region.index,
-                d.one_line(&program.source)
-            ))
-        })?;
-        let mut reasons = Vec::new();
-        match (asked, envs.get(reports.len()).and_then(Option::as_ref)) {
-            (Some((steps, _)), _) => schedule.set_time_steps_static(program, steps),
-            (None, Some(env)) if program.iterate.is_some() => {
-                let steps = modelled_time_steps(program, &schedule, env, &mut reasons);
-                if steps > 1 {
-                    schedule.set_time_steps_static(program, steps);
-                }
-            }
-            (None, None) if program.iterate.is_some() => reasons.push(
-                "time tiling: the pragma gives no `time:`, and without every parameter's value \
-                 (--set NAME=VALUE) the model cannot choose one; untiled"
-                    .to_string(),
-            ),
-            (None, _) => {}
-        }
-        let mut lowered = lower(program, &schedule, Target::Cuda);
-        crate::lower::check_limits(&lowered.module, &DeviceLimits::CUDA_DEFAULT).map_err(|e| {
-            ScheduleError(format!(
-                "region {}: {}; for -b overtile, change the pragma's `block:`",
-                region.index, e.0
-            ))
-        })?;
+        let mut lowered = chosen.lowered;
         rename_kernels(&mut lowered.module, &identifier(&program.name));
         let mut w = Writer::new(program, Linkage::Embedded);
-        w.region_on_gpu(region, &lowered, &schedule, options);
+        w.region_on_gpu(region, &lowered, &chosen.schedule, options);
         helpers.extend(w.helpers.iter().copied());
         generated.push_str(&w.code.out);
         generated.push('\n');
         reports.push(RegionReport {
             index: region.index,
-            schedule: schedule
-                .describe(program)
-                .lines()
-                .map(String::from)
-                .collect(),
+            schedule: chosen.schedule,
             kernels: lowered
                 .module
                 .kernels
                 .iter()
                 .map(|k| k.name.clone())
                 .collect(),
-            notes: schedule.time_notes.clone(),
-            reasons,
+            notes: chosen.notes,
+            reasons: chosen.reasons,
         });
     }
     let mut out = file_header(&host.name, options.fma);
@@ -197,38 +151,9 @@ pub fn rewrite_host_for_cuda_in(
     }
     out.push_str(&generated);
     embed::splice_calls(host, regions, &mut out);
-    Ok(OvertileOutput {
+    OvertileOutput {
         text: out,
         regions: reports,
-    })
-}
-
-/// The time-tile size the model predicts fastest for `env`'s values on the
-/// default device, as `model::choose` picks it for `run` (1: untiled); why, in
-/// `reasons`.
-fn modelled_time_steps(
-    program: &crate::ir::Program,
-    schedule: &Schedule,
-    env: &RunEnv,
-    reasons: &mut Vec<String>,
-) -> u32 {
-    use crate::model::time_tile::{pick, time_table, MAX_TIME_STEPS};
-    let device = crate::model::Device::default_device();
-    let limit = env
-        .every()
-        .filter(|&k| k > 0)
-        .map_or(env.max_iters(), |k| k.min(env.max_iters()));
-    let max = MAX_TIME_STEPS.min(limit.max(1) as u32);
-    match time_table(program, schedule, env, Target::Cuda, device, max) {
-        Ok(rows) => {
-            let (steps, why) = pick(&rows, limit, device);
-            reasons.push(why);
-            steps
-        }
-        Err(why) => {
-            reasons.push(format!("time tiling: not predicted ({why}); untiled"));
-            1
-        }
     }
 }
 
@@ -312,8 +237,8 @@ impl Writer<'_> {
     fn region_on_gpu(
         &mut self,
         region: &Region,
-        lowered: &crate::lower::Lowered,
-        schedule: &Schedule,
+        lowered: &Lowered,
+        schedule: &[String],
         options: OvertileOptions,
     ) {
         let p = self.program;
@@ -323,7 +248,7 @@ impl Writer<'_> {
             "/* ---- region {} (line {line}): program {} on the GPU ---- */",
             region.index, p.name
         ));
-        for text in schedule.describe(p).lines() {
+        for text in schedule {
             self.line(&format!("/* schedule: {text} */"));
         }
         // Two namespaces: the host code must not see the kernels' device

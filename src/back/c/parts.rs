@@ -18,11 +18,11 @@
 
 use std::rc::Rc;
 
+use crate::analysis::tile::CpuPlan;
 use crate::back::c::names;
 use crate::back::c::uses::Uses;
 use crate::back::c::writer::{Linkage, Writer};
 use crate::ir::{Expr, ExprKind, FieldId, Param, ParamId, Program, ScalarType, StencilPart, Value};
-use crate::schedule::cpu_tile::CpuPlan;
 
 /// The part entry point every part unit exports as `<program>_part`:
 ///

@@ -45,12 +45,12 @@
 
 use std::rc::Rc;
 
+use crate::analysis::tile::TileOrder;
 use crate::back::c::boundary::Helper;
 use crate::back::c::names;
 use crate::back::c::uses::Uses;
 use crate::back::c::writer::Writer;
 use crate::ir::{FieldId, Iterate};
-use crate::schedule::cpu_tile::TileOrder;
 
 impl Writer<'_> {
     /// The fields of the tiles, as `(field, time_lo, time_hi)`.

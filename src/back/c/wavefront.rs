@@ -1,5 +1,5 @@
 //! The wavefront order of a time tile's inner steps in the generated C
-//! (`--cpu-order wavefront`, [`crate::schedule::cpu_tile::TileOrder`]),
+//! (`--cpu-order wavefront`, [`crate::analysis::tile::TileOrder`]),
 //! streamed through a band of rows.
 //!
 //! Level by level, a tile runs each inner step over its whole window before
@@ -9,7 +9,7 @@
 //! another order: rounds `wave = w_lo0 - lead, ...`; in each, every stage
 //! (each stencil part of each inner step, in run order) computes one row
 //! along axis 0, `wave - lag`, where its clip (the same as level by level)
-//! holds it. The lags ([`crate::schedule::cpu_tile::TileShape::wavefront`],
+//! holds it. The lags ([`crate::analysis::tile::TileShape::wavefront`],
 //! with the proof that no stage reads a row before it is computed nor after
 //! it is overwritten) keep each stage just behind the one before it, so a row
 //! is read again while it is in L1.
@@ -33,9 +33,9 @@
 
 use std::rc::Rc;
 
+use crate::analysis::tile::Wavefront;
 use crate::back::c::writer::Writer;
 use crate::ir::FieldId;
-use crate::schedule::cpu_tile::Wavefront;
 
 /// The most bytes a thread's window takes (every level) before it holds
 /// fewer than three bands (never fewer than two): the band moves to the

@@ -40,7 +40,7 @@ impl Writer<'_> {
     }
 
     /// Whether level `t` of a field with levels `lo..=hi` is one a part
-    /// overwrites before reading it ([`crate::schedule::cpu_tile::TileShape::dead`]):
+    /// overwrites before reading it ([`crate::analysis::tile::TileShape::dead`]):
     /// as copied in (`out` false), or as labelled after the run function's
     /// rotation once written back (`t` becomes `t - 1`, the lowest the highest).
     pub(super) fn dead_level(&self, f: FieldId, t: i32, (lo, hi): (i32, i32), out: bool) -> bool {

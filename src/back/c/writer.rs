@@ -5,13 +5,13 @@
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
+use crate::analysis::tile::{tile_shape, CpuPlan, CpuTiling, TileShape};
 use crate::back::c::boundary::{self, Helper};
 use crate::back::c::expr::{Access, Scope};
 use crate::back::c::names::{self, CNames};
 use crate::back::c::uses::Uses;
 use crate::back::text::{literal, CodeWriter, Language};
 use crate::ir::{FieldId, GridId, Program, Table};
-use crate::schedule::cpu_tile::{tile_shape, CpuPlan, CpuTiling, TileShape};
 use crate::source::Span;
 
 /// The uniform entry point every stand-alone unit exports as `<program>_entry`:

@@ -267,8 +267,8 @@ fn case_schedule(
         fma,
         ..case.request.clone()
     };
-    crate::model::choose::choose(program, &request, env, Target::Cuda, device)
-        .map(|choice| choice.schedule)
+    crate::driver::choose_gpu(program, &request, Some(env), Target::Cuda, device, None)
+        .map(|chosen| chosen.schedule)
         .map_err(|e| e.to_string())
 }
 

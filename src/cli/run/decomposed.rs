@@ -47,7 +47,7 @@ mod with_mpi {
     use crate::cli::args::BackendArg;
     use crate::cli::error::CliError;
     use crate::cli::out::stderr_line;
-    use crate::cli::summary::plain_number;
+    use crate::cli::scalar::plain_number;
     use crate::cli::verify::{self, Verification};
     use crate::cli::{inputs, params, program};
     use stencilc::exec::backend::RunOptions;

@@ -15,6 +15,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::analysis::tile::CpuPlan;
 use crate::back::c;
 use crate::exec::kernel_cache::KernelKey;
 use crate::exec::options::RunOptions;
@@ -24,7 +25,7 @@ use crate::exec::{
 };
 use crate::ir::env::RunEnv;
 use crate::ir::{FieldId, Program, ScalarType, Value};
-use crate::schedule::cpu_tile::{plan_cpu, CpuCaches, CpuPlan, CpuRequest};
+use crate::schedule::cpu_tile::CpuRequest;
 
 pub use compile::{Compiler, Kernel};
 // Transitional re-export: remove after merge.
@@ -59,8 +60,8 @@ pub fn prepare_with(
 
 /// The plan for running `program` with `env` under `options` on this
 /// machine: `--time`, `--cpu-tile` and `--threads` where given, the rest
-/// chosen by [`plan_cpu`]. A pragma `time:` naming an unknown identifier is
-/// an error at the identifier.
+/// chosen by the driver ([`crate::driver::cpu::plan`]). A pragma `time:`
+/// naming an unknown identifier is an error at the identifier.
 pub fn plan(program: &Program, env: &RunEnv, options: &RunOptions) -> Result<CpuPlan, ExecError> {
     let request = CpuRequest {
         time: options.time,
@@ -68,7 +69,7 @@ pub fn plan(program: &Program, env: &RunEnv, options: &RunOptions) -> Result<Cpu
         threads: options.threads,
         order: options.cpu_order,
     };
-    plan_cpu(program, &request, env, &CpuCaches::here()).map_err(|d| {
+    crate::driver::cpu::plan(program, &request, Some(env)).map_err(|d| {
         ExecError::Located(crate::diag::Diagnostics::new(
             program.source.clone(),
             vec![d],

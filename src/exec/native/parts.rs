@@ -59,7 +59,7 @@ impl PartKernel {
     ) -> Result<PartKernel, ExecError> {
         check_inputs(program, env, state)?;
         let compiler = Compiler::from_env()?;
-        let plan = crate::schedule::cpu_tile::CpuPlan {
+        let plan = crate::analysis::tile::CpuPlan {
             threads: options.threads,
             ..Default::default()
         };

@@ -29,9 +29,9 @@
 
 use crate::analysis::Footprint;
 use crate::ir::{BinaryOp, Program, Stencil, Value};
+use crate::kir::plan::Launch;
 use crate::kir::{KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars};
 use crate::lower::letter;
-use crate::lower::plan::Launch;
 use crate::lower::point::{select_inside, PointCtx, Tile};
 use crate::lower::stencil::{axis_vars, run, shared_table_copies, AxisVars};
 use crate::schedule::{FieldPlacement, HaloRecompute, StencilSchedule, TablePlacement};

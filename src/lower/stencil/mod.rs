@@ -3,9 +3,9 @@
 
 use crate::analysis::Footprint;
 use crate::ir::{Program, Stencil, StencilPart};
+use crate::kir::plan::{ArgSource, Launch};
 use crate::kir::{Builtin, KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars};
 use crate::lower::letter;
-use crate::lower::plan::{ArgSource, Launch};
 use crate::lower::point::{PointCtx, Tile};
 use crate::lower::reduce::{fused_epilogue, FusedTerms};
 use run::{first_points, thread_points, Shape};

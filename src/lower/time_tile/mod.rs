@@ -48,9 +48,9 @@ mod geometry;
 mod phases;
 
 use crate::ir::{BinaryOp, Expr, ExprKind, FieldId, Program, ScalarType, Subset};
+use crate::kir::plan::{ArgSource, Launch, TimeTileLaunch};
 use crate::kir::{KExpr, KStmt, Kernel, Module, Origin, ParamKind, SharedArray, Space, Var};
 use crate::lower::level_name;
-use crate::lower::plan::{ArgSource, Launch, TimeTileLaunch};
 use crate::lower::point::PointCtx;
 use crate::schedule::time::TimeTiling;
 use crate::schedule::Schedule;

@@ -34,7 +34,7 @@ fn generate(name: &str, options: OvertileOptions) -> String {
     let regions = stencilc::front::parse_regions(host.clone())
         .and_then(stencilc::analysis::checked_regions)
         .unwrap_or_else(|d| panic!("{d}"));
-    overtile::rewrite_host_for_cuda(&host, &regions, options)
+    stencilc::driver::overtile::rewrite_host_for_cuda(&host, &regions, options)
         .unwrap_or_else(|e| panic!("{name}: {e}"))
         .text
 }

@@ -11,10 +11,10 @@ use crate::back::c::names;
 use crate::back::c::writer::Writer;
 use crate::ir::{FieldId, GridId, Region};
 use crate::kir::names::Namer;
+use crate::kir::plan::Lowered;
+use crate::kir::plan::{ArgSource, HostPlan, Launch, FOLD_THRESHOLD, MAX_FOLD_BLOCKS};
+use crate::kir::plan::{MAX_GPU_AXIS_POINTS, MAX_GPU_GRID_POINTS};
 use crate::kir::Module;
-use crate::lower::plan::{ArgSource, HostPlan, Launch, FOLD_THRESHOLD, MAX_FOLD_BLOCKS};
-use crate::lower::plan::{MAX_GPU_AXIS_POINTS, MAX_GPU_GRID_POINTS};
-use crate::lower::Lowered;
 
 impl Writer<'_> {
     /// `struct Buffers`: every field's time levels (rotated by swapping), and

@@ -9,8 +9,8 @@ use super::launcher;
 use crate::back::c::expr::{Access, Scope};
 use crate::back::c::writer::Writer;
 use crate::kir::names::{identifier, Namer};
+use crate::kir::plan::{ArgSource, Launch, MAX_GROUPS};
 use crate::kir::Module;
-use crate::lower::plan::{ArgSource, Launch, MAX_GROUPS};
 
 /// The C names of one launch's geometry.
 pub(super) struct LaunchNames {

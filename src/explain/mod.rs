@@ -15,9 +15,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::driver;
 use crate::ir::env::RunEnv;
 use crate::ir::Program;
-use crate::lower::{lower_for, Lowered, Target};
+use crate::kir::plan::Lowered;
+use crate::lower::Target;
 use crate::model::build;
 use crate::model::ptxas::{self, PtxasFigures};
 use crate::model::{self, warnings, Device, KernelCost, KernelSpec, Role};
@@ -141,33 +143,7 @@ pub fn explain(
     device: &Device,
     request: &ScheduleRequest,
 ) -> Result<Report, ExplainError> {
-    // `--ptxas-rank` compiles candidates with NVRTC and ptxas.
-    let registers: model::rank::Registers<'_> = &crate::exec::cuda::nvrtc::ptxas_registers;
-    let choice =
-        model::choose::choose_ranked(program, request, env, target, device, Some(registers));
-    let choice = choice.map_err(|e| {
-        ExplainError::new(
-            format!("cannot schedule `{}` for the GPU: {e}", program.name),
-            "change --block, --tile, --vector, --shm or --ptxas-rank (or the region's pragma) \
-             as the message says",
-        )
-    })?;
-    let schedule = choice.schedule;
-    let lowered = lower_for(program, &schedule, target, Some(env));
-    crate::lower::check_limits(&lowered.module, &device.limits()).map_err(|e| {
-        ExplainError::new(
-            format!("the schedule does not fit the {}: {e}", device.name),
-            "choose a schedule within the device's limits (--block, --tile, --shm)",
-        )
-    })?;
-    let mut notes = schedule.notes.clone();
-    notes.extend(lowered.plan.notes.iter().cloned());
-    notes.extend(
-        choice
-            .reasons
-            .iter()
-            .map(|r| format!("schedule chosen by the model: {r}")),
-    );
+    let (schedule, lowered, mut notes) = schedule_and_lower(program, env, target, device, request)?;
     let mut status = PtxasStatus::default();
     let figures = match target {
         Target::Cuda => ptxas_figures(&lowered, device, &mut status),
@@ -196,6 +172,107 @@ pub fn explain(
     } else {
         warnings::ShapeSource::Model
     };
+    let (kernels, totals) = kernel_reports(&specs, &figures, &unstaged, device, shape)?;
+    let Totals {
+        sweep,
+        mut iteration,
+        points,
+        bytes,
+        mut checked,
+    } = totals;
+    if lowered.plan.reductions.iter().any(|_| true) {
+        let per_check = specs
+            .iter()
+            .find(|s| !matches!(s.role, Role::Stencil(_)))
+            .map_or(0.0, |s| s.per_iteration);
+        iteration += model::CHECK_SYNC_US * 1e-6 * per_check;
+        checked += model::CHECK_SYNC_US * 1e-6;
+    }
+    let time_tiling = time_tiling_rows(program, &schedule, env, target, device, &mut notes);
+    let parameters = parameters_json(program, env);
+    Ok(Report {
+        program: program.name.clone(),
+        target: format!("{target:?}").to_lowercase(),
+        device: *device,
+        parameters,
+        schedule: schedule.describe(program),
+        ptxas: status,
+        instructions_counted: if schedule.fma {
+            format!("{INSTRUCTIONS_COUNTED}; under --fma a floating-point a * b + c is one FFMA")
+        } else {
+            INSTRUCTIONS_COUNTED.to_string()
+        },
+        kernels,
+        sweep_seconds: sweep,
+        iteration_seconds: iteration,
+        checked_iteration_seconds: (!lowered.plan.reductions.is_empty()).then_some(checked),
+        gstencils_per_s: rate(points, sweep),
+        fraction_of_copy: if sweep > 0.0 {
+            bytes / sweep / (device.copy_gb_s * 1e9)
+        } else {
+            0.0
+        },
+        notes,
+        time_tiling,
+    })
+}
+
+/// The schedule a run would choose, lowered for `env`'s sizes and held to
+/// `device`'s limits, with the notes saying what was refused and why the
+/// model chose it.
+fn schedule_and_lower(
+    program: &Program,
+    env: &RunEnv,
+    target: Target,
+    device: &Device,
+    request: &ScheduleRequest,
+) -> Result<(Schedule, Lowered, Vec<String>), ExplainError> {
+    // `--ptxas-rank` compiles candidates with NVRTC and ptxas.
+    let registers: model::rank::Registers<'_> = &crate::exec::cuda::nvrtc::ptxas_registers;
+    let choice = driver::choose_gpu(program, request, Some(env), target, device, Some(registers));
+    let choice = choice.map_err(|e| {
+        ExplainError::new(
+            format!("cannot schedule `{}` for the GPU: {e}", program.name),
+            "change --block, --tile, --vector, --shm or --ptxas-rank (or the region's pragma) \
+             as the message says",
+        )
+    })?;
+    let schedule = choice.schedule;
+    let lowered = driver::lower_gpu(program, &schedule, target, Some(env));
+    driver::check_fits(&lowered.module, &device.limits()).map_err(|e| {
+        ExplainError::new(
+            format!("the schedule does not fit the {}: {e}", device.name),
+            "choose a schedule within the device's limits (--block, --tile, --shm)",
+        )
+    })?;
+    let mut notes = schedule.notes.clone();
+    notes.extend(lowered.plan.notes.iter().cloned());
+    notes.extend(
+        choice
+            .reasons
+            .iter()
+            .map(|r| format!("schedule chosen by the model: {r}")),
+    );
+    Ok((schedule, lowered, notes))
+}
+
+/// What a sweep and an iteration add up to over the kernels.
+struct Totals {
+    sweep: f64,
+    iteration: f64,
+    points: u64,
+    bytes: f64,
+    checked: f64,
+}
+
+/// Each kernel's figures and warnings, and their totals.
+fn kernel_reports(
+    specs: &[KernelSpec],
+    figures: &BTreeMap<String, PtxasFigures>,
+    unstaged: &[Option<KernelCost>],
+    device: &Device,
+    shape: warnings::ShapeSource,
+) -> Result<(Vec<KernelReport>, Totals), ExplainError> {
     let mut kernels = Vec::new();
     let (mut sweep, mut iteration, mut points, mut bytes) = (0.0, 0.0, 0u64, 0.0);
     let mut checked = 0.0;
@@ -247,15 +324,27 @@ pub fn explain(
             warnings,
         });
     }
-    if lowered.plan.reductions.iter().any(|_| true) {
-        let per_check = specs
-            .iter()
-            .find(|s| !matches!(s.role, Role::Stencil(_)))
-            .map_or(0.0, |s| s.per_iteration);
-        iteration += model::CHECK_SYNC_US * 1e-6 * per_check;
-        checked += model::CHECK_SYNC_US * 1e-6;
-    }
-    let time_tiling = match model::time_tile::untileable(program, env) {
+    let totals = Totals {
+        sweep,
+        iteration,
+        points,
+        bytes,
+        checked,
+    };
+    Ok((kernels, totals))
+}
+
+/// Overlapped time tiling's prediction for T = 1..8, or a note saying why
+/// there is none.
+fn time_tiling_rows(
+    program: &Program,
+    schedule: &Schedule,
+    env: &RunEnv,
+    target: Target,
+    device: &Device,
+    notes: &mut Vec<String>,
+) -> Vec<model::time_tile::TimeRow> {
+    match model::time_tile::untileable(program, env) {
         // A program that cannot tile gets one line, not a table of T = 1.
         Some(why) => {
             notes.push(format!("no time-tiling table: {why}"));
@@ -263,7 +352,7 @@ pub fn explain(
         }
         None => match model::time_tile::time_table(
             program,
-            &schedule,
+            schedule,
             env,
             target,
             device,
@@ -275,7 +364,11 @@ pub fn explain(
                 Vec::new()
             }
         },
-    };
+    }
+}
+
+/// Every parameter's value as JSON.
+fn parameters_json(program: &Program, env: &RunEnv) -> BTreeMap<String, serde_json::Value> {
     let mut parameters = BTreeMap::new();
     for (p, value) in program.params.iter().zip(env.params()) {
         let json = match *value {
@@ -289,31 +382,7 @@ pub fn explain(
         };
         parameters.insert(p.name.clone(), json);
     }
-    Ok(Report {
-        program: program.name.clone(),
-        target: format!("{target:?}").to_lowercase(),
-        device: *device,
-        parameters,
-        schedule: schedule.describe(program),
-        ptxas: status,
-        instructions_counted: if schedule.fma {
-            format!("{INSTRUCTIONS_COUNTED}; under --fma a floating-point a * b + c is one FFMA")
-        } else {
-            INSTRUCTIONS_COUNTED.to_string()
-        },
-        kernels,
-        sweep_seconds: sweep,
-        iteration_seconds: iteration,
-        checked_iteration_seconds: (!lowered.plan.reductions.is_empty()).then_some(checked),
-        gstencils_per_s: rate(points, sweep),
-        fraction_of_copy: if sweep > 0.0 {
-            bytes / sweep / (device.copy_gb_s * 1e9)
-        } else {
-            0.0
-        },
-        notes,
-        time_tiling,
-    })
+    parameters
 }
 
 fn rate(points: u64, seconds: f64) -> f64 {
@@ -391,10 +460,10 @@ fn unstaged_costs(
         shm: ShmRequest::None,
         ..request.clone()
     };
-    let Ok(schedule) = Schedule::for_run(program, &plain_request, env) else {
+    let Ok(schedule) = driver::sized_schedule(program, &plain_request, env) else {
         return vec![None; specs.len()];
     };
-    let lowered = lower_for(program, &schedule, target, Some(env));
+    let lowered = driver::lower_gpu(program, &schedule, target, Some(env));
     let mut status = PtxasStatus::default();
     let figures = match target {
         Target::Cuda => ptxas_figures(&lowered, device, &mut status),
@@ -458,94 +527,109 @@ fn render(report: &Report) -> String {
     }
     out += &format!("instructions counted {}\n", report.instructions_counted);
     for k in &report.kernels {
-        let c = &k.cost;
-        let role = match &k.role {
-            Role::Stencil(s) => format!("stencil {s}"),
-            Role::FusedCheck(s) => format!("stencil {s} with the check fused in"),
-            Role::ReductionPart(r) => format!("reduction {r}, partials"),
-            Role::ReductionFinish(r) => format!("reduction {r}, final pass"),
-        };
-        out += &format!(
-            "\nkernel {} ({role}): {} points, block {}x{}x{}, {} point(s) per thread, {} blocks\n",
-            k.name,
-            c.points,
-            k.block[0],
-            k.block[1],
-            k.block[2],
-            k.points_per_thread.iter().product::<u32>(),
-            c.blocks
-        );
-        if let Some(f) = &k.ptxas {
-            out += &format!(
-                "  ptxas:     {} registers, {} B spill stores, {} B spill loads, {} B shared, {} B constant\n",
-                f.registers, f.spill_stores, f.spill_loads, f.shared_bytes, f.constant_bytes
-            );
-        }
-        out += &format!(
-            "  occupancy: {} blocks per SM, {:.0} % of the threads (limited by {}{})\n",
-            c.occupancy.blocks_per_sm,
-            c.occupancy.fraction * 100.0,
-            c.occupancy.limiter,
-            if c.occupancy.registers_from_ptxas {
-                ""
-            } else {
-                "; registers assumed"
-            }
-        );
-        out += &format!(
-            "  per point: DRAM {:.2} B (halo overfetch {:.2}), L2->SM {:.2} B, shared {:.2} B, \
-             L1 {:.3} wavefronts, {:.1} instructions; {} memory round(s) per thread\n",
-            c.dram_bytes_per_point,
-            c.dram_overfetch_per_point,
-            c.l2_bytes_per_point,
-            c.shared_bytes_per_point,
-            c.l1_wavefronts_per_point,
-            c.instructions_per_point,
-            c.memory_rounds
-        );
-        let t = &c.times;
-        let ms = |s: f64| s * 1e3;
-        out += &format!(
-            "  time:      {:.4} ms per launch, bound by {} (DRAM {:.4}, L2 {:.4}, L1 {:.4}, \
-             issue {:.4}, FP64 {:.4}, latency {:.4} ms)\n",
-            ms(c.time),
-            c.bound.describe(),
-            ms(t.dram),
-            ms(t.l2),
-            ms(t.l1),
-            ms(t.issue),
-            ms(t.fp64),
-            ms(t.latency)
-        );
-        if let (Some(bound), Role::Stencil(_)) = (k.register_bound_time, &k.role) {
-            out += &format!(
-                "  register-bound: {:.4} ms per launch with its loads in flight bounded by \
-                 ptxas's registers (what --ptxas-rank ranks on)\n",
-                ms(bound)
-            );
-        }
-        if matches!(k.role, Role::Stencil(_)) && k.launches_per_iteration < 1.0 {
-            out += &format!(
-                "  runs:      {:.4} times per iteration\n",
-                k.launches_per_iteration
-            );
-        }
-        if matches!(k.role, Role::Stencil(_)) {
-            out += &format!(
-                "  rate:      {:.1} GStencil/s, {:.0} % of the copy bandwidth\n",
-                k.gstencils_per_s,
-                k.fraction_of_copy * 100.0
-            );
-        } else {
-            out += &format!(
-                "  runs:      {:.4} times per iteration\n",
-                k.launches_per_iteration
-            );
-        }
-        for w in &k.warnings {
-            out += &format!("  warning: {w}\n");
-        }
+        out += &render_kernel(k);
     }
+    out += &render_totals(report);
+    out
+}
+
+/// One kernel's lines of the text report.
+fn render_kernel(k: &KernelReport) -> String {
+    let mut out = String::new();
+    let c = &k.cost;
+    let role = match &k.role {
+        Role::Stencil(s) => format!("stencil {s}"),
+        Role::FusedCheck(s) => format!("stencil {s} with the check fused in"),
+        Role::ReductionPart(r) => format!("reduction {r}, partials"),
+        Role::ReductionFinish(r) => format!("reduction {r}, final pass"),
+    };
+    out += &format!(
+        "\nkernel {} ({role}): {} points, block {}x{}x{}, {} point(s) per thread, {} blocks\n",
+        k.name,
+        c.points,
+        k.block[0],
+        k.block[1],
+        k.block[2],
+        k.points_per_thread.iter().product::<u32>(),
+        c.blocks
+    );
+    if let Some(f) = &k.ptxas {
+        out += &format!(
+            "  ptxas:     {} registers, {} B spill stores, {} B spill loads, {} B shared, {} B constant\n",
+            f.registers, f.spill_stores, f.spill_loads, f.shared_bytes, f.constant_bytes
+        );
+    }
+    out += &format!(
+        "  occupancy: {} blocks per SM, {:.0} % of the threads (limited by {}{})\n",
+        c.occupancy.blocks_per_sm,
+        c.occupancy.fraction * 100.0,
+        c.occupancy.limiter,
+        if c.occupancy.registers_from_ptxas {
+            ""
+        } else {
+            "; registers assumed"
+        }
+    );
+    out += &format!(
+        "  per point: DRAM {:.2} B (halo overfetch {:.2}), L2->SM {:.2} B, shared {:.2} B, \
+         L1 {:.3} wavefronts, {:.1} instructions; {} memory round(s) per thread\n",
+        c.dram_bytes_per_point,
+        c.dram_overfetch_per_point,
+        c.l2_bytes_per_point,
+        c.shared_bytes_per_point,
+        c.l1_wavefronts_per_point,
+        c.instructions_per_point,
+        c.memory_rounds
+    );
+    let t = &c.times;
+    let ms = |s: f64| s * 1e3;
+    out += &format!(
+        "  time:      {:.4} ms per launch, bound by {} (DRAM {:.4}, L2 {:.4}, L1 {:.4}, \
+         issue {:.4}, FP64 {:.4}, latency {:.4} ms)\n",
+        ms(c.time),
+        c.bound.describe(),
+        ms(t.dram),
+        ms(t.l2),
+        ms(t.l1),
+        ms(t.issue),
+        ms(t.fp64),
+        ms(t.latency)
+    );
+    if let (Some(bound), Role::Stencil(_)) = (k.register_bound_time, &k.role) {
+        out += &format!(
+            "  register-bound: {:.4} ms per launch with its loads in flight bounded by \
+             ptxas's registers (what --ptxas-rank ranks on)\n",
+            ms(bound)
+        );
+    }
+    if matches!(k.role, Role::Stencil(_)) && k.launches_per_iteration < 1.0 {
+        out += &format!(
+            "  runs:      {:.4} times per iteration\n",
+            k.launches_per_iteration
+        );
+    }
+    if matches!(k.role, Role::Stencil(_)) {
+        out += &format!(
+            "  rate:      {:.1} GStencil/s, {:.0} % of the copy bandwidth\n",
+            k.gstencils_per_s,
+            k.fraction_of_copy * 100.0
+        );
+    } else {
+        out += &format!(
+            "  runs:      {:.4} times per iteration\n",
+            k.launches_per_iteration
+        );
+    }
+    for w in &k.warnings {
+        out += &format!("  warning: {w}\n");
+    }
+    out
+}
+
+/// The totals and the time-tiling table of the text report.
+fn render_totals(report: &Report) -> String {
+    let d = &report.device;
+    let mut out = String::new();
     out += &format!(
         "\nper sweep: {:.4} ms, {:.1} GStencil/s, {:.0} % of the copy bandwidth; per iteration \
          (reductions and checks included): {:.4} ms\n",

@@ -1,7 +1,11 @@
 //! The host plan: what the host does around the kernels (launches with their
-//! arguments, reductions, the check), shared by every GPU back-end.
+//! arguments, reductions, the check), shared by every GPU back-end, and
+//! [`Lowered`], the kernels with their plan. Lowering builds them; they are
+//! data a printer or runtime is handed, so they sit with the kernel IR, below
+//! what chooses a schedule.
 
-use crate::ir::{ConstId, FieldId, ParamId, ReduceOp, ReductionId, ScalarType, Subset};
+use super::Module;
+use crate::ir::{ConstId, FieldId, ParamId, Program, ReduceOp, ReductionId, ScalarType, Subset};
 
 /// Where the host takes one kernel argument from.
 #[derive(Clone, Debug, PartialEq)]
@@ -435,6 +439,33 @@ pub fn verify_launches(
         Ok(())
     } else {
         Err(errors)
+    }
+}
+
+/// Kernels plus the host plan that runs them.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    /// The kernels and constant tables.
+    pub module: Module,
+    /// The launches, reductions and check.
+    pub plan: HostPlan,
+}
+
+impl Lowered {
+    /// Runs the kernel IR verifier on the module and checks every launch of the
+    /// host plan against its kernel; the error lists every violation.
+    pub fn verify(&self, program: &Program) -> Result<(), Vec<String>> {
+        let mut errors = crate::kir::verify::verify(&self.module)
+            .err()
+            .unwrap_or_default();
+        if let Err(more) = verify_launches(program, &self.module, &self.plan) {
+            errors.extend(more);
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
     }
 }
 

@@ -1,10 +1,11 @@
 //! `stencilc emit --target cuda|opencl|kir`: one self-contained translation unit of
-//! readable kernels named after the program's stencils and reductions.
+//! readable kernels named after the program's stencils and reductions, headed
+//! by the schedule the driver chose and what a host must check.
 
 use crate::ir::env::RunEnv;
 use crate::ir::Program;
-use crate::lower::{lower, Target};
-use crate::schedule::{Schedule, ScheduleError, ScheduleRequest};
+use crate::lower::Target;
+use crate::schedule::{ScheduleError, ScheduleRequest};
 
 /// Which GPU language to emit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -22,7 +23,7 @@ pub enum GpuTarget {
 #[derive(Clone, Copy, Default)]
 pub struct EmitOptions<'a> {
     /// The run's parameter values, where all are known: the schedule is then
-    /// [`Schedule::for_run`]'s (64-bit indices when a grid needs them).
+    /// [`crate::schedule::Schedule::for_run`]'s (64-bit indices when a grid needs them).
     pub env: Option<&'a RunEnv>,
     /// `--fma`: allow fused multiply-adds ([`crate::kir::Module::fma`]).
     pub fma: bool,
@@ -61,29 +62,17 @@ pub fn emit_with(
     };
     // With the sizes, the schedule `run` would choose (the model of the
     // default device); without them, the static heuristic's.
-    let (schedule, reasons) = match options.env {
-        Some(env) => {
-            let device = crate::model::Device::default_device();
-            let choice = crate::model::choose::choose_ranked(
-                program,
-                request,
-                env,
-                kind,
-                device,
-                options.registers,
-            )?;
-            (choice.schedule, choice.reasons)
-        }
-        None if request.ptxas_rank.is_some() => {
-            return Err(ScheduleError(
-                "--ptxas-rank ranks the model's candidates, which need the value of every \
-                 parameter: give them with --set"
-                    .into(),
-            ))
-        }
-        None => (Schedule::new(program, request)?, Vec::new()),
-    };
-    let module = lower(program, &schedule, kind).module;
+    let device = crate::model::Device::default_device();
+    let chosen = super::choose_gpu(
+        program,
+        request,
+        options.env,
+        kind,
+        device,
+        options.registers,
+    )?;
+    let (schedule, reasons) = (chosen.schedule, chosen.reasons);
+    let module = super::lower_gpu(program, &schedule, kind, None).module;
     let text = match target {
         GpuTarget::Cuda => crate::back::cuda::print(&module),
         GpuTarget::OpenCl => crate::back::opencl::print(&module),
@@ -116,14 +105,14 @@ fn host_checks(program: &Program, wide: bool) -> String {
         format!(
             "every grid has at most {} points in all and 2^30 along each axis (the kernels index\n\
              //   with 32-bit int; emit with --index64, or --set the sizes, for larger grids)",
-            crate::lower::plan::MAX_GPU_GRID_POINTS
+            crate::kir::plan::MAX_GPU_GRID_POINTS
         )
     };
     let mut text = format!(
         "// host: `stencilc run` checks before any launch (a host of its own must too), from the sizes given:\n\
          //   {index};\n\
          //   every launch at most {:?} blocks along x, y, z;\n",
-        crate::lower::plan::MAX_GROUPS
+        crate::kir::plan::MAX_GROUPS
     );
     let bounds = crate::analysis::bounds::run_time_bounds(program);
     if bounds.is_empty() {
