@@ -1,9 +1,9 @@
 //! How to run: the options every back-end reads what concerns it from, as the
 //! user gave them on the command line or in the region's pragma.
 
+use crate::analysis::tile::TileOrder;
 use crate::data::ReadInPlace;
 use crate::exec::kernel_cache::KernelCache;
-use crate::analysis::tile::TileOrder;
 
 pub use crate::data::ProgressHook;
 

@@ -8,11 +8,11 @@ use crate::common;
 use std::path::PathBuf;
 
 use stencilc::bench::gpu::suite::{float_to_double, standard_suite};
-use stencilc::driver::emit::{emit, GpuTarget};
 use stencilc::bench::gpu::{
     case_env, has_iteration_work, load_program, measure, naive, predict_case, BenchOptions,
     Precision,
 };
+use stencilc::driver::emit::{emit, GpuTarget};
 use stencilc::exec::cuda::{nvrtc, probe};
 use stencilc::ir::ScalarType;
 

@@ -26,8 +26,8 @@ pub use super::kernel::{ConstantArray, KernelPlan};
 use super::shared::{self, Tile};
 use super::syntax::{lookup, PURE_LIBRARY};
 use super::threads::{kernel_body, thread_loops};
-use crate::front::c::fold::constant;
 use crate::back::text::{integer, Language, Namer};
+use crate::front::c::fold::constant;
 use crate::front::c::loops::{BinOp, CUnit, Expr, Function, Loop, Ref, Stmt};
 use crate::front::c::CFile;
 

@@ -49,10 +49,10 @@ use crate::ir::Program;
 mod caches;
 mod cost;
 
-pub use cost::{predict_step_seconds, slow_ops_per_point, ModelInputs, REQUIRED_GAIN};
 use super::time::{requested_time_steps, TimeSource};
 use super::ScheduleRequest;
 pub use caches::{parse_size, CpuCaches};
+pub use cost::{predict_step_seconds, slow_ops_per_point, ModelInputs, REQUIRED_GAIN};
 // The plan and the tile geometry are data and facts, below `schedule`; `plan_cpu` builds them.
 // Public here only for other branches' paths. Transitional re-export: remove after merge
 // (keep a private `use`).
