@@ -137,8 +137,8 @@ impl Value {
 impl fmt::Display for Value {
     /// Prints the value for diagnostics, spelt as SDSL writes it (`1`, `1L`,
     /// `0.2f`, `0.2`); a non-finite value prints as `inf`, `-inf` or `NaN`,
-    /// which is no literal: code printers use
-    /// [`crate::kir::literal::literal`].
+    /// which is no literal: code printers use the kernel IR's literal printer
+    /// (`kir::literal`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Value::Int(v) => write!(f, "{v}"),
