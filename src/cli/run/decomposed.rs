@@ -346,7 +346,7 @@ mod with_mpi {
             let points: usize = local_env.grid_dims()[field.grid.0].iter().product();
             let mut first = Buffer::zeros(field.ty, points);
             if let Some((_, path)) = setup.inputs.iter().find(|(f, _)| f.0 == index) {
-                slab::read(path, &block, &mut first).map_err(|e| {
+                slab::read(path, block, &mut first).map_err(|e| {
                     CliError::new(e, format!("rank {me} reads its block of this file"))
                 })?;
             }
