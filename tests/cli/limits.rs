@@ -194,16 +194,14 @@ fn map_stops_preprocessed_output_past_the_limit() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    // A21 expands into 2^21 words (6 MiB); eight lines of it make 48 MiB. The
-    // preprocessor builds one line's expansion in memory before it writes it,
-    // so many moderate lines reach the limit quickly even on a loaded machine,
-    // where one huge line (A25) ran into the 20 s time limit first.
-    let mut text = String::from("#define A0 xx\n");
-    for i in 1..=21 {
-        text.push_str(&format!("#define A{i} A{p} A{p}\n", p = i - 1));
-    }
-    text.push_str(&"A21\n".repeat(8));
-    let file = write(dir.path(), "expand.c", text);
+    // A 4 MiB header of plain words, included six times: 24 MiB of output
+    // that `cc -E` writes in well under a second. (Macros that double their
+    // expansion reach the limit too, but spend seconds of CPU doing it, and
+    // on a loaded machine ran into the 20 s time limit first.)
+    let line = "xx ".repeat(40) + "\n";
+    let words = line.repeat((4 << 20) / line.len());
+    write(dir.path(), "words.h", words);
+    let file = write(dir.path(), "expand.c", "#include \"words.h\"\n".repeat(6));
     let stderr = fails(&["map", &file]);
     assert!(
         stderr.contains("larger than the 16 MiB limit of `map`"),
