@@ -5,7 +5,7 @@
 //! compiler unrolls the loops and folds everything uniform: parameters,
 //! constants, loop variables, table entries, offsets, and locals while they hold
 //! such values. What is left reads grid data; it becomes a list of [`Op`]s, each
-//! applied to a whole row chunk of points at once by [`super::vm`]. Operands
+//! applied to a whole row chunk of points at once by the `vm` module. Operands
 //! are vector registers of one element type, or immediates.
 
 use crate::data::ExecError;

@@ -12,7 +12,7 @@
 
 use crate::data::{Buffer, FieldState, ReadInPlace};
 use crate::interp::compile::Access;
-use crate::interp::vm::{Chunk, RegElem};
+use crate::interp::regs::{Chunk, RegElem};
 use crate::ir::{BoundaryMode, FieldId, Program, ScalarType};
 
 /// One field's levels and geometry.

@@ -11,7 +11,7 @@
 //! loops unrolled, the rest a list of typed vector operations that [`vm`] applies
 //! to chunks of a row at a time; [`parallel`] spreads rows over threads. Arithmetic
 //! is C's without fused multiply-add (`float` in f32, `double` in f64), with the
-//! cases C leaves undefined defined in [`elem`].
+//! cases C leaves undefined defined in [`crate::ir::semantics`].
 //!
 //! Reductions `+` and `*` combine per-row partials (rows of the outermost axis;
 //! in 1-D, runs of 256 points) in row order, parts in order, so the result
@@ -27,6 +27,7 @@
 mod compile;
 mod fields;
 mod parallel;
+mod regs;
 mod stepper;
 mod vm;
 
@@ -41,7 +42,8 @@ use crate::ir::semantics::with_elem;
 use crate::ir::{Program, ReduceOp, Value};
 use compile::Kernel;
 use fields::FieldViews;
-use vm::{value_of, RegElem};
+use regs::RegElem;
+use vm::value_of;
 
 /// A compiled part and the box of points it runs on.
 struct Part {

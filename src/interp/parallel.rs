@@ -10,7 +10,8 @@ use rayon::prelude::*;
 
 use crate::interp::compile::Kernel;
 use crate::interp::fields::FieldViews;
-use crate::interp::vm::{fold_result, run_chunk, Chunk, RegElem, Regs, CHUNK};
+use crate::interp::regs::{Chunk, RegElem, Regs, CHUNK};
+use crate::interp::vm::{fold_result, run_chunk};
 
 /// Number of work items of a non-empty box.
 fn item_count(bounds: &[(i64, i64)]) -> i64 {
