@@ -22,7 +22,7 @@
 //!   C++ (buffers allocated and uploaded once, time levels rotated by swapping
 //!   pointers, the fused check variant or the separate reduction kernels when
 //!   the check is due, only each reduction's scalar read back), see the
-//!   `host` module.
+//!   `run` module.
 //!
 //! The wrapper keeps `affine-c`'s statuses (0, 2 wrong host array size, 3 out
 //! of memory, 4 an access would leave its grid, 5 a grid too large) and adds 6:
@@ -30,6 +30,7 @@
 
 mod host;
 mod launch;
+mod run;
 
 use crate::back::c::embed;
 use crate::back::c::writer::{Linkage, Writer};

@@ -214,8 +214,8 @@ impl Writer<'_> {
         let p = self.program;
         let n = Rc::clone(&self.names);
         let (shape, _) = self.tiling.clone().expect("a time tiling");
-        let [tsteps, tstep, tleft, round, last_round, row] =
-            ["tsteps", "tstep", "tleft", "wave", "last_wave", "row"].map(|role| n.temp(role));
+        let [tsteps, tstep, round, last_round] =
+            ["tsteps", "tstep", "wave", "last_wave"].map(|role| n.temp(role));
         let [row_in, row_out, band, rows_held, keep] =
             ["row_in", "row_out", "band", "rows_held", "keep"].map(|role| n.temp(role));
         let (w_lo, w_hi, w_at) = (
@@ -231,18 +231,6 @@ impl Writer<'_> {
             format!("({last_lag})")
         } else {
             last_lag.clone()
-        };
-        let lag_of = |tstep_lag: &str, part_lag: u64| -> String {
-            match part_lag {
-                0 => tstep_lag.to_string(),
-                l if tstep_lag.is_empty() => l.to_string(),
-                l => format!("{tstep_lag} + {l}"),
-            }
-        };
-        let tstep_lag = match per_iteration {
-            0 => String::new(),
-            1 => tstep.clone(),
-            d => format!("{tstep} * {d}"),
         };
         let window_fields = self.tile_fields(false);
         let written = self.tile_fields(true);
@@ -307,6 +295,43 @@ impl Writer<'_> {
             &format!("{round} + {PREFETCH_ROUNDS} - {last_lag_term}"),
             true,
         );
+        self.wave_round_steps(wave);
+        let full = n.temp("full");
+        self.line(&format!(
+            "/* the centre's row {row_out} out, every level of the fields written ({full}: also \
+             those the next sweep overwrites first) */"
+        ));
+        self.line(&format!(
+            "const long {row_out} = {round} - {last_lag_term};"
+        ));
+        self.stream_row = Some(row_out);
+        self.copy_centre_out("wf", "tof");
+        self.stream_row = None;
+        self.close("}");
+        self.sliding = false;
+    }
+
+    /// In a round of a streamed wave: every inner step's parts, each over
+    /// its row of the round (the round less the step's and the part's lag),
+    /// clipped to the tile grown by the reach of what runs after it.
+    fn wave_round_steps(&mut self, wave: &Wavefront) {
+        let p = self.program;
+        let n = Rc::clone(&self.names);
+        let [tsteps, tstep, tleft, round, row] =
+            ["tsteps", "tstep", "tleft", "wave", "row"].map(|role| n.temp(role));
+        let window_fields = self.tile_fields(false);
+        let tstep_lag = match wave.per_iteration {
+            0 => String::new(),
+            1 => tstep.clone(),
+            d => format!("{tstep} * {d}"),
+        };
+        let lag_of = |part_lag: u64| -> String {
+            match part_lag {
+                0 => tstep_lag.clone(),
+                l if tstep_lag.is_empty() => l.to_string(),
+                l => format!("{tstep_lag} + {l}"),
+            }
+        };
         self.alias_levels(&window_fields, "r", "w");
         self.open(&format!(
             "for (long {tstep} = 0; {tstep} < {tsteps}; {tstep}++) {{"
@@ -317,7 +342,7 @@ impl Writer<'_> {
         for stencil in &iterate.stencils {
             for part in &stencil.parts {
                 let mut clip = self.part_clip(part_index);
-                let lag = lag_of(&tstep_lag, wave.lags[part_index]);
+                let lag = lag_of(wave.lags[part_index]);
                 if let Some((lo, hi)) = clip.first_mut() {
                     let lo_text = lo.take().expect("axis 0 is tiled");
                     let hi_text = hi.take().expect("axis 0 is tiled");
@@ -348,18 +373,5 @@ impl Writer<'_> {
         }
         self.rotate_names(&window_fields, "r");
         self.close("}");
-        let full = n.temp("full");
-        self.line(&format!(
-            "/* the centre's row {row_out} out, every level of the fields written ({full}: also \
-             those the next sweep overwrites first) */"
-        ));
-        self.line(&format!(
-            "const long {row_out} = {round} - {last_lag_term};"
-        ));
-        self.stream_row = Some(row_out);
-        self.copy_centre_out("wf", "tof");
-        self.stream_row = None;
-        self.close("}");
-        self.sliding = false;
     }
 }
