@@ -430,61 +430,7 @@ impl Sema {
         let index = match self.scope.get(&func.name).map(|d| d.symbol) {
             Some(Symbol::PointFunction(i)) => i,
             other => {
-                let available = self.names_where(|s| matches!(s, Symbol::PointFunction(_)));
-                let list = if available.is_empty() {
-                    "this program declares no point functions".to_string()
-                } else {
-                    format!(
-                        "the point functions are {}",
-                        available
-                            .iter()
-                            .map(|n| format!("`{n}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                };
-                let diag = if crate::front::sema::expr::math_function(&func.name).is_some() {
-                    Diagnostic::error(
-                        format!("`{}` is a math function; its value must be used", func.name),
-                        func.span,
-                    )
-                    .with_label("result discarded")
-                    .with_help(format!("assign its value, e.g. `x = {}(...);`", func.name))
-                } else if let Some(other) = other {
-                    Diagnostic::error(
-                        format!(
-                            "`{}` is {}, not a point function",
-                            func.name,
-                            other.describe()
-                        ),
-                        func.span,
-                    )
-                    .with_label("cannot be called")
-                    .with_help(list)
-                } else {
-                    let mut diag = Diagnostic::error(
-                        format!("unknown point function `{}`", func.name),
-                        func.span,
-                    )
-                    .with_label("not declared");
-                    let close = crate::front::suggest::closest(
-                        &func.name,
-                        available.iter().map(String::as_str),
-                    );
-                    diag = match close {
-                        Some(close) => diag.with_help(format!("did you mean `{close}`? {list}")),
-                        None => diag.with_help(format!(
-                            "declare it with `pointfunction {}(...) {{ ... }}`; {list}",
-                            func.name
-                        )),
-                    };
-                    if let Some(later) = self.declared_anywhere.get(&func.name) {
-                        if later.start > func.span.start {
-                            diag = self.unknown_name("point function", func, available);
-                        }
-                    }
-                    diag
-                };
+                let diag = self.not_a_point_function(func, other);
                 self.errors.push(diag);
                 return;
             }
@@ -524,6 +470,86 @@ impl Sema {
             );
             return;
         }
+        let Some(bindings) = self.bind_arguments(func, &pf, args, frame, part) else {
+            return;
+        };
+        let mut callee = Frame {
+            scopes: vec![HashMap::new()],
+            bindings,
+        };
+        calls.push(index);
+        self.lower_stmts(&pf.body, &mut callee, part, out, calls);
+        calls.pop();
+    }
+
+    /// The error for a call statement whose callee is not a point function:
+    /// a math function whose value is dropped, another kind of name, or an
+    /// unknown one (with the closest point function, if any).
+    fn not_a_point_function(&mut self, func: &ast::Ident, other: Option<Symbol>) -> Diagnostic {
+        let available = self.names_where(|s| matches!(s, Symbol::PointFunction(_)));
+        let list = if available.is_empty() {
+            "this program declares no point functions".to_string()
+        } else {
+            format!(
+                "the point functions are {}",
+                available
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        if crate::front::sema::expr::math_function(&func.name).is_some() {
+            Diagnostic::error(
+                format!("`{}` is a math function; its value must be used", func.name),
+                func.span,
+            )
+            .with_label("result discarded")
+            .with_help(format!("assign its value, e.g. `x = {}(...);`", func.name))
+        } else if let Some(other) = other {
+            Diagnostic::error(
+                format!(
+                    "`{}` is {}, not a point function",
+                    func.name,
+                    other.describe()
+                ),
+                func.span,
+            )
+            .with_label("cannot be called")
+            .with_help(list)
+        } else {
+            let mut diag =
+                Diagnostic::error(format!("unknown point function `{}`", func.name), func.span)
+                    .with_label("not declared");
+            let close =
+                crate::front::suggest::closest(&func.name, available.iter().map(String::as_str));
+            diag = match close {
+                Some(close) => diag.with_help(format!("did you mean `{close}`? {list}")),
+                None => diag.with_help(format!(
+                    "declare it with `pointfunction {}(...) {{ ... }}`; {list}",
+                    func.name
+                )),
+            };
+            if let Some(later) = self.declared_anywhere.get(&func.name) {
+                if later.start > func.span.start {
+                    diag = self.unknown_name("point function", func, available);
+                }
+            }
+            diag
+        }
+    }
+
+    /// Binds each griddata parameter of `pf` to the caller's field its
+    /// argument names; `None` (the errors reported) where an argument is not
+    /// griddata.
+    fn bind_arguments(
+        &mut self,
+        func: &ast::Ident,
+        pf: &ast::PointFunction,
+        args: &[ast::Expr],
+        frame: &Frame,
+        part: &PartLocals,
+    ) -> Option<HashMap<String, FieldId>> {
         let cx = Cx {
             place: Place::Point,
             frame: Some(frame),
@@ -573,16 +599,7 @@ impl Sema {
                 None => ok = false,
             }
         }
-        if !ok {
-            return;
-        }
-        let mut callee = Frame {
-            scopes: vec![HashMap::new()],
-            bindings,
-        };
-        calls.push(index);
-        self.lower_stmts(&pf.body, &mut callee, part, out, calls);
-        calls.pop();
+        ok.then_some(bindings)
     }
 
     fn reduction(&mut self, r: &ast::Reduction) -> Option<Reduction> {

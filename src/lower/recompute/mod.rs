@@ -27,7 +27,9 @@
 //! nothing the producer reads or writes, so no block's recomputation can see
 //! another block's writes.
 
-use crate::analysis::Footprint;
+use std::collections::BTreeMap;
+
+use crate::analysis::{Footprint, Level};
 use crate::ir::{BinaryOp, Program, Stencil, Value};
 use crate::kir::plan::Launch;
 use crate::kir::{KExpr, KStmt, Kernel, Module, Origin, SharedArray, Space, Var, Vars};
@@ -83,66 +85,22 @@ pub(crate) fn lower_pair(
     let threads: Vec<(Var, Var)> = vars.iter().map(|v| (v.thread, v.base)).collect();
     // Fused pairs keep scalar accesses: their blocks need no alignment.
     let mut kernel_body = crate::lower::stencil::block_origin(&threads, &lo_hi, per_block, 1);
-    let shape = Shape {
-        rank,
-        block,
-        per_block,
+    let pair = Pair {
+        program,
+        producer,
+        consumer,
+        schedule,
+        recompute,
+        shape: Shape {
+            rank,
+            block,
+            per_block,
+        },
+        vars,
+        lo_hi,
     };
 
-    // 1. Tiles of the other staged levels the consumer reads, over its halo
-    //    (the producer reads global memory: its cells reach further).
-    let mut loads = Vec::new();
-    for reads in &Footprint::of_part(program, used).reads {
-        let level = reads.level();
-        if schedule.fields.get(&level) != Some(&FieldPlacement::SharedTile)
-            || level == recompute.level
-            || footprint.writes_level(level.0, level.1)
-        {
-            continue;
-        }
-        let Some(range) = reads.static_box().filter(|r| r.len() == rank) else {
-            continue;
-        };
-        let field = &program.fields[level.0 .0];
-        let buffer = ctx.params.level(program, level.0, level.1, false);
-        let hint = ctx.params.vars.decl(buffer).hint.clone();
-        let var = shared_tile(&mut ctx, &format!("{hint}_tile"), field.ty, &shape, &range);
-        let origin: Vec<i64> = range.iter().map(|r| r.0).collect();
-        ctx.tiles.insert(
-            level,
-            Tile {
-                var,
-                origin: origin.clone(),
-                covers: Some(range.clone()),
-            },
-        );
-        loads.push(KStmt::Comment(format!(
-            "{hint} with its halo into shared memory ({} mode applied while loading)",
-            field.boundary.name()
-        )));
-        let cells = Cells::new(&mut ctx, &shape, &range, level.0);
-        let at = cells.at(&vars);
-        let (mapped, inside) = cells.mapped(&mut ctx, &at, field.boundary);
-        let index = ctx.linear(level.0, mapped);
-        let load = KExpr::Load {
-            space: Space::Global,
-            array: buffer,
-            index: vec![index],
-        };
-        let value = select_inside(inside, load, field.ty);
-        loads.push(cells.nest(
-            &shape,
-            &vars,
-            vec![KStmt::Store {
-                space: Space::Shared,
-                array: var,
-                index: cells.tile_index(),
-                value,
-            }],
-            &mut ctx,
-        ));
-    }
-
+    let loads = pair.staged_loads(&mut ctx, &footprint);
     for (t, p) in &schedule.tables {
         ctx.tables.insert(*t, *p);
     }
@@ -150,193 +108,10 @@ pub(crate) fn lower_pair(
         .tables
         .values()
         .any(|p| *p == TablePlacement::Literals);
+    let (recompute_phase, hint) = pair.recompute_phase(&mut ctx, point_coords, module);
+    let body = pair.consumer_phase(&mut ctx, &hint, module);
 
-    // 2. The recompute phase.
-    let (field_id, time) = recompute.level;
-    let field = &program.fields[field_id.0];
-    let level_buffer = ctx.params.level(program, field_id, time, true);
-    let hint = ctx.params.vars.decl(level_buffer).hint.clone();
-    let produced = shared_tile(
-        &mut ctx,
-        &format!("{hint}_tile"),
-        field.ty,
-        &shape,
-        &recompute.halo,
-    );
-    // The producer at a cell: its loads from global memory (the tiles cover
-    // only the consumer's reads), its store of the level into the tile.
-    let staged = std::mem::take(&mut ctx.tiles);
-    let producer_reads =
-        crate::lower::stencil::interior_levels(program, &Footprint::of_part(program, made), &ctx);
-    // Where the block's whole tile and every read of the producer from it
-    // lie inside the grid and the subset (nearly every block): the cells are
-    // their grid coordinates, the producer reads with no boundary mode.
-    // Lowered first, so that its variables keep the plain names.
-    let fast_cells = Cells::new(&mut ctx, &shape, &recompute.halo, field_id);
-    let fast_at: Vec<Var> = (0..rank)
-        .map(|a| ctx.params.vars.temp_int(format!("g{}", letter(rank, a))))
-        .collect();
-    let fast_exprs: Vec<KExpr> = fast_at.iter().map(|&v| KExpr::var(v)).collect();
-    let fast_test = block_inside(
-        &mut ctx,
-        &producer_reads,
-        (&vars, &shape, &lo_hi),
-        &recompute.halo,
-        fast_cells.grid,
-    );
-    ctx.interior = producer_reads;
-    ctx.on_interior = true;
-    let fast = compute_cell(
-        &mut ctx,
-        made,
-        &fast_exprs,
-        &fast_exprs,
-        (&fast_cells, &shape, &lo_hi),
-        (field_id, level_buffer, produced, recompute.write_back),
-        module,
-    );
-    ctx.on_interior = false;
-    ctx.interior = Default::default();
-
-    // Elsewhere a cell outside the grid takes the level's boundary mode, and
-    // one outside the producer's subset what the level holds.
-    let cells = Cells::new(&mut ctx, &shape, &recompute.halo, field_id);
-    let at = cells.at(&vars);
-    let grid_at: Vec<Var> = (0..rank)
-        .map(|a| ctx.params.vars.temp_int(format!("g{}", letter(rank, a))))
-        .collect();
-    let cell_at: Vec<Var> = (0..rank)
-        .map(|a| ctx.params.vars.temp_int(format!("c{}", letter(rank, a))))
-        .collect();
-    let mut cell_body: Vec<KStmt> = grid_at
-        .iter()
-        .zip(at)
-        .map(|(&var, init)| KStmt::Decl { var, init })
-        .collect();
-    let grid_exprs: Vec<KExpr> = grid_at.iter().map(|&v| KExpr::var(v)).collect();
-    let (mapped, inside) = cells.mapped(&mut ctx, &grid_exprs, field.boundary);
-    for (&var, init) in cell_at.iter().zip(mapped) {
-        cell_body.push(KStmt::Decl { var, init });
-    }
-    let cell_exprs: Vec<KExpr> = cell_at.iter().map(|&v| KExpr::var(v)).collect();
-    let computed = compute_cell(
-        &mut ctx,
-        made,
-        &cell_exprs,
-        &grid_exprs,
-        (&cells, &shape, &lo_hi),
-        (field_id, level_buffer, produced, recompute.write_back),
-        module,
-    );
-    ctx.coords = point_coords;
-    ctx.tiles = staged;
-    let held = {
-        let index = ctx.linear(field_id, cell_exprs.clone());
-        KStmt::Store {
-            space: Space::Shared,
-            array: produced,
-            index: cells.tile_index(),
-            value: KExpr::Load {
-                space: Space::Global,
-                array: level_buffer,
-                index: vec![index],
-            },
-        }
-    };
-    let in_subset = in_subset(&cell_exprs, &recompute.halo, &lo_hi);
-    let mut resolved = vec![KStmt::If {
-        cond: in_subset,
-        then: computed,
-        otherwise: vec![held],
-    }];
-    if let Some(test) = inside {
-        resolved = vec![KStmt::If {
-            cond: test,
-            then: resolved,
-            otherwise: vec![KStmt::Store {
-                space: Space::Shared,
-                array: produced,
-                index: cells.tile_index(),
-                value: KExpr::Lit(Value::Int(0).cast(field.ty)),
-            }],
-        }];
-    }
-    cell_body.extend(resolved);
-    let halo_text = recompute
-        .halo
-        .iter()
-        .map(|(lo, hi)| format!("[{lo}:{hi}]"))
-        .collect::<String>();
-    let mut fast_body: Vec<KStmt> = fast_at
-        .iter()
-        .zip(fast_cells.at(&vars))
-        .map(|(&var, init)| KStmt::Decl { var, init })
-        .collect();
-    fast_body.extend(fast);
-    let recompute_phase = vec![
-        KStmt::Comment(format!(
-            "recompute phase: {} over the block's points and a halo of {halo_text} into \
-             {hint}_tile",
-            producer.name
-        )),
-        KStmt::If {
-            cond: fast_test,
-            then: vec![
-                KStmt::Comment(
-                    "the block's tile and every read of it lie inside the grid and the \
-                     subset: no boundary mode"
-                        .to_string(),
-                ),
-                fast_cells.nest(&shape, &vars, fast_body, &mut ctx),
-            ],
-            otherwise: vec![
-                KStmt::Comment(format!(
-                    "{} mode outside the grid; cells outside {}'s subset keep what {hint} holds",
-                    field.boundary.name(),
-                    producer.name
-                )),
-                cells.nest(&shape, &vars, cell_body, &mut ctx),
-            ],
-        },
-    ];
-    ctx.tiles.insert(
-        recompute.level,
-        Tile {
-            var: produced,
-            origin: recompute.halo.iter().map(|h| h.0).collect(),
-            covers: Some(recompute.halo.clone()),
-        },
-    );
-
-    // 3. The consumer at the thread's points: a run of consecutive points
-    //    along the outermost axis, as a stencil kernel's (its reads of the
-    //    tile shared between the run's points in registers).
-    let consumer_footprint = Footprint::of_part(program, used);
-    ctx.interior = crate::lower::stencil::interior_levels(program, &consumer_footprint, &ctx);
-    ctx.grid = consumer_footprint.written_grid(program);
-    let run_shape = run::Shape {
-        block,
-        tile,
-        vars: &vars,
-        hi: lo_hi.iter().map(|(_, hi)| hi.clone()).collect(),
-        fold: None,
-        vector: 1,
-        lo_x: None,
-        grid: ctx.grid,
-    };
-    let mut body = vec![KStmt::Comment(format!(
-        "stencil {}, reading {hint} from {hint}_tile",
-        consumer.name
-    ))];
-    body.extend(run::first_points(&run_shape));
-    body.extend(run::thread_points(
-        &mut ctx,
-        &[(consumer.name.as_str(), used)],
-        &run_shape,
-        module,
-    ));
-
-    let tables = shared_table_copies(&mut ctx, rank, block, &vars, module);
+    let tables = shared_table_copies(&mut ctx, rank, block, &pair.vars, module);
     if !tables.is_empty() {
         kernel_body.extend(tables);
         // The recompute phase may read the tables.
@@ -368,6 +143,340 @@ pub(crate) fn lower_pair(
         args,
         max_groups: None,
         align_x: 1,
+    }
+}
+
+/// What the phases of one fused kernel share: the pair and its schedule, the
+/// block's shape, its axis variables and the subset's bounds.
+struct Pair<'p> {
+    program: &'p Program,
+    producer: &'p Stencil,
+    consumer: &'p Stencil,
+    schedule: &'p StencilSchedule,
+    recompute: &'p HaloRecompute,
+    shape: Shape,
+    vars: Vec<AxisVars>,
+    lo_hi: Vec<(KExpr, KExpr)>,
+}
+
+/// The level the producer writes: its global buffer and its shared tile.
+#[derive(Clone, Copy)]
+struct Produced {
+    buffer: Var,
+    tile: Var,
+}
+
+impl Pair<'_> {
+    /// 1. Tiles of the other staged levels the consumer reads, over its halo
+    ///    (the producer reads global memory: its cells reach further).
+    fn staged_loads(&self, ctx: &mut PointCtx<'_>, footprint: &Footprint) -> Vec<KStmt> {
+        let program = self.program;
+        let (shape, vars) = (&self.shape, &self.vars);
+        let rank = shape.rank;
+        let mut loads = Vec::new();
+        for reads in &Footprint::of_part(program, &self.consumer.parts[0]).reads {
+            let level = reads.level();
+            if self.schedule.fields.get(&level) != Some(&FieldPlacement::SharedTile)
+                || level == self.recompute.level
+                || footprint.writes_level(level.0, level.1)
+            {
+                continue;
+            }
+            let Some(range) = reads.static_box().filter(|r| r.len() == rank) else {
+                continue;
+            };
+            let field = &program.fields[level.0 .0];
+            let buffer = ctx.params.level(program, level.0, level.1, false);
+            let hint = ctx.params.vars.decl(buffer).hint.clone();
+            let var = shared_tile(ctx, &format!("{hint}_tile"), field.ty, shape, &range);
+            let origin: Vec<i64> = range.iter().map(|r| r.0).collect();
+            ctx.tiles.insert(
+                level,
+                Tile {
+                    var,
+                    origin: origin.clone(),
+                    covers: Some(range.clone()),
+                },
+            );
+            loads.push(KStmt::Comment(format!(
+                "{hint} with its halo into shared memory ({} mode applied while loading)",
+                field.boundary.name()
+            )));
+            let cells = Cells::new(ctx, shape, &range, level.0);
+            let at = cells.at(vars);
+            let (mapped, inside) = cells.mapped(ctx, &at, field.boundary);
+            let index = ctx.linear(level.0, mapped);
+            let load = KExpr::Load {
+                space: Space::Global,
+                array: buffer,
+                index: vec![index],
+            };
+            let value = select_inside(inside, load, field.ty);
+            loads.push(cells.nest(
+                shape,
+                vars,
+                vec![KStmt::Store {
+                    space: Space::Shared,
+                    array: var,
+                    index: cells.tile_index(),
+                    value,
+                }],
+                ctx,
+            ));
+        }
+        loads
+    }
+
+    /// 2. The recompute phase, and the hint of the produced level's buffer.
+    ///    Leaves the produced tile registered for the consumer's reads.
+    fn recompute_phase(
+        &self,
+        ctx: &mut PointCtx<'_>,
+        point_coords: Vec<KExpr>,
+        module: &mut Module,
+    ) -> (Vec<KStmt>, String) {
+        let (shape, vars, recompute) = (&self.shape, &self.vars, self.recompute);
+        let field_id = recompute.level.0;
+        let field = &self.program.fields[field_id.0];
+        let buffer = ctx
+            .params
+            .level(self.program, field_id, recompute.level.1, true);
+        let hint = ctx.params.vars.decl(buffer).hint.clone();
+        let tile = shared_tile(
+            ctx,
+            &format!("{hint}_tile"),
+            field.ty,
+            shape,
+            &recompute.halo,
+        );
+        let produced = Produced { buffer, tile };
+        // The producer at a cell: its loads from global memory (the tiles cover
+        // only the consumer's reads), its store of the level into the tile.
+        let staged = std::mem::take(&mut ctx.tiles);
+        let (fast_cells, fast_at, fast_test, fast) = self.interior_cells(ctx, produced, module);
+        let (cells, cell_body) = self.boundary_cells(ctx, produced, (point_coords, staged), module);
+        let halo_text = recompute
+            .halo
+            .iter()
+            .map(|(lo, hi)| format!("[{lo}:{hi}]"))
+            .collect::<String>();
+        let mut fast_body: Vec<KStmt> = fast_at
+            .iter()
+            .zip(fast_cells.at(vars))
+            .map(|(&var, init)| KStmt::Decl { var, init })
+            .collect();
+        fast_body.extend(fast);
+        let phase = vec![
+            KStmt::Comment(format!(
+                "recompute phase: {} over the block's points and a halo of {halo_text} into \
+                 {hint}_tile",
+                self.producer.name
+            )),
+            KStmt::If {
+                cond: fast_test,
+                then: vec![
+                    KStmt::Comment(
+                        "the block's tile and every read of it lie inside the grid and the \
+                         subset: no boundary mode"
+                            .to_string(),
+                    ),
+                    fast_cells.nest(shape, vars, fast_body, ctx),
+                ],
+                otherwise: vec![
+                    KStmt::Comment(format!(
+                        "{} mode outside the grid; cells outside {}'s subset keep what {hint} \
+                         holds",
+                        field.boundary.name(),
+                        self.producer.name
+                    )),
+                    cells.nest(shape, vars, cell_body, ctx),
+                ],
+            },
+        ];
+        ctx.tiles.insert(
+            recompute.level,
+            Tile {
+                var: tile,
+                origin: recompute.halo.iter().map(|h| h.0).collect(),
+                covers: Some(recompute.halo.clone()),
+            },
+        );
+        (phase, hint)
+    }
+
+    /// Where the block's whole tile and every read of the producer from it
+    /// lie inside the grid and the subset (nearly every block): the cells are
+    /// their grid coordinates, the producer reads with no boundary mode.
+    /// Lowered first, so that its variables keep the plain names. Gives the
+    /// cells, their coordinate variables, the test and the producer's code.
+    fn interior_cells(
+        &self,
+        ctx: &mut PointCtx<'_>,
+        produced: Produced,
+        module: &mut Module,
+    ) -> (Cells, Vec<Var>, KExpr, Vec<KStmt>) {
+        let (shape, recompute) = (&self.shape, self.recompute);
+        let rank = shape.rank;
+        let made = &self.producer.parts[0];
+        let field_id = recompute.level.0;
+        let producer_reads = crate::lower::stencil::interior_levels(
+            self.program,
+            &Footprint::of_part(self.program, made),
+            ctx,
+        );
+        let fast_cells = Cells::new(ctx, shape, &recompute.halo, field_id);
+        let fast_at: Vec<Var> = (0..rank)
+            .map(|a| ctx.params.vars.temp_int(format!("g{}", letter(rank, a))))
+            .collect();
+        let fast_exprs: Vec<KExpr> = fast_at.iter().map(|&v| KExpr::var(v)).collect();
+        let fast_test = block_inside(
+            ctx,
+            &producer_reads,
+            (&self.vars, shape, &self.lo_hi),
+            &recompute.halo,
+            fast_cells.grid,
+        );
+        ctx.interior = producer_reads;
+        ctx.on_interior = true;
+        let fast = compute_cell(
+            ctx,
+            made,
+            &fast_exprs,
+            &fast_exprs,
+            (&fast_cells, shape, &self.lo_hi),
+            (
+                field_id,
+                produced.buffer,
+                produced.tile,
+                recompute.write_back,
+            ),
+            module,
+        );
+        ctx.on_interior = false;
+        ctx.interior = Default::default();
+        (fast_cells, fast_at, fast_test, fast)
+    }
+
+    /// Elsewhere a cell outside the grid takes the level's boundary mode, and
+    /// one outside the producer's subset what the level holds. `restore` is
+    /// the point coordinates and staged tiles put back once the producer is
+    /// lowered. Gives the cells and the code at a cell.
+    fn boundary_cells(
+        &self,
+        ctx: &mut PointCtx<'_>,
+        produced: Produced,
+        restore: (Vec<KExpr>, BTreeMap<Level, Tile>),
+        module: &mut Module,
+    ) -> (Cells, Vec<KStmt>) {
+        let (shape, recompute) = (&self.shape, self.recompute);
+        let rank = shape.rank;
+        let field_id = recompute.level.0;
+        let field = &self.program.fields[field_id.0];
+        let cells = Cells::new(ctx, shape, &recompute.halo, field_id);
+        let at = cells.at(&self.vars);
+        let grid_at: Vec<Var> = (0..rank)
+            .map(|a| ctx.params.vars.temp_int(format!("g{}", letter(rank, a))))
+            .collect();
+        let cell_at: Vec<Var> = (0..rank)
+            .map(|a| ctx.params.vars.temp_int(format!("c{}", letter(rank, a))))
+            .collect();
+        let mut cell_body: Vec<KStmt> = grid_at
+            .iter()
+            .zip(at)
+            .map(|(&var, init)| KStmt::Decl { var, init })
+            .collect();
+        let grid_exprs: Vec<KExpr> = grid_at.iter().map(|&v| KExpr::var(v)).collect();
+        let (mapped, inside) = cells.mapped(ctx, &grid_exprs, field.boundary);
+        for (&var, init) in cell_at.iter().zip(mapped) {
+            cell_body.push(KStmt::Decl { var, init });
+        }
+        let cell_exprs: Vec<KExpr> = cell_at.iter().map(|&v| KExpr::var(v)).collect();
+        let computed = compute_cell(
+            ctx,
+            &self.producer.parts[0],
+            &cell_exprs,
+            &grid_exprs,
+            (&cells, shape, &self.lo_hi),
+            (
+                field_id,
+                produced.buffer,
+                produced.tile,
+                recompute.write_back,
+            ),
+            module,
+        );
+        (ctx.coords, ctx.tiles) = restore;
+        let held = {
+            let index = ctx.linear(field_id, cell_exprs.clone());
+            KStmt::Store {
+                space: Space::Shared,
+                array: produced.tile,
+                index: cells.tile_index(),
+                value: KExpr::Load {
+                    space: Space::Global,
+                    array: produced.buffer,
+                    index: vec![index],
+                },
+            }
+        };
+        let in_subset = in_subset(&cell_exprs, &recompute.halo, &self.lo_hi);
+        let mut resolved = vec![KStmt::If {
+            cond: in_subset,
+            then: computed,
+            otherwise: vec![held],
+        }];
+        if let Some(test) = inside {
+            resolved = vec![KStmt::If {
+                cond: test,
+                then: resolved,
+                otherwise: vec![KStmt::Store {
+                    space: Space::Shared,
+                    array: produced.tile,
+                    index: cells.tile_index(),
+                    value: KExpr::Lit(Value::Int(0).cast(field.ty)),
+                }],
+            }];
+        }
+        cell_body.extend(resolved);
+        (cells, cell_body)
+    }
+
+    /// 3. The consumer at the thread's points: a run of consecutive points
+    ///    along the outermost axis, as a stencil kernel's (its reads of the
+    ///    tile shared between the run's points in registers).
+    fn consumer_phase(
+        &self,
+        ctx: &mut PointCtx<'_>,
+        hint: &str,
+        module: &mut Module,
+    ) -> Vec<KStmt> {
+        let used = &self.consumer.parts[0];
+        let consumer_footprint = Footprint::of_part(self.program, used);
+        ctx.interior =
+            crate::lower::stencil::interior_levels(self.program, &consumer_footprint, ctx);
+        ctx.grid = consumer_footprint.written_grid(self.program);
+        let run_shape = run::Shape {
+            block: self.shape.block,
+            tile: self.schedule.tile,
+            vars: &self.vars,
+            hi: self.lo_hi.iter().map(|(_, hi)| hi.clone()).collect(),
+            fold: None,
+            vector: 1,
+            lo_x: None,
+            grid: ctx.grid,
+        };
+        let mut body = vec![KStmt::Comment(format!(
+            "stencil {}, reading {hint} from {hint}_tile",
+            self.consumer.name
+        ))];
+        body.extend(run::first_points(&run_shape));
+        body.extend(run::thread_points(
+            ctx,
+            &[(self.consumer.name.as_str(), used)],
+            &run_shape,
+            module,
+        ));
+        body
     }
 }
 

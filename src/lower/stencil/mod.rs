@@ -217,62 +217,7 @@ fn lower_part(
     };
     let prologue = block_origin(&threads, &lo_hi, per_block, align_x);
 
-    // Shared tiles of the levels the schedule stages.
-    let mut to_load = Vec::new();
-    for reads in &footprint.reads {
-        let level = reads.level();
-        if schedule.fields.get(&level) != Some(&FieldPlacement::SharedTile) {
-            continue;
-        }
-        let Some(range) = reads.static_box() else {
-            continue;
-        };
-        let field = &program.fields[level.0 .0];
-        if range.len() != rank || footprint.writes_level(level.0, level.1) {
-            continue;
-        }
-        let buffer = ctx.params.level(program, level.0, level.1, false);
-        let buffer_hint = ctx.params.vars.decl(buffer).hint.clone();
-        let tile = ctx.params.vars.add(
-            format!("{buffer_hint}_tile"),
-            field.ty,
-            Space::Shared,
-            Origin::Derived,
-        );
-        let extents: Vec<usize> = (0..rank)
-            .map(|a| {
-                let d = rank - 1 - a;
-                (per_block[d] as usize).saturating_add(range[a].1.abs_diff(range[a].0) as usize)
-            })
-            .collect();
-        ctx.shared.push(SharedArray {
-            var: tile,
-            ty: field.ty,
-            dims: extents.clone(),
-        });
-        let origin: Vec<i64> = range.iter().map(|r| r.0).collect();
-        ctx.tiles.insert(
-            level,
-            Tile {
-                var: tile,
-                origin: origin.clone(),
-                covers: Some(range.clone()),
-            },
-        );
-        to_load.push(TileToLoad {
-            field: level.0,
-            buffer,
-            tile,
-            extents,
-            origin,
-            mode: field.boundary,
-            comment: format!(
-                "{} with its halo into shared memory ({} mode applied while loading)",
-                buffer_hint,
-                field.boundary.name()
-            ),
-        });
-    }
+    let to_load = staged_tiles(&mut ctx, schedule, &footprint, rank, per_block);
     let loads = load_tiles(&mut ctx, &to_load, &vars, block);
     ctx.interior = interior_levels(program, &footprint, &ctx);
 
@@ -339,6 +284,75 @@ fn lower_part(
         max_groups: None,
         align_x,
     }
+}
+
+/// The shared tiles of the levels the schedule stages (those read over a
+/// static box of the kernel's rank and not written by it): each declared,
+/// registered in `ctx` for the reads, and returned for loading.
+fn staged_tiles(
+    ctx: &mut PointCtx<'_>,
+    schedule: &StencilSchedule,
+    footprint: &Footprint,
+    rank: usize,
+    per_block: [u32; 3],
+) -> Vec<TileToLoad> {
+    let program = ctx.program;
+    let mut to_load = Vec::new();
+    for reads in &footprint.reads {
+        let level = reads.level();
+        if schedule.fields.get(&level) != Some(&FieldPlacement::SharedTile) {
+            continue;
+        }
+        let Some(range) = reads.static_box() else {
+            continue;
+        };
+        let field = &program.fields[level.0 .0];
+        if range.len() != rank || footprint.writes_level(level.0, level.1) {
+            continue;
+        }
+        let buffer = ctx.params.level(program, level.0, level.1, false);
+        let buffer_hint = ctx.params.vars.decl(buffer).hint.clone();
+        let tile = ctx.params.vars.add(
+            format!("{buffer_hint}_tile"),
+            field.ty,
+            Space::Shared,
+            Origin::Derived,
+        );
+        let extents: Vec<usize> = (0..rank)
+            .map(|a| {
+                let d = rank - 1 - a;
+                (per_block[d] as usize).saturating_add(range[a].1.abs_diff(range[a].0) as usize)
+            })
+            .collect();
+        ctx.shared.push(SharedArray {
+            var: tile,
+            ty: field.ty,
+            dims: extents.clone(),
+        });
+        let origin: Vec<i64> = range.iter().map(|r| r.0).collect();
+        ctx.tiles.insert(
+            level,
+            Tile {
+                var: tile,
+                origin: origin.clone(),
+                covers: Some(range.clone()),
+            },
+        );
+        to_load.push(TileToLoad {
+            field: level.0,
+            buffer,
+            tile,
+            extents,
+            origin,
+            mode: field.boundary,
+            comment: format!(
+                "{} with its halo into shared memory ({} mode applied while loading)",
+                buffer_hint,
+                field.boundary.name()
+            ),
+        });
+    }
+    to_load
 }
 
 /// Where a kernel with vectors of `vector` elements starts its blocks along x:

@@ -47,7 +47,7 @@ use std::collections::BTreeMap;
 mod geometry;
 mod phases;
 
-use crate::ir::{BinaryOp, Expr, ExprKind, FieldId, Program, ScalarType, Subset};
+use crate::ir::{BinaryOp, Expr, ExprKind, FieldId, Grid, Iterate, Program, ScalarType, Subset};
 use crate::kir::plan::{ArgSource, Launch, TimeTileLaunch};
 use crate::kir::{KExpr, KStmt, Kernel, Module, Origin, ParamKind, SharedArray, Space, Var};
 use crate::lower::level_name;
@@ -57,6 +57,9 @@ use crate::schedule::Schedule;
 
 use geometry::Geometry;
 use phases::{Path, TileKernel};
+
+/// Variables by staged field and level index.
+type LevelVars = BTreeMap<(FieldId, usize), Var>;
 
 /// The time-tiled kernel of `program`'s iteration under `tiling` and its
 /// launch; `None` for a program without an iterate.
@@ -86,39 +89,7 @@ pub(crate) fn lower_time_tile(
         })
         .collect();
 
-    // The shadows first (the written buffers), then the levels.
-    let mut shadows: BTreeMap<(FieldId, usize), Var> = BTreeMap::new();
-    for &f in &tiling.staged {
-        let field = &program.fields[f.0];
-        for j in 0..field.levels() {
-            let time = field.time_lo + j as i32;
-            let hint = format!("{}_next", level_name(program, f, time));
-            let var = ctx
-                .params
-                .buffer(&hint, field.ty, ArgSource::NextLevel(f, time));
-            shadows.insert((f, j), var);
-        }
-    }
-    let mut levels: BTreeMap<(FieldId, usize), Var> = BTreeMap::new();
-    let mut slots: BTreeMap<(FieldId, usize), Var> = BTreeMap::new();
-    for &f in &tiling.staged {
-        let field = &program.fields[f.0];
-        for j in 0..field.levels() {
-            let time = field.time_lo + j as i32;
-            levels.insert((f, j), ctx.params.level(program, f, time, false));
-            let hint = format!("{}_tile", level_name(program, f, time));
-            let var = ctx
-                .params
-                .vars
-                .add(hint, field.ty, Space::Shared, Origin::Derived);
-            ctx.shared.push(SharedArray {
-                var,
-                ty: field.ty,
-                dims: extents.clone(),
-            });
-            slots.insert((f, j), var);
-        }
-    }
+    let (shadows, levels, slots) = staged_buffers(program, tiling, &extents, &mut ctx);
     let steps = ctx.params.scalar(
         "steps",
         ScalarType::Int,
@@ -137,24 +108,7 @@ pub(crate) fn lower_time_tile(
         sizes: sizes.clone(),
     };
 
-    let mut body = vec![KStmt::Comment(format!(
-        "time tile: up to {} iterations of {} per launch (`steps` this launch) on the block's \
-         {} points, with a halo of {} that shrinks by each stencil's reach",
-        tiling.steps,
-        iterate
-            .stencils
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect::<Vec<_>>()
-            .join(" then "),
-        (0..rank)
-            .map(|a| tiling.per_block[rank - 1 - a].to_string())
-            .collect::<Vec<_>>()
-            .join("x"),
-        halo.iter()
-            .map(|(lo, hi)| format!("[-{lo}:+{hi}]"))
-            .collect::<String>()
-    ))];
+    let mut body = vec![KStmt::Comment(tile_comment(iterate, tiling, rank))];
     let zeros = vec![KExpr::int(0); rank];
     let lo_hi: Vec<(KExpr, KExpr)> = zeros.iter().map(|z| (z.clone(), z.clone())).collect();
     let pairs: Vec<(Var, Var)> = threads.iter().copied().zip(bases.iter().copied()).collect();
@@ -196,15 +150,7 @@ pub(crate) fn lower_time_tile(
             param.kind = ParamKind::ReadOnlyBuffer;
         }
     }
-    let name = format!(
-        "{}_time_tile",
-        iterate
-            .stencils
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect::<Vec<_>>()
-            .join("_")
-    );
+    let name = format!("{}_time_tile", stencil_names(iterate, "_"));
     module.kernels.push(Kernel {
         name,
         block,
@@ -214,7 +160,99 @@ pub(crate) fn lower_time_tile(
         body,
         uses_double,
     });
-    let whole_grid = Subset {
+    Some(TimeTileLaunch {
+        launch: Launch {
+            kernel: module.kernels.len() - 1,
+            subset: Some(whole_grid(grid)),
+            block,
+            points_per_block: tiling.per_block,
+            args,
+            max_groups: None,
+            align_x: 1,
+        },
+        steps: tiling.steps,
+        staged: tiling.staged.clone(),
+    })
+}
+
+/// The buffers and tiles of the staged fields' levels, by field and level
+/// index: the shadows (the written buffers, declared first so that they are
+/// the kernel's first parameters), the levels, and the levels' shared tiles.
+fn staged_buffers(
+    program: &Program,
+    tiling: &TimeTiling,
+    extents: &[usize],
+    ctx: &mut PointCtx<'_>,
+) -> (LevelVars, LevelVars, LevelVars) {
+    let mut shadows: LevelVars = BTreeMap::new();
+    for &f in &tiling.staged {
+        let field = &program.fields[f.0];
+        for j in 0..field.levels() {
+            let time = field.time_lo + j as i32;
+            let hint = format!("{}_next", level_name(program, f, time));
+            let var = ctx
+                .params
+                .buffer(&hint, field.ty, ArgSource::NextLevel(f, time));
+            shadows.insert((f, j), var);
+        }
+    }
+    let mut levels: LevelVars = BTreeMap::new();
+    let mut slots: LevelVars = BTreeMap::new();
+    for &f in &tiling.staged {
+        let field = &program.fields[f.0];
+        for j in 0..field.levels() {
+            let time = field.time_lo + j as i32;
+            levels.insert((f, j), ctx.params.level(program, f, time, false));
+            let hint = format!("{}_tile", level_name(program, f, time));
+            let var = ctx
+                .params
+                .vars
+                .add(hint, field.ty, Space::Shared, Origin::Derived);
+            ctx.shared.push(SharedArray {
+                var,
+                ty: field.ty,
+                dims: extents.to_vec(),
+            });
+            slots.insert((f, j), var);
+        }
+    }
+    (shadows, levels, slots)
+}
+
+/// The comment that opens the kernel: how many iterations of which stencils
+/// one launch runs, on how many points, with what halo.
+fn tile_comment(iterate: &Iterate, tiling: &TimeTiling, rank: usize) -> String {
+    format!(
+        "time tile: up to {} iterations of {} per launch (`steps` this launch) on the block's \
+         {} points, with a halo of {} that shrinks by each stencil's reach",
+        tiling.steps,
+        stencil_names(iterate, " then "),
+        (0..rank)
+            .map(|a| tiling.per_block[rank - 1 - a].to_string())
+            .collect::<Vec<_>>()
+            .join("x"),
+        tiling
+            .halo
+            .iter()
+            .map(|(lo, hi)| format!("[-{lo}:+{hi}]"))
+            .collect::<String>()
+    )
+}
+
+/// The names of the iteration's stencils, in order, joined by `separator`.
+fn stencil_names(iterate: &Iterate, separator: &str) -> String {
+    iterate
+        .stencils
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect::<Vec<_>>()
+        .join(separator)
+}
+
+/// The subset of every point of `grid`, which the launch covers: the tile
+/// kernel computes each stencil's own subset itself.
+fn whole_grid(grid: &Grid) -> Subset {
+    Subset {
         ranges: grid
             .dims
             .iter()
@@ -232,20 +270,7 @@ pub(crate) fn lower_time_tile(
             })
             .collect(),
         span: grid.span,
-    };
-    Some(TimeTileLaunch {
-        launch: Launch {
-            kernel: module.kernels.len() - 1,
-            subset: Some(whole_grid),
-            block,
-            points_per_block: tiling.per_block,
-            args,
-            max_groups: None,
-            align_x: 1,
-        },
-        steps: tiling.steps,
-        staged: tiling.staged.clone(),
-    })
+    }
 }
 
 /// The test that sends a block down the interior path: its tile lies inside

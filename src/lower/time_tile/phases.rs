@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::ir::{BinaryOp, BoundaryMode, FieldId, Program};
+use crate::ir::{BinaryOp, BoundaryMode, FieldId, Program, Stencil};
 use crate::kir::{Helper, KExpr, KStmt, Module, Space, Var};
 use crate::lower::letter;
 use crate::lower::level_name;
@@ -31,6 +31,22 @@ pub(super) struct TileKernel<'a> {
     pub shadows: BTreeMap<(FieldId, usize), Var>,
     /// The `steps` parameter: how many steps this launch advances.
     pub steps: KExpr,
+}
+
+/// One stencil within a step: what its code at each cell and its pass over
+/// the cells outside the grid are generated from.
+struct StencilRun<'r> {
+    /// The stencil's index in the iteration.
+    k: usize,
+    stencil: &'r Stencil,
+    /// The level the stencil writes (field, time).
+    written: (FieldId, i32),
+    /// The tile that holds the written level this step.
+    target: Var,
+    /// The written field's boundary mode.
+    mode: BoundaryMode,
+    /// The flags of the interior path's parts; `None` on the general path.
+    interior: Option<&'r BTreeMap<(usize, usize), Var>>,
 }
 
 /// Which of the kernel's two paths the phases are for.
@@ -144,9 +160,7 @@ impl TileKernel<'_> {
         path: &Path,
         s: usize,
     ) -> Vec<KStmt> {
-        let (program, geometry) = (self.program, &self.geometry);
-        let rank = geometry.rank;
-        let sizes = &geometry.sizes;
+        let program = self.program;
         let iterate = program
             .iterate
             .as_ref()
@@ -156,49 +170,12 @@ impl TileKernel<'_> {
             let region = self.region(s, k);
             // The level this stencil writes, and its tile this step.
             let footprint = crate::analysis::Footprint::of_stencil(program, k);
-            let Some(&(wf, wt)) = footprint.written().first() else {
+            let Some(&written) = footprint.written().first() else {
                 continue;
             };
-            let written = &program.fields[wf.0];
-            let slot_of = |f: FieldId, t: i32| {
-                let field = &program.fields[f.0];
-                self.slots[&(f, (field.level_of(t) + s) % field.levels())]
-            };
-            let target = slot_of(wf, wt);
-            ctx.tiles = self
-                .tiling
-                .staged
-                .iter()
-                .flat_map(|&f| {
-                    let field = &program.fields[f.0];
-                    (field.time_lo..=field.time_hi).map(move |t| (f, t))
-                })
-                .map(|(f, t)| {
-                    (
-                        (f, t),
-                        Tile {
-                            var: slot_of(f, t),
-                            origin: vec![0; rank],
-                            covers: None,
-                        },
-                    )
-                })
-                .collect();
-            ctx.tables = self
-                .schedule
-                .stencil(k)
-                .tables
-                .iter()
-                .map(|(t, p)| {
-                    let placement = match p {
-                        TablePlacement::Shared | TablePlacement::Global => TablePlacement::Constant,
-                        other => *other,
-                    };
-                    (*t, placement)
-                })
-                .collect();
-            ctx.unroll = ctx.tables.values().any(|p| *p == TablePlacement::Literals);
-            let mode = written.boundary;
+            let target = self.slot_at_step(written.0, written.1, s);
+            self.stage_for_stencil(ctx, s, k);
+            let mode = program.fields[written.0 .0].boundary;
             let interior = match path {
                 Path::Interior(flags) => Some(*flags),
                 Path::General => None,
@@ -218,106 +195,189 @@ impl TileKernel<'_> {
                     mode.name()
                 ),
             }));
-            let nest = geometry.nest(ctx, &region, interior.is_some(), |ctx, cells, at| {
-                let mut cell = Vec::new();
-                // Periodic: a cell outside the grid is the point it wraps to
-                // (on the interior path every cell is inside).
-                let coords: Vec<KExpr> = if mode == BoundaryMode::Periodic && interior.is_none() {
-                    (0..rank)
-                        .map(|a| {
-                            let var = ctx.params.vars.temp_int(format!("c{}", letter(rank, a)));
-                            cell.push(KStmt::Decl {
-                                var,
-                                init: KExpr::Helper(
-                                    Helper::Periodic,
-                                    vec![at[a].clone(), sizes[a].clone()],
-                                ),
-                            });
-                            KExpr::var(var)
-                        })
-                        .collect()
-                } else {
-                    at.to_vec()
+            let run = StencilRun {
+                k,
+                stencil,
+                written,
+                target,
+                mode,
+                interior,
+            };
+            let nest = self
+                .geometry
+                .nest(ctx, &region, interior.is_some(), |ctx, cells, at| {
+                    self.stencil_at_cell(ctx, module, &run, cells, at)
+                });
+            step_body.push(nest);
+            step_body.push(KStmt::Barrier);
+            step_body.extend(self.outside_pass(ctx, &region, &run));
+        }
+        step_body
+    }
+
+    /// The tile that holds level `t` of field `f` at step `s`: the tiles
+    /// rotate by one level each step, as the interpreter's buffers do.
+    fn slot_at_step(&self, f: FieldId, t: i32, s: usize) -> Var {
+        let field = &self.program.fields[f.0];
+        self.slots[&(f, (field.level_of(t) + s) % field.levels())]
+    }
+
+    /// Points `ctx` at what stencil `k` reads at step `s`: every staged level
+    /// from its tile this step, and the stencil's tables from constant memory
+    /// (a time tile's shared memory holds the level tiles) or as literals.
+    fn stage_for_stencil(&self, ctx: &mut PointCtx<'_>, s: usize, k: usize) {
+        let (program, rank) = (self.program, self.geometry.rank);
+        ctx.tiles = self
+            .tiling
+            .staged
+            .iter()
+            .flat_map(|&f| {
+                let field = &program.fields[f.0];
+                (field.time_lo..=field.time_hi).map(move |t| (f, t))
+            })
+            .map(|(f, t)| {
+                (
+                    (f, t),
+                    Tile {
+                        var: self.slot_at_step(f, t, s),
+                        origin: vec![0; rank],
+                        covers: None,
+                    },
+                )
+            })
+            .collect();
+        ctx.tables = self
+            .schedule
+            .stencil(k)
+            .tables
+            .iter()
+            .map(|(t, p)| {
+                let placement = match p {
+                    TablePlacement::Shared | TablePlacement::Global => TablePlacement::Constant,
+                    other => *other,
                 };
-                ctx.coords = coords.clone();
-                ctx.in_block = cells.to_vec();
-                let buffer = ctx.params.level(program, wf, wt, false);
-                let single = stencil.parts.len() == 1;
-                let mut parts = Vec::new();
-                for (p, part) in stencil.parts.iter().enumerate() {
-                    let code = ctx.part_code(part, module);
-                    let code =
-                        crate::lower::recompute::redirect_stores(code, buffer, target, cells);
-                    match interior {
-                        Some(_) if single => parts.extend(code),
-                        Some(flags) => parts.push(KStmt::If {
-                            cond: KExpr::var(flags[&(k, p)]),
-                            then: code,
-                            otherwise: vec![],
-                        }),
-                        None => {
-                            let cond = in_subset(ctx, &part.subset, &coords, module);
-                            parts.push(KStmt::If {
-                                cond,
-                                then: code,
-                                otherwise: vec![],
-                            });
-                        }
-                    }
-                }
-                if mode == BoundaryMode::Periodic || interior.is_some() {
-                    cell.extend(parts);
-                } else {
-                    cell.push(KStmt::If {
-                        cond: inside_grid(at, sizes),
-                        then: parts,
+                (*t, placement)
+            })
+            .collect();
+        ctx.unroll = ctx.tables.values().any(|p| *p == TablePlacement::Literals);
+    }
+
+    /// The stencil's code at one tile cell (`cells` its tile coordinates,
+    /// `at` its grid coordinates): each part whose subset holds the cell,
+    /// its store sent to the written level's tile.
+    fn stencil_at_cell(
+        &self,
+        ctx: &mut PointCtx<'_>,
+        module: &mut Module,
+        run: &StencilRun<'_>,
+        cells: &[KExpr],
+        at: &[KExpr],
+    ) -> Vec<KStmt> {
+        let (program, rank, sizes) = (self.program, self.geometry.rank, &self.geometry.sizes);
+        let mut cell = Vec::new();
+        // Periodic: a cell outside the grid is the point it wraps to
+        // (on the interior path every cell is inside).
+        let coords: Vec<KExpr> = if run.mode == BoundaryMode::Periodic && run.interior.is_none() {
+            (0..rank)
+                .map(|a| {
+                    let var = ctx.params.vars.temp_int(format!("c{}", letter(rank, a)));
+                    cell.push(KStmt::Decl {
+                        var,
+                        init: KExpr::Helper(
+                            Helper::Periodic,
+                            vec![at[a].clone(), sizes[a].clone()],
+                        ),
+                    });
+                    KExpr::var(var)
+                })
+                .collect()
+        } else {
+            at.to_vec()
+        };
+        ctx.coords = coords.clone();
+        ctx.in_block = cells.to_vec();
+        let (wf, wt) = run.written;
+        let buffer = ctx.params.level(program, wf, wt, false);
+        let single = run.stencil.parts.len() == 1;
+        let mut parts = Vec::new();
+        for (p, part) in run.stencil.parts.iter().enumerate() {
+            let code = ctx.part_code(part, module);
+            let code = crate::lower::recompute::redirect_stores(code, buffer, run.target, cells);
+            match run.interior {
+                Some(_) if single => parts.extend(code),
+                Some(flags) => parts.push(KStmt::If {
+                    cond: KExpr::var(flags[&(run.k, p)]),
+                    then: code,
+                    otherwise: vec![],
+                }),
+                None => {
+                    let cond = in_subset(ctx, &part.subset, &coords, module);
+                    parts.push(KStmt::If {
+                        cond,
+                        then: code,
                         otherwise: vec![],
                     });
                 }
-                cell
-            });
-            step_body.push(nest);
-            step_body.push(KStmt::Barrier);
-            let outside_pass = Helper::for_mode(mode)
-                .filter(|_| mode != BoundaryMode::Periodic && interior.is_none());
-            if let Some(helper) = outside_pass {
-                step_body.push(KStmt::Comment(format!(
-                    "cells outside the grid take the {} cell they read",
-                    mode.name()
-                )));
-                let nest = geometry.nest(ctx, &region, false, |_, cells, at| {
-                    let from: Vec<KExpr> = (0..rank)
-                        .map(|a| {
-                            KExpr::bin(
-                                BinaryOp::Sub,
-                                KExpr::Helper(helper, vec![at[a].clone(), sizes[a].clone()]),
-                                geometry.origin(a),
-                            )
-                        })
-                        .collect();
-                    vec![KStmt::If {
-                        cond: KExpr::Unary(
-                            crate::ir::UnaryOp::Not,
-                            Box::new(inside_grid(at, sizes)),
-                        ),
-                        then: vec![KStmt::Store {
-                            space: Space::Shared,
-                            array: target,
-                            index: cells.to_vec(),
-                            value: KExpr::Load {
-                                space: Space::Shared,
-                                array: target,
-                                index: from,
-                            },
-                        }],
-                        otherwise: vec![],
-                    }]
-                });
-                step_body.push(nest);
-                step_body.push(KStmt::Barrier);
             }
         }
-        step_body
+        if run.mode == BoundaryMode::Periodic || run.interior.is_some() {
+            cell.extend(parts);
+        } else {
+            cell.push(KStmt::If {
+                cond: inside_grid(at, sizes),
+                then: parts,
+                otherwise: vec![],
+            });
+        }
+        cell
+    }
+
+    /// On the general path, for clamp and mirror: the pass (and its barrier)
+    /// that copies into each cell outside the grid the computed cell it maps
+    /// to. Empty on the interior path and for the other modes.
+    fn outside_pass(
+        &self,
+        ctx: &mut PointCtx<'_>,
+        region: &[(i64, i64)],
+        run: &StencilRun<'_>,
+    ) -> Vec<KStmt> {
+        let (geometry, mode, target) = (&self.geometry, run.mode, run.target);
+        let (rank, sizes) = (geometry.rank, &geometry.sizes);
+        let Some(helper) = Helper::for_mode(mode)
+            .filter(|_| mode != BoundaryMode::Periodic && run.interior.is_none())
+        else {
+            return Vec::new();
+        };
+        let comment = KStmt::Comment(format!(
+            "cells outside the grid take the {} cell they read",
+            mode.name()
+        ));
+        let nest = geometry.nest(ctx, region, false, |_, cells, at| {
+            let from: Vec<KExpr> = (0..rank)
+                .map(|a| {
+                    KExpr::bin(
+                        BinaryOp::Sub,
+                        KExpr::Helper(helper, vec![at[a].clone(), sizes[a].clone()]),
+                        geometry.origin(a),
+                    )
+                })
+                .collect();
+            vec![KStmt::If {
+                cond: KExpr::Unary(crate::ir::UnaryOp::Not, Box::new(inside_grid(at, sizes))),
+                then: vec![KStmt::Store {
+                    space: Space::Shared,
+                    array: target,
+                    index: cells.to_vec(),
+                    value: KExpr::Load {
+                        space: Space::Shared,
+                        array: target,
+                        index: from,
+                    },
+                }],
+                otherwise: vec![],
+            }]
+        });
+        vec![comment, nest, KStmt::Barrier]
     }
 
     /// The centre of every level's tile (the block's own points inside the

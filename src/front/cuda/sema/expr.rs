@@ -89,64 +89,7 @@ impl Checker {
                 slot,
                 indices,
                 marked,
-            } => {
-                let Some(found) = self.lookup(array) else {
-                    return Err(self.unknown(array, span));
-                };
-                *slot = found;
-                let info = self.slots[found].0.clone();
-                for index in indices.iter_mut() {
-                    self.integer(index, "an index")?;
-                }
-                let elem = match info.ty {
-                    Type::Pointer(e) => {
-                        if indices.len() != 1 {
-                            return Err(Diagnostic::error(
-                                format!(
-                                    "`{array}` is a pointer, indexed with {} indices",
-                                    indices.len()
-                                ),
-                                span,
-                            )
-                            .with_help(format!(
-                                "index it once with the flat index, as in `{array}[i * n + j]`"
-                            )));
-                        }
-                        e
-                    }
-                    Type::Shared(e) => {
-                        if marked.is_some() {
-                            return Err(Diagnostic::error(
-                                format!("`__opt__` marks a read of the shared array `{array}`"),
-                                span,
-                            )
-                            .with_help("mark reads of global arrays (pointer parameters) only"));
-                        }
-                        if indices.len() != info.dims.len() {
-                            return Err(Diagnostic::error(
-                                format!(
-                                    "`{array}` has {} dimensions, indexed with {}",
-                                    info.dims.len(),
-                                    indices.len()
-                                ),
-                                span,
-                            )
-                            .with_help("give one index per dimension"));
-                        }
-                        e
-                    }
-                    Type::Scalar(_) | Type::Void => {
-                        return Err(
-                            Diagnostic::error(format!("`{array}` is not an array"), span)
-                                .with_help("index pointer parameters and `__shared__` arrays only"),
-                        )
-                    }
-                };
-                if marked.is_some() {
-                    *marked = Some(self.mark(array, found, span)?);
-                }
-                Type::Scalar(elem)
-            }
+            } => self.index_type(array, slot, indices, marked, span)?,
             ExprKind::Unary(op, operand) => {
                 let s = self.value(operand)?;
                 match op {
@@ -187,30 +130,7 @@ impl Checker {
                     Scalar::common(x, y)
                 })
             }
-            ExprKind::Assign { op, target, value } => {
-                let t = self.target(target)?;
-                let v = self.value(value)?;
-                if let Some(op) = op {
-                    if op.is_integer_only() && (!is_integer(t) || !is_integer(v)) {
-                        return Err(Diagnostic::error(
-                            format!("`{}=` of a floating value", op.symbol()),
-                            span,
-                        )
-                        .with_help("this operator takes integers"));
-                    }
-                }
-                if let ExprKind::Index { slot, .. } = &target.kind {
-                    if matches!(self.slots[*slot].0.ty, Type::Shared(_)) {
-                        self.shared_stores.entry(*slot).or_insert(span);
-                        if let Some(source) = global_source(value)
-                            .filter(|&s| matches!(self.slots[s].0.ty, Type::Pointer(_)))
-                        {
-                            self.filled_from.entry(source).or_insert(*slot);
-                        }
-                    }
-                }
-                Type::Scalar(t)
-            }
+            ExprKind::Assign { op, target, value } => self.assign_type(*op, target, value, span)?,
             ExprKind::Step { target, .. } => {
                 if !matches!(target.kind, ExprKind::Var { .. }) {
                     return Err(Diagnostic::error(
@@ -222,72 +142,12 @@ impl Checker {
                 Type::Scalar(self.target(target)?)
             }
             ExprKind::Call { name, args } if self.functions.iter().any(|f| f.name == *name) => {
-                let Some(function) = self.functions.iter().find(|f| f.name == *name).cloned()
-                else {
-                    return Err(Diagnostic::error("internal: function vanished", span));
-                };
-                if args.len() != function.params.len() {
-                    return Err(Diagnostic::error(
-                        format!(
-                            "`{name}` takes {} argument(s), given {}",
-                            function.params.len(),
-                            args.len()
-                        ),
-                        span,
-                    )
-                    .with_help("pass one value per parameter"));
-                }
-                for arg in args.iter_mut() {
-                    self.value(arg)?;
-                }
-                Type::Scalar(function.ret)
+                self.user_call_type(name, args, span)?
             }
             ExprKind::Call { name, args } if SHUFFLES.contains(&name.as_str()) => {
-                if !(3..=4).contains(&args.len()) {
-                    return Err(Diagnostic::error(
-                        format!("`{name}` takes 3 or 4 arguments, given {}", args.len()),
-                        span,
-                    )
-                    .with_help(format!(
-                        "write `{name}(mask, value, lane)` (and optionally a width)"
-                    )));
-                }
-                let mut value = Scalar::Int;
-                for (i, arg) in args.iter_mut().enumerate() {
-                    if i == 1 {
-                        value = Scalar::common(self.value(arg)?, Scalar::Int);
-                    } else {
-                        self.integer(arg, "a shuffle's mask, lane and width")?;
-                    }
-                }
-                Type::Scalar(value)
+                self.shuffle_type(name, args, span)?
             }
-            ExprKind::Call { name, args } => {
-                let Some(&(_, _, arity)) = MATH.iter().find(|(n, _, _)| n == name) else {
-                    let near = closest(name, MATH.iter().map(|(n, _, _)| *n));
-                    let mut diag = Diagnostic::error(
-                        format!("`{name}` is not a function of the CUDA subset"),
-                        span,
-                    );
-                    diag = diag.with_help(match near {
-                        Some(near) => format!("did you mean `{near}`? (the subset calls math functions only)"),
-                        None => "the subset calls math functions only (`sqrtf`, `fabs`, `min`, ...); inline device functions".to_string(),
-                    });
-                    return Err(diag);
-                };
-                if args.len() != arity {
-                    return Err(Diagnostic::error(
-                        format!("`{name}` takes {arity} argument(s), given {}", args.len()),
-                        span,
-                    )
-                    .with_help(format!("call it with {arity} argument(s)")));
-                }
-                let mut types = Vec::new();
-                for arg in args.iter_mut() {
-                    types.push(self.value(arg)?);
-                }
-                Type::Scalar(math_type(name, &types))
-            }
+            ExprKind::Call { name, args } => self.math_call_type(name, args, span)?,
             ExprKind::Cast(s, operand) => {
                 self.value(operand)?;
                 Type::Scalar(*s)
@@ -295,6 +155,177 @@ impl Checker {
         };
         expr.ty = ty;
         Ok(ty)
+    }
+
+    /// Checks an element read `array[indices]`; returns the element's type.
+    fn index_type(
+        &mut self,
+        array: &str,
+        slot: &mut usize,
+        indices: &mut [Expr],
+        marked: &mut Option<usize>,
+        span: Span,
+    ) -> Checked<Type> {
+        let Some(found) = self.lookup(array) else {
+            return Err(self.unknown(array, span));
+        };
+        *slot = found;
+        let info = self.slots[found].0.clone();
+        for index in indices.iter_mut() {
+            self.integer(index, "an index")?;
+        }
+        let elem = match info.ty {
+            Type::Pointer(e) => {
+                if indices.len() != 1 {
+                    return Err(Diagnostic::error(
+                        format!(
+                            "`{array}` is a pointer, indexed with {} indices",
+                            indices.len()
+                        ),
+                        span,
+                    )
+                    .with_help(format!(
+                        "index it once with the flat index, as in `{array}[i * n + j]`"
+                    )));
+                }
+                e
+            }
+            Type::Shared(e) => {
+                if marked.is_some() {
+                    return Err(Diagnostic::error(
+                        format!("`__opt__` marks a read of the shared array `{array}`"),
+                        span,
+                    )
+                    .with_help("mark reads of global arrays (pointer parameters) only"));
+                }
+                if indices.len() != info.dims.len() {
+                    return Err(Diagnostic::error(
+                        format!(
+                            "`{array}` has {} dimensions, indexed with {}",
+                            info.dims.len(),
+                            indices.len()
+                        ),
+                        span,
+                    )
+                    .with_help("give one index per dimension"));
+                }
+                e
+            }
+            Type::Scalar(_) | Type::Void => {
+                return Err(
+                    Diagnostic::error(format!("`{array}` is not an array"), span)
+                        .with_help("index pointer parameters and `__shared__` arrays only"),
+                )
+            }
+        };
+        if marked.is_some() {
+            *marked = Some(self.mark(array, found, span)?);
+        }
+        Ok(Type::Scalar(elem))
+    }
+
+    /// Checks an assignment and records stores into shared arrays.
+    fn assign_type(
+        &mut self,
+        op: Option<BinOp>,
+        target: &mut Expr,
+        value: &mut Expr,
+        span: Span,
+    ) -> Checked<Type> {
+        let t = self.target(target)?;
+        let v = self.value(value)?;
+        if let Some(op) = op {
+            if op.is_integer_only() && (!is_integer(t) || !is_integer(v)) {
+                return Err(Diagnostic::error(
+                    format!("`{}=` of a floating value", op.symbol()),
+                    span,
+                )
+                .with_help("this operator takes integers"));
+            }
+        }
+        if let ExprKind::Index { slot, .. } = &target.kind {
+            if matches!(self.slots[*slot].0.ty, Type::Shared(_)) {
+                self.shared_stores.entry(*slot).or_insert(span);
+                if let Some(source) =
+                    global_source(value).filter(|&s| matches!(self.slots[s].0.ty, Type::Pointer(_)))
+                {
+                    self.filled_from.entry(source).or_insert(*slot);
+                }
+            }
+        }
+        Ok(Type::Scalar(t))
+    }
+
+    /// Checks a call of one of the file's device functions.
+    fn user_call_type(&mut self, name: &str, args: &mut [Expr], span: Span) -> Checked<Type> {
+        let Some(function) = self.functions.iter().find(|f| f.name == *name).cloned() else {
+            return Err(Diagnostic::error("internal: function vanished", span));
+        };
+        if args.len() != function.params.len() {
+            return Err(Diagnostic::error(
+                format!(
+                    "`{name}` takes {} argument(s), given {}",
+                    function.params.len(),
+                    args.len()
+                ),
+                span,
+            )
+            .with_help("pass one value per parameter"));
+        }
+        for arg in args.iter_mut() {
+            self.value(arg)?;
+        }
+        Ok(Type::Scalar(function.ret))
+    }
+
+    /// Checks a warp shuffle: integer mask, lane and width around the shuffled value.
+    fn shuffle_type(&mut self, name: &str, args: &mut [Expr], span: Span) -> Checked<Type> {
+        if !(3..=4).contains(&args.len()) {
+            return Err(Diagnostic::error(
+                format!("`{name}` takes 3 or 4 arguments, given {}", args.len()),
+                span,
+            )
+            .with_help(format!(
+                "write `{name}(mask, value, lane)` (and optionally a width)"
+            )));
+        }
+        let mut value = Scalar::Int;
+        for (i, arg) in args.iter_mut().enumerate() {
+            if i == 1 {
+                value = Scalar::common(self.value(arg)?, Scalar::Int);
+            } else {
+                self.integer(arg, "a shuffle's mask, lane and width")?;
+            }
+        }
+        Ok(Type::Scalar(value))
+    }
+
+    /// Checks a call of a math function of the subset.
+    fn math_call_type(&mut self, name: &str, args: &mut [Expr], span: Span) -> Checked<Type> {
+        let Some(&(_, _, arity)) = MATH.iter().find(|(n, _, _)| *n == name) else {
+            let near = closest(name, MATH.iter().map(|(n, _, _)| *n));
+            let mut diag = Diagnostic::error(
+                format!("`{name}` is not a function of the CUDA subset"),
+                span,
+            );
+            diag = diag.with_help(match near {
+                Some(near) => format!("did you mean `{near}`? (the subset calls math functions only)"),
+                None => "the subset calls math functions only (`sqrtf`, `fabs`, `min`, ...); inline device functions".to_string(),
+            });
+            return Err(diag);
+        };
+        if args.len() != arity {
+            return Err(Diagnostic::error(
+                format!("`{name}` takes {arity} argument(s), given {}", args.len()),
+                span,
+            )
+            .with_help(format!("call it with {arity} argument(s)")));
+        }
+        let mut types = Vec::new();
+        for arg in args.iter_mut() {
+            types.push(self.value(arg)?);
+        }
+        Ok(Type::Scalar(math_type(name, &types)))
     }
 
     /// Checks an assignment target; returns its type.

@@ -14,7 +14,7 @@ use crate::front::suggest::closest;
 use crate::source::Span;
 
 use super::ast::{
-    ChosenSlot, Function, Kernel, MarkedRead, Param, Scalar, SlotInfo, Stmt, StmtKind, Type,
+    ChosenSlot, Expr, Function, Kernel, MarkedRead, Param, Scalar, SlotInfo, Stmt, StmtKind, Type,
 };
 
 /// A device function's signature, as calls see it.
@@ -333,23 +333,7 @@ impl Checker {
                 name,
                 slot,
                 init,
-            } => {
-                if let Some(init) = init {
-                    self.value(init)?;
-                }
-                if self
-                    .scopes
-                    .last()
-                    .is_some_and(|s| s.contains_key(name.as_str()))
-                {
-                    return Err(Diagnostic::error(
-                        format!("`{name}` is declared twice in the same scope"),
-                        span,
-                    )
-                    .with_help("rename one of them"));
-                }
-                *slot = self.declare(name, Type::Scalar(*ty), Vec::new(), span, !*is_const);
-            }
+            } => *slot = self.local(*ty, *is_const, name, init.as_mut(), span)?,
             StmtKind::Shared { name, .. } if self.returns.is_some() => {
                 return Err(Diagnostic::error(
                     format!("shared array `{name}` declared in a device function"),
@@ -362,42 +346,7 @@ impl Checker {
                 name,
                 slot,
                 dims,
-            } => {
-                if dims.len() > 3 {
-                    return Err(Diagnostic::error(
-                        format!("shared array `{name}` has {} dimensions", dims.len()),
-                        span,
-                    )
-                    .with_help("shared arrays have 1 to 3 dimensions"));
-                }
-                let mut sizes = Vec::new();
-                if dims.is_empty() {
-                    sizes.push(self.extern_size(*elem, name, span)?);
-                }
-                for dim in dims.iter_mut() {
-                    let value = self.constant(dim)?;
-                    if value <= 0 {
-                        return Err(Diagnostic::error(
-                            format!("shared array size {value} is not positive"),
-                            dim.span,
-                        )
-                        .with_help("give each dimension a positive constant size"));
-                    }
-                    sizes.push(value);
-                }
-                let bytes = sizes
-                    .iter()
-                    .try_fold(size_of(*elem), |acc, &d| acc.checked_mul(d))
-                    .unwrap_or(i64::MAX);
-                if bytes > MAX_SHARED_BYTES {
-                    return Err(Diagnostic::error(
-                        format!("shared array `{name}` takes {bytes} bytes, more than a block's {MAX_SHARED_BYTES}"),
-                        span,
-                    )
-                    .with_help("make the tile smaller"));
-                }
-                *slot = self.declare(name, Type::Shared(*elem), sizes, span, true);
-            }
+            } => *slot = self.shared(*elem, name, dims, span)?,
             StmtKind::Expr(expr) => {
                 self.expr(expr)?;
             }
@@ -413,23 +362,7 @@ impl Checker {
                 cond,
                 step,
                 body,
-            } => {
-                self.scoped(|c| {
-                    if let Some(init) = init {
-                        c.stmt(init)?;
-                    }
-                    if let Some(cond) = cond {
-                        c.value(cond)?;
-                    }
-                    if let Some(step) = step {
-                        c.expr(step)?;
-                    }
-                    c.loops += 1;
-                    let result = c.scoped(|c| c.stmt(body));
-                    c.loops -= 1;
-                    result
-                })?;
-            }
+            } => self.for_loop(init.as_deref_mut(), cond.as_mut(), step.as_mut(), body)?,
             StmtKind::While(cond, body) => {
                 self.value(cond)?;
                 self.loops += 1;
@@ -479,5 +412,99 @@ impl Checker {
             }
         }
         Ok(())
+    }
+
+    /// Checks a local declaration, its initialiser before the name is
+    /// declared; returns the new variable's slot.
+    fn local(
+        &mut self,
+        ty: Scalar,
+        is_const: bool,
+        name: &str,
+        init: Option<&mut Expr>,
+        span: Span,
+    ) -> Checked<usize> {
+        if let Some(init) = init {
+            self.value(init)?;
+        }
+        if self.scopes.last().is_some_and(|s| s.contains_key(name)) {
+            return Err(Diagnostic::error(
+                format!("`{name}` is declared twice in the same scope"),
+                span,
+            )
+            .with_help("rename one of them"));
+        }
+        Ok(self.declare(name, Type::Scalar(ty), Vec::new(), span, !is_const))
+    }
+
+    /// Checks a `__shared__` array's dimensions (constant, positive, fitting
+    /// in a block's shared memory); returns the array's slot.
+    fn shared(
+        &mut self,
+        elem: Scalar,
+        name: &str,
+        dims: &mut [Expr],
+        span: Span,
+    ) -> Checked<usize> {
+        if dims.len() > 3 {
+            return Err(Diagnostic::error(
+                format!("shared array `{name}` has {} dimensions", dims.len()),
+                span,
+            )
+            .with_help("shared arrays have 1 to 3 dimensions"));
+        }
+        let mut sizes = Vec::new();
+        if dims.is_empty() {
+            sizes.push(self.extern_size(elem, name, span)?);
+        }
+        for dim in dims.iter_mut() {
+            let value = self.constant(dim)?;
+            if value <= 0 {
+                return Err(Diagnostic::error(
+                    format!("shared array size {value} is not positive"),
+                    dim.span,
+                )
+                .with_help("give each dimension a positive constant size"));
+            }
+            sizes.push(value);
+        }
+        let bytes = sizes
+            .iter()
+            .try_fold(size_of(elem), |acc, &d| acc.checked_mul(d))
+            .unwrap_or(i64::MAX);
+        if bytes > MAX_SHARED_BYTES {
+            return Err(Diagnostic::error(
+                format!("shared array `{name}` takes {bytes} bytes, more than a block's {MAX_SHARED_BYTES}"),
+                span,
+            )
+            .with_help("make the tile smaller"));
+        }
+        Ok(self.declare(name, Type::Shared(elem), sizes, span, true))
+    }
+
+    /// Checks a `for` loop: its header in a scope of its own (so that its
+    /// variable ends with the loop), its body one scope further in.
+    fn for_loop(
+        &mut self,
+        init: Option<&mut Stmt>,
+        cond: Option<&mut Expr>,
+        step: Option<&mut Expr>,
+        body: &mut Stmt,
+    ) -> Checked<()> {
+        self.scoped(|c| {
+            if let Some(init) = init {
+                c.stmt(init)?;
+            }
+            if let Some(cond) = cond {
+                c.value(cond)?;
+            }
+            if let Some(step) = step {
+                c.expr(step)?;
+            }
+            c.loops += 1;
+            let result = c.scoped(|c| c.stmt(body));
+            c.loops -= 1;
+            result
+        })
     }
 }
