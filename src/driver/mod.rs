@@ -11,7 +11,8 @@
 //!
 //! - [`choose_gpu`]: the GPU schedule — the model's choice for a device where
 //!   every parameter's value is known, the static heuristic's otherwise;
-//!   [`fixed_schedule`] and [`sized_schedule`] where no model may choose;
+//!   [`fixed_schedule`] and [`sized_schedule`] where no model may choose, and
+//!   [`lifted_loop_schedule`] for the loops `stencilc map` lifts;
 //!   [`lower_gpu`] and [`check_fits`] lower it and hold it to a device's limits.
 //! - [`cpu`]: the C back-end's plan (threads, time tiling).
 //! - [`emit`]: `emit --target cuda|opencl`, choosing, lowering and printing a
@@ -23,4 +24,6 @@ pub mod emit;
 mod gpu;
 pub mod overtile;
 
-pub use gpu::{check_fits, choose_gpu, fixed_schedule, lower_gpu, sized_schedule, Chosen};
+pub use gpu::{
+    check_fits, choose_gpu, fixed_schedule, lifted_loop_schedule, lower_gpu, sized_schedule, Chosen,
+};

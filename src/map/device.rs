@@ -16,8 +16,7 @@ use crate::ir::{ScalarType, Value};
 use crate::kir::plan::{
     launch_groups, ArgSource, HostPlan, Launch, FOLD_THRESHOLD, MAX_FOLD_BLOCKS,
 };
-use crate::lower::{lower, Lowered, Target};
-use crate::schedule::{Schedule, ScheduleRequest};
+use crate::lower::{Lowered, Target};
 
 /// The kernels and host code of one lifted time loop.
 #[derive(Clone, Debug)]
@@ -38,9 +37,9 @@ pub struct DeviceCode {
 /// constants (`None`: the host code computes them from the parameters).
 fn lowered(lift: &Lift, target: Target) -> Result<(Lowered, Option<RunEnv>), String> {
     let program = &lift.program;
-    let schedule = Schedule::new(program, &ScheduleRequest::default())
+    let schedule = crate::driver::lifted_loop_schedule(program)
         .map_err(|e| format!("no GPU schedule: {}", e.0))?;
-    let lowered = lower(program, &schedule, target);
+    let lowered = crate::driver::lower_gpu(program, &schedule, target, None);
     if lowered.plan.time_tile.is_some() {
         return Err("its host plan needs time tiling, not generated here".into());
     }
