@@ -93,7 +93,7 @@ fn try_lift(
         let first = file.original_line(root.lines.0).trim_start();
         let last = file.original_line(root.lines.1).trim_end();
         let code = if !first.starts_with("for") || !(last.ends_with('}') || last.ends_with(';')) {
-            Err("the nest shares its first or last line with other code".to_string())
+            Err(device::DeviceCodeError::SharesLines)
         } else {
             let indent: String = file
                 .original_line(root.lines.0)
