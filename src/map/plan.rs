@@ -67,7 +67,10 @@ fn try_lift(
         Decision::Iterate => match plan.inner.iter().find(|p| {
             !matches!(p.decision, Decision::Mapped { .. }) && p.parallel_without_kernel.is_none()
         }) {
-            Some(cpu) => Err(format!("its nest {} stays on the CPU", cpu.id)),
+            Some(cpu) => Err(lift::NotLifted(format!(
+                "its nest {} stays on the CPU",
+                cpu.id
+            ))),
             None => lift::lift_iterate(root, function, unit, file, &name),
         },
         Decision::Cpu { .. } => return,
@@ -378,7 +381,7 @@ fn decide(
         }
         Err(reason) => {
             plan.decision = Decision::Cpu {
-                reasons: vec![reason],
+                reasons: vec![reason.to_string()],
             }
         }
     }
