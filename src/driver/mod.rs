@@ -5,9 +5,10 @@
 //!
 //! Everything that runs, prints or reports a program asks here — `run` (through
 //! `exec`'s run options, which the Python module and the MPI ranks share),
-//! `emit`, `explain`, `tune`, `bench-gpu` and `compile -b overtile` — so that
-//! the same request gets the same schedule wherever it is asked, and the
-//! printers in `back` are handed what was chosen and only print it.
+//! `emit`, `explain`, `tune`, `bench-gpu`, `compile -b overtile` and the loops
+//! `map` lifts onto a GPU — so that the same request gets the same schedule
+//! wherever it is asked, and the printers in `back` are handed what was
+//! chosen and only print it.
 //!
 //! - [`choose_gpu`]: the GPU schedule — the model's choice for a device where
 //!   every parameter's value is known, the static heuristic's otherwise;
