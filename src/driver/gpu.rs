@@ -67,6 +67,14 @@ pub fn fixed_schedule(
     Schedule::new(program, request)
 }
 
+/// The schedule of a C loop that `stencilc map` lifted into a program: the
+/// default request, valid for any sizes and with no model, since the host
+/// code around the kernels may compute the sizes from the C program's
+/// variables only when it runs.
+pub fn lifted_loop_schedule(program: &Program) -> Result<Schedule, ScheduleError> {
+    fixed_schedule(program, &ScheduleRequest::default())
+}
+
 /// The schedule `request` asks for with the sizes of `env` and no model
 /// (64-bit indices where a grid needs them): a baseline to compare a chosen
 /// schedule with.

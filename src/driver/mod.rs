@@ -5,13 +5,15 @@
 //!
 //! Everything that runs, prints or reports a program asks here — `run` (through
 //! `exec`'s run options, which the Python module and the MPI ranks share),
-//! `emit`, `explain`, `tune`, `bench-gpu` and `compile -b overtile` — so that
-//! the same request gets the same schedule wherever it is asked, and the
-//! printers in `back` are handed what was chosen and only print it.
+//! `emit`, `explain`, `tune`, `bench-gpu`, `compile -b overtile` and the loops
+//! `map` lifts onto a GPU — so that the same request gets the same schedule
+//! wherever it is asked, and the printers in `back` are handed what was
+//! chosen and only print it.
 //!
 //! - [`choose_gpu`]: the GPU schedule — the model's choice for a device where
 //!   every parameter's value is known, the static heuristic's otherwise;
-//!   [`fixed_schedule`] and [`sized_schedule`] where no model may choose;
+//!   [`fixed_schedule`] and [`sized_schedule`] where no model may choose, and
+//!   [`lifted_loop_schedule`] for the loops `stencilc map` lifts;
 //!   [`lower_gpu`] and [`check_fits`] lower it and hold it to a device's limits.
 //! - [`cpu`]: the C back-end's plan (threads, time tiling).
 //! - [`emit`]: `emit --target cuda|opencl`, choosing, lowering and printing a
@@ -23,4 +25,6 @@ pub mod emit;
 mod gpu;
 pub mod overtile;
 
-pub use gpu::{check_fits, choose_gpu, fixed_schedule, lower_gpu, sized_schedule, Chosen};
+pub use gpu::{
+    check_fits, choose_gpu, fixed_schedule, lifted_loop_schedule, lower_gpu, sized_schedule, Chosen,
+};

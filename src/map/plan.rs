@@ -67,7 +67,10 @@ fn try_lift(
         Decision::Iterate => match plan.inner.iter().find(|p| {
             !matches!(p.decision, Decision::Mapped { .. }) && p.parallel_without_kernel.is_none()
         }) {
-            Some(cpu) => Err(format!("its nest {} stays on the CPU", cpu.id)),
+            Some(cpu) => Err(lift::NotLifted(format!(
+                "its nest {} stays on the CPU",
+                cpu.id
+            ))),
             None => lift::lift_iterate(root, function, unit, file, &name),
         },
         Decision::Cpu { .. } => return,
@@ -93,7 +96,7 @@ fn try_lift(
         let first = file.original_line(root.lines.0).trim_start();
         let last = file.original_line(root.lines.1).trim_end();
         let code = if !first.starts_with("for") || !(last.ends_with('}') || last.ends_with(';')) {
-            Err("the nest shares its first or last line with other code".to_string())
+            Err(device::DeviceCodeError::SharesLines)
         } else {
             let indent: String = file
                 .original_line(root.lines.0)
@@ -378,7 +381,7 @@ fn decide(
         }
         Err(reason) => {
             plan.decision = Decision::Cpu {
-                reasons: vec![reason],
+                reasons: vec![reason.to_string()],
             }
         }
     }

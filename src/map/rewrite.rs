@@ -33,6 +33,38 @@ fn reached_in_every_iteration(body: &[Stmt], var: &str) -> bool {
     false
 }
 
+/// Why a nest gets no `#pragma omp parallel for`: a sentence for the plan.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoOmpClause {
+    /// The pragma needs a line of its own before `for` (its line number).
+    #[error("the loop at line {0} does not start its line (a macro or other code before `for`); put `for` on a line of its own")]
+    ForNotFirst(usize),
+    /// A collapsed loop's variable read after a nest that may not run.
+    #[error("`{0}` is read after the nest, and the parallel loops may run no iteration (OpenMP would then not set it)")]
+    ReadAfterNoIteration(String),
+    /// An inner loop's variable read after the nest, its loop skipped in
+    /// some iteration of `outer`.
+    #[error("`{var}` is read after the nest, and its loop is not reached in every iteration of `{outer}`")]
+    LoopNotAlwaysReached {
+        /// The inner loop's variable.
+        var: String,
+        /// The outermost parallel loop's variable.
+        outer: String,
+    },
+    /// A private scalar read after the nest, not written in every
+    /// iteration of `outer`.
+    #[error("`{name}` is used after the nest but not written in every iteration of `{outer}`")]
+    NotAlwaysWritten {
+        /// The scalar.
+        name: String,
+        /// The outermost parallel loop's variable.
+        outer: String,
+    },
+    /// A scalar that carries a value from one iteration to the next.
+    #[error("`{0}` carries a value across iterations")]
+    Carried(String),
+}
+
 /// The `#pragma omp parallel for` line for a nest whose parallel loops are
 /// `band`, or why the nest cannot be annotated exactly.
 pub fn omp_clause(
@@ -42,13 +74,10 @@ pub fn omp_clause(
     function: &Function,
     unit: &CUnit,
     file: &CFile,
-) -> Result<String, String> {
+) -> Result<String, NoOmpClause> {
     let first = file.original_line(root.lines.0);
     if !first.trim_start().starts_with("for") {
-        return Err(format!(
-            "the loop at line {} does not start its line (a macro or other code before `for`); put `for` on a line of its own",
-            root.lines.0
-        ));
+        return Err(NoOmpClause::ForNotFirst(root.lines.0));
     }
     let live = LiveAfter::new(root, function, unit, file);
 
@@ -91,17 +120,15 @@ pub fn omp_clause(
                         .is_some_and(|n| n > 0)
                 });
                 if !runs {
-                    return Err(format!(
-                        "`{var}` is read after the nest, and the parallel loops may run no iteration (OpenMP would then not set it)"
-                    ));
+                    return Err(NoOmpClause::ReadAfterNoIteration(var.clone()));
                 }
             } else if !reached_in_every_iteration(body, var) {
                 // `lastprivate` takes the last iteration's copy, unset
                 // where that iteration does not reach the loop.
-                return Err(format!(
-                    "`{var}` is read after the nest, and its loop is not reached in every iteration of `{}`",
-                    root.var
-                ));
+                return Err(NoOmpClause::LoopNotAlwaysReached {
+                    var: var.clone(),
+                    outer: root.var.clone(),
+                });
             }
             lastprivate.push(var.clone());
         } else if !collapsed.contains(var) {
@@ -114,10 +141,10 @@ pub fn omp_clause(
             ScalarRole::Private(at) => {
                 if live.reads(name) {
                     if *at != root.var {
-                        return Err(format!(
-                            "`{name}` is used after the nest but not written in every iteration of `{}`",
-                            root.var
-                        ));
+                        return Err(NoOmpClause::NotAlwaysWritten {
+                            name: name.clone(),
+                            outer: root.var.clone(),
+                        });
                     }
                     lastprivate.push(name.clone());
                 } else {
@@ -127,9 +154,7 @@ pub fn omp_clause(
             ScalarRole::Reduction(op) => {
                 reductions.entry(op.clone()).or_default().push(name.clone())
             }
-            ScalarRole::Carried => {
-                return Err(format!("`{name}` carries a value across iterations"))
-            }
+            ScalarRole::Carried => return Err(NoOmpClause::Carried(name.clone())),
         }
     }
     let mut clause = String::from("#pragma omp parallel for");

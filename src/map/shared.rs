@@ -542,6 +542,24 @@ fn read_offsets(
     Ok((along, offsets))
 }
 
+/// Why an array's reads cannot be staged in a tile of local (shared)
+/// memory: a clause for the plan's memory choice.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotStaged(pub String);
+
+impl From<String> for NotStaged {
+    fn from(why: String) -> Self {
+        NotStaged(why)
+    }
+}
+
+impl From<&str> for NotStaged {
+    fn from(why: &str) -> Self {
+        NotStaged(why.to_string())
+    }
+}
+
 /// Whether `array`, read in `body` (the kernel's body inside its parallel
 /// loops `threads`, outermost first), can be staged, with the numbers;
 /// `Err` says why it cannot (offsets that are not constants, ...).
@@ -552,7 +570,7 @@ pub fn analyse(
     facts: &NestFacts,
     function: &Function,
     unit: &CUnit,
-) -> Result<(StagingNumbers, Tile), String> {
+) -> Result<(StagingNumbers, Tile), NotStaged> {
     let v = lookup(array, function, unit).ok_or("it is not declared")?;
     let extents: Vec<i64> = v
         .dims
@@ -570,7 +588,7 @@ pub fn analyse(
     };
     collect(array, body, &mut Vec::new(), &mut reads);
     if let Some(why) = reads.refused {
-        return Err(why);
+        return Err(NotStaged(why));
     }
     let loop_vars: BTreeSet<String> = facts.loops.keys().cloned().collect();
     let written: BTreeSet<String> = facts.scalars.keys().cloned().collect();
@@ -654,13 +672,11 @@ pub fn analyse(
     names.push(LOCAL_THREAD.to_string());
     for name in &names {
         if taken.contains(name) || lookup(name, function, unit).is_some() {
-            return Err(format!(
-                "the staging code's name `{name}` is taken by the program"
-            ));
+            return Err(format!("the staging code's name `{name}` is taken by the program").into());
         }
     }
     if array == ELEMENT {
-        return Err(format!("the staging loop's index is named `{ELEMENT}`"));
+        return Err(format!("the staging loop's index is named `{ELEMENT}`").into());
     }
     Ok((numbers, tile))
 }

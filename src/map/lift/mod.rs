@@ -213,6 +213,24 @@ impl Lift {
     }
 }
 
+/// Why a loop is not lifted into a program (it is then mapped nest by nest):
+/// a clause for the plan, one of many reasons the lifting gives.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotLifted(pub String);
+
+impl From<String> for NotLifted {
+    fn from(why: String) -> Self {
+        NotLifted(why)
+    }
+}
+
+impl From<&str> for NotLifted {
+    fn from(why: &str) -> Self {
+        NotLifted(why.to_string())
+    }
+}
+
 /// Lifts a time loop whose body is only stencil nests, pointer swaps and a
 /// convergence test ([`converge`]).
 pub fn lift_iterate<'a>(
@@ -221,21 +239,23 @@ pub fn lift_iterate<'a>(
     unit: &'a CUnit,
     file: &'a crate::front::c::CFile,
     name: &str,
-) -> Result<Lift, String> {
+) -> Result<Lift, NotLifted> {
     if let Some(why) = &time.not_canonical {
-        return Err(format!("the time loop is not canonical: {why}"));
+        return Err(format!("the time loop is not canonical: {why}").into());
     }
     if time.step != 1 {
         return Err(format!(
             "the time loop `{}` steps by {}; only unit steps are lifted",
             time.var, time.step
-        ));
+        )
+        .into());
     }
     if time.descending {
         return Err(format!(
             "the time loop `{}` runs downwards; only upward time loops are lifted",
             time.var
-        ));
+        )
+        .into());
     }
     let mut nests = Vec::new();
     let mut swaps: Vec<(String, String)> = Vec::new();
@@ -253,7 +273,7 @@ pub fn lift_iterate<'a>(
                 return Err(format!(
                     "the loop at line {} follows a pointer swap (only swaps after the nests, at the end of each step, are lifted)",
                     l.lines.0
-                ))
+                ).into())
             }
             other => extras.push(converge::Extra {
                 stmt: other,
@@ -284,17 +304,15 @@ pub fn lift_iterate<'a>(
                 })?;
             let _ = var;
             if lifter.swaps.insert(x.clone(), (a.clone(), level)).is_some() {
-                return Err(format!("`{x}` is swapped twice in a step"));
+                return Err(format!("`{x}` is swapped twice in a step").into());
             }
         }
         let (va, vb) = (lookup(&a, function, unit), lookup(&b, function, unit));
         if va.map(|v| (&v.elem, &v.dims)) != vb.map(|v| (&v.elem, &v.dims)) {
-            return Err(format!(
-                "`{a}` and `{b}` are swapped but have different types"
-            ));
+            return Err(format!("`{a}` and `{b}` are swapped but have different types").into());
         }
     }
-    lifter.lift(&nests, steps, name)
+    lifter.lift(&nests, steps, name).map_err(NotLifted)
 }
 
 /// `T *tmp = a; a = b; b = tmp;` at the start of `body`: the swapped pointers.
@@ -332,8 +350,10 @@ pub fn lift_nest<'a>(
     unit: &'a CUnit,
     file: &'a crate::front::c::CFile,
     name: &str,
-) -> Result<Lift, String> {
-    Lifter::new(function, unit, file, None).lift(&[root], Expr::Int(1), name)
+) -> Result<Lift, NotLifted> {
+    Lifter::new(function, unit, file, None)
+        .lift(&[root], Expr::Int(1), name)
+        .map_err(NotLifted)
 }
 
 /// Where a write puts the point along one dimension of its array.

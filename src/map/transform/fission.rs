@@ -98,7 +98,7 @@ pub fn consider(cx: &Cx, plan: &NestPlan, root: &Loop, function: &Function) -> O
     // The text: the header and `{` on the first line, `}` alone on the last.
     let nest = match text::split(cx.file, root, 1) {
         Ok(n) => n,
-        Err(why) => return refuse(why),
+        Err(why) => return refuse(why.to_string()),
     };
     let first_line = cx.file.original_line(root.lines.0);
     let last_line = cx.file.original_line(root.lines.1);

@@ -60,18 +60,45 @@ impl NestText {
     }
 }
 
+/// Why a nest's text is not the shape a transformation rewrites.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NestShape {
+    /// Other code before the first `for` on its line (the line number).
+    #[error("the loop at line {0} does not start its line")]
+    ForNotFirst(usize),
+    /// Other code after the nest on its last line (the line number).
+    #[error("other code follows the nest on line {0}")]
+    CodeAfter(usize),
+    /// The loop at this level (from 1) is not the only statement of the
+    /// one around it.
+    #[error("the loops are not written one inside the other (level {0})")]
+    NotNested(usize),
+    /// A `for` keyword not followed by its header.
+    #[error("a `for` without `(`")]
+    NoParenthesis,
+    /// A loop header's parentheses do not close.
+    #[error("unbalanced parentheses")]
+    Unbalanced,
+    /// A loop's body braces do not close at the end of the nest.
+    #[error("a closing brace is not where the nest ends")]
+    BraceMisplaced,
+    /// Nothing between the innermost header and the closing braces.
+    #[error("the innermost loop has no body")]
+    NoBody,
+}
+
 /// The nest rooted at `root` cut into `depth` headers, the innermost body and
 /// the closing braces; or why its text does not have that shape.
-pub fn split(file: &CFile, root: &Loop, depth: usize) -> Result<NestText, String> {
+pub fn split(file: &CFile, root: &Loop, depth: usize) -> Result<NestText, NestShape> {
     let (first, last) = root.lines;
     let lines: Vec<&str> = (first..=last).map(|l| file.original_line(l)).collect();
     let text = lines.join("\n");
     if !text.trim_start().starts_with("for") {
-        return Err(format!("the loop at line {first} does not start its line"));
+        return Err(NestShape::ForNotFirst(first));
     }
     let tail = text.trim_end();
     if !(tail.ends_with('}') || tail.ends_with(';')) {
-        return Err(format!("other code follows the nest on line {last}"));
+        return Err(NestShape::CodeAfter(last));
     }
     let bytes = text.as_bytes();
     let mut headers = Vec::new();
@@ -82,16 +109,13 @@ pub fn split(file: &CFile, root: &Loop, depth: usize) -> Result<NestText, String
                 .get(at + 3)
                 .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
         {
-            return Err(format!(
-                "the loops are not written one inside the other (level {})",
-                level + 1
-            ));
+            return Err(NestShape::NotNested(level + 1));
         }
         let open = skip_space(&text, at + 3);
         if bytes.get(open) != Some(&b'(') {
-            return Err("a `for` without `(`".into());
+            return Err(NestShape::NoParenthesis);
         }
-        let close = matching(&text, open).ok_or("unbalanced parentheses")?;
+        let close = matching(&text, open).ok_or(NestShape::Unbalanced)?;
         let end = close + 1;
         let mut next = skip_space(&text, end);
         let mut brace = None;
@@ -111,14 +135,14 @@ pub fn split(file: &CFile, root: &Loop, depth: usize) -> Result<NestText, String
         if h.brace.is_some() {
             end = text[..end].trim_end().len();
             if !text[..end].ends_with('}') {
-                return Err("a closing brace is not where the nest ends".into());
+                return Err(NestShape::BraceMisplaced);
             }
             end -= 1;
         }
     }
     let end = text[..end].trim_end().len();
     if end <= at {
-        return Err("the innermost loop has no body".into());
+        return Err(NestShape::NoBody);
     }
     Ok(NestText {
         text,
