@@ -97,7 +97,7 @@ pub fn run(args: &CheckKernelArgs) -> Result<(), CliError> {
     };
     let given_args = call.clone();
     let report = emu::run(kernel, launch, &mut call, limits)
-        .map_err(|e| CliError::new(e, "change the launch or the arguments"))?;
+        .map_err(|e| CliError::new(e.to_string(), "change the launch or the arguments"))?;
     if report.is_clean() && args.on == Some(OnPlatform::Opencl) {
         let mut on_opencl = given_args;
         run_cuda_kernel(

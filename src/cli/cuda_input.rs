@@ -52,7 +52,7 @@ pub fn load(
         .iter()
         .map(|d| parse_define(d))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| CliError::new(e, format!("see `stencilc {command} --help`")))?;
+        .map_err(|e| CliError::new(e.to_string(), format!("see `stencilc {command} --help`")))?;
     let options = FileOptions {
         defines: &defines,
         kernel,

@@ -171,7 +171,7 @@ fn preprocess_options(args: &MapArgs) -> Result<Preprocess, CliError> {
     if let Some(db) = &args.compile_commands {
         options
             .add_compile_commands(db, &args.file)
-            .map_err(|e| CliError::new(e, "give the compile_commands.json of the file's project (CMake writes one with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)"))?;
+            .map_err(|e| CliError::new(e.to_string(), "give the compile_commands.json of the file's project (CMake writes one with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)"))?;
     }
     Ok(options)
 }

@@ -153,7 +153,7 @@ pub fn run(args: &SynthArgs) -> Result<(), CliError> {
 }
 
 /// Whether NVRTC compiled the output: `Ok(arch)`, or why it did not run.
-type Compiled = Result<String, String>;
+type Compiled = Result<String, nvrtc::NvrtcError>;
 
 /// Compiles the rewritten kernel with NVRTC when NVRTC loads; a rejection
 /// is an error (nothing is written), an absent NVRTC a note.
@@ -234,7 +234,7 @@ fn to_json(
         }).collect::<Vec<_>>(),
         "nvrtc": match compiled {
             Ok(arch) => json!({ "compiled": true, "arch": arch }),
-            Err(why) => json!({ "compiled": false, "why": why }),
+            Err(why) => json!({ "compiled": false, "why": why.to_string() }),
         },
         "ms": {
             "profile": ms(s.profile_time),

@@ -11,7 +11,7 @@ mod step;
 
 use super::compile::{compile, Code, Op, ShuffleKind};
 use super::value::Value;
-use super::{Arg, Finding, FindingKind, Launch, Limits, Report};
+use super::{Arg, CallError, Finding, FindingKind, Launch, Limits, Report};
 
 /// Where a thread stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,45 +87,37 @@ pub(super) fn run(
     launch: Launch,
     args: &mut [Arg],
     limits: Limits,
-) -> Result<Report, String> {
+) -> Result<Report, CallError> {
     if args.len() != kernel.params.len() {
-        return Err(format!(
-            "kernel `{}` takes {} arguments ({}), given {}",
-            kernel.name,
-            kernel.params.len(),
-            kernel
-                .params
-                .iter()
-                .map(|p| p.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            args.len()
-        ));
+        return Err(CallError::ArgumentCount {
+            kernel: kernel.name.to_string(),
+            params: kernel.params.iter().map(|p| p.name.to_string()).collect(),
+            given: args.len(),
+        });
     }
     let threads_per_block: u64 = launch.block.iter().map(|&b| u64::from(b)).product();
     let blocks: u64 = launch.grid.iter().map(|&g| u64::from(g)).product();
     if threads_per_block == 0 || blocks == 0 {
-        return Err("grid and block sizes must be at least 1 along each axis".to_string());
+        return Err(CallError::EmptyLaunch);
     }
     if threads_per_block > 1024 || launch.block[2] > 64 {
-        return Err(format!(
-            "a block of {}x{}x{} threads is more than CUDA allows (1024 threads, at most 64 along z)",
-            launch.block[0], launch.block[1], launch.block[2]
-        ));
+        return Err(CallError::BlockTooLarge {
+            block: launch.block,
+        });
     }
     if let Some(bound) = kernel.launch_bounds {
         if threads_per_block > bound {
-            return Err(format!(
-                "a block of {threads_per_block} threads exceeds the kernel's __launch_bounds__({bound})"
-            ));
+            return Err(CallError::LaunchBounds {
+                threads: threads_per_block,
+                bound,
+            });
         }
     }
     if threads_per_block.saturating_mul(blocks) > limits.max_threads {
-        return Err(format!(
-            "{} threads in all is more than the emulator's limit of {}; use a smaller grid",
-            threads_per_block * blocks,
-            limits.max_threads
-        ));
+        return Err(CallError::TooManyThreads {
+            threads: threads_per_block * blocks,
+            limit: limits.max_threads,
+        });
     }
     let mut globals = Vec::new();
     let mut scalars = Vec::new();
@@ -139,18 +131,8 @@ pub(super) fn run(
                 globals.push(None);
                 scalars.push(v.convert(s));
             }
-            (Type::Pointer(_), _) => {
-                return Err(format!(
-                    "parameter `{}` is a pointer: give it an array",
-                    param.name
-                ))
-            }
-            _ => {
-                return Err(format!(
-                    "parameter `{}` is a scalar: give it a value",
-                    param.name
-                ))
-            }
+            (Type::Pointer(_), _) => return Err(CallError::ArrayExpected(param.name.to_string())),
+            _ => return Err(CallError::ScalarExpected(param.name.to_string())),
         }
     }
     let mut machine = Machine {

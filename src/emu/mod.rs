@@ -140,14 +140,66 @@ impl Report {
     }
 }
 
+/// A call the emulator refuses before running the kernel: its arguments or
+/// its launch do not fit the kernel, CUDA or the emulator's limits.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// Another number of arguments than the kernel has parameters.
+    #[error("kernel `{kernel}` takes {} arguments ({}), given {given}", params.len(), params.join(", "))]
+    ArgumentCount {
+        /// The kernel.
+        kernel: String,
+        /// Its parameters' names.
+        params: Vec<String>,
+        /// How many arguments were given.
+        given: usize,
+    },
+    /// A grid or block size of 0.
+    #[error("grid and block sizes must be at least 1 along each axis")]
+    EmptyLaunch,
+    /// A block larger than CUDA allows.
+    #[error(
+        "a block of {}x{}x{} threads is more than CUDA allows (1024 threads, at most 64 along z)",
+        block[0], block[1], block[2]
+    )]
+    BlockTooLarge {
+        /// The block's threads per axis.
+        block: [u32; 3],
+    },
+    /// A block larger than the kernel's `__launch_bounds__`.
+    #[error("a block of {threads} threads exceeds the kernel's __launch_bounds__({bound})")]
+    LaunchBounds {
+        /// The block's threads.
+        threads: u64,
+        /// The kernel's bound.
+        bound: u64,
+    },
+    /// More threads in all than the emulator runs.
+    #[error(
+        "{threads} threads in all is more than the emulator's limit of {limit}; use a smaller grid"
+    )]
+    TooManyThreads {
+        /// The launch's threads.
+        threads: u64,
+        /// The emulator's limit.
+        limit: u64,
+    },
+    /// A scalar given for a pointer parameter.
+    #[error("parameter `{0}` is a pointer: give it an array")]
+    ArrayExpected(String),
+    /// An array given for a scalar parameter.
+    #[error("parameter `{0}` is a scalar: give it a value")]
+    ScalarExpected(String),
+}
+
 /// Runs `kernel` on `args` (updated in place: arrays hold the results).
-/// `Err` is a problem with the call itself (wrong arguments, too many threads),
-/// as a sentence; problems of the kernel are in the [`Report`].
+/// `Err` is a problem with the call itself (wrong arguments, too many threads);
+/// problems of the kernel are in the [`Report`].
 pub fn run(
     kernel: &Kernel,
     launch: Launch,
     args: &mut [Arg],
     limits: Limits,
-) -> Result<Report, String> {
+) -> Result<Report, CallError> {
     machine::run(kernel, launch, args, limits)
 }

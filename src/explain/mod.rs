@@ -420,7 +420,7 @@ fn ptxas_figures(
     let path = match ptxas::find() {
         Ok(p) => p,
         Err(e) => {
-            status.error = Some(e);
+            status.error = Some(e.to_string());
             return BTreeMap::new();
         }
     };
@@ -428,7 +428,7 @@ fn ptxas_figures(
     match assemble(lowered, device, &path) {
         Ok(figures) => figures,
         Err(e) => {
-            status.error = Some(e);
+            status.error = Some(e.to_string());
             BTreeMap::new()
         }
     }
@@ -438,7 +438,7 @@ fn assemble(
     lowered: &Lowered,
     device: &Device,
     ptxas_path: &Path,
-) -> Result<BTreeMap<String, PtxasFigures>, String> {
+) -> Result<BTreeMap<String, PtxasFigures>, ptxas::PtxasError> {
     // The module's own NVRTC options: `--fmad=true` under `--fma`.
     crate::exec::cuda::nvrtc::ptxas_figures(ptxas_path, &lowered.module, device.arch)
 }

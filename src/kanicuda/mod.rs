@@ -187,9 +187,11 @@ pub fn synthesize(req: &Request) -> Result<Synthesis, Failure> {
         let given = launch == req.launch;
         let report = match emu::run(kernel, launch, &mut args, req.limits) {
             Ok(report) => report,
-            Err(e) if given => return Err(plain(e, "change the launch or the arguments")),
+            Err(e) if given => {
+                return Err(plain(e.to_string(), "change the launch or the arguments"))
+            }
             Err(e) => {
-                skipped.push((launch, e));
+                skipped.push((launch, e.to_string()));
                 continue;
             }
         };
@@ -234,7 +236,8 @@ pub fn synthesize(req: &Request) -> Result<Synthesis, Failure> {
     let started = Instant::now();
     let mut accesses = Vec::new();
     for (m, launches) in profiles.iter().enumerate() {
-        let merged = merge_profiles(launches).map_err(|e| plain(e, "report this as a bug"))?;
+        let merged =
+            merge_profiles(launches).map_err(|e| plain(e.to_string(), "report this as a bug"))?;
         let read = &kernel.marked[m];
         let global = rewrite::global_read(read);
         let (plan, replacement) = match &read.chosen {
@@ -534,13 +537,13 @@ fn compare(
     let mut after = before.clone();
     let original = match emu::run(req.kernel, launch, &mut before, req.limits) {
         Ok(r) => r,
-        Err(e) => return Ok(Outcome::OriginalFails(e)),
+        Err(e) => return Ok(Outcome::OriginalFails(e.to_string())),
     };
     if !original.is_clean() {
         return Ok(Outcome::OriginalFails(first_problem(&original.findings)));
     }
     let report = emu::run(rewritten, launch, &mut after, req.limits)
-        .map_err(|e| plain(e, "report this as a bug"))?;
+        .map_err(|e| plain(e.to_string(), "report this as a bug"))?;
     let line = |span: crate::source::Span| barriers::line_of(text, span.start as usize);
     if let Some(f) = report.findings.first() {
         return Ok(Outcome::Differs(format!(

@@ -694,7 +694,13 @@ mod tests {
             );
         }
         // A compiler that fails is an error that says so.
-        let failing = |_: &crate::kir::Module, _: &str| Err("ptxas not found".to_string());
+        let failing = |_: &crate::kir::Module, _: &str| {
+            Err(crate::model::ptxas::PtxasError::NotFound {
+                places: Vec::new(),
+                not_executable: Vec::new(),
+                python: "python3".into(),
+            })
+        };
         let error = ranked(4, &failing).unwrap_err().to_string();
         assert!(
             error.contains("--ptxas-rank") && error.contains("ptxas not found"),

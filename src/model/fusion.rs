@@ -6,8 +6,19 @@
 use crate::ir::env::RunEnv;
 use crate::ir::Program;
 use crate::lower::{lower, Target};
-use crate::model::{build, cost, Device, KernelSpec, Role};
-use crate::schedule::{unfuse, Schedule, ScheduleRequest};
+use crate::model::{build, cost, Device, KernelSpec, OccupancyError, Role};
+use crate::schedule::{unfuse, Schedule, ScheduleError, ScheduleRequest};
+
+/// Why a recompute fusion has no predicted verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum VerdictError {
+    /// The schedule with the fusion taken back could not be made.
+    #[error(transparent)]
+    Apart(#[from] ScheduleError),
+    /// A kernel, fused or apart, does not fit the device.
+    #[error(transparent)]
+    Occupancy(#[from] OccupancyError),
+}
 
 /// The model's verdict on one recompute pair.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,7 +48,7 @@ pub fn recompute_verdicts(
     env: &RunEnv,
     device: &Device,
     target: Target,
-) -> Result<Vec<RecomputeVerdict>, String> {
+) -> Result<Vec<RecomputeVerdict>, VerdictError> {
     let Some(iterate) = &program.iterate else {
         return Ok(vec![]);
     };
@@ -54,9 +65,8 @@ pub fn recompute_verdicts(
             ..request.clone()
         },
         env,
-    )
-    .map_err(|e| e.to_string())?;
-    let time_of = |schedule: &Schedule| -> Result<Vec<(String, f64)>, String> {
+    )?;
+    let time_of = |schedule: &Schedule| -> Result<Vec<(String, f64)>, OccupancyError> {
         let lowered = lower(program, schedule, target);
         build::specs(program, schedule, &lowered, env)
             .iter()

@@ -13,6 +13,7 @@
 pub mod build;
 pub mod choose;
 pub mod device;
+pub mod errors;
 pub mod fusion;
 pub mod instr;
 pub mod predict;
@@ -28,6 +29,7 @@ use std::collections::{BTreeSet, HashMap};
 use serde::Serialize;
 
 pub use device::{Device, DEVICES};
+pub use errors::{OccupancyError, PredictError};
 
 /// A memory round trip under load (a thread's lifetime when it loads once from
 /// DRAM), ns: calibrated on j2d5pt f32 16384² on the H100 (1.076 ms). The
@@ -350,20 +352,21 @@ pub fn occupancy(
     threads: u32,
     registers: Option<u32>,
     shared_bytes: usize,
-) -> Result<Occupancy, String> {
+) -> Result<Occupancy, OccupancyError> {
     let regs = registers.unwrap_or(ASSUMED_REGISTERS).max(1);
     if threads > device.max_threads_per_block {
-        return Err(format!(
-            "a block of {threads} threads exceeds the {} threads per block of the {}",
-            device.max_threads_per_block, device.name
-        ));
+        return Err(OccupancyError::Threads {
+            threads,
+            limit: device.max_threads_per_block,
+            device: device.name,
+        });
     }
     if shared_bytes > device.shared_per_block as usize {
-        return Err(format!(
-            "{shared_bytes} bytes of shared memory per block exceed the {} bytes a block may \
-             use on the {}",
-            device.shared_per_block, device.name
-        ));
+        return Err(OccupancyError::SharedMemory {
+            bytes: shared_bytes,
+            limit: device.shared_per_block,
+            device: device.name,
+        });
     }
     let warps = threads.div_ceil(32);
     // Registers are allocated per warp in units of 256.
@@ -388,13 +391,13 @@ pub fn occupancy(
         .min_by_key(|(n, _)| *n)
         .unwrap_or((0, "threads"));
     if blocks == 0 {
-        return Err(format!(
-            "a block of {threads} threads at {regs} registers each needs {} registers, more than \
-             the {} of an SM of the {}",
-            regs_per_warp * warps,
-            device.registers_per_sm,
-            device.name
-        ));
+        return Err(OccupancyError::Registers {
+            threads,
+            registers: regs,
+            needed: regs_per_warp * warps,
+            available: device.registers_per_sm,
+            device: device.name,
+        });
     }
     Ok(Occupancy {
         registers: regs,
@@ -504,7 +507,7 @@ pub fn cost(
     spec: &KernelSpec,
     device: &Device,
     registers: Option<u32>,
-) -> Result<KernelCost, String> {
+) -> Result<KernelCost, OccupancyError> {
     let occupancy = occupancy(device, spec.threads(), registers, spec.shared_bytes)?;
     let points = spec.points();
     let blocks = spec.blocks();

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::ir::env::RunEnv;
 use crate::lower::Lowered;
 use crate::model::build;
-use crate::model::{cost, Device, Role, CHECK_SYNC_US};
+use crate::model::{cost, Device, PredictError, Role, CHECK_SYNC_US};
 use crate::schedule::Schedule;
 
 /// What the model predicts for one program, schedule and size.
@@ -40,18 +40,17 @@ pub fn predict(
     env: &RunEnv,
     device: &Device,
     registers: &BTreeMap<String, u32>,
-) -> Result<Prediction, String> {
+) -> Result<Prediction, PredictError> {
     let specs = build::specs(program, schedule, lowered, env);
     let (mut sweep, mut iteration, mut per_check) = (0.0, 0.0, 0.0f64);
     let mut all_known = true;
     for spec in &specs {
         let regs = registers.get(&spec.name).copied();
         all_known &= regs.is_some();
-        let c = cost(spec, device, regs).map_err(|e| {
-            format!(
-                "kernel `{}` does not fit the {}: {e}",
-                spec.name, device.name
-            )
+        let c = cost(spec, device, regs).map_err(|source| PredictError {
+            kernel: spec.name.clone(),
+            device: device.name,
+            source,
         })?;
         if matches!(spec.role, Role::Stencil(_)) {
             sweep += c.time;

@@ -21,6 +21,108 @@ use crate::model::toolkit;
 /// The environment variable naming the ptxas to use.
 pub const PTXAS_ENV: &str = "STENCILC_PTXAS";
 
+/// Why there are no ptxas figures: ptxas not found or failing, or the
+/// kernels not compiled to PTX for it.
+#[derive(Debug, thiserror::Error)]
+pub enum PtxasError {
+    /// `STENCILC_PTXAS` names a file that cannot be run.
+    #[error(
+        "{PTXAS_ENV} names `{}`, which is not executable; `chmod +x` it or unset {PTXAS_ENV}",
+        path.display()
+    )]
+    EnvNotExecutable {
+        /// The file named.
+        path: PathBuf,
+    },
+    /// `STENCILC_PTXAS` names something that is not a file.
+    #[error(
+        "{PTXAS_ENV} names `{}`, which is not a file; set it to ptxas's path or unset it",
+        path.display()
+    )]
+    EnvNotAFile {
+        /// The path named.
+        path: PathBuf,
+    },
+    /// No place looked in holds an executable ptxas.
+    #[error("{}", not_found(.places, .not_executable, .python))]
+    NotFound {
+        /// Every place looked in, in order.
+        places: Vec<PathBuf>,
+        /// Those of them that are files but cannot be run.
+        not_executable: Vec<PathBuf>,
+        /// The Python asked for its `site-packages`.
+        python: PathBuf,
+    },
+    /// The PTX could not be written to a temporary file for ptxas.
+    #[error("cannot write a temporary PTX file: {0}")]
+    TempFile(#[source] std::io::Error),
+    /// ptxas could not be started.
+    #[error("cannot run {}: {source}", ptxas.display())]
+    Spawn {
+        /// The ptxas tried.
+        ptxas: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// ptxas ran and failed.
+    #[error("{} failed ({status}): {output}", ptxas.display())]
+    Failed {
+        /// The ptxas run.
+        ptxas: PathBuf,
+        /// How it exited.
+        status: std::process::ExitStatus,
+        /// What it printed, trimmed.
+        output: String,
+    },
+    /// ptxas succeeded but printed no figures for any kernel.
+    #[error("{} printed no kernel figures: {output}", ptxas.display())]
+    NoFigures {
+        /// The ptxas run.
+        ptxas: PathBuf,
+        /// What it printed, trimmed.
+        output: String,
+    },
+    /// NVRTC could not compile the kernels to the PTX ptxas would assemble.
+    #[error("NVRTC could not compile the kernels to PTX: {0}")]
+    Nvrtc(#[source] crate::data::ExecError),
+}
+
+/// The sentence for [`PtxasError::NotFound`]: every place looked in (each
+/// once), any that is there but not executable, and what to do.
+fn not_found(places: &[PathBuf], not_executable: &[PathBuf], python: &Path) -> String {
+    let mut shown: Vec<String> = Vec::new();
+    for p in places {
+        let text = p.display().to_string();
+        if !shown.contains(&text) {
+            shown.push(text);
+        }
+    }
+    let not_executable: Vec<String> = not_executable
+        .iter()
+        .map(|p| format!("`{}`", p.display()))
+        .collect();
+    let fix = if not_executable.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} {} there but not executable: `chmod +x` it)",
+            not_executable.join(", "),
+            if not_executable.len() == 1 {
+                "is"
+            } else {
+                "are"
+            }
+        )
+    };
+    format!(
+        "ptxas not found; looked in: {}, and in the site-packages `{}` reports{fix}. Install the \
+         CUDA toolkit (and set CUDA_HOME), or `pip install nvidia-cuda-nvcc-cu12==12.8.93`, or \
+         set {PTXAS_ENV} to ptxas's path",
+        shown.join(", "),
+        python.display()
+    )
+}
+
 /// What ptxas reports for one kernel.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct PtxasFigures {
@@ -55,21 +157,15 @@ pub fn candidates() -> Vec<PathBuf> {
 
 /// The first ptxas found, or a sentence listing every place looked.
 /// `STENCILC_PTXAS`, when set, must name ptxas itself: nothing else is tried.
-pub fn find() -> Result<PathBuf, String> {
+pub fn find() -> Result<PathBuf, PtxasError> {
     if let Some(path) = std::env::var_os(PTXAS_ENV) {
         let path = PathBuf::from(path);
         return if toolkit::is_executable(&path) {
             Ok(path)
         } else if path.is_file() {
-            Err(format!(
-                "{PTXAS_ENV} names `{}`, which is not executable; `chmod +x` it or unset {PTXAS_ENV}",
-                path.display()
-            ))
+            Err(PtxasError::EnvNotExecutable { path })
         } else {
-            Err(format!(
-                "{PTXAS_ENV} names `{}`, which is not a file; set it to ptxas's path or unset it",
-                path.display()
-            ))
+            Err(PtxasError::EnvNotAFile { path })
         };
     }
     let mut places = candidates();
@@ -88,54 +184,31 @@ pub fn find() -> Result<PathBuf, String> {
 
 /// The first of `places` that is an executable file, or a sentence listing
 /// them all (and any that is there but cannot be run).
-pub fn find_among(places: &[PathBuf]) -> Result<PathBuf, String> {
+pub fn find_among(places: &[PathBuf]) -> Result<PathBuf, PtxasError> {
     if let Some(found) = places.iter().find(|p| toolkit::is_executable(p)) {
         return Ok(found.clone());
     }
-    let mut shown: Vec<String> = Vec::new();
-    for p in places {
-        let text = p.display().to_string();
-        if !shown.contains(&text) {
-            shown.push(text);
-        }
-    }
-    let not_executable: Vec<String> = places
-        .iter()
-        .filter(|p| p.is_file())
-        .map(|p| format!("`{}`", p.display()))
-        .collect();
-    let fix = if not_executable.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " ({} {} there but not executable: `chmod +x` it)",
-            not_executable.join(", "),
-            if not_executable.len() == 1 {
-                "is"
-            } else {
-                "are"
-            }
-        )
-    };
-    Err(format!(
-        "ptxas not found; looked in: {}, and in the site-packages `{}` reports{fix}. Install the \
-         CUDA toolkit (and set CUDA_HOME), or `pip install nvidia-cuda-nvcc-cu12==12.8.93`, or \
-         set {PTXAS_ENV} to ptxas's path",
-        shown.join(", "),
-        toolkit::python().display()
-    ))
+    Err(PtxasError::NotFound {
+        places: places.to_vec(),
+        not_executable: places.iter().filter(|p| p.is_file()).cloned().collect(),
+        python: toolkit::python(),
+    })
 }
 
 /// Assembles `ptx` for `arch` with `ptxas -v`; returns the figures of every
 /// kernel by name.
-pub fn run(ptxas: &Path, ptx: &str, arch: &str) -> Result<BTreeMap<String, PtxasFigures>, String> {
+pub fn run(
+    ptxas: &Path,
+    ptx: &str,
+    arch: &str,
+) -> Result<BTreeMap<String, PtxasFigures>, PtxasError> {
     let mut file = tempfile::Builder::new()
         .prefix("stencilc-explain")
         .suffix(".ptx")
         .tempfile()
-        .map_err(|e| format!("cannot write a temporary PTX file: {e}"))?;
+        .map_err(PtxasError::TempFile)?;
     file.write_all(ptx.as_bytes())
-        .map_err(|e| format!("cannot write a temporary PTX file: {e}"))?;
+        .map_err(PtxasError::TempFile)?;
     let output = Command::new(ptxas)
         .arg("-v")
         .arg(format!("--gpu-name={arch}"))
@@ -143,24 +216,25 @@ pub fn run(ptxas: &Path, ptx: &str, arch: &str) -> Result<BTreeMap<String, Ptxas
         .arg("/dev/null")
         .arg(file.path())
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
+        .map_err(|source| PtxasError::Spawn {
+            ptxas: ptxas.to_path_buf(),
+            source,
+        })?;
     let text = String::from_utf8_lossy(&output.stderr).into_owned()
         + &String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
-        return Err(format!(
-            "{} failed ({}): {}",
-            ptxas.display(),
-            output.status,
-            text.trim()
-        ));
+        return Err(PtxasError::Failed {
+            ptxas: ptxas.to_path_buf(),
+            status: output.status,
+            output: text.trim().to_string(),
+        });
     }
     let figures = parse(&text);
     if figures.is_empty() {
-        return Err(format!(
-            "{} printed no kernel figures: {}",
-            ptxas.display(),
-            text.trim()
-        ));
+        return Err(PtxasError::NoFigures {
+            ptxas: ptxas.to_path_buf(),
+            output: text.trim().to_string(),
+        });
     }
     Ok(figures)
 }
@@ -243,7 +317,7 @@ mod tests {
             PathBuf::from("/nonexistent/bin/ptxas"),
             PathBuf::from("/nonexistent/nvidia/cuda_nvcc/bin/ptxas"),
         ];
-        let err = find_among(&places).unwrap_err();
+        let err = find_among(&places).unwrap_err().to_string();
         assert!(
             err.contains("/nonexistent/bin/ptxas, /nonexistent/nvidia"),
             "{err}"
@@ -259,9 +333,13 @@ mod tests {
 
     #[test]
     fn a_failing_ptxas_is_an_error_with_its_output() {
-        let err = run(Path::new("/bin/false"), ".version 8.7", "sm_90").unwrap_err();
+        let err = run(Path::new("/bin/false"), ".version 8.7", "sm_90")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("failed"), "{err}");
-        let err = run(Path::new("/nonexistent/ptxas"), "", "sm_90").unwrap_err();
+        let err = run(Path::new("/nonexistent/ptxas"), "", "sm_90")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("cannot run"), "{err}");
     }
 }

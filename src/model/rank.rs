@@ -33,7 +33,8 @@ pub const TIE: f64 = 1e-9;
 
 /// ptxas's registers per kernel name of a lowered module, for a GPU
 /// architecture (`sm_90`): what `--ptxas-rank` ranks on.
-pub type Registers<'a> = &'a dyn Fn(&Module, &str) -> Result<BTreeMap<String, u32>, String>;
+pub type Registers<'a> =
+    &'a dyn Fn(&Module, &str) -> Result<BTreeMap<String, u32>, crate::model::ptxas::PtxasError>;
 
 /// A candidate schedule as the ranking sees it: its index among the
 /// heuristic's candidates (the key of its compiled registers), its schedule,
@@ -101,7 +102,8 @@ impl Ranker<'_> {
                         spec.name
                     ))
                 })?;
-                let c = cost(spec, self.device, Some(regs)).map_err(ScheduleError)?;
+                let c = cost(spec, self.device, Some(regs))
+                    .map_err(|e| ScheduleError(e.to_string()))?;
                 time += register_bound_time(spec, &c);
                 most = most.max(regs);
             }

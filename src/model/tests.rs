@@ -59,10 +59,11 @@ fn occupancy_follows_threads_registers_and_shared_memory() {
     assert_eq!(occupancy(d, 1024, Some(33), 0).unwrap().blocks_per_sm, 1);
     assert!(occupancy(d, 1024, Some(255), 0)
         .unwrap_err()
+        .to_string()
         .contains("registers"));
-    let err = occupancy(d, 2048, None, 0).unwrap_err();
+    let err = occupancy(d, 2048, None, 0).unwrap_err().to_string();
     assert!(err.contains("1024 threads per block"), "{err}");
-    let err = occupancy(d, 256, None, 64 * 1024).unwrap_err();
+    let err = occupancy(d, 256, None, 64 * 1024).unwrap_err().to_string();
     assert!(err.contains("49152 bytes"), "{err}");
 }
 

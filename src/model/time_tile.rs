@@ -31,11 +31,26 @@ use crate::ir::env::RunEnv;
 use crate::ir::Program;
 use crate::lower::{lower_for, Target};
 use crate::model::{
-    occupancy, predict, Device, Role, ASSUMED_REGISTERS, DRAM_ROUND_NS, LAUNCH_US,
-    STREAM_EFFICIENCY,
+    occupancy, predict, Device, OccupancyError, PredictError, Role, ASSUMED_REGISTERS,
+    DRAM_ROUND_NS, LAUNCH_US, STREAM_EFFICIENCY,
 };
-use crate::schedule::time::{plan_time_tiling, TimeTiling};
+use crate::schedule::time::{plan_time_tiling, TimeTiling, TimeTilingError};
 use crate::schedule::Schedule;
+
+/// Why a row of the time-tiling table has no figures; its text is the row's
+/// `bound`.
+#[derive(Debug, thiserror::Error)]
+enum RowError {
+    /// The program cannot be time-tiled with these steps.
+    #[error(transparent)]
+    Tiling(#[from] TimeTilingError),
+    /// The tiled block does not fit the device.
+    #[error(transparent)]
+    Occupancy(#[from] OccupancyError),
+    /// The program has no iterate to tile.
+    #[error("no iterate")]
+    NoIterate,
+}
 
 /// Instructions a tile cell costs beyond the stencil's own (loop step, the
 /// grid coordinate, the inside-the-grid and subset tests, the shared index);
@@ -105,7 +120,7 @@ fn launch_cost(
     device: &Device,
     instructions_per_point: &[f64],
     fp64_share: f64,
-) -> Result<LaunchCost, String> {
+) -> Result<LaunchCost, RowError> {
     let dims = &env.grid_dims()[0];
     let rank = dims.len();
     let points: f64 = dims.iter().map(|&d| d as f64).product();
@@ -129,7 +144,7 @@ fn launch_cost(
         let field = &program.fields[f.0];
         staged_bytes += (field.levels() * field.ty.size_bytes()) as f64;
     }
-    let iterate = program.iterate.as_ref().ok_or("no iterate")?;
+    let iterate = program.iterate.as_ref().ok_or(RowError::NoIterate)?;
     let mut read_only_bytes = 0.0;
     let mut counted = Vec::new();
     for (k, _) in iterate.stencils.iter().enumerate() {
@@ -241,7 +256,7 @@ pub fn time_table(
     target: Target,
     device: &Device,
     max_steps: u32,
-) -> Result<Vec<TimeRow>, String> {
+) -> Result<Vec<TimeRow>, PredictError> {
     let mut untiled = schedule.clone();
     untiled.time = None;
     let lowered = lower_for(program, &untiled, target, Some(env));
@@ -303,6 +318,7 @@ pub fn time_table(
     for steps in 2..=max_steps {
         let row =
             match plan_time_tiling(program, env, steps, block, per_block, untiled.wide_indices)
+                .map_err(RowError::from)
                 .and_then(|tiling| {
                     launch_cost(program, env, &tiling, device, &per_point, fp64_share)
                         .map(|c| (tiling, c))
@@ -332,7 +348,7 @@ pub fn time_table(
                     computed_per_point: None,
                     shared_bytes: None,
                     blocks_per_sm: None,
-                    bound: why,
+                    bound: why.to_string(),
                 },
             };
         rows.push(row);

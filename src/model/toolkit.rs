@@ -372,7 +372,7 @@ pub fn find_nvrtc_among(dirs: &[PathBuf]) -> Option<PathBuf> {
 /// NVRTC in the places of this environment, Python asked last; or an error
 /// listing every folder looked in (after `before`, such as the loader's
 /// search path, which the caller tried first).
-pub fn find_nvrtc(before: &str) -> Result<PathBuf, String> {
+pub fn find_nvrtc(before: &str) -> Result<PathBuf, NvrtcNotFound> {
     let places = Places::from_vars(&Vars::from_env());
     let mut dirs = places.nvrtc_dirs();
     if let Some(found) = find_nvrtc_among(&dirs) {
@@ -387,17 +387,37 @@ pub fn find_nvrtc(before: &str) -> Result<PathBuf, String> {
     Err(nvrtc_not_found(before, &dirs))
 }
 
-/// The error for an NVRTC not found: every place looked in, and what to do.
-pub fn nvrtc_not_found(before: &str, dirs: &[PathBuf]) -> String {
+/// NVRTC was in none of the places looked in; says every one, and what to do.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error(
+    "NVRTC ({NVRTC_LIB}) not found; looked in {before}, then in {}, and asked `{}` for its \
+     site-packages. Install the CUDA toolkit (and set CUDA_HOME), or \
+     `pip install nvidia-cuda-nvrtc-cu12` (into the active virtual environment or with \
+     --user), or set STENCILC_NVRTC to the library's path",
+    shown(.dirs),
+    python.display()
+)]
+pub struct NvrtcNotFound {
+    /// The places the caller looked in first, in words.
+    pub before: String,
+    /// The folders looked in after them, in order.
+    pub dirs: Vec<PathBuf>,
+    /// The Python asked for its `site-packages`.
+    pub python: PathBuf,
+}
+
+fn shown(dirs: &[PathBuf]) -> String {
     let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-    format!(
-        "NVRTC ({NVRTC_LIB}) not found; looked in {before}, then in {}, and asked `{}` for its \
-         site-packages. Install the CUDA toolkit (and set CUDA_HOME), or \
-         `pip install nvidia-cuda-nvrtc-cu12` (into the active virtual environment or with \
-         --user), or set STENCILC_NVRTC to the library's path",
-        shown.join(", "),
-        python().display()
-    )
+    shown.join(", ")
+}
+
+/// The error for an NVRTC not found after `before` and `dirs`.
+pub fn nvrtc_not_found(before: &str, dirs: &[PathBuf]) -> NvrtcNotFound {
+    NvrtcNotFound {
+        before: before.to_string(),
+        dirs: dirs.to_vec(),
+        python: python(),
+    }
 }
 
 /// Whether `path` is a file that may be run.
@@ -543,7 +563,7 @@ mod tests {
         vars.cuda_roots = vec![root.path().join("cuda")];
         let dirs = Places::from_vars(&vars).nvrtc_dirs();
         assert_eq!(find_nvrtc_among(&dirs), None);
-        let message = nvrtc_not_found("the loader's path", &dirs);
+        let message = nvrtc_not_found("the loader's path", &dirs).to_string();
         for dir in [
             root.path().join("cuda/lib64"),
             site.join(NVRTC_WHEEL_DIR),

@@ -71,6 +71,89 @@ impl TimeTiling {
     }
 }
 
+/// Why a program runs untiled in time: the construct that prevents time
+/// tiling, or a tile too big for shared memory.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TimeTilingError {
+    /// The program has no iterate.
+    #[error("it has no iterate")]
+    NoIterate,
+    /// The iterate runs no stencil.
+    #[error("its iterate has no stencil")]
+    NoStencil,
+    /// The grid needs 64-bit indices.
+    #[error("its grid needs 64-bit indices")]
+    WideIndices,
+    /// The program has other than one grid.
+    #[error("it has {0} grids (time tiling runs programs of one grid)")]
+    Grids(usize),
+    /// A stencil's subset has another rank than the grid.
+    #[error("stencil `{stencil}` has a subset of another rank than the grid")]
+    SubsetRank {
+        /// The stencil.
+        stencil: String,
+    },
+    /// A stencil writes other than one field level.
+    #[error("stencil `{stencil}` writes {levels} field levels (time tiling runs stencils that write one)")]
+    WrittenLevels {
+        /// The stencil.
+        stencil: String,
+        /// How many levels it writes.
+        levels: usize,
+    },
+    /// A stencil writes away from its point.
+    #[error("stencil `{stencil}` writes at an offset from its point")]
+    WritesAway {
+        /// The stencil.
+        stencil: String,
+    },
+    /// A stencil reads the level it writes at an offset.
+    #[error("stencil `{stencil}` reads `[{time}]{field}` at an offset while writing it")]
+    ReadsWhatItWrites {
+        /// The stencil.
+        stencil: String,
+        /// The level.
+        time: i32,
+        /// The field.
+        field: String,
+    },
+    /// A field of several levels is read but written by no stencil.
+    #[error(
+        "`{field}` has {levels} time levels but no stencil writes it (its levels rotate under \
+         the tile)"
+    )]
+    UnwrittenLevels {
+        /// The field.
+        field: String,
+        /// Its levels.
+        levels: usize,
+    },
+    /// A read's offset depends on a parameter without a value yet.
+    #[error("a read of `{field}` has an offset unknown before the run")]
+    UnknownOffset {
+        /// The field read.
+        field: String,
+    },
+    /// The tile with its halo needs more shared memory than a block is given.
+    #[error(
+        "its tile of {} cells (the block's points and a halo of {} for {steps} steps) needs \
+         {bytes} bytes of shared memory per block, more than {TIME_TILE_SHARED_BUDGET}; use a \
+         smaller --time, --block or --tile",
+        extents.iter().map(usize::to_string).collect::<Vec<_>>().join("x"),
+        halo.iter().map(|(lo, hi)| format!("[{lo},{hi}]")).collect::<String>()
+    )]
+    SharedMemory {
+        /// The tile's cells per axis, halo included.
+        extents: Vec<usize>,
+        /// The halo below and above per axis.
+        halo: Vec<(i64, i64)>,
+        /// Iterations per launch.
+        steps: u32,
+        /// The shared memory it needs per block.
+        bytes: usize,
+    },
+}
+
 /// How `program` is time-tiled with `steps` iterations per launch and blocks of
 /// `block` threads covering `per_block` points (x first) for `env`'s values,
 /// or the construct that prevents it, in words (the run is then untiled).
@@ -81,7 +164,7 @@ pub fn plan_time_tiling(
     block: [u32; 3],
     per_block: [u32; 3],
     wide_indices: bool,
-) -> Result<TimeTiling, String> {
+) -> Result<TimeTiling, TimeTilingError> {
     plan_with_footprints(
         program,
         |s| Footprint::of_stencil_in(program, env, s),
@@ -101,7 +184,7 @@ pub fn plan_time_tiling_static(
     block: [u32; 3],
     per_block: [u32; 3],
     wide_indices: bool,
-) -> Result<TimeTiling, String> {
+) -> Result<TimeTiling, TimeTilingError> {
     plan_with_footprints(
         program,
         |s| Footprint::of_stencil(program, s),
@@ -120,21 +203,18 @@ fn plan_with_footprints(
     block: [u32; 3],
     per_block: [u32; 3],
     wide_indices: bool,
-) -> Result<TimeTiling, String> {
+) -> Result<TimeTiling, TimeTilingError> {
     let Some(iterate) = &program.iterate else {
-        return Err("it has no iterate".into());
+        return Err(TimeTilingError::NoIterate);
     };
     if iterate.stencils.is_empty() {
-        return Err("its iterate has no stencil".into());
+        return Err(TimeTilingError::NoStencil);
     }
     if wide_indices {
-        return Err("its grid needs 64-bit indices".into());
+        return Err(TimeTilingError::WideIndices);
     }
     if program.grids.len() != 1 {
-        return Err(format!(
-            "it has {} grids (time tiling runs programs of one grid)",
-            program.grids.len()
-        ));
+        return Err(TimeTilingError::Grids(program.grids.len()));
     }
     let rank = program.grids[0].rank();
     let mut staged: Vec<FieldId> = Vec::new();
@@ -142,32 +222,30 @@ fn plan_with_footprints(
     for (s, stencil) in iterate.stencils.iter().enumerate() {
         let footprint = footprint_of(s);
         if stencil.parts.iter().any(|p| p.subset.rank() != rank) {
-            return Err(format!(
-                "stencil `{}` has a subset of another rank than the grid",
-                stencil.name
-            ));
+            return Err(TimeTilingError::SubsetRank {
+                stencil: stencil.name.clone(),
+            });
         }
         let written = footprint.written();
         if written.len() != 1 {
-            return Err(format!(
-                "stencil `{}` writes {} field levels (time tiling runs stencils that write one)",
-                stencil.name,
-                written.len()
-            ));
+            return Err(TimeTilingError::WrittenLevels {
+                stencil: stencil.name.clone(),
+                levels: written.len(),
+            });
         }
         if !footprint.writes_only_center() {
-            return Err(format!(
-                "stencil `{}` writes at an offset from its point",
-                stencil.name
-            ));
+            return Err(TimeTilingError::WritesAway {
+                stencil: stencil.name.clone(),
+            });
         }
         let (field, time) = written[0];
         if let Some(read) = footprint.read_extent(field, time) {
             if !read.only_center() {
-                return Err(format!(
-                    "stencil `{}` reads `[{time}]{}` at an offset while writing it",
-                    stencil.name, program.fields[field.0].name
-                ));
+                return Err(TimeTilingError::ReadsWhatItWrites {
+                    stencil: stencil.name.clone(),
+                    time,
+                    field: program.fields[field.0].name.clone(),
+                });
             }
         }
         if !staged.contains(&field) {
@@ -180,12 +258,10 @@ fn plan_with_footprints(
         for read in &footprint.reads {
             let field = &program.fields[read.field.0];
             if !staged.contains(&read.field) && field.levels() > 1 {
-                return Err(format!(
-                    "`{}` has {} time levels but no stencil writes it (its levels rotate under \
-                     the tile)",
-                    field.name,
-                    field.levels()
-                ));
+                return Err(TimeTilingError::UnwrittenLevels {
+                    field: field.name.clone(),
+                    levels: field.levels(),
+                });
             }
         }
     }
@@ -194,10 +270,9 @@ fn plan_with_footprints(
         let mut r = vec![(0i64, 0i64); rank];
         for read in footprint.reads.iter().filter(|l| staged.contains(&l.field)) {
             let Some(axes) = read.static_box() else {
-                return Err(format!(
-                    "a read of `{}` has an offset unknown before the run",
-                    program.fields[read.field.0].name
-                ));
+                return Err(TimeTilingError::UnknownOffset {
+                    field: program.fields[read.field.0].name.clone(),
+                });
             };
             for (a, (lo, hi)) in axes.into_iter().enumerate() {
                 r[a].0 = r[a].0.max(-lo);
@@ -230,23 +305,12 @@ fn plan_with_footprints(
         })
         .sum();
     if tiling.shared_bytes > TIME_TILE_SHARED_BUDGET {
-        return Err(format!(
-            "its tile of {} cells (the block's points and a halo of {} for {steps} steps) needs {} \
-             bytes of shared memory per block, more than {TIME_TILE_SHARED_BUDGET}; use a \
-             smaller --time, --block or --tile",
-            tiling
-                .extents()
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join("x"),
-            tiling
-                .halo
-                .iter()
-                .map(|(lo, hi)| format!("[{lo},{hi}]"))
-                .collect::<String>(),
-            tiling.shared_bytes
-        ));
+        return Err(TimeTilingError::SharedMemory {
+            extents: tiling.extents(),
+            halo: tiling.halo.clone(),
+            steps,
+            bytes: tiling.shared_bytes,
+        });
     }
     Ok(tiling)
 }
@@ -384,7 +448,9 @@ mod tests {
             params: vec![Value::Int(64)],
         };
         let env = RunEnv::new(&program, &bindings).expect("bound");
-        plan_time_tiling(&program, &env, 4, [32, 8, 1], [32, 8, 1], false).unwrap_err()
+        plan_time_tiling(&program, &env, 4, [32, 8, 1], [32, 8, 1], false)
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]

@@ -52,30 +52,108 @@ impl AccessPlan {
     }
 }
 
+/// What is wrong with a profile (or a set of them) the searches cannot use.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    /// A row has another number of values than there are candidates.
+    #[error(
+        "row {row} of the profile of `{access}` has {values} values for {} candidates ({})",
+        candidates.len(),
+        candidates.join(" ")
+    )]
+    RowValues {
+        /// The row's index.
+        row: usize,
+        /// The marked read.
+        access: String,
+        /// How many values the row has.
+        values: usize,
+        /// The profile's candidates.
+        candidates: Vec<String>,
+    },
+    /// A row's slot has another number of indices than the shared array has
+    /// dimensions.
+    #[error(
+        "row {row} of the profile of `{access}` names a slot of {indices} indices in \
+         `{shared}`, which has {dims} dimensions"
+    )]
+    SlotIndices {
+        /// The row's index.
+        row: usize,
+        /// The marked read.
+        access: String,
+        /// How many indices the slot has.
+        indices: usize,
+        /// The shared array.
+        shared: String,
+        /// How many dimensions it has.
+        dims: usize,
+    },
+    /// There was no profile to merge.
+    #[error("no profile to merge: profile at least one launch")]
+    NothingToMerge,
+    /// The profiles to merge are of different marked reads.
+    #[error(
+        "the profiles of `{}` (shared `{}`, candidates {}) and `{}` (shared `{}`, \
+         candidates {}) are of different reads: merge the profiles of one marked read",
+        first.access,
+        first.shared,
+        first.candidates.join(" "),
+        other.access,
+        other.shared,
+        other.candidates.join(" ")
+    )]
+    DifferentReads {
+        /// What the first profile is of.
+        first: Box<ReadOf>,
+        /// What the first profile that differs from it is of.
+        other: Box<ReadOf>,
+    },
+}
+
+/// Which marked read a profile is of, for [`ProfileError::DifferentReads`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadOf {
+    /// The marked read.
+    pub access: String,
+    /// Its shared array.
+    pub shared: String,
+    /// Its candidates.
+    pub candidates: Vec<String>,
+}
+
+impl ReadOf {
+    fn of(profile: &AccessProfile) -> ReadOf {
+        ReadOf {
+            access: profile.access.clone(),
+            shared: profile.shared.clone(),
+            candidates: profile.candidates.clone(),
+        }
+    }
+}
+
 /// What is wrong with a profile the searches cannot use: a row with another
 /// number of values than there are candidates, or a slot with another number
 /// of indices than the shared array has dimensions.
-pub fn check_profile(profile: &AccessProfile) -> Result<(), String> {
+pub fn check_profile(profile: &AccessProfile) -> Result<(), ProfileError> {
     for (n, row) in profile.rows.iter().enumerate() {
         if row.values.len() != profile.candidates.len() {
-            return Err(format!(
-                "row {n} of the profile of `{}` has {} values for {} candidates ({})",
-                profile.access,
-                row.values.len(),
-                profile.candidates.len(),
-                profile.candidates.join(" ")
-            ));
+            return Err(ProfileError::RowValues {
+                row: n,
+                access: profile.access.clone(),
+                values: row.values.len(),
+                candidates: profile.candidates.clone(),
+            });
         }
         if let Some(slot) = &row.slot {
             if slot.len() != profile.shared_dims.len() {
-                return Err(format!(
-                    "row {n} of the profile of `{}` names a slot of {} indices in `{}`, \
-                     which has {} dimensions",
-                    profile.access,
-                    slot.len(),
-                    profile.shared,
-                    profile.shared_dims.len()
-                ));
+                return Err(ProfileError::SlotIndices {
+                    row: n,
+                    access: profile.access.clone(),
+                    indices: slot.len(),
+                    shared: profile.shared.clone(),
+                    dims: profile.shared_dims.len(),
+                });
             }
         }
     }
@@ -87,9 +165,9 @@ pub fn check_profile(profile: &AccessProfile) -> Result<(), String> {
 /// The shared sizes are the largest of each dimension (a shared array sized by
 /// `-D BLOCK_X=...` differs between launches: its sizes are then constants of
 /// the last passes only, see [`Bounds::shared_dims_as_constants`]).
-pub fn merge_profiles(profiles: &[AccessProfile]) -> Result<AccessProfile, String> {
+pub fn merge_profiles(profiles: &[AccessProfile]) -> Result<AccessProfile, ProfileError> {
     let Some(first) = profiles.first() else {
-        return Err("no profile to merge: profile at least one launch".to_string());
+        return Err(ProfileError::NothingToMerge);
     };
     let mut merged = AccessProfile {
         rows: Vec::new(),
@@ -100,16 +178,10 @@ pub fn merge_profiles(profiles: &[AccessProfile]) -> Result<AccessProfile, Strin
             != (&first.access, &first.shared, &first.candidates)
             || p.shared_dims.len() != first.shared_dims.len()
         {
-            return Err(format!(
-                "the profiles of `{}` (shared `{}`, candidates {}) and `{}` (shared `{}`, \
-                 candidates {}) are of different reads: merge the profiles of one marked read",
-                first.access,
-                first.shared,
-                first.candidates.join(" "),
-                p.access,
-                p.shared,
-                p.candidates.join(" ")
-            ));
+            return Err(ProfileError::DifferentReads {
+                first: Box::new(ReadOf::of(first)),
+                other: Box::new(ReadOf::of(p)),
+            });
         }
         for (m, &d) in merged.shared_dims.iter_mut().zip(&p.shared_dims) {
             *m = (*m).max(d);

@@ -32,7 +32,9 @@ mod tests;
 use std::fmt;
 use std::time::Duration;
 
-pub use access::{check_profile, merge_profiles, plan_json, synthesize_access, AccessPlan};
+pub use access::{
+    check_profile, merge_profiles, plan_json, synthesize_access, AccessPlan, ProfileError, ReadOf,
+};
 pub use arith::{Expr, Term, Unit};
 pub use guard::synthesize_guard;
 pub use index::synthesize_index;

@@ -523,7 +523,7 @@ fn malformed_profiles_are_reported_not_panicked_on() {
     let mut p = noisy_profile();
     assert_eq!(check_profile(&p), Ok(()));
     p.rows[3].values.pop();
-    let message = check_profile(&p).unwrap_err();
+    let message = check_profile(&p).unwrap_err().to_string();
     assert!(
         message.contains("row 3") && message.contains("7 values for 8"),
         "{message}"
@@ -565,7 +565,9 @@ fn profiles_of_several_launches_merge_into_one() {
         Neighbour::E,
         &PLANE_CANDIDATES,
     );
-    let message = merge_profiles(&[parts[0].clone(), other]).unwrap_err();
+    let message = merge_profiles(&[parts[0].clone(), other])
+        .unwrap_err()
+        .to_string();
     assert!(
         message.contains("`__opt__.in[w]`") && message.contains("`__opt__.in[e]`"),
         "{message}"

@@ -471,7 +471,7 @@ fn assess(
                         return Err(format!(
                             "beyond the {}'s limits: {}",
                             device.name,
-                            first_clause(&why)
+                            first_clause(&why.to_string())
                         ))
                     }
                 }

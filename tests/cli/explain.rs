@@ -629,7 +629,7 @@ fn assert_figures_from(out: &Output, site: &std::path::Path) {
 #[test]
 fn nvrtc_and_ptxas_pip_installed_in_a_virtual_environment_are_found() {
     let Some(wheels) = ci_wheels() else {
-        common::runtime_available("nvrtc", Err("no NVRTC wheel in the CI cache".into()));
+        common::runtime_available("nvrtc", Err("no NVRTC wheel in the CI cache"));
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -663,7 +663,7 @@ fn nvrtc_and_ptxas_pip_installed_in_a_virtual_environment_are_found() {
 fn nvrtc_and_ptxas_in_a_site_packages_only_python_knows_are_found() {
     use std::os::unix::fs::PermissionsExt;
     let Some(wheels) = ci_wheels() else {
-        common::runtime_available("nvrtc", Err("no NVRTC wheel in the CI cache".into()));
+        common::runtime_available("nvrtc", Err("no NVRTC wheel in the CI cache"));
         return;
     };
     let dir = tempfile::tempdir().unwrap();

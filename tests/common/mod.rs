@@ -60,11 +60,11 @@ pub const REQUIRE_VAR: &str = "STENCILC_REQUIRE";
 /// When it is not, the test should return early: the skip is reported (see
 /// [`SkipPolicy::skip`]) unless `STENCILC_REQUIRE` names the runtime, in which
 /// case the missing runtime fails the test.
-pub fn runtime_available(name: &str, probe: Result<(), String>) -> bool {
+pub fn runtime_available(name: &str, probe: Result<(), impl std::fmt::Display>) -> bool {
     match probe {
         Ok(()) => true,
         Err(why) => {
-            SkipPolicy::from_env().skip(&current_test(), name, &why);
+            SkipPolicy::from_env().skip(&current_test(), name, &why.to_string());
             false
         }
     }

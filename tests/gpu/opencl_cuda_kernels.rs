@@ -504,7 +504,20 @@ fn launch_bounds_take_a_minimum_of_blocks() {
         };
         let mut args = vec![zeros(128, false)];
         let error = emu::run(kernel, launch, &mut args, Limits::default()).unwrap_err();
-        assert!(error.contains("__launch_bounds__(64)"), "{error}");
+        assert!(
+            matches!(
+                error,
+                emu::CallError::LaunchBounds {
+                    threads: 128,
+                    bound: 64
+                }
+            ),
+            "{error}"
+        );
+        assert!(
+            error.to_string().contains("__launch_bounds__(64)"),
+            "{error}"
+        );
     }
     let text = "extern \"C\" __global__ void __launch_bounds__(64, n) k(float* out)\n{\n}\n";
     let error = parse_unit(&SourceFile::new("k.cu", text), &[]).unwrap_err();

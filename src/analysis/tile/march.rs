@@ -4,7 +4,7 @@
 use crate::analysis::footprint::Footprint;
 use crate::ir::{FieldId, Program};
 
-use super::TileShape;
+use super::{MarchError, TileShape};
 
 /// What a march ([`TileOrder::March`](super::TileOrder::March)) needs of an iteration.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,55 +43,46 @@ impl MarchShape {
 /// of two levels read at the lower and written at the upper, and no periodic
 /// reads. Reads that leave the grid are handled at run time: a sweep whose
 /// subset reads outside the grid (a boundary mode at work) runs untiled.
-pub fn march_shape(program: &Program, shape: &TileShape) -> Result<MarchShape, String> {
+pub fn march_shape(program: &Program, shape: &TileShape) -> Result<MarchShape, MarchError> {
     if !(2..=3).contains(&shape.rank) {
-        return Err(format!(
-            "the grid is {}-D (a march takes 2-D and 3-D grids)",
-            shape.rank
-        ));
+        return Err(MarchError::Rank(shape.rank));
     }
     let Some(iterate) = &program.iterate else {
-        return Err("the program has no iterate".into());
+        return Err(MarchError::NoIterate);
     };
     let parts: Vec<_> = iterate.stencils.iter().flat_map(|s| &s.parts).collect();
     let [part] = parts.as_slice() else {
-        return Err(format!(
-            "an iteration runs {} stencil parts (a march takes one)",
-            parts.len()
-        ));
+        return Err(MarchError::Parts(parts.len()));
     };
     let ([field], [written]) = (shape.used.as_slice(), shape.written.as_slice()) else {
-        return Err(
-            "the stencil uses more than the one field it updates (a march takes one)".into(),
-        );
+        return Err(MarchError::OtherFields);
     };
     if field != written {
-        return Err("the stencil does not update the field it reads".into());
+        return Err(MarchError::NotUpdated);
     }
     let f = &program.fields[field.0];
     if f.levels() != 2 {
-        return Err(format!(
-            "`{}` has {} time levels (a march takes two)",
-            f.name,
-            f.levels()
-        ));
+        return Err(MarchError::Levels {
+            field: f.name.clone(),
+            levels: f.levels(),
+        });
     }
     if shape.whole.iter().any(|&w| w) {
-        return Err("a periodic boundary is read across an axis".into());
+        return Err(MarchError::Periodic);
     }
     let footprint = Footprint::of_part(program, part);
     let (read, write) = (f.time_lo, f.time_hi);
     if footprint.writes.iter().any(|w| w.time != write) {
-        return Err(format!(
-            "the stencil writes `[{}]{}` (a march writes the upper level only)",
-            f.time_lo, f.name
-        ));
+        return Err(MarchError::WritesLower {
+            time: f.time_lo,
+            field: f.name.clone(),
+        });
     }
     if footprint.reads.iter().any(|r| r.time != read) {
-        return Err(format!(
-            "the stencil reads `[{write}]{}`, the level it writes",
-            f.name
-        ));
+        return Err(MarchError::ReadsUpper {
+            time: write,
+            field: f.name.clone(),
+        });
     }
     Ok(MarchShape {
         field: *field,

@@ -12,8 +12,10 @@
 use crate::analysis::footprint::Footprint;
 use crate::ir::{BoundaryMode, FieldId, GridId, Program};
 
+mod error;
 mod march;
 
+pub use error::{MarchError, TileShapeError, WavefrontError};
 pub use march::{march_shape, MarchShape};
 
 /// What overlapped tiling needs to know of an iteration.
@@ -86,16 +88,12 @@ impl TileShape {
     /// Refused: a 1-D grid (a row would be one point), and an outermost axis
     /// read across a periodic boundary (its reads wrap to the far end, which
     /// the wave reaches last).
-    pub fn wavefront(&self) -> Result<Wavefront, String> {
+    pub fn wavefront(&self) -> Result<Wavefront, WavefrontError> {
         if self.rank < 2 {
-            return Err("the grid is 1-D, so a row of the wave would be one point".into());
+            return Err(WavefrontError::OneDimensional);
         }
         if self.whole[0] {
-            return Err(
-                "a periodic boundary is read across the outermost axis, whose wrapped reads \
-                 the wave reaches last"
-                    .into(),
-            );
+            return Err(WavefrontError::PeriodicOutermost);
         }
         let above = |p: usize| self.parts[p][0].1;
         let below = |p: usize| self.parts[p][0].0;
@@ -143,9 +141,9 @@ fn sum_reaches(rank: usize, parts: &[Vec<(u64, u64)>]) -> Vec<(u64, u64)> {
 
 /// Whether `program`'s iteration can be time-tiled, and what the tiles need;
 /// `Err` names the construct that prevents it.
-pub fn tile_shape(program: &Program) -> Result<TileShape, String> {
+pub fn tile_shape(program: &Program) -> Result<TileShape, TileShapeError> {
     let Some(iterate) = &program.iterate else {
-        return Err("the program has no iterate".into());
+        return Err(TileShapeError::NoIterate);
     };
     let mut grid: Option<GridId> = None;
     let mut used: Vec<FieldId> = Vec::new();
@@ -160,11 +158,11 @@ pub fn tile_shape(program: &Program) -> Result<TileShape, String> {
                 match grid {
                     None => grid = Some(field.grid),
                     Some(g) if g != field.grid => {
-                        return Err(format!(
-                            "stencil `{}` uses fields of grid `{}` and of grid `{}` (tiles \
-                             cover one grid)",
-                            stencil.name, program.grids[g.0].name, program.grids[field.grid.0].name
-                        ))
+                        return Err(TileShapeError::TwoGrids {
+                            stencil: stencil.name.clone(),
+                            first: program.grids[g.0].name.clone(),
+                            second: program.grids[field.grid.0].name.clone(),
+                        })
                     }
                     Some(_) => {}
                 }
@@ -174,10 +172,10 @@ pub fn tile_shape(program: &Program) -> Result<TileShape, String> {
             }
             for w in &footprint.writes {
                 if !w.only_center() {
-                    return Err(format!(
-                        "stencil `{}` writes `{}` at another point than its own",
-                        stencil.name, program.fields[w.field.0].name
-                    ));
+                    return Err(TileShapeError::WritesAway {
+                        stencil: stencil.name.clone(),
+                        field: program.fields[w.field.0].name.clone(),
+                    });
                 }
                 if !written.contains(&w.field) {
                     written.push(w.field);
@@ -191,17 +189,17 @@ pub fn tile_shape(program: &Program) -> Result<TileShape, String> {
             for r in &footprint.reads {
                 let field = &program.fields[r.field.0];
                 let Some(offsets) = r.static_box() else {
-                    return Err(format!(
-                        "stencil `{}` reads `{}` at an offset that depends on a parameter",
-                        stencil.name, field.name
-                    ));
+                    return Err(TileShapeError::ParameterOffset {
+                        stencil: stencil.name.clone(),
+                        field: field.name.clone(),
+                    });
                 };
                 if footprint.writes_level(r.field, r.time) && !r.only_center() {
-                    return Err(format!(
-                        "stencil `{}` reads `[{}]{}`, which it writes in the same step, away \
-                         from the point",
-                        stencil.name, r.time, field.name
-                    ));
+                    return Err(TileShapeError::ReadsWhatItWrites {
+                        stencil: stencil.name.clone(),
+                        time: r.time,
+                        field: field.name.clone(),
+                    });
                 }
                 for (axis, &(lo, hi)) in offsets.iter().enumerate().take(rank) {
                     let (mut below, mut above) = (lo.min(0).unsigned_abs(), hi.max(0) as u64);
@@ -223,11 +221,11 @@ pub fn tile_shape(program: &Program) -> Result<TileShape, String> {
         }
     }
     let Some(grid) = grid else {
-        return Err("the iterate has no stencil".into());
+        return Err(TileShapeError::NoStencil);
     };
     let rank = program.grids[grid.0].rank();
     if parts.iter().any(|p| p.len() != rank) {
-        return Err("a stencil part's subset has another rank than its grid".into());
+        return Err(TileShapeError::SubsetRank);
     }
     used.sort();
     written.sort();

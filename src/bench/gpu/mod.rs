@@ -34,8 +34,8 @@ use crate::ir::env::RunEnv;
 use crate::ir::{Program, ScalarType, Value};
 use crate::lower::{lower_for, Lowered, Target};
 use crate::model::predict::{preset_for_name, Prediction};
-use crate::model::Device;
-use crate::schedule::{Schedule, ScheduleRequest};
+use crate::model::{Device, PredictError};
+use crate::schedule::{Schedule, ScheduleError, ScheduleRequest};
 
 /// The element type a case runs in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -223,7 +223,7 @@ pub fn predict_lowered(
     lowered: &Lowered,
     env: &RunEnv,
     device_name: &str,
-) -> Result<Prediction, String> {
+) -> Result<Prediction, PredictError> {
     let (device, unknown) = match preset_for_name(device_name) {
         Some(d) => (d, false),
         None => (Device::default_device(), true),
@@ -244,12 +244,35 @@ pub fn predict_lowered(
 
 /// The model's prediction for a case (no GPU needed): its program, schedule
 /// and sizes as [`measure`] runs them, on the preset for `device_name`.
-pub fn predict_case(case: &BenchCase, device_name: &str) -> Result<Prediction, String> {
-    let program = load_program(case).map_err(|e| e.to_string())?;
-    let env = case_env(&program, case).map_err(|e| e.to_string())?;
+pub fn predict_case(
+    case: &BenchCase,
+    device_name: &str,
+) -> Result<Prediction, CasePredictionError> {
+    let program = load_program(case)?;
+    let env = case_env(&program, case)?;
     let schedule = case_schedule(&program, case, &env, device_name, false)?;
     let lowered = lower_for(&program, &schedule, Target::Cuda, Some(&env));
-    predict_lowered(&program, &schedule, &lowered, &env, device_name)
+    Ok(predict_lowered(
+        &program,
+        &schedule,
+        &lowered,
+        &env,
+        device_name,
+    )?)
+}
+
+/// Why a case has no prediction.
+#[derive(Debug, thiserror::Error)]
+pub enum CasePredictionError {
+    /// Its program did not load or its sizes did not bind.
+    #[error(transparent)]
+    Setup(#[from] ExecError),
+    /// Its schedule request is invalid.
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
+    /// A kernel of its schedule does not fit the device.
+    #[error(transparent)]
+    Predict(#[from] PredictError),
 }
 
 /// A case's schedule as `stencilc run` chooses it: what the case's request
@@ -261,7 +284,7 @@ fn case_schedule(
     env: &RunEnv,
     device_name: &str,
     fma: bool,
-) -> Result<Schedule, String> {
+) -> Result<Schedule, ScheduleError> {
     let device = preset_for_name(device_name).unwrap_or_else(crate::model::Device::default_device);
     let request = ScheduleRequest {
         fma,
@@ -269,7 +292,6 @@ fn case_schedule(
     };
     crate::driver::choose_gpu(program, &request, Some(env), Target::Cuda, device, None)
         .map(|chosen| chosen.schedule)
-        .map_err(|e| e.to_string())
 }
 
 /// Whether a program's iteration is more than its sweep (reductions or a check).
@@ -438,7 +460,8 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
         .map_err(|_| ExecError::Unavailable("CUDA runtime poisoned".into()))?;
     let device = format!("{} ({})", rt.name, rt.arch);
     let (ctx, stream, arch) = (rt.ctx.clone(), rt.stream.clone(), rt.arch.clone());
-    let schedule = case_schedule(&program, case, &env, &device, options.fma).map_err(failed)?;
+    let schedule = case_schedule(&program, case, &env, &device, options.fma)
+        .map_err(|e| failed(e.to_string()))?;
     let lowered = lower_for(&program, &schedule, Target::Cuda, Some(&env));
     let mut session = Session {
         rt,
@@ -532,7 +555,7 @@ pub fn measure(case: &BenchCase, options: BenchOptions) -> Result<BenchResult, E
     let (predicted, prediction_error) =
         match predict_lowered(&program, &schedule, &lowered, &env, &session.rt.name) {
             Ok(p) => (Some(p), None),
-            Err(e) => (None, Some(e)),
+            Err(e) => (None, Some(e.to_string())),
         };
     let seconds = stencilc_ms / 1e3;
     let effective_gb_per_s = bytes as f64 / seconds / 1e9;

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use crate::ir::env::RunEnv;
 use crate::lower::Lowered;
 use crate::model::predict::{predict, Prediction};
-use crate::model::{ptxas, Device, ASSUMED_REGISTERS};
+use crate::model::ptxas::{self, PtxasError};
+use crate::model::{Device, PredictError, ASSUMED_REGISTERS};
 use crate::schedule::Schedule;
 
 /// ptxas's registers per kernel of `lowered` for `device`'s architecture:
@@ -16,11 +17,11 @@ use crate::schedule::Schedule;
 pub fn ptxas_registers(
     lowered: &Lowered,
     device: &Device,
-) -> Result<BTreeMap<String, u32>, String> {
+) -> Result<BTreeMap<String, u32>, PtxasError> {
     let path = ptxas::find()?;
     // The module's own NVRTC options: `--fmad=true` under `--fma`.
     let (_, compiled) = crate::exec::cuda::nvrtc::compile_module(&lowered.module, device.arch)
-        .map_err(|e| format!("NVRTC could not compile the kernels to PTX: {e}"))?;
+        .map_err(PtxasError::Nvrtc)?;
     let figures = ptxas::run(&path, &compiled.ptx, device.arch)?;
     Ok(figures
         .into_iter()
@@ -36,7 +37,7 @@ pub fn predict_with_ptxas(
     lowered: &Lowered,
     env: &RunEnv,
     device: &Device,
-) -> Result<Prediction, String> {
+) -> Result<Prediction, PredictError> {
     let (registers, note) = match ptxas_registers(lowered, device) {
         Ok(r) => (r, None),
         Err(why) => (

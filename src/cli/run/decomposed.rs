@@ -223,8 +223,12 @@ mod with_mpi {
         spec: &str,
         world: &mpi::topology::SimpleCommunicator,
     ) -> Result<Result<(), CliError>, Agreed> {
-        let spec = parse_spec(spec)
-            .map_err(|e| CliError::new(e, "give `--decompose auto` or ranks per axis like `2x2`"));
+        let spec = parse_spec(spec).map_err(|e| {
+            CliError::new(
+                e.to_string(),
+                "give `--decompose auto` or ranks per axis like `2x2`",
+            )
+        });
         let spec = agree(world, spec)?;
 
         let started = Instant::now();
@@ -347,7 +351,10 @@ mod with_mpi {
             let mut first = Buffer::zeros(field.ty, points);
             if let Some((_, path)) = setup.inputs.iter().find(|(f, _)| f.0 == index) {
                 slab::read(path, block, &mut first).map_err(|e| {
-                    CliError::new(e, format!("rank {me} reads its block of this file"))
+                    CliError::new(
+                        e.to_string(),
+                        format!("rank {me} reads its block of this file"),
+                    )
                 })?;
             }
             let mut levels: Vec<Buffer> = (1..field.levels()).map(|_| first.clone()).collect();
@@ -465,8 +472,9 @@ mod with_mpi {
                 .outputs
                 .iter()
                 .map(|(f, path)| {
-                    slab::create(path, setup.program.fields[f.0].ty, &layout.global)
-                        .map_err(|e| CliError::new(e, "choose an output in a writable folder"))
+                    slab::create(path, setup.program.fields[f.0].ty, &layout.global).map_err(|e| {
+                        CliError::new(e.to_string(), "choose an output in a writable folder")
+                    })
                 })
                 .collect()
         } else {
@@ -505,7 +513,7 @@ mod with_mpi {
                 .zip(&offsets)
                 .try_for_each(|((f, path), &offset)| {
                     slab::write(path, offset, block, state.newest(local, f.0))
-                        .map_err(|e| CliError::new(e, "check the output folder"))
+                        .map_err(|e| CliError::new(e.to_string(), "check the output folder"))
                 });
         agree(world, wrote).inspect_err(|_| remove_temporaries())?;
         let renamed: Result<(), CliError> = if me == 0 {

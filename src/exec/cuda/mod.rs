@@ -68,7 +68,7 @@ fn open() -> Result<Runtime, String> {
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return Err("no CUDA driver (libcuda.so) on this machine".into());
     }
-    nvrtc::load()?;
+    nvrtc::load().map_err(|e| e.to_string())?;
     let count = CudaContext::device_count().map_err(|e| format!("CUDA driver: {e}"))?;
     if count < 1 {
         return Err("the CUDA driver sees no GPU".into());

@@ -11,32 +11,81 @@
 //! error names every place looked in.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::exec::ExecError;
-use crate::model::ptxas::PtxasFigures;
-use crate::model::toolkit;
+use crate::model::ptxas::{PtxasError, PtxasFigures};
+use crate::model::toolkit::{self, NvrtcNotFound};
 
 /// The environment variable naming the NVRTC library to use.
 pub const NVRTC_ENV: &str = "STENCILC_NVRTC";
 
-static LOADED: OnceLock<Result<String, String>> = OnceLock::new();
+/// Why NVRTC cannot be used. Cloned: the first lookup's answer is kept for
+/// the life of the process.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum NvrtcError {
+    /// The library `STENCILC_NVRTC` names does not open.
+    #[error("{NVRTC_ENV} names a library that does not load: {0}")]
+    EnvDoesNotLoad(#[source] LibraryOpenError),
+    /// The library `STENCILC_NVRTC` names opens, but cudarc does not find
+    /// NVRTC of CUDA 12 by its name after it.
+    #[error(
+        "{NVRTC_ENV} names `{path}`, which loads but is not NVRTC of CUDA 12 \
+         (`libnvrtc.so.12`); set it to that library"
+    )]
+    EnvNotNvrtc {
+        /// The value of `STENCILC_NVRTC`.
+        path: String,
+    },
+    /// NVRTC is in none of the places looked in.
+    #[error(transparent)]
+    NotFound(#[from] NvrtcNotFound),
+    /// The NVRTC found does not open.
+    #[error(transparent)]
+    DoesNotLoad(#[from] LibraryOpenError),
+    /// The NVRTC found opens, but cudarc does not find it by its name.
+    #[error(
+        "NVRTC was opened from `{}` but cudarc cannot find it by name; set \
+         LD_LIBRARY_PATH to its folder or {NVRTC_ENV} to libnvrtc.so.12 itself",
+        path.display()
+    )]
+    NotByName {
+        /// Where it was found.
+        path: PathBuf,
+    },
+}
+
+/// A shared library that the dynamic loader would not open.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{}: {reason}", path.display())]
+pub struct LibraryOpenError {
+    /// The library.
+    pub path: PathBuf,
+    /// What the loader said.
+    pub reason: String,
+}
+
+static LOADED: OnceLock<Result<String, NvrtcError>> = OnceLock::new();
 
 /// Opens `path` with `RTLD_GLOBAL` and keeps it loaded for the life of the
 /// process: cudarc (and NVRTC, for its builtins) then open it by its soname
 /// and get this one.
-fn preload(path: &Path) -> Result<(), String> {
+fn preload(path: &Path) -> Result<(), LibraryOpenError> {
     use libloading::os::unix::{Library, RTLD_GLOBAL, RTLD_NOW};
     // SAFETY: NVRTC's initialisers are plain library setup.
-    let lib = unsafe { Library::open(Some(path), RTLD_NOW | RTLD_GLOBAL) }
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let lib = unsafe { Library::open(Some(path), RTLD_NOW | RTLD_GLOBAL) }.map_err(|e| {
+        LibraryOpenError {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }
+    })?;
     std::mem::forget(lib);
     Ok(())
 }
 
 /// Opens NVRTC found at `path`, its builtins (in the same folder) first.
-fn preload_with_builtins(path: &Path) -> Result<(), String> {
+fn preload_with_builtins(path: &Path) -> Result<(), LibraryOpenError> {
     if let Some(builtins) = path.parent().and_then(toolkit::nvrtc_builtins_in) {
         // NVRTC opens it by name, from its own folder; a failure here shows
         // when it compiles.
@@ -53,19 +102,15 @@ fn cudarc_finds_it() -> bool {
 
 /// Makes NVRTC loadable; returns where it was found, or why it was not
 /// (listing every place looked in).
-pub fn load() -> Result<String, String> {
+pub fn load() -> Result<String, NvrtcError> {
     LOADED
         .get_or_init(|| {
             if let Ok(path) = std::env::var(NVRTC_ENV) {
-                preload_with_builtins(Path::new(&path))
-                    .map_err(|e| format!("{NVRTC_ENV} names a library that does not load: {e}"))?;
+                preload_with_builtins(Path::new(&path)).map_err(NvrtcError::EnvDoesNotLoad)?;
                 return if cudarc_finds_it() {
                     Ok(path)
                 } else {
-                    Err(format!(
-                        "{NVRTC_ENV} names `{path}`, which loads but is not NVRTC of CUDA 12 \
-                         (`libnvrtc.so.12`); set it to that library"
-                    ))
+                    Err(NvrtcError::EnvNotNvrtc { path })
                 };
             }
             if cudarc_finds_it() {
@@ -78,11 +123,7 @@ pub fn load() -> Result<String, String> {
             if cudarc_finds_it() {
                 Ok(found.display().to_string())
             } else {
-                Err(format!(
-                    "NVRTC was opened from `{}` but cudarc cannot find it by name; set \
-                     LD_LIBRARY_PATH to its folder or {NVRTC_ENV} to libnvrtc.so.12 itself",
-                    found.display()
-                ))
+                Err(NvrtcError::NotByName { path: found })
             }
         })
         .clone()
@@ -132,9 +173,8 @@ pub fn ptxas_figures(
     ptxas: &Path,
     module: &crate::kir::Module,
     arch: &str,
-) -> Result<BTreeMap<String, PtxasFigures>, String> {
-    let (_, compiled) = compile_module(module, arch)
-        .map_err(|e| format!("NVRTC could not compile the kernels to PTX: {e}"))?;
+) -> Result<BTreeMap<String, PtxasFigures>, PtxasError> {
+    let (_, compiled) = compile_module(module, arch).map_err(PtxasError::Nvrtc)?;
     crate::model::ptxas::run(ptxas, &compiled.ptx, arch)
 }
 
@@ -144,7 +184,7 @@ pub fn ptxas_figures(
 pub fn ptxas_registers(
     module: &crate::kir::Module,
     arch: &str,
-) -> Result<BTreeMap<String, u32>, String> {
+) -> Result<BTreeMap<String, u32>, PtxasError> {
     let ptxas = crate::model::ptxas::find()?;
     let figures = ptxas_figures(&ptxas, module, arch)?;
     Ok(figures
@@ -161,7 +201,7 @@ pub fn compile_source(
     base: &[&str],
     extra: &[String],
 ) -> Result<Compiled, ExecError> {
-    load().map_err(ExecError::Unavailable)?;
+    load().map_err(|e| ExecError::Unavailable(e.to_string()))?;
     use cudarc::nvrtc::result;
     let src = std::ffi::CString::new(source)
         .map_err(|_| ExecError::Failed("internal: generated CUDA contains a NUL byte".into()))?;

@@ -83,8 +83,17 @@ pub enum DecomposeSpec {
     Given(Vec<usize>),
 }
 
+/// A `--decompose` value that is neither `auto` nor one to three positive
+/// counts of ranks joined by `x`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`--decompose {text}` is neither `auto` nor ranks per axis like `4`, `2x2` or `2x2x1`")]
+pub struct DecomposeSpecError {
+    /// The value as given.
+    pub text: String,
+}
+
 /// Parses `auto` or `PxQ[xR]`.
-pub fn parse_spec(text: &str) -> Result<DecomposeSpec, String> {
+pub fn parse_spec(text: &str) -> Result<DecomposeSpec, DecomposeSpecError> {
     if text == "auto" {
         return Ok(DecomposeSpec::Auto);
     }
@@ -94,9 +103,9 @@ pub fn parse_spec(text: &str) -> Result<DecomposeSpec, String> {
         .collect();
     match dims {
         Some(dims) if (1..=3).contains(&dims.len()) => Ok(DecomposeSpec::Given(dims)),
-        _ => Err(format!(
-            "`--decompose {text}` is neither `auto` nor ranks per axis like `4`, `2x2` or `2x2x1`"
-        )),
+        _ => Err(DecomposeSpecError {
+            text: text.to_string(),
+        }),
     }
 }
 

@@ -15,6 +15,67 @@ use std::path::{Path, PathBuf};
 use crate::exec::Buffer;
 use crate::ir::ScalarType;
 
+/// Why a rank could not read or write its block of a `.npy` file.
+#[derive(Debug, thiserror::Error)]
+pub enum SlabError {
+    /// The input's header could not be opened or read.
+    #[error("cannot read `{}` by blocks: {source}", path.display())]
+    HeaderIo {
+        /// The input.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The input does not start with the `.npy` magic bytes.
+    #[error("cannot read `{}` by blocks: not a .npy file", path.display())]
+    NotNpy {
+        /// The input.
+        path: PathBuf,
+    },
+    /// The input's elements are not the field's type, little-endian.
+    #[error(
+        "cannot read `{}` by blocks: its element type is not `{wanted}` (little-endian); \
+         convert it with numpy",
+        path.display()
+    )]
+    ElementType {
+        /// The input.
+        path: PathBuf,
+        /// The `descr` the field's type needs.
+        wanted: &'static str,
+    },
+    /// The input is stored column-major.
+    #[error("cannot read `{}` by blocks: it is in Fortran order; save it in C order", path.display())]
+    FortranOrder {
+        /// The input.
+        path: PathBuf,
+    },
+    /// The input's shape is not the grid's.
+    #[error("cannot read `{}` by blocks: its shape is not {shape}", path.display())]
+    Shape {
+        /// The input.
+        path: PathBuf,
+        /// The grid's shape, as Python writes a tuple.
+        shape: String,
+    },
+    /// The input's data could not be read.
+    #[error("cannot read `{}`: {source}", path.display())]
+    Read {
+        /// The input.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// An output's temporary file could not be created or written.
+    #[error("cannot write `{}`: {source}", path.display())]
+    Write {
+        /// The temporary file.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+}
+
 /// The block of one rank in global and local coordinates.
 pub struct Block<'a> {
     /// The grid's size per axis.
@@ -74,27 +135,30 @@ fn descr(ty: ScalarType) -> &'static str {
 
 /// The offset of the data in a `.npy` file, after checking that its header
 /// describes a C-order little-endian array of `ty` with shape `global`.
-fn data_offset(path: &Path, ty: ScalarType, global: &[usize]) -> Result<u64, String> {
-    let fail = |why: String| format!("cannot read `{}` by blocks: {why}", path.display());
-    let mut file = File::open(path).map_err(|e| fail(e.to_string()))?;
+fn data_offset(path: &Path, ty: ScalarType, global: &[usize]) -> Result<u64, SlabError> {
+    let io = |source: std::io::Error| SlabError::HeaderIo {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(io)?;
     let mut magic = [0u8; 8];
-    file.read_exact(&mut magic)
-        .map_err(|e| fail(e.to_string()))?;
+    file.read_exact(&mut magic).map_err(io)?;
     if &magic[..6] != b"\x93NUMPY" {
-        return Err(fail("not a .npy file".into()));
+        return Err(SlabError::NotNpy {
+            path: path.to_path_buf(),
+        });
     }
     let (len, start) = if magic[6] == 1 {
         let mut b = [0u8; 2];
-        file.read_exact(&mut b).map_err(|e| fail(e.to_string()))?;
+        file.read_exact(&mut b).map_err(io)?;
         (u16::from_le_bytes(b) as usize, 10)
     } else {
         let mut b = [0u8; 4];
-        file.read_exact(&mut b).map_err(|e| fail(e.to_string()))?;
+        file.read_exact(&mut b).map_err(io)?;
         (u32::from_le_bytes(b) as usize, 12)
     };
     let mut header = vec![0u8; len];
-    file.read_exact(&mut header)
-        .map_err(|e| fail(e.to_string()))?;
+    file.read_exact(&mut header).map_err(io)?;
     let header: String = String::from_utf8_lossy(&header)
         .split_whitespace()
         .collect();
@@ -104,26 +168,29 @@ fn data_offset(path: &Path, ty: ScalarType, global: &[usize]) -> Result<u64, Str
     } else {
         format!("({})", shape.join(","))
     };
-    let wanted_descr = descr(ty);
-    if !header.contains(&format!("'descr':'{wanted_descr}'")) {
-        return Err(fail(format!(
-            "its element type is not `{wanted_descr}` (little-endian); convert it with numpy"
-        )));
+    let wanted = descr(ty);
+    let path = path.to_path_buf();
+    if !header.contains(&format!("'descr':'{wanted}'")) {
+        return Err(SlabError::ElementType { path, wanted });
     }
     if !header.contains("'fortran_order':False") {
-        return Err(fail("it is in Fortran order; save it in C order".into()));
+        return Err(SlabError::FortranOrder { path });
     }
     if !header.contains(&format!("'shape':{shape}")) {
-        return Err(fail(format!("its shape is not {shape}")));
+        return Err(SlabError::Shape { path, shape });
     }
     Ok((start + len) as u64)
 }
 
 /// Reads this rank's block of `path` into `buffer` (the local array).
-pub fn read(path: &Path, block: &Block, buffer: &mut Buffer) -> Result<(), String> {
+pub fn read(path: &Path, block: &Block, buffer: &mut Buffer) -> Result<(), SlabError> {
     let ty = buffer.ty();
     let offset = data_offset(path, ty, block.global)?;
-    let file = File::open(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))?;
+    let fail = |source| SlabError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(fail)?;
     let elem = ty.size_bytes();
     let bytes = buffer.as_bytes_mut();
     let mut result = Ok(());
@@ -135,7 +202,7 @@ pub fn read(path: &Path, block: &Block, buffer: &mut Buffer) -> Result<(), Strin
             );
         }
     });
-    result.map_err(|e| format!("cannot read `{}`: {e}", path.display()))
+    result.map_err(fail)
 }
 
 /// The temporary file an output is written to before it is renamed into place
@@ -165,7 +232,7 @@ pub fn commit(path: &Path) -> std::io::Result<()> {
 
 /// Creates the temporary file of output `path`: its header, and its size.
 /// Returns the data offset. Done by one rank.
-pub fn create(path: &Path, ty: ScalarType, global: &[usize]) -> Result<u64, String> {
+pub fn create(path: &Path, ty: ScalarType, global: &[usize]) -> Result<u64, SlabError> {
     let shape: Vec<String> = global.iter().map(|n| n.to_string()).collect();
     let shape = if global.len() == 1 {
         format!("({},)", shape[0])
@@ -186,7 +253,10 @@ pub fn create(path: &Path, ty: ScalarType, global: &[usize]) -> Result<u64, Stri
     header.extend_from_slice(&(dict.len() as u16).to_le_bytes());
     header.extend_from_slice(dict.as_bytes());
     let temp = temporary(path);
-    let fail = |e: std::io::Error| format!("cannot write `{}`: {e}", temp.display());
+    let fail = |source| SlabError::Write {
+        path: temp.clone(),
+        source,
+    };
     let file = File::create(&temp).map_err(fail)?;
     file.write_all_at(&header, 0).map_err(fail)?;
     let data = global.iter().product::<usize>() * ty.size_bytes();
@@ -195,9 +265,12 @@ pub fn create(path: &Path, ty: ScalarType, global: &[usize]) -> Result<u64, Stri
 }
 
 /// Writes this rank's block of `buffer` into the temporary file of `path`.
-pub fn write(path: &Path, offset: u64, block: &Block, buffer: &Buffer) -> Result<(), String> {
+pub fn write(path: &Path, offset: u64, block: &Block, buffer: &Buffer) -> Result<(), SlabError> {
     let temp = temporary(path);
-    let fail = |e: std::io::Error| format!("cannot write `{}`: {e}", temp.display());
+    let fail = |source| SlabError::Write {
+        path: temp.clone(),
+        source,
+    };
     let file = std::fs::OpenOptions::new()
         .write(true)
         .open(&temp)

@@ -5,6 +5,35 @@
 
 use std::path::{Path, PathBuf};
 
+/// Why the options of a `compile_commands.json` could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum CompileCommandsError {
+    /// The database could not be read.
+    #[error("cannot read `{}`: {source}", path.display())]
+    Read {
+        /// The database.
+        path: PathBuf,
+        /// Why.
+        source: crate::source::ReadError,
+    },
+    /// The database is not a JSON list of entries.
+    #[error("`{}` is not a compilation database: {source}", path.display())]
+    NotADatabase {
+        /// The database.
+        path: PathBuf,
+        /// What the JSON parser said.
+        source: serde_json::Error,
+    },
+    /// No entry of the database is for the file.
+    #[error("`{}` has no entry for `{}`", path.display(), file.display())]
+    NoEntry {
+        /// The database.
+        path: PathBuf,
+        /// The file looked for.
+        file: PathBuf,
+    },
+}
+
 /// The preprocessor's options for one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Preprocess {
@@ -50,15 +79,22 @@ impl Preprocess {
     /// Adds the options of `file`'s entry in a `compile_commands.json`
     /// (its `-I`, `-D`, `-U` and `-std=`, include folders made absolute
     /// against the entry's `directory`), before those already given.
-    pub fn add_compile_commands(&mut self, commands: &Path, file: &Path) -> Result<(), String> {
-        let text = crate::source::read_source(commands, 64 << 20)
-            .map_err(|e| format!("cannot read `{}`: {e}", commands.display()))?;
-        let entries: Vec<serde_json::Value> = serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "`{}` is not a compilation database: {e}",
-                commands.display()
-            )
+    pub fn add_compile_commands(
+        &mut self,
+        commands: &Path,
+        file: &Path,
+    ) -> Result<(), CompileCommandsError> {
+        let text = crate::source::read_source(commands, 64 << 20).map_err(|source| {
+            CompileCommandsError::Read {
+                path: commands.to_path_buf(),
+                source,
+            }
         })?;
+        let entries: Vec<serde_json::Value> =
+            serde_json::from_str(&text).map_err(|source| CompileCommandsError::NotADatabase {
+                path: commands.to_path_buf(),
+                source,
+            })?;
         let wanted = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
         for entry in &entries {
             let dir = PathBuf::from(entry["directory"].as_str().unwrap_or("."));
@@ -91,11 +127,10 @@ impl Preprocess {
             self.undefines = from.undefines;
             return Ok(());
         }
-        Err(format!(
-            "`{}` has no entry for `{}`",
-            commands.display(),
-            file.display()
-        ))
+        Err(CompileCommandsError::NoEntry {
+            path: commands.to_path_buf(),
+            file: file.to_path_buf(),
+        })
     }
 
     fn std_given(&self) -> bool {
@@ -204,6 +239,6 @@ mod tests {
         assert_eq!(p.undefines, ["NDEBUG"]);
         assert_eq!(p.std, "c11");
         let missing = p.add_compile_commands(&db, &dir.path().join("b.c"));
-        assert!(missing.unwrap_err().contains("has no entry"));
+        assert!(missing.unwrap_err().to_string().contains("has no entry"));
     }
 }

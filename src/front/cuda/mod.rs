@@ -218,16 +218,27 @@ fn parse_inner(
     Ok(Unit { kernels: checked })
 }
 
+/// A `-D` value whose name is not a macro name.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`-D {text}`: `{name}` is not a macro name; write `-D NAME=VALUE`, as in `-D BLOCK_X=32`")]
+pub struct DefineError {
+    /// The value as given.
+    pub text: String,
+    /// The name in it.
+    pub name: String,
+}
+
 /// Splits `NAME=VALUE` (as `-D` takes it); a bare `NAME` defines it as `1`.
-pub fn parse_define(text: &str) -> Result<(String, String), String> {
+pub fn parse_define(text: &str) -> Result<(String, String), DefineError> {
     let (name, value) = text.split_once('=').unwrap_or((text, "1"));
     let valid = !name.is_empty()
         && !name.as_bytes()[0].is_ascii_digit()
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     if !valid {
-        return Err(format!(
-            "`-D {text}`: `{name}` is not a macro name; write `-D NAME=VALUE`, as in `-D BLOCK_X=32`"
-        ));
+        return Err(DefineError {
+            text: text.to_string(),
+            name: name.to_string(),
+        });
     }
     Ok((name.to_string(), value.to_string()))
 }

@@ -35,6 +35,88 @@ pub const MAX_DIMS: usize = 64;
 /// Longest text shown from the header in a message.
 const SHOWN: usize = 60;
 
+/// Why a `.npy` file's preamble or header is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NpyHeaderError {
+    /// The file is shorter than the magic bytes, and what it has matches them.
+    #[error("the file has only {0} bytes, fewer than the .npy preamble")]
+    TooShort(usize),
+    /// The file does not start with the magic bytes.
+    #[error("it does not start with the .npy magic bytes `\\x93NUMPY`")]
+    NoMagic,
+    /// The file ends before the version.
+    #[error("the file ends inside the .npy preamble (its version)")]
+    EndsInVersion,
+    /// A format version other than 1.0, 2.0 and 3.0.
+    #[error("format version {major}.{minor} is not one stencilc reads (1.0, 2.0 and 3.0 are)")]
+    Version {
+        /// The major version.
+        major: u8,
+        /// The minor version.
+        minor: u8,
+    },
+    /// The file ends before the header's length.
+    #[error("the file ends inside the .npy preamble (its header length)")]
+    EndsInLength,
+    /// The header claims more than [`MAX_HEADER_BYTES`].
+    #[error(
+        "its header claims {0} bytes, more than the {MAX_HEADER_BYTES} stencilc reads (a plain \
+         array's header is under 200 bytes)"
+    )]
+    TooLong(u64),
+    /// The header claims more bytes than the file has after the preamble.
+    #[error(
+        "its header claims {claimed} bytes, but the file has only {available} after the \
+         {preamble}-byte preamble"
+    )]
+    BeyondFile {
+        /// The header's length as the preamble gives it.
+        claimed: u64,
+        /// The bytes after the preamble.
+        available: u64,
+        /// The preamble's length.
+        preamble: usize,
+    },
+    /// The header's text is not a Python literal a header may hold.
+    #[error("{what} at byte {at} of the header")]
+    Syntax {
+        /// What is wrong there.
+        what: String,
+        /// Where, in bytes from the header's start.
+        at: usize,
+    },
+    /// The header is a literal but not a dictionary.
+    #[error("the header is not a dictionary but `{0}`")]
+    NotADictionary(String),
+    /// A key is not a string.
+    #[error("the header's key `{0}` is not a string")]
+    KeyNotAString(String),
+    /// `fortran_order` is not a boolean.
+    #[error("`fortran_order` must be True or False, not `{0}`")]
+    FortranOrder(String),
+    /// A key other than the three.
+    #[error(
+        "the header has the key `{0}`; a .npy header holds only `descr`, `fortran_order` and \
+         `shape`"
+    )]
+    UnknownKey(String),
+    /// A key given twice.
+    #[error("the header gives `{0}` twice")]
+    Twice(String),
+    /// One of the three keys is missing.
+    #[error("the header has no `{0}`")]
+    Missing(&'static str),
+    /// `shape` is not a tuple of non-negative integers.
+    #[error("`shape` must be a tuple of non-negative integers, not `{0}`")]
+    NotAShape(String),
+    /// `shape` has more than [`MAX_DIMS`] dimensions.
+    #[error("`shape` has {0} dimensions, more than the {MAX_DIMS} an array may have")]
+    TooManyDims(usize),
+    /// An extent does not fit in `usize`.
+    #[error("the extent {0} in `shape` is too large for this machine")]
+    ExtentTooLarge(String),
+}
+
 /// What a `.npy` header says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
@@ -81,55 +163,46 @@ impl Descr {
 /// first bytes and returns the header's length and the preamble's length.
 /// `file_len` is the file's size: a header longer than the file is refused
 /// before anything is allocated for it.
-pub fn preamble(start: &[u8], file_len: u64) -> Result<(usize, usize), String> {
+pub fn preamble(start: &[u8], file_len: u64) -> Result<(usize, usize), NpyHeaderError> {
     if start.len() < MAGIC.len() || &start[..MAGIC.len()] != MAGIC {
         return Err(if start.len() < MAGIC.len() && MAGIC.starts_with(start) {
-            format!(
-                "the file has only {} bytes, fewer than the .npy preamble",
-                start.len()
-            )
+            NpyHeaderError::TooShort(start.len())
         } else {
-            "it does not start with the .npy magic bytes `\\x93NUMPY`".to_string()
+            NpyHeaderError::NoMagic
         });
     }
     let Some(&[major, minor]) = start.get(6..8) else {
-        return Err("the file ends inside the .npy preamble (its version)".into());
+        return Err(NpyHeaderError::EndsInVersion);
     };
     let (length_bytes, preamble_len) = match major {
         1 => (2, 10),
         2 | 3 => (4, 12),
-        _ => {
-            return Err(format!(
-                "format version {major}.{minor} is not one stencilc reads (1.0, 2.0 and 3.0 are)"
-            ))
-        }
+        _ => return Err(NpyHeaderError::Version { major, minor }),
     };
     let Some(length) = start.get(8..8 + length_bytes) else {
-        return Err("the file ends inside the .npy preamble (its header length)".into());
+        return Err(NpyHeaderError::EndsInLength);
     };
     let header_len = length
         .iter()
         .rev()
         .fold(0u64, |n, &b| (n << 8) | u64::from(b));
     if header_len > MAX_HEADER_BYTES {
-        return Err(format!(
-            "its header claims {header_len} bytes, more than the {MAX_HEADER_BYTES} stencilc \
-             reads (a plain array's header is under 200 bytes)"
-        ));
+        return Err(NpyHeaderError::TooLong(header_len));
     }
     let available = file_len.saturating_sub(preamble_len as u64);
     if header_len > available {
-        return Err(format!(
-            "its header claims {header_len} bytes, but the file has only {available} after \
-             the {preamble_len}-byte preamble"
-        ));
+        return Err(NpyHeaderError::BeyondFile {
+            claimed: header_len,
+            available,
+            preamble: preamble_len,
+        });
     }
     Ok((header_len as usize, preamble_len))
 }
 
 /// Parses the header's text (the bytes after the preamble); `data_offset` is
 /// where the data starts.
-pub fn parse(text: &[u8], data_offset: u64) -> Result<Header, String> {
+pub fn parse(text: &[u8], data_offset: u64) -> Result<Header, NpyHeaderError> {
     let mut parser = Parser { text, at: 0 };
     parser.skip_space();
     let value = parser.value(0)?;
@@ -141,49 +214,32 @@ pub fn parse(text: &[u8], data_offset: u64) -> Result<Header, String> {
         )));
     }
     let Value::Dict(entries) = value else {
-        return Err(format!(
-            "the header is not a dictionary but `{}`",
-            value.shown()
-        ));
+        return Err(NpyHeaderError::NotADictionary(value.shown()));
     };
     interpret(entries, data_offset)
 }
 
 /// The three keys, checked once each.
-fn interpret(entries: Vec<(Value, Value)>, data_offset: u64) -> Result<Header, String> {
+fn interpret(entries: Vec<(Value, Value)>, data_offset: u64) -> Result<Header, NpyHeaderError> {
     let (mut descr, mut fortran_order, mut shape) = (None, None, None);
     for (key, value) in entries {
         let Value::Str(name) = &key else {
-            return Err(format!(
-                "the header's key `{}` is not a string",
-                key.shown()
-            ));
+            return Err(NpyHeaderError::KeyNotAString(key.shown()));
         };
         let seen = match name.as_str() {
             "descr" => descr.replace(descr_of(value)).is_some(),
             "fortran_order" => match value {
                 Value::Bool(b) => fortran_order.replace(b).is_some(),
-                other => {
-                    return Err(format!(
-                        "`fortran_order` must be True or False, not `{}`",
-                        other.shown()
-                    ))
-                }
+                other => return Err(NpyHeaderError::FortranOrder(other.shown())),
             },
             "shape" => shape.replace(shape_of(value)?).is_some(),
-            other => {
-                return Err(format!(
-                    "the header has the key `{}`; a .npy header holds only `descr`, \
-                     `fortran_order` and `shape`",
-                    clip(other)
-                ))
-            }
+            other => return Err(NpyHeaderError::UnknownKey(clip(other))),
         };
         if seen {
-            return Err(format!("the header gives `{name}` twice"));
+            return Err(NpyHeaderError::Twice(name.clone()));
         }
     }
-    let missing = |key: &str| format!("the header has no `{key}`");
+    let missing = NpyHeaderError::Missing;
     Ok(Header {
         descr: descr.ok_or_else(|| missing("descr"))?,
         fortran_order: fortran_order.ok_or_else(|| missing("fortran_order"))?,
@@ -199,33 +255,22 @@ fn descr_of(value: Value) -> Descr {
     }
 }
 
-fn shape_of(value: Value) -> Result<Vec<usize>, String> {
-    let not_a_shape = |v: &Value| {
-        format!(
-            "`shape` must be a tuple of non-negative integers, not `{}`",
-            v.shown()
-        )
-    };
+fn shape_of(value: Value) -> Result<Vec<usize>, NpyHeaderError> {
+    let not_a_shape = |v: &Value| NpyHeaderError::NotAShape(v.shown());
     let Value::Tuple(items) = &value else {
         return Err(not_a_shape(&value));
     };
     if items.len() > MAX_DIMS {
-        return Err(format!(
-            "`shape` has {} dimensions, more than the {MAX_DIMS} an array may have",
-            items.len()
-        ));
+        return Err(NpyHeaderError::TooManyDims(items.len()));
     }
     items
         .iter()
         .map(|item| match item {
             Value::Int(digits) if !digits.starts_with('-') => {
                 let digits = digits.trim_start_matches('+');
-                digits.parse::<usize>().map_err(|_| {
-                    format!(
-                        "the extent {} in `shape` is too large for this machine",
-                        clip(digits)
-                    )
-                })
+                digits
+                    .parse::<usize>()
+                    .map_err(|_| NpyHeaderError::ExtentTooLarge(clip(digits)))
             }
             _ => Err(not_a_shape(&value)),
         })
@@ -339,15 +384,18 @@ impl Parser<'_> {
         }
     }
 
-    fn error(&self, what: &str) -> String {
-        format!("{what} at byte {} of the header", self.at)
+    fn error(&self, what: &str) -> NpyHeaderError {
+        NpyHeaderError::Syntax {
+            what: what.to_string(),
+            at: self.at,
+        }
     }
 
-    fn expected(&self, what: &str) -> String {
+    fn expected(&self, what: &str) -> NpyHeaderError {
         self.error(&format!("expected {what}, found {}", self.found()))
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value, String> {
+    fn value(&mut self, depth: usize) -> Result<Value, NpyHeaderError> {
         match self.peek() {
             Some(open @ (b'{' | b'(' | b'[')) => {
                 if depth >= MAX_DEPTH {
@@ -376,7 +424,7 @@ impl Parser<'_> {
     }
 
     /// The items of a tuple or list up to `close`, the opening bracket read.
-    fn sequence(&mut self, close: u8, depth: usize) -> Result<Vec<Value>, String> {
+    fn sequence(&mut self, close: u8, depth: usize) -> Result<Vec<Value>, NpyHeaderError> {
         let mut items = Vec::new();
         loop {
             self.skip_space();
@@ -395,7 +443,7 @@ impl Parser<'_> {
     }
 
     /// A dictionary's entries, the `{` read.
-    fn dict(&mut self, depth: usize) -> Result<Value, String> {
+    fn dict(&mut self, depth: usize) -> Result<Value, NpyHeaderError> {
         let mut entries = Vec::new();
         loop {
             self.skip_space();
@@ -423,7 +471,7 @@ impl Parser<'_> {
 
     /// A quoted string, the cursor on its quote; a backslash takes the next
     /// byte as it is.
-    fn string(&mut self) -> Result<String, String> {
+    fn string(&mut self) -> Result<String, NpyHeaderError> {
         let quote = self.text[self.at];
         let start = self.at;
         self.at += 1;
@@ -482,7 +530,7 @@ impl Parser<'_> {
     }
 
     /// `True`, `False` or `None`.
-    fn word(&mut self) -> Result<Value, String> {
+    fn word(&mut self) -> Result<Value, NpyHeaderError> {
         let start = self.at;
         while matches!(self.peek(), Some(b) if b.is_ascii_alphanumeric() || b == b'_') {
             self.at += 1;
@@ -509,7 +557,7 @@ mod tests {
     use super::*;
 
     fn header(dict: &str) -> Result<Header, String> {
-        parse(dict.as_bytes(), 0)
+        parse(dict.as_bytes(), 0).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -602,20 +650,30 @@ mod tests {
         let mut start = b"\x93NUMPY\x01\x00".to_vec();
         start.extend_from_slice(&100u16.to_le_bytes());
         assert_eq!(preamble(&start, 110).unwrap(), (100, 10));
-        let err = preamble(&start, 50).unwrap_err();
+        let err = preamble(&start, 50).unwrap_err().to_string();
         assert!(
             err.contains("claims 100 bytes, but the file has only 40"),
             "{err}"
         );
         let mut v2 = b"\x93NUMPY\x02\x00".to_vec();
         v2.extend_from_slice(&u32::MAX.to_le_bytes());
-        let err = preamble(&v2, 1 << 40).unwrap_err();
+        let err = preamble(&v2, 1 << 40).unwrap_err().to_string();
         assert!(err.contains("more than the 65536"), "{err}");
-        let err = preamble(b"\x93NUMPY\x04\x00\x00\x00", 100).unwrap_err();
+        let err = preamble(b"\x93NUMPY\x04\x00\x00\x00", 100)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("version 4.0"), "{err}");
-        assert!(preamble(b"PK\x03\x04", 100).unwrap_err().contains("magic"));
+        assert!(preamble(b"PK\x03\x04", 100)
+            .unwrap_err()
+            .to_string()
+            .contains("magic"));
         assert!(preamble(b"\x93NUM", 4)
             .unwrap_err()
+            .to_string()
             .contains("only 4 bytes"));
+        assert_eq!(
+            preamble(b"\x93NUM", 4).unwrap_err(),
+            NpyHeaderError::TooShort(4)
+        );
     }
 }
