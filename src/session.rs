@@ -10,7 +10,9 @@
 //! flags or Python keywords are the caller's; what is returned here says what is
 //! wrong in terms of the program.
 
-use crate::exec::backend::{self, Backend, RunOptions};
+use crate::exec::backend::{self, Backend};
+
+use crate::exec::options::RunOptions;
 use crate::exec::{Buffer, ExecError, FieldState, RunSummary};
 use crate::ir::env::{Bindings, RunEnv};
 use crate::ir::{Expr, ExprKind, FieldId, ParamId, Program, ScalarType, Value};

@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use stencilc::driver::emit::{self as gpu_emit, EmitOptions, GpuTarget};
-use stencilc::exec::backend::RunOptions;
+use stencilc::exec::options::RunOptions;
 use stencilc::front::{self, LoadError};
 use stencilc::ir::env::RunEnv;
 use stencilc::source::SourceFile;
@@ -27,7 +27,7 @@ pub struct Program {
     pub(crate) ir: Arc<stencilc::ir::Program>,
     /// The C back-end's loaded kernels of `ir`, so that a second `run` skips
     /// printing, hashing and loading the C.
-    pub(crate) kernels: stencilc::exec::native::KernelCache,
+    pub(crate) kernels: stencilc::exec::kernel_cache::KernelCache,
     /// `ir`'s hash in the tuning database's keys, computed on first need.
     pub(crate) hash: std::sync::OnceLock<String>,
 }
@@ -50,7 +50,7 @@ fn checked(
     match parsed {
         Ok(ir) => {
             let ir = Arc::new(ir);
-            let kernels = stencilc::exec::native::KernelCache::new(Arc::clone(&ir));
+            let kernels = stencilc::exec::kernel_cache::KernelCache::new(Arc::clone(&ir));
             Ok(Program {
                 ir,
                 kernels,

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
-use stencilc::exec::backend::{Backend, ProgressHook, RunOptions};
+use stencilc::exec::backend::Backend;
+use stencilc::exec::options::{ProgressHook, RunOptions};
 use stencilc::exec::{Bindings, Buffer, ExecError, ReadInPlace};
 use stencilc::front::suggest;
 use stencilc::ir::env::RunEnv;
@@ -487,7 +488,7 @@ pub fn run(
     // back-ends that can (a run never changes an array passed in, so the
     // written ones are copied).
     let in_place_backend = matches!(backend, Backend::Interp | Backend::C);
-    let read_only = stencilc::exec::in_place::read_only_fields(&ir);
+    let read_only = stencilc::data::in_place::read_only_fields(&ir);
     let mut read_in_place = ReadInPlace::default();
     let mut guards: Vec<(FieldId, arrays::ReadGuard<'_>)> = Vec::new();
     let mut inputs: Vec<(FieldId, Buffer)> = Vec::with_capacity(arrays.len());

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use stencilc::analysis::tile::TileOrder;
-use stencilc::exec::backend::{Backend, RunOptions};
+use stencilc::exec::backend::Backend;
+use stencilc::exec::options::RunOptions;
 
 /// The program to work on.
 #[derive(Args, Clone, Debug)]

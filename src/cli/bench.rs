@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use stencilc::exec::backend::RunOptions;
 use stencilc::exec::native::{self, compile};
+use stencilc::exec::options::RunOptions;
 use stencilc::exec::{Bindings, Buffer, FieldState};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
@@ -388,7 +388,7 @@ fn bench_one(
     } else {
         let env = stencilc::exec::bind(&program, &bindings(&program, size, 1))?;
         let mut state = initial_state(&program, &env);
-        let s = stencilc::exec::interp::run(&program, &env, &mut state)?;
+        let s = stencilc::interp::run(&program, &env, &mut state)?;
         Some(s.times.compute.as_secs_f64() / s.iterations.max(1) as f64)
     };
 

@@ -9,7 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use stencilc::diag::Diagnostics;
-use stencilc::exec::backend::{Backend, RunOptions};
+use stencilc::exec::backend::Backend;
+use stencilc::exec::options::RunOptions;
 use stencilc::exec::Bindings;
 use stencilc::front::suggest;
 use stencilc::io;

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle, TermLike};
-use stencilc::exec::backend::ProgressHook;
+use stencilc::exec::options::ProgressHook;
 
 /// When the progress line is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

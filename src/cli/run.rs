@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
-use stencilc::exec::backend::{self, RunOptions};
+use stencilc::exec::backend;
+use stencilc::exec::options::RunOptions;
 use stencilc::exec::FieldState;
 use stencilc::io::{self, PendingOutput};
 use stencilc::ir::env::RunEnv;
@@ -275,7 +276,7 @@ fn verify_against_interpreter(
     args: &RunArgs,
 ) -> Result<Verification, CliError> {
     let progress = Progress::start(args.progress_mode(), env.max_iters(), true);
-    let ran = stencilc::exec::interp::run_observed(program, env, reference, Some(&progress.hook()));
+    let ran = stencilc::interp::run_observed(program, env, reference, Some(&progress.hook()));
     progress.finish();
     let reference_summary = ran?;
     let fields = compared

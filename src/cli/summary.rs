@@ -10,9 +10,7 @@ use stencilc::ir::env::RunEnv;
 use stencilc::ir::{FieldId, Program};
 
 use crate::cli::error::CliError;
-// Moved to `scalar`, which `verify` shares without a circle. Transitional re-export: remove
-// after merge.
-pub use crate::cli::scalar::{plain_number, value_json};
+use crate::cli::scalar::{plain_number, value_json};
 use crate::cli::verify::Verification;
 
 /// Times of the phases the command line measures itself; the back-end measures

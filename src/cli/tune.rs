@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use stencilc::exec::backend::{Backend, RunOptions};
+use stencilc::exec::backend::Backend;
+use stencilc::exec::options::RunOptions;
 use stencilc::source::SourceFile;
 use stencilc::tune::search::{self, Measurement, Outcome, Settings};
 use stencilc::tune::space::{self, Space};

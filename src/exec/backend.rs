@@ -12,8 +12,7 @@ use crate::ir::env::RunEnv;
 use crate::ir::Program;
 use crate::schedule::{Schedule, ScheduleRequest, ShmRequest};
 
-// Transitional re-export: remove after merge.
-pub use crate::exec::options::{ProgressHook, RunOptions};
+use crate::exec::options::RunOptions;
 
 /// A back-end the user can ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -4,8 +4,8 @@
 use std::any::Any;
 use std::sync::{Arc, Mutex};
 
+use crate::analysis::tile::CpuPlan;
 use crate::ir::Program;
-use crate::schedule::cpu_tile::CpuPlan;
 
 /// What the C of a run depends on besides the program: the plan (time
 /// tiling, threads), `--fma`, the compiler flags and the compiler.

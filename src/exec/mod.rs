@@ -19,12 +19,9 @@ pub mod options;
 #[cfg(test)]
 mod refused_inputs;
 
-// Transitional re-export: remove after merge.
+// The buffers, bindings and summaries that a run takes and returns live in `data`, so
+// that `io` uses them without depending on `exec`; callers of `exec` find them here too.
 pub use crate::data::{
     bind, check_inputs, check_inputs_in_place, Bindings, Buffer, ExecError, FieldState, PhaseTimes,
     ReadInPlace, RunSummary,
 };
-// Transitional re-export: remove after merge.
-pub use crate::data::in_place;
-// Transitional re-export: remove after merge.
-pub use crate::interp;

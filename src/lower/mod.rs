@@ -32,8 +32,6 @@ use crate::kir::{ConstArray, KExpr, KParam, Module, Origin, ParamKind, Space, Va
 use crate::schedule::{DeviceLimits, Schedule, ScheduleError};
 // What lowering returns is kernel-IR data, defined with the host plan in `kir`.
 pub use crate::kir::plan::Lowered;
-// Launch geometry moved to `kir::plan`. Transitional re-export: remove after merge.
-pub use crate::kir::plan;
 
 /// The target dialect's capabilities that change what lowering emits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -6,12 +6,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::alias::{call_obstacle, check_aliasing};
-pub use super::facts::{Access, Dependence, NestFacts, ScalarRole};
-// Transitional re-export: remove after merge (the emitters name `analysis::walk`).
 use super::deptest::{loop_ranges, ranges_around, test_pair};
+pub use super::facts::{Access, Dependence, NestFacts, ScalarRole};
 use super::subscript::{delinearise, Context, Poly, Sub};
 use super::syntax::substitute;
-pub use super::syntax::{lookup, walk, PURE_LIBRARY};
+use super::syntax::{walk, PURE_LIBRARY};
 use crate::front::c::loops::{Assign, BinOp, CUnit, Expr, Function, Loop, Ref, Stmt};
 
 /// Analyses the nest rooted at `root`, in `function` of `unit`.

@@ -8,11 +8,9 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::facts::NestFacts;
-use super::syntax::lookup;
-// Transitional re-export: remove after merge (the emitters name `criteria::block_shape`).
 use super::shared;
-pub(crate) use super::threads::block_shape;
-use super::threads::{kernel_body, thread_loops, GRID_X, GRID_YZ};
+use super::syntax::lookup;
+use super::threads::{block_shape, kernel_body, thread_loops, GRID_X, GRID_YZ};
 use crate::front::c::fold::constant;
 use crate::front::c::loops::{CUnit, Function, Loop};
 use crate::model::device::Device;

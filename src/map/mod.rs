@@ -35,8 +35,3 @@ pub mod transform;
 pub use criteria::device_memory_bytes;
 pub use nest::{device_id, Decision, FilePlan, LoopReport, NestPlan, Target};
 pub use plan::plan_file;
-
-// Transitional re-export: remove after merge (the emitters name `map::constant`).
-pub use crate::front::c::fold::constant;
-// Transitional re-export: remove after merge (the emitters name `map::callee`).
-pub use opencl::callee;

@@ -277,7 +277,7 @@ impl Database {
 
 /// The device and compiler parts of a key for `backend` on this machine, as
 /// `(device, compiler)`; `fma` and the C flags are part of the compiler.
-pub fn identity(backend: Backend, options: &crate::exec::backend::RunOptions) -> (String, String) {
+pub fn identity(backend: Backend, options: &crate::exec::options::RunOptions) -> (String, String) {
     match backend {
         Backend::C => {
             let cpu = std::fs::read_to_string("/proc/cpuinfo")
@@ -327,7 +327,7 @@ pub fn tuned_for(
     program: &Program,
     env: &RunEnv,
     backend: Backend,
-    options: &crate::exec::backend::RunOptions,
+    options: &crate::exec::options::RunOptions,
     warnings: &mut Vec<String>,
 ) -> Option<Entry> {
     if !matches!(backend, Backend::C | Backend::OpenCl | Backend::Cuda) {

@@ -19,7 +19,7 @@ pub mod tuner;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::tile::TileOrder;
-use crate::exec::backend::RunOptions;
+use crate::exec::options::RunOptions;
 
 /// The schedule knobs of one configuration: the [`RunOptions`] fields the
 /// tuner sets. `None` leaves a knob to the back-end's own choice.

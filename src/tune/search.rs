@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::exec::backend::{self, Backend, RunOptions};
+use crate::exec::backend::{self, Backend};
+
+use crate::exec::options::RunOptions;
 use crate::exec::{Buffer, FieldState};
 use crate::ir::env::RunEnv;
 use crate::ir::Program;

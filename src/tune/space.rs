@@ -22,7 +22,8 @@
 use std::collections::{BTreeMap, HashSet};
 
 use crate::analysis::tile::{march_shape, tile_shape, TileOrder};
-use crate::exec::backend::{Backend, RunOptions};
+use crate::exec::backend::Backend;
+use crate::exec::options::RunOptions;
 use crate::ir::env::RunEnv;
 use crate::ir::Program;
 use crate::lower::Target;

@@ -9,7 +9,9 @@
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::exec::backend::{Backend, RunOptions};
+use crate::exec::backend::Backend;
+
+use crate::exec::options::RunOptions;
 use crate::exec::FieldState;
 use crate::ir::env::RunEnv;
 use crate::ir::Program;

@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use stencilc::exec::{interp, Buffer, FieldState};
+use stencilc::interp;
+
+use stencilc::exec::{Buffer, FieldState};
 use stencilc::front::c::{lower_unit, CFile};
 use stencilc::ir::env::{Bindings, RunEnv};
 use stencilc::ir::{ScalarType, Value};
@@ -243,7 +245,7 @@ pub(super) fn lift_against_c(
     let lower = lift
         .time
         .as_ref()
-        .and_then(|(_, lo)| stencilc::map::constant(lo))
+        .and_then(|(_, lo)| stencilc::front::c::fold::constant(lo))
         .unwrap_or(0);
     let mut state = FieldState {
         fields: lift

@@ -35,7 +35,9 @@ pub use ast::*;
 #[allow(unused_imports)]
 pub use strategy::*;
 
-use stencilc::exec::{interp, Buffer, FieldState, RunSummary};
+use stencilc::interp;
+
+use stencilc::exec::{Buffer, FieldState, RunSummary};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
 

@@ -6,7 +6,8 @@ use crate::common;
 use crate::gpu_common;
 
 use gpu_common::*;
-use stencilc::exec::{cuda, interp};
+use stencilc::exec::cuda;
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::schedule::Schedule;
 

@@ -10,7 +10,7 @@ use crate::gpu_common;
 use gpu_common::*;
 use stencilc::emu::Limits;
 use stencilc::exec::emulated::{run_on, run_with_schedule, EmuDevice};
-use stencilc::exec::interp;
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, Value};
 use stencilc::schedule::{Schedule, ScheduleRequest, ShmRequest};

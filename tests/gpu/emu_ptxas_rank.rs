@@ -11,7 +11,7 @@ use crate::gpu_common;
 use gpu_common::*;
 use stencilc::emu::Limits;
 use stencilc::exec::emulated::run_with_schedule;
-use stencilc::exec::interp;
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::lower::Target;
 use stencilc::model::choose::choose_ranked;

@@ -7,9 +7,10 @@
 use crate::common;
 use crate::gpu_common::{bindings, example, initial_state, EXAMPLES};
 
-use stencilc::exec::backend::RunOptions;
 use stencilc::exec::cuda::nvrtc;
-use stencilc::exec::{interp, opencl, FieldState};
+use stencilc::exec::options::RunOptions;
+use stencilc::exec::{opencl, FieldState};
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType};
 use stencilc::lower::{lower, Target};

@@ -10,8 +10,9 @@ use crate::gpu_common::*;
 
 use stencilc::bench::gpu::naive::{self, Resolved};
 use stencilc::emu::{self, Arg, Launch, Limits};
-use stencilc::exec::{interp, Buffer, FieldState};
+use stencilc::exec::{Buffer, FieldState};
 use stencilc::front::cuda::parse_unit;
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::Program;
 use stencilc::source::SourceFile;

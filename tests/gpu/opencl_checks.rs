@@ -7,7 +7,8 @@ use crate::common;
 use crate::gpu_common;
 
 use gpu_common::*;
-use stencilc::exec::{interp, opencl};
+use stencilc::exec::opencl;
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, Value};
 use stencilc::lower::{lower, lower_for, Target};

@@ -5,7 +5,8 @@ use crate::common;
 use crate::gpu_common;
 
 use gpu_common::*;
-use stencilc::exec::{interp, opencl, ExecError};
+use stencilc::exec::{opencl, ExecError};
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, Value};
 use stencilc::schedule::{Schedule, ScheduleRequest};

@@ -10,7 +10,8 @@ use crate::gpu_common;
 
 use gpu_common::*;
 use stencilc::driver::emit::{emit, GpuTarget};
-use stencilc::exec::{interp, opencl};
+use stencilc::exec::opencl;
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::Program;
 use stencilc::schedule::{Schedule, ScheduleRequest, ShmRequest, MAX_RUN_LENGTH};

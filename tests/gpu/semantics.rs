@@ -19,9 +19,10 @@ use crate::common;
 use std::sync::OnceLock;
 
 use stencilc::driver::emit::{emit, GpuTarget};
-use stencilc::exec::backend::RunOptions;
 use stencilc::exec::cuda::nvrtc;
-use stencilc::exec::{cuda, interp, native, opencl, Bindings, Buffer, FieldState, RunSummary};
+use stencilc::exec::options::RunOptions;
+use stencilc::exec::{cuda, native, opencl, Bindings, Buffer, FieldState, RunSummary};
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::schedule::{Schedule, ScheduleRequest};

@@ -10,9 +10,10 @@ use crate::common;
 use crate::gpu_common::{assert_close, bench_program, bindings, initial_state, parse};
 
 use stencilc::driver::emit::{emit_with, EmitOptions, GpuTarget};
-use stencilc::exec::backend::RunOptions;
 use stencilc::exec::cuda::nvrtc;
-use stencilc::exec::{interp, opencl};
+use stencilc::exec::opencl;
+use stencilc::exec::options::RunOptions;
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::Program;
 use stencilc::lower::{lower, Target};

@@ -6,7 +6,9 @@
 use crate::common;
 use crate::reference;
 
-use stencilc::exec::{interp, Bindings, Buffer, ExecError, FieldState, RunSummary};
+use stencilc::interp;
+
+use stencilc::exec::{Bindings, Buffer, ExecError, FieldState, RunSummary};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{BoundaryMode, Program, Value};
 use stencilc::source::SourceFile;

@@ -2,7 +2,9 @@
 //! boundary modes, reductions, locals, loops, tables, conditionals, defined
 //! integer division, time-level rotation, and the checks before a run.
 
-use stencilc::exec::{interp, Bindings, Buffer, ExecError, FieldState};
+use stencilc::interp;
+
+use stencilc::exec::{Bindings, Buffer, ExecError, FieldState};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::*;
 use stencilc::source::{SourceFile, Span};

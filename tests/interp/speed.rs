@@ -5,7 +5,9 @@ use crate::common;
 
 use std::time::Instant;
 
-use stencilc::exec::{interp, Bindings, Buffer, FieldState};
+use stencilc::interp;
+
+use stencilc::exec::{Bindings, Buffer, FieldState};
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::Value;
 use stencilc::source::SourceFile;

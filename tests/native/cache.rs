@@ -12,8 +12,9 @@ use std::process::{Command, Output};
 use std::sync::{Arc, Barrier};
 
 use stencilc::back::c;
-use stencilc::exec::backend::RunOptions;
-use stencilc::exec::native::{self, compile, Compiler, KernelCache};
+use stencilc::exec::kernel_cache::KernelCache;
+use stencilc::exec::native::{self, compile, Compiler};
+use stencilc::exec::options::RunOptions;
 use stencilc::exec::Bindings;
 use stencilc::ir::Program;
 use stencilc::ir::Value;

@@ -8,7 +8,9 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use stencilc::exec::{interp, Bindings, Buffer, FieldState};
+use stencilc::interp;
+
+use stencilc::exec::{Bindings, Buffer, FieldState};
 use stencilc::front::Region;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::Value;

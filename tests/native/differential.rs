@@ -12,8 +12,8 @@ use std::sync::OnceLock;
 
 use common::gen::{self, Flavor};
 use proptest::prelude::*;
-use stencilc::exec::backend::RunOptions;
 use stencilc::exec::native;
+use stencilc::exec::options::RunOptions;
 
 /// Compiled objects go to a private temporary cache, shared by the cases of
 /// this run and removed with the process's temporary directory.

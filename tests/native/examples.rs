@@ -4,10 +4,12 @@
 
 use crate::common;
 
-use stencilc::exec::backend::{self, Backend, RunOptions};
-use stencilc::exec::{
-    in_place, interp, native, Bindings, Buffer, FieldState, ReadInPlace, RunSummary,
-};
+use stencilc::exec::backend::{self, Backend};
+
+use stencilc::data::in_place;
+use stencilc::exec::options::RunOptions;
+use stencilc::exec::{native, Bindings, Buffer, FieldState, ReadInPlace, RunSummary};
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{FieldId, Program, ScalarType, Value};
 use stencilc::source::SourceFile;

@@ -5,9 +5,10 @@
 
 use crate::common;
 
-use stencilc::exec::backend::RunOptions;
 use stencilc::exec::native::{self, compile};
-use stencilc::exec::{interp, Bindings, Buffer, FieldState};
+use stencilc::exec::options::RunOptions;
+use stencilc::exec::{Bindings, Buffer, FieldState};
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{ScalarType, Value};
 use stencilc::source::SourceFile;

@@ -6,7 +6,7 @@ use crate::common;
 
 use std::sync::Arc;
 
-use stencilc::exec::backend::RunOptions;
+use stencilc::exec::options::RunOptions;
 use stencilc::exec::{native, Buffer, FieldState};
 use stencilc::ir::env::{Bindings, RunEnv};
 use stencilc::ir::*;

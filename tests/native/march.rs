@@ -7,8 +7,8 @@
 //! the model's choice at 512³; and the emitted march.
 
 use stencilc::analysis::tile::{march_shape, tile_shape, TileOrder};
-use stencilc::exec::backend::RunOptions;
 use stencilc::exec::native;
+use stencilc::exec::options::RunOptions;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, Value};
 

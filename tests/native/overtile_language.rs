@@ -10,8 +10,9 @@ use crate::common;
 
 use std::process::Command;
 
-use stencilc::exec::backend::RunOptions;
-use stencilc::exec::{interp, native, Bindings, Buffer, FieldState};
+use stencilc::exec::options::RunOptions;
+use stencilc::exec::{native, Bindings, Buffer, FieldState};
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::source::SourceFile;

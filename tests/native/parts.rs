@@ -7,9 +7,10 @@ use crate::common;
 
 use stencilc::analysis::tile::CpuPlan;
 use stencilc::back::c::parts::emit_part_unit;
-use stencilc::exec::backend::RunOptions;
 use stencilc::exec::native::parts::PartKernel;
-use stencilc::exec::{interp, native, Bindings, Buffer, FieldState};
+use stencilc::exec::options::RunOptions;
+use stencilc::exec::{native, Bindings, Buffer, FieldState};
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::source::SourceFile;

@@ -12,8 +12,9 @@ use std::process::Command;
 
 use proptest::prelude::*;
 use stencilc::analysis::tile::TileOrder;
-use stencilc::exec::backend::RunOptions;
-use stencilc::exec::{interp, native, Bindings, Buffer, FieldState};
+use stencilc::exec::options::RunOptions;
+use stencilc::exec::{native, Bindings, Buffer, FieldState};
+use stencilc::interp;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, ScalarType, Value};
 use stencilc::source::SourceFile;
@@ -454,7 +455,7 @@ fn emitted_time_tiled_c_reads_as_a_program() {
 fn a_set_stop_flag_ends_the_compiled_loop_after_one_iteration_or_sweep() {
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
-    use stencilc::exec::backend::ProgressHook;
+    use stencilc::exec::options::ProgressHook;
     use stencilc::exec::ExecError;
     if !cc_available() {
         return;

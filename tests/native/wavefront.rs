@@ -6,8 +6,8 @@
 //! does not apply; and the emitted loop.
 
 use stencilc::analysis::tile::{tile_shape, TileOrder};
-use stencilc::exec::backend::RunOptions;
 use stencilc::exec::native;
+use stencilc::exec::options::RunOptions;
 use stencilc::ir::env::RunEnv;
 use stencilc::ir::{Program, Value};
 

@@ -29,7 +29,6 @@ mod with_mpi {
     use mpi::traits::*;
     use serde_json::json;
     use stencilc::exec::backend::Backend;
-    use stencilc::exec::interp::Stepper;
     use stencilc::exec::mpi::driver::{
         all_gather_u64, Driver, InterpParts, PartRunner, RankSummary,
     };
@@ -38,6 +37,7 @@ mod with_mpi {
     use stencilc::exec::mpi::slab::{self, Block};
     use stencilc::exec::native::parts::PartKernel;
     use stencilc::exec::{Buffer, FieldState};
+    use stencilc::interp::Stepper;
     use stencilc::io::Format;
     use stencilc::ir::env::{Bindings, RunEnv};
     use stencilc::ir::{FieldId, Program};
@@ -50,7 +50,7 @@ mod with_mpi {
     use crate::cli::scalar::plain_number;
     use crate::cli::verify::{self, Verification};
     use crate::cli::{inputs, params, program};
-    use stencilc::exec::backend::RunOptions;
+    use stencilc::exec::options::RunOptions;
 
     /// What every rank knows before computing.
     struct Setup {
@@ -628,7 +628,7 @@ mod with_mpi {
             wholes.push(whole);
         }
         let mut reference = super::super::initial_state(program, &setup.env, &setup.inputs)?;
-        let reference_summary = stencilc::exec::interp::run(program, &setup.env, &mut reference)?;
+        let reference_summary = stencilc::interp::run(program, &setup.env, &mut reference)?;
         let used = match backend {
             "c" => Backend::C,
             "opencl" => Backend::OpenCl,

@@ -28,8 +28,6 @@ use crate::ir::{FieldId, Program, ScalarType, Value};
 use crate::schedule::cpu_tile::CpuRequest;
 
 pub use compile::{Compiler, Kernel};
-// Transitional re-export: remove after merge.
-pub use crate::exec::kernel_cache::KernelCache;
 
 /// The signature of `<program>_entry` (see [`c::ENTRY_ABI`]).
 type Entry = unsafe extern "C" fn(

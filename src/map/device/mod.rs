@@ -94,7 +94,7 @@ fn c_buffer(lift: &Lift, f: usize, level: usize, done: &str) -> String {
         let lower = lift
             .time
             .as_ref()
-            .and_then(|(_, lo)| super::constant(lo))
+            .and_then(|(_, lo)| crate::front::c::fold::constant(lo))
             .unwrap_or(0);
         format!(
             "{}[(int)(({lower}L + {done} + {level}) % {})]",

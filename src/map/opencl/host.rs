@@ -34,8 +34,8 @@ pub fn mapped<'a>(nests: &'a [NestPlan], out: &mut Vec<&'a NestPlan>) {
 }
 
 /// The functions the kernels of `nests` call, each once, callees first.
-pub fn unique_functions<'a>(nests: &[&'a NestPlan]) -> Vec<&'a crate::map::callee::DeviceFunction> {
-    let mut out: Vec<&crate::map::callee::DeviceFunction> = Vec::new();
+pub fn unique_functions<'a>(nests: &[&'a NestPlan]) -> Vec<&'a super::callee::DeviceFunction> {
+    let mut out: Vec<&super::callee::DeviceFunction> = Vec::new();
     for k in nests.iter().filter_map(|n| n.kernel.as_ref()) {
         for f in &k.functions {
             if !out.iter().any(|g| g.name == f.name) {

@@ -185,7 +185,7 @@ pub fn kernel(
     let local = if staged.is_empty() {
         Vec::new()
     } else {
-        super::criteria::block_shape(dims.len())
+        super::threads::block_shape(dims.len())
     };
     if cuda || !local.is_empty() {
         // Whole blocks are launched: each thread checks it has an iteration.

@@ -202,7 +202,7 @@ pub(super) fn kernel_scalars(
 ) -> Result<(Vec<super::callee::DeviceFunction>, Vec<Scalar>), String> {
     let loop_vars: BTreeSet<&String> = facts.loops.keys().collect();
     let mut locals = BTreeSet::new();
-    crate::map::analysis::walk(&root.body, &mut |s| {
+    crate::map::syntax::walk(&root.body, &mut |s| {
         if let Stmt::Decl { name, .. } = s {
             locals.insert(name.clone());
         }
@@ -227,7 +227,7 @@ pub(super) fn kernel_scalars(
         visit(&l.lower);
         visit(&l.upper);
     }
-    crate::map::analysis::walk(&root.body, &mut |s| match s {
+    crate::map::syntax::walk(&root.body, &mut |s| match s {
         Stmt::Assign(a) => {
             a.target.index.iter().for_each(&mut visit);
             visit(&a.value);

@@ -54,8 +54,8 @@ use super::ScheduleRequest;
 pub use caches::{parse_size, CpuCaches};
 pub use cost::{predict_step_seconds, slow_ops_per_point, ModelInputs, REQUIRED_GAIN};
 // The plan and the tile geometry are data and facts, below `schedule`; `plan_cpu` builds them.
-// Public here only for other branches' paths. Transitional re-export: remove after merge
-// (keep a private `use`).
+// The plan's types live in `analysis::tile` (the C back-end reads them without
+// depending on the planner); they are re-exported beside the planner that returns them.
 pub use crate::analysis::tile::{
     march_shape, tile_shape, CpuPlan, CpuTiling, MarchShape, TileOrder, TileShape, Wavefront,
 };
